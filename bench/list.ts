@@ -1,0 +1,113 @@
+// Issue 2 figure: GET a list of 100 records with a valid token at 50 connections, on SQLite and on
+// PostgreSQL, beside a bare Express route returning the same records (same JSON bytes) from memory.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+import { signToken } from '../lib/auth/index.js';
+import { loadConfig } from '../lib/config/index.js';
+import { freshPostgres, postgresAvailable } from '../test/helpers/databases.js';
+import { median, round } from './_stats.js';
+
+const SECRET = 'bench-secret-0123456789abcdef';
+const CONNECTIONS = 50;
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+
+async function startServer(mode: string, arg: string): Promise<{ child: ChildProcess; url: string }> {
+  // Server on core 0, the load generator (this process) on core 1.
+  const child = spawn('taskset', ['-c', '0', process.execPath, '--import', 'tsx', new URL('./_list-server.ts', import.meta.url).pathname, mode, arg], {
+    env: { ...process.env, BENCH_SECRET: SECRET, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (c) => reject(new Error(`server exited ${c}`)));
+  });
+  return { child, url: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}` };
+}
+
+async function call(url: string, method: string, token: string, body?: unknown): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const res = await fetch(url, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** A mailbox with 100 folders (7 system + 93 user), listed as its owner. */
+async function seed(url: string): Promise<{ path: string; token: string }> {
+  const config = loadConfig({ env: { NODE_ENV: 'production' }, values: { 'auth:secret': SECRET, 'auth:options:audience': 'bench', 'auth:options:issuer': 'bench' } });
+  const admin = await signToken(config, { uid: 'root', roles: ['admin'], elevated: true, ttlSeconds: 3600 });
+  const owner = await signToken(config, { uid: 'owner', roles: [], ttlSeconds: 3600 });
+  await call(`${url}/api/mail/domains`, 'POST', admin, { name: 'bench.test' });
+  const box = await call(`${url}/api/mail/mailboxes`, 'POST', admin, { address: 'owner@bench.test', owners: ['owner'] });
+  for (let i = 0; i < 93; i++) await call(`${url}/api/mail/folders`, 'POST', owner, { mailboxUid: box.uid, name: `Project ${String(i).padStart(3, '0')}` });
+  return { path: `/api/mail/folders?mailboxUid=${box.uid}&limit=100`, token: owner };
+}
+
+/** CPU time (user + system, ms) the server process has used: robust when other work shares the machine. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime in clock ticks (100 Hz)
+}
+
+async function load(pid: number, url: string, headers: Record<string, string> = {}): Promise<{ rps: number; p50: number; p99: number; errors: number; cpuUsPerReq: number }> {
+  const before = cpuMs(pid);
+  const r = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers, pipelining: 1 });
+  const cpu = cpuMs(pid) - before;
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, cpuUsPerReq: (cpu * 1000) / Math.max(1, r.requests.total) };
+}
+
+async function series(pid: number, url: string, headers?: Record<string, string>) {
+  await load(pid, url, headers); // warm-up
+  const runs = [];
+  for (let i = 0; i < RUNS; i++) runs.push(await load(pid, url, headers));
+  return {
+    rps: round(median(runs.map((r) => r.rps)), 0), p50_ms: median(runs.map((r) => r.p50)), p99_ms: median(runs.map((r) => r.p99)),
+    server_cpu_us_per_req: round(median(runs.map((r) => r.cpuUsPerReq)), 0), errors: runs.reduce((a, r) => a + r.errors, 0), runs: runs.length,
+  };
+}
+
+export default async function list(): Promise<Record<string, unknown>> {
+  const dir = mkdtempSync(join(tmpdir(), 'svcmail-bench-'));
+  const out: Record<string, unknown> = { connections: CONNECTIONS, seconds_per_run: SECONDS, records: 100 };
+  const backends: Array<{ name: string; url: string; drop?: () => Promise<void> }> = [{ name: 'sqlite', url: `sqlite:${join(dir, 'bench.sqlite')}` }];
+  if (await postgresAvailable()) {
+    const pg = await freshPostgres();
+    backends.push({ name: 'postgres', url: pg.url, drop: pg.drop });
+  }
+  let bareBody: unknown = null;
+  try {
+    for (const b of backends) {
+      const { child, url } = await startServer('db', b.url);
+      try {
+        const { path, token } = await seed(url);
+        if (!bareBody) bareBody = await call(url + path, 'GET', token);
+        out[b.name] = await series(child.pid!, url + path, { authorization: `Bearer ${token}` });
+      } finally {
+        child.kill('SIGTERM');
+        await b.drop?.();
+      }
+    }
+    const file = join(dir, 'records.json');
+    writeFileSync(file, JSON.stringify(bareBody));
+    const bare = await startServer('bare', file);
+    try {
+      out.bare = await series(bare.child.pid!, `${bare.url}/bare`);
+    } finally {
+      bare.child.kill('SIGTERM');
+    }
+    const bareRps = (out.bare as { rps: number }).rps;
+    const bareCpu = (out.bare as { server_cpu_us_per_req: number }).server_cpu_us_per_req;
+    for (const b of backends) {
+      const fig = out[b.name] as { rps: number; server_cpu_us_per_req: number; ratio_to_bare?: number; cpu_ratio_to_bare?: number };
+      fig.ratio_to_bare = round(fig.rps / bareRps, 2);
+      // Requests per CPU-second relative to the bare route: the same ratio, measured without the noise of other processes.
+      fig.cpu_ratio_to_bare = round(bareCpu / fig.server_cpu_us_per_req, 2);
+    }
+    out.response_bytes = Buffer.byteLength(JSON.stringify(bareBody));
+    return out;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,31 @@
+// The resources `svcmail admin` scripts, declared once: each gets list, show, create, update and
+// delete over its generic routes (Spec: Resources; /api/mail administration). Extra verbs live in
+// cli/commands/admin.ts.
+
+export interface AdminGroup {
+  /** Subcommand name. */
+  name: string;
+  path: string;
+  summary: string;
+  /** Field that names a record on the command line (besides its uid). */
+  key?: string;
+  /** The create command's positional argument fills this field. */
+  createArg?: string;
+  columns: string[];
+  /** Reads go through ?scope=admin (mailboxes: administrative details only, audited). */
+  adminScope?: boolean;
+  verbs: Array<'list' | 'show' | 'create' | 'update' | 'delete'>;
+}
+
+export const ADMIN_GROUPS: AdminGroup[] = [
+  { name: 'domains', path: '/api/mail/domains', summary: 'mail domains served here', key: 'name', createArg: 'name', columns: ['name', 'enabled', 'verified', 'aliases', 'dkimSelector', 'uid'], verbs: ['list', 'show', 'create', 'update', 'delete'] },
+  { name: 'mailboxes', path: '/api/mail/mailboxes', summary: 'mailboxes (administrative details only: addresses, owners, quota)', key: 'address', createArg: 'address', columns: ['address', 'aliases', 'owners', 'quotaBytes', 'usedBytes', 'uid'], adminScope: true, verbs: ['list', 'show', 'create'] },
+  { name: 'lists', path: '/api/mail/distribution-lists', summary: 'distribution lists', key: 'address', createArg: 'address', columns: ['address', 'name', 'members', 'uid'], verbs: ['list', 'show', 'create', 'update', 'delete'] },
+  { name: 'transport-rules', path: '/api/mail/transport-rules', summary: 'transport rules (run once per inbound message)', key: 'name', createArg: 'name', columns: ['name', 'enabled', 'priority', 'action', 'match', 'uid'], verbs: ['list', 'show', 'create', 'update', 'delete'] },
+  { name: 'quarantine', path: '/api/mail/quarantine', summary: 'quarantined inbound messages', columns: ['uid', 'reason', 'recipient', 'envelopeFrom', 'subject', 'createdAt'], verbs: ['list', 'show', 'delete'] },
+  { name: 'ingest-queue', path: '/api/mail/ingest-queue', summary: 'the inbound queue (queued, failed entries)', verbs: ['list', 'show', 'delete'], columns: ['uid', 'state', 'attempts', 'recipient', 'envelopeFrom', 'lastError'] },
+  { name: 'audit-log', path: '/api/mail/audit-log', summary: 'the audit log', columns: ['createdAt', 'actor', 'action', 'resource', 'resourceUid'], verbs: ['list', 'show'] },
+];
+
+/** Singleton policies under /api/system (read by anyone signed in, written by administrators, audited). */
+export const POLICIES = ['encryption-policy', 'mailbox-policy', 'retention-policy'] as const;

@@ -1,0 +1,67 @@
+import type { Command, Option } from 'commander';
+import { esc, para, pre, tp, type Page, type Section } from './roff.js';
+
+// The synopsis, options and subcommands come from the commander declarations (npm/cli style: one
+// declaration drives --help and the man page); this file adds only what --help cannot say.
+const EXTRA: Record<string, Section[]> = {
+  setup: [
+    { title: 'Files', body: [...tp('/etc/svcmail/svcmail.conf', 'the configuration (0640, owned by svcmail when run as root); ./svcmail.conf for other users'), ...tp('<data_dir>/pki/ca', 'ca.crt and ca.key (0600) of the local P-256 CA (mail:pki:local_ca:dir)'), ...tp('<data_dir>/dkim', '<domain>.mail.key (0600) and .pub: the DKIM key per domain (mail:dkim:dir)')] },
+    { title: 'Examples', body: pre(['svcmail setup --non-interactive --domain example.org --host mail.example.org \\', '  --auth-url https://auth.example.org --auth-secret "$SECRET"']) },
+    { title: 'Notes', body: para('Running setup again keeps every generated key and secret; --rotate replaces them (old key files are renamed *.rotated-<ms>). In a terminal without --non-interactive, setup asks for what the flags did not give.') },
+  ],
+  dns: [{ title: 'Exit status', body: para('0 when every record is present (with --check) or the checklist was printed; 1 when a record is missing, wrong or could not be looked up.') }],
+  doctor: [{ title: 'Exit status', body: para('0 when no check failed (warnings and skipped checks do not count), 1 otherwise. Each failure prints a fix line. rspamd, clamd and the push daemon are checked at their configured addresses, or the defaults when none is set: one that cannot be connected to fails (a warning under NODE_ENV development, where lib/scan counts mail as clean without scanners); the push daemon is asked for its /push/status, whose event transport is compared with redis:url (a mismatch is a warning). The protocols daemon is checked when listen:protocols appears in the configuration and is asked for its /protocols/status. The datastore check compares the columns of every model\'s table with the database and names the missing ones. With mail:autodiscover:public_url set, a synthetic client asks Autodiscover on that URL what a phone and Outlook would (the mobile-sync and Outlook XML schemas and JSON v2) and checks that every advertised URL lies on it; an ErrorCode 601 for a protocol no plugin of the build serves is expected.') }],
+  admin: [
+    { title: 'Authentication', body: para('Each call carries a token minted here with auth:secret: uid svcmail-cli, the first trusted role, elevated now, five minutes. The API audits every change as svcmail-cli. Mailbox reads use ?scope=admin and return administrative details only.') },
+    { title: 'Exit status', body: [...tp('0', 'done'), ...tp('65', 'the API refused the input (400)'), ...tp('66', 'no such record (404)'), ...tp('69', 'the API cannot be reached or failed (5xx)'), ...tp('73', 'already exists, or a stale version (409)'), ...tp('77', 'not allowed (401, 403)'), ...tp('78', 'configuration error')] },
+  ],
+  start: [{ title: 'Supervision', body: para('Under systemd (when it is the system manager) start, stop, restart, status and logs drive svcmail.target and the svcmail-<daemon>.service units through systemctl and journalctl. Elsewhere they run pm2 with packaging/pm2/ecosystem.config.cjs when pm2 is installed (pm2 is run as a separate program, never bundled). SVCMAIL_SUPERVISOR=systemd|pm2|none forces one. --foreground runs every daemon in this terminal with prefixed logs; Ctrl-C stops them cleanly.') }],
+};
+
+function optionLines(opts: readonly Option[]): string[] {
+  return opts.filter((o) => !o.hidden).flatMap((o) => tp(o.flags, `${o.description}${o.defaultValue !== undefined && o.defaultValue !== false ? ` (default ${JSON.stringify(o.defaultValue)})` : ''}`));
+}
+
+function usageOf(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
+  return `${names.join(' ')} ${cmd.usage()}`.trim();
+}
+
+function subcommandLines(cmd: Command, depth = 0): string[] {
+  return cmd.commands.filter((c) => c.name() !== 'help').flatMap((c) => [
+    ...tp(usageOf(c), c.description()),
+    ...(c.options.length ? ['.RS', ...optionLines(c.options), '.RE'] : []),
+    ...(depth < 3 ? subcommandLines(c, depth + 1) : []),
+  ]);
+}
+
+export function commandPage(cmd: Command): Page {
+  const name = `svcmail-${cmd.name()}`;
+  const sections: Section[] = [
+    { title: 'Synopsis', body: [`.B ${esc(usageOf(cmd))}`] },
+    { title: 'Description', body: para(cmd.description()) },
+  ];
+  if (cmd.options.length) sections.push({ title: 'Options', body: optionLines(cmd.options) });
+  if (cmd.commands.length) sections.push({ title: 'Commands', body: subcommandLines(cmd) });
+  sections.push(...(EXTRA[cmd.name()] ?? []));
+  sections.push({ title: 'See also', body: ['.BR svcmail (1),', '.BR svcmail.conf (5)'] });
+  return { name, section: 1, summary: cmd.description().split(/[;.]/)[0], sections };
+}
+
+export function mainPage(program: Command): Page {
+  const cmds = program.commands.filter((c) => c.name() !== 'help');
+  return {
+    name: 'svcmail', section: 1, summary: 'set up, check, script and supervise the svcmail mail-server appliance',
+    sections: [
+      { title: 'Synopsis', body: ['.B svcmail', '[\\fIglobal options\\fR] \\fIcommand\\fR [\\fIargs\\fR]'] },
+      { title: 'Description', body: [...para(program.description()), ...para('svcmail runs four daemons sharing one library: api (HTTP API, MTA hand-off, pages), worker (ingest scan and delivery, jobs), push (WebSocket /push) and protocols (mobile sync, MAPI over HTTP, Autodiscover). Every command prints JSON with --json, text otherwise, and ends with a summary line.')] },
+      { title: 'Global options', body: optionLines(program.options) },
+      { title: 'Commands', body: cmds.flatMap((c) => tp(c.name(), `${c.description()} See svcmail-${c.name()}(1).`)) },
+      { title: 'Environment', body: [...tp('SVCMAIL_CONFIG', 'configuration file when --config is not given (else /etc/svcmail/svcmail.conf when it exists)'), ...tp('SVCMAIL__a__b__c', 'overrides setting a:b:c'), ...tp('NODE_ENV', 'production unless dev, development or test'), ...tp('SVCMAIL_SUPERVISOR', 'systemd, pm2 or none: force the service manager')] },
+      { title: 'Files', body: [...tp('/etc/svcmail/svcmail.conf', 'configuration, see svcmail.conf(5)'), ...tp('/var/lib/svcmail', 'data: embedded database, blobs, CA, DKIM keys'), ...tp('/lib/systemd/system/svcmail.target', 'the units: svcmail-api, -worker, -push, -protocols')] },
+      { title: 'Exit status', body: [...tp('0', 'success'), ...tp('1', 'failure (a check failed, a record is missing)'), ...tp('64', 'usage error'), ...tp('69', 'a service is unavailable'), ...tp('70', 'internal error'), ...tp('78', 'configuration error')] },
+      { title: 'See also', body: [cmds.map((c) => `.BR svcmail\\-${esc(c.name())} (1),`).join('\n'), '.BR svcmail.conf (5)'] },
+    ],
+  };
+}

@@ -1,0 +1,112 @@
+import express, { type Express } from 'express';
+import { authenticate, basicAuth } from '../../lib/auth/index.js';
+import { errorHandler, notFoundHandler, ApiError } from '../../lib/errors/index.js';
+import { cors, rejectNul, requestContext, requestTimeout, securityHeaders } from '../../lib/http/middleware.js';
+import { OpenApiRegistry, openApiRouter } from '../../lib/http/openapi.js';
+import '../../lib/http/types.js';
+import { ResourceService, resourceRouter, type Deps, type ResourceRegistry } from '../../lib/resources/index.js';
+import { aclRouter } from '../../lib/resources/acl-routes.js';
+import { dnsChecklistRouter } from '../../lib/dns/index.js';
+import { keysRouter, wellKnownKeysRouter } from '../../lib/keys/index.js';
+import { productRegistry } from '../../lib/catalog.js';
+import { INGEST_STATES, IngestEntryModel, OutboundHandoffModel, ingestAdminRouter, ingestRouter, mailPort, recordingOutbound } from '../../lib/ingest/index.js';
+import { Metrics, adminRouter } from '../../lib/admin/index.js';
+import { pimRouter } from '../../lib/pim/index.js';
+import { escrowRouter } from '../../lib/escrow/index.js';
+import { composeRouter, directoryRouter, messageRouter, searchRouter } from '../../lib/mail/index.js';
+import { OUTBOUND_STATES, OutboundJobModel, sendRouter } from '../../lib/send/index.js';
+import { PRODUCT } from '../../lib/version.js';
+import { createRateLimits, trustProxySetting, type RateLimits } from '../../lib/http/rate-limit.js';
+import { serverInfoRouter } from '../../lib/http/well-known.js';
+import { PluginHost, documentOtherRoutes, pluginAdminRouter, pluginRouter, productPlugins, type PluginManifest } from '../../lib/plugins/index.js';
+import { forwardProtocolRequests } from './front-door.js';
+import { impersonationRouter, lifecycleRouter } from '../../lib/lifecycle/index.js';
+
+export interface ApiApp {
+  app: Express;
+  openapi: OpenApiRegistry;
+  /** Rate-limit counters (a Redis connection when redis:url is set): close with the daemon. */
+  limits: RateLimits;
+  registry: ResourceRegistry;
+  /** The plugins: listed at /api/system/plugins; their /api/mail/<plugin> routes served here. */
+  plugins: PluginHost;
+}
+
+/** The api daemon's Express app, built from its dependencies so tests can build one in-process. */
+export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegistry(), opts: { plugins?: PluginManifest[] } = {}): ApiApp {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false); // answers are Cache-Control: no-store; hashing every body buys nothing
+  // Spec: client addresses come from X-Forwarded-For only through trusted_proxies.
+  app.set('trust proxy', trustProxySetting(deps.config));
+  app.set('query parser', 'simple');
+  const openapi = new OpenApiRegistry();
+
+  const metrics = new Metrics(deps, [
+    { name: 'svcmail_ingest_entries', help: 'Ingest queue entries by state (queued is the depth; delivered, junk, quarantined are outcomes)', model: IngestEntryModel, field: 'state', states: INGEST_STATES },
+    { name: 'svcmail_outbound_handoffs', help: 'Mail the service originates (reports, auto-replies, list relays) by state', model: OutboundHandoffModel, field: 'state', states: ['queued', 'sent', 'failed'] },
+    { name: 'svcmail_outbound_jobs', help: 'Outbound send jobs (Outbox) by state (queued and handing are the depth; sent, failed, review are outcomes)', model: OutboundJobModel, field: 'state', states: OUTBOUND_STATES },
+  ], { daemon: 'api' });
+  // Without nginx the protocol paths go on to the protocols daemon, body unread (Architecture: Supervision).
+  app.use(forwardProtocolRequests(deps.config.get('listen:protocols'), deps.log));
+  app.use(metrics.middleware());
+  app.use(requestContext(deps.log));
+  app.use(securityHeaders);
+  app.use(cors(deps.config.get('cors:origins')));
+  app.use(requestTimeout(deps.config.get('request_timeout_ms'))); // a hanging datastore answers 503 api-113, not never
+
+  // Readiness: 200 only when the store answers (Spec: GET /api/status). Public, for load balancers.
+  app.get('/api/status', async (_req, res, next) => {
+    try {
+      await deps.store.ping();
+      res.json({ status: 'ok', version: PRODUCT.version, datastore: deps.store.kind });
+    } catch (e) {
+      next(e instanceof ApiError ? e : new ApiError('api-113'));
+    }
+  });
+  openapi.add('get', '/api/status', { operationId: 'status', summary: 'Readiness', description: '200 only when the datastore answers; 503 api-113 otherwise.', tags: ['system'], auth: 'none', responses: { 200: { description: 'ready', schema: { type: 'object', properties: { status: { type: 'string' }, version: { type: 'string' }, datastore: { type: 'string' } } } } } });
+
+  // Spec: Internal mail hand-off. Before the JSON parser and the JWT middleware: raw body, ingest-secret guard.
+  const mailData = mailPort(deps);
+  const ingestDeps = { ...deps, port: mailData, outbound: recordingOutbound(deps, mailData) };
+  app.use(ingestRouter(ingestDeps, openapi));
+
+  app.use(express.json({ limit: deps.config.get('body_limit_bytes'), type: ['application/json', 'application/*+json'] }));
+  app.use(rejectNul);
+  const limits = createRateLimits(deps.config, deps.log);
+  // Spec: Limits. A failed sign-in (bad token, rejected Basic) is counted before it is answered;
+  // a caller that passes is counted once, by limits.general.
+  app.use(limits.countingFailures(basicAuth(deps.config, { ...deps, failures: limits.failures('basic') }))); // app passwords on mail:basic_auth:paths only; before authenticate
+  app.use(limits.countingFailures(authenticate(deps.config)));
+  app.use(limits.general);
+  app.use(serverInfoRouter(deps.config, openapi));
+
+  const service = new ResourceService(registry);
+  // Feature routers go before the generic routes: /occurrences, /export, /import, /matter-search are not ids.
+  app.use(pimRouter(service, deps, openapi));
+  app.use(messageRouter(service, deps, openapi));
+  app.use(sendRouter(service, deps, openapi, { limiter: limits.perUser('send', deps.config.get('mail:send:rate_limit:window_ms'), deps.config.get('mail:send:rate_limit:max')) }));
+  app.use(searchRouter(service, deps, openapi));
+  app.use(composeRouter(service, deps, openapi));
+  app.use(directoryRouter(deps, openapi));
+  app.use(escrowRouter(deps, openapi));
+  app.use(wellKnownKeysRouter(deps, openapi)); // public: the general limiter above counts anonymous callers
+  app.use(keysRouter(deps, openapi)); // before the generic routes: /mailboxes/:id/keyvault is not a property
+  app.use(adminRouter(deps, openapi)); // /api/system policies, branding, setup; /api/admin/diagnostics
+  app.use(lifecycleRouter(service, deps, openapi)); // before the generic routes: import upload, /:id/archive, /on-behalf
+  app.use(impersonationRouter(service, deps, openapi)); // /mailboxes/:id/impersonation-sessions is not a property
+  const plugins = new PluginHost(deps, service, opts.plugins ?? productPlugins());
+  app.use(pluginAdminRouter(plugins, deps, openapi));
+  app.use(pluginRouter(plugins, { side: 'api', openapi }));
+  documentOtherRoutes(openapi, plugins.manifests, 'api'); // the protocols daemon's routes: one document lists every plugin route
+  app.use(resourceRouter(registry.all(), service, deps, openapi));
+  app.use(aclRouter(registry, deps, openapi));
+  app.use(ingestAdminRouter(ingestDeps, openapi));
+  app.use(dnsChecklistRouter(deps, openapi));
+  app.use(metrics.router(deps, openapi));
+  app.use(openApiRouter(openapi, { title: 'svcmail API', version: PRODUCT.version }));
+
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return { app, openapi, registry, limits, plugins };
+}

@@ -1,0 +1,77 @@
+import { createServer } from 'node:http';
+import { productModels, productRegistry } from '../../lib/catalog.js';
+import type { Config } from '../../lib/config/index.js';
+import { createEventBus } from '../../lib/events/index.js';
+import { mailPort, recordingOutbound, type WorkerDeps } from '../../lib/ingest/index.js';
+import { createLogger } from '../../lib/log/index.js';
+import { realScanners } from '../../lib/scan/index.js';
+import { openStore } from '../../lib/storage/index.js';
+import { listen } from '../shared/listen.js';
+import type { RunningDaemon } from '../shared/run.js';
+import { startScanLoop } from './scan-loop.js';
+import { startHeartbeat } from '../../lib/admin/index.js';
+import { retentionJob, startPeriodicJob } from '../../lib/jobs/index.js';
+import { startSendLoop } from '../../lib/jobs/send.js';
+import { acmeReplyMailer, sendControlHooks, sendDepsOf } from '../../lib/send/index.js';
+import { startEnrollmentLoop, type EnrollmentLoop } from '../../lib/jobs/signing-enrollment.js';
+import { acmeClientFromConfig } from '../../lib/keys/index.js';
+import { startEscrowExportLoop } from '../../lib/jobs/escrow-export.js';
+import { startLifecycleLoop } from '../../lib/lifecycle/index.js';
+
+/** The worker daemon: the jobs. Today the ingest scan job (every 10 s and when the api daemon wakes it). */
+export async function startWorker(config: Config): Promise<RunningDaemon> {
+  const log = createLogger({ level: config.get('log:level'), name: 'svcmail-worker' });
+  const models = productModels(productRegistry());
+  const store = await openStore(config, models);
+  const events = await createEventBus(config, log);
+  const base = { config, store, events, log };
+  const port = mailPort(base);
+  let enrolLoop: EnrollmentLoop | null = null;
+  const deps: WorkerDeps = { ...base, port, outbound: recordingOutbound(base, port), scanners: realScanners(config), control: sendControlHooks(undefined, { onAcmeChallenge: () => enrolLoop?.wake() }) };
+  const loop = startScanLoop(deps);
+  const sendLoop = startSendLoop(sendDepsOf(base, { port: deps.port, outbound: deps.outbound, scanners: deps.scanners }), loop.owner);
+  // Signing-certificate enrolment (rfc8823): the driver job, when an ACME CA is configured; its
+  // DKIM-signed replies take the outbound hand-off and the send job is woken to relay them.
+  const acme = acmeClientFromConfig(config);
+  if (acme) enrolLoop = startEnrollmentLoop(base, acme, acmeReplyMailer(deps, () => sendLoop.wake()), loop.owner);
+  const retention = startPeriodicJob(base, retentionJob(base), loop.owner);
+  const exportLoop = startEscrowExportLoop(base, loop.owner); // escrow matter exports (issue 10)
+  const lifecycle = startLifecycleLoop({ ...base, models }, loop.owner); // mailbox exports, imports, erasures
+  const wakeAddress = config.get('mail:jobs:wake_address');
+  const server = createServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/wake') {
+      loop.wake();
+      sendLoop.wake();
+      exportLoop.wake();
+      lifecycle.wake();
+      res.writeHead(204).end();
+    } else res.writeHead(404).end();
+  });
+  let address = '(no wake-up address)';
+  if (wakeAddress) {
+    try {
+      address = await listen(server, wakeAddress);
+    } catch (e) {
+      // Another worker copy on this host holds the address: this one runs on the period only.
+      log.warn({ err: (e as Error).message, wakeAddress }, 'wake-up address in use; running on the period only');
+    }
+  }
+  log.info({ address, owner: loop.owner, datastore: store.kind }, 'worker daemon running');
+  const heartbeat = startHeartbeat(base, 'worker');
+  return {
+    address,
+    async close() {
+      server.close();
+      await loop.stop();
+      await sendLoop.stop();
+      await retention.stop();
+      await exportLoop.stop();
+      await lifecycle.stop();
+      await heartbeat.stop();
+      await enrolLoop?.stop();
+      await events.close();
+      await store.close();
+      log.info('worker daemon stopped');
+    },
+  };
+}

@@ -1,0 +1,11 @@
+import { AuditEntryModel } from '../audit/index.js';
+import { defineResource } from '../resources/index.js';
+import { ADMIN_ONLY } from './shared.js';
+
+/** Read-only: the audit log is append-only (entries are written by the services, never by clients). */
+export const auditLogResource = defineResource({
+  group: 'mail', name: 'audit-log', entity: 'auditEntry',
+  summary: 'Administrative changes and audited reads: who, what, when, from where, before and after',
+  model: AuditEntryModel, scope: 'global', defaultAcl: ADMIN_ONLY,
+  operations: ['list', 'head', 'get'],
+});

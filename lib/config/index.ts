@@ -1,0 +1,3 @@
+export { Config, ConfigError, loadConfig, runningFromSources, type LoadOptions, type SettingValue } from './load.js';
+export { schema, type SettingName } from './schema.js';
+export { setting, type SettingDecl } from './define.js';

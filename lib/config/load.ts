@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs';
+import type { z } from 'zod';
+import { schema, type SettingName } from './schema.js';
+
+export type SettingValue<K extends SettingName> = z.infer<(typeof schema)[K]['schema']>;
+
+/** A start-up configuration problem: one line naming the setting and what is wrong. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const DEV_ENVS = new Set(['dev', 'development', 'test']);
+
+/** Spec: Development. Only code running from its TypeScript sources counts as "from sources". */
+export const runningFromSources = import.meta.url.endsWith('.ts');
+
+export interface LoadOptions {
+  /** JSON file (--config FILE or SVCMAIL_CONFIG). */
+  file?: string;
+  env?: NodeJS.ProcessEnv;
+  /** --set a:b:c=value flags, applied last. */
+  set?: string[];
+  /** Programmatic values (tests, the CLI), applied after the file and before env. */
+  values?: Partial<Record<SettingName, unknown>>;
+}
+
+export class Config {
+  readonly nodeEnv: string;
+  /** NODE_ENV is dev, development or test. */
+  readonly isDevelopment: boolean;
+  readonly fromSources: boolean;
+  readonly file?: string;
+  readonly #values: Map<SettingName, unknown>;
+
+  constructor(values: Map<SettingName, unknown>, nodeEnv: string, file?: string) {
+    this.#values = values;
+    this.nodeEnv = nodeEnv;
+    this.isDevelopment = DEV_ENVS.has(nodeEnv);
+    this.fromSources = runningFromSources;
+    this.file = file;
+    Object.freeze(this);
+  }
+
+  get<K extends SettingName>(name: K): SettingValue<K> {
+    return this.#values.get(name) as SettingValue<K>;
+  }
+
+  has(name: SettingName): boolean {
+    return this.#values.get(name) !== undefined;
+  }
+
+  /** Every setting with its value, secrets masked — for `svcmail config get` and diagnostics. */
+  redacted(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const name of Object.keys(schema) as SettingName[]) {
+      const v = this.#values.get(name);
+      out[name] = schema[name].secret && v !== undefined ? '********' : v;
+    }
+    return out;
+  }
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Turn a nested or flat ("a:b:c") JSON object into setting names; unknown names are errors. */
+export function flatten(obj: Record<string, unknown>, where: string, prefix = ''): Map<SettingName, unknown> {
+  const out = new Map<SettingName, unknown>();
+  for (const [k, v] of Object.entries(obj)) {
+    const name = prefix ? `${prefix}:${k}` : k;
+    if (name in schema) {
+      out.set(name as SettingName, v);
+    } else if (isPlainObject(v) && Object.keys(schema).some((s) => s.startsWith(`${name}:`))) {
+      for (const [n, val] of flatten(v, where, name)) out.set(n, val);
+    } else {
+      throw new ConfigError(`${where}: unknown setting ${name} (see svcmail.conf(5) for the list)`);
+    }
+  }
+  return out;
+}
+
+/** Strings from the environment or --set: take them as text when the setting is text, else as JSON. */
+export function parseText(name: SettingName, raw: string): unknown {
+  if (schema[name].schema.safeParse(raw).success) return raw;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw; // validation below names the setting and the problem
+  }
+}
+
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  const at = issue.path.length ? ` (at ${issue.path.join('.')})` : '';
+  return `${issue.message}${at}`;
+}
+
+export function loadConfig(opts: LoadOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const nodeEnv = env.NODE_ENV ?? 'production';
+  const file = opts.file ?? env.SVCMAIL_CONFIG;
+  const values = new Map<SettingName, unknown>();
+  const origin = new Map<SettingName, string>();
+  const put = (src: Map<SettingName, unknown>, where: string) => {
+    for (const [k, v] of src) {
+      values.set(k, v);
+      origin.set(k, where);
+    }
+  };
+
+  for (const [name, decl] of Object.entries(schema) as [SettingName, (typeof schema)[SettingName]][]) {
+    if (decl.default !== undefined) values.set(name, structuredClone(decl.default));
+  }
+  if (file) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (e) {
+      const reason = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (e as Error).message;
+      throw new ConfigError(`config file ${file}: ${reason}`);
+    }
+    if (!isPlainObject(parsed)) throw new ConfigError(`config file ${file}: must hold a JSON object`);
+    put(flatten(parsed, `config file ${file}`), `config file ${file}`);
+  }
+  if (opts.values) put(new Map(Object.entries(opts.values).filter(([, v]) => v !== undefined) as [SettingName, unknown][]), 'values');
+  for (const [key, raw] of Object.entries(env)) {
+    if (!key.startsWith('SVCMAIL__') || raw === undefined) continue;
+    const name = key.slice('SVCMAIL__'.length).split('__').join(':');
+    if (!(name in schema)) throw new ConfigError(`environment ${key}: unknown setting ${name}`);
+    put(new Map([[name as SettingName, parseText(name as SettingName, raw)]]), `environment ${key}`);
+  }
+  for (const flag of opts.set ?? []) {
+    const eq = flag.indexOf('=');
+    if (eq < 1) throw new ConfigError(`--set ${flag}: expected a:b:c=value`);
+    const name = flag.slice(0, eq);
+    if (!(name in schema)) throw new ConfigError(`--set ${flag}: unknown setting ${name}`);
+    put(new Map([[name as SettingName, parseText(name as SettingName, flag.slice(eq + 1))]]), `--set ${name}`);
+  }
+
+  const isDev = DEV_ENVS.has(nodeEnv);
+  for (const [name, decl] of Object.entries(schema) as [SettingName, (typeof schema)[SettingName]][]) {
+    const v = values.get(name);
+    if (v === undefined) {
+      if ('requiredInProduction' in decl && decl.requiredInProduction && !isDev) {
+        throw new ConfigError(`${name}: required (set it in the config file, SVCMAIL__${name.split(':').join('__')} or --set ${name}=...)`);
+      }
+      continue;
+    }
+    const res = decl.schema.safeParse(v);
+    if (!res.success) throw new ConfigError(`${name}: ${describeIssue(res.error)} (from ${origin.get(name) ?? 'default'})`);
+    values.set(name, res.data);
+  }
+  return new Config(values, nodeEnv, file);
+}

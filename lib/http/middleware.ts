@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { Logger } from '../log/index.js';
+import { ApiError } from '../errors/index.js';
+
+/** A request id on every request and answer; a child logger that carries it. */
+export function requestContext(log: Logger): RequestHandler {
+  return (req, res, next) => {
+    const incoming = req.headers['x-request-id'];
+    req.requestId = typeof incoming === 'string' && /^[\w-]{1,64}$/.test(incoming) ? incoming : randomUUID();
+    req.log = log.child({ reqId: req.requestId });
+    res.setHeader('X-Request-Id', req.requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      if (res.statusCode >= 500) req.log!.warn({ method: req.method, url: req.originalUrl.split('?')[0], status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request failed');
+      else req.log!.debug({ method: req.method, url: req.originalUrl.split('?')[0], status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request');
+    });
+    next();
+  };
+}
+
+/**
+ * request_timeout_ms: a request whose answer has not started this long after it arrived gets 503
+ * api-113 (Spec: Errors — no internals; a hanging datastore must not hold clients and the MTA's
+ * hand-off forever). A request still uploading its body is left to Node's own server.requestTimeout.
+ * The handler keeps running; whatever it answers later is dropped by the error handler.
+ */
+export function requestTimeout(ms: number): RequestHandler {
+  if (!ms) return (_req, _res, next) => next();
+  return (req, res, next) => {
+    let timer: NodeJS.Timeout;
+    const fire = () => {
+      if (res.headersSent) return;
+      if (!req.complete) {
+        timer = setTimeout(fire, ms);
+        return;
+      }
+      res.locals.timedOut = true;
+      req.log?.warn({ method: req.method, url: req.originalUrl.split('?')[0], ms }, 'no answer within request_timeout_ms: answered 503');
+      const e = new ApiError('api-113', `No answer within ${ms} ms; retry later`);
+      res.status(e.status).json(e.toBody());
+    };
+    timer = setTimeout(fire, ms);
+    const stop = () => clearTimeout(timer);
+    res.once('finish', stop);
+    res.once('close', stop);
+    next();
+  };
+}
+
+/** Headers every answer carries (pages and downloads add their own Content-Security-Policy). */
+export const securityHeaders: RequestHandler = (_req, res, next) => {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+};
+
+/** CORS for the origins in cors:origins only; credentials allowed (cookies carry the session). */
+export function cors(origins: readonly string[]): RequestHandler {
+  const allowed = new Set(origins);
+  return (req, res, next) => {
+    const origin = req.headers.origin;
+    if (origin && allowed.has(origin)) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Access-Control-Allow-Credentials', 'true');
+      res.setHeader('Vary', 'Origin');
+      if (req.method === 'OPTIONS') {
+        res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, POST, PUT, DELETE, OPTIONS');
+        res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-CSRF-Token, X-Request-Id');
+        res.setHeader('Access-Control-Max-Age', '600');
+        res.status(204).end();
+        return;
+      }
+    }
+    next();
+  };
+}
+
+function hasNul(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return v.includes('\0');
+  if (v === null || typeof v !== 'object' || depth > 64) return false;
+  if (Array.isArray(v)) return v.some((x) => hasNul(x, depth + 1));
+  return Object.entries(v).some(([k, x]) => k.includes('\0') || hasNul(x, depth + 1));
+}
+
+/**
+ * NUL characters in the path, the query or a JSON body are refused with 400 api-106: no name,
+ * address or setting needs one, and PostgreSQL cannot store them in text (it would answer 500).
+ */
+export const rejectNul: RequestHandler = (req, _res, next) => {
+  if (/%00/.test(req.url) || hasNul(req.query) || hasNul(req.body)) {
+    next(new ApiError('api-106', 'NUL characters are not accepted', { details: [{ path: '(request)', message: 'contains a NUL character' }] }));
+    return;
+  }
+  next();
+};

@@ -1,0 +1,141 @@
+import type { ParsedMail } from 'mailparser';
+import { isApiError } from '../errors/index.js';
+import { MailboxModel, type Mailbox } from '../mail/index.js';
+import { sanitizeMailHtml, scanMessage, type Scanners, type ScanVerdict } from '../scan/index.js';
+import type { Patch } from '../storage/index.js';
+import type { IngestDeps } from './accept.js';
+import {
+  classifyFocused, consumeControl, controlKindOf, isAutomated, maybeAutoReply, processInvitations, recordCorrespondent, senderListVerdict, senderOf, type ControlHooks,
+} from './delivery-rules.js';
+import { crashPoint } from './crash.js';
+import { rewriteFrom } from './from-rewrite.js';
+import { bareAddress, domainOf, headerValue, readHeaders, type HeaderBlock } from './headers.js';
+import { QuarantineModel, type IngestEntry, type QuarantineItem } from './models.js';
+import { servedDomains } from './resolve.js';
+import { verifySender, type SenderVerification } from './verify.js';
+
+export interface WorkerDeps extends IngestDeps {
+  scanners: Scanners;
+  control: ControlHooks;
+}
+
+/** One message, loaded, parsed and scanned once however many entries (recipients) share it. */
+export interface Prepared {
+  raw: Buffer;
+  parsed: ParsedMail;
+  headers: HeaderBlock;
+  verdict: ScanVerdict;
+}
+
+export type PrepareCache = Map<string, Promise<Prepared>>;
+
+export function prepare(deps: WorkerDeps, entry: IngestEntry, cache: PrepareCache): Promise<Prepared> {
+  let p = cache.get(entry.rawRef);
+  if (!p) {
+    p = (async () => {
+      const raw = await deps.port.loadRaw(entry.rawRef);
+      const [parsed, verdict] = await Promise.all([
+        deps.port.parse(raw),
+        scanMessage(deps.config, deps.log, deps.scanners, { raw, from: entry.envelopeFrom || undefined, rcpt: [entry.recipient] }),
+      ]);
+      // HTML is sanitized before any client can see it (the filed copy carries the clean HTML).
+      if (typeof parsed.html === 'string' && parsed.html) parsed.html = sanitizeMailHtml(parsed.html);
+      return { raw, parsed, headers: readHeaders(raw), verdict };
+    })();
+    cache.set(entry.rawRef, p);
+    p.catch(() => cache.delete(entry.rawRef));
+  }
+  return p;
+}
+
+/** PostgreSQL text refuses NUL (SQLSTATE 22021): a header carrying one must not make the message unholdable. */
+const noNul = (s: string) => s.replaceAll('\u0000', '');
+
+async function quarantine(deps: WorkerDeps, entry: IngestEntry & { uid: string }, prep: Prepared, reason: QuarantineItem['reason'], detail: string | null): Promise<Patch<IngestEntry>> {
+  try {
+    await deps.store.repo<QuarantineItem>(QuarantineModel).create({
+      uid: entry.uid, mailboxUid: entry.mailboxUid, entryUid: entry.uid, rawRef: entry.rawRef, size: entry.size, envelopeFrom: entry.envelopeFrom,
+      recipient: entry.recipient, from: noNul(headerValue(prep.headers, 'from')).slice(0, 998), subject: noNul(headerValue(prep.headers, 'subject')).slice(0, 998),
+      reason, detail, headers: noNul(prep.headers.text).slice(0, 64 * 1024),
+    });
+  } catch (e) {
+    if (!(isApiError(e) && e.code === 'api-112')) throw e; // a re-run after a crash: already held
+  }
+  return { state: 'quarantined', verdict: verdictOf(prep.verdict, reason), finishedAt: new Date() };
+}
+
+const verdictOf = (v: ScanVerdict, extra?: string): Record<string, unknown> => ({
+  spam: v.spam, virus: v.virus, virusScanFailed: v.virusScanFailed, symbols: v.symbols, score: v.score, ...(v.devFallback.length ? { devFallback: v.devFallback } : {}), ...(extra ? { reason: extra } : {}),
+});
+
+/**
+ * Spec: Inbound message state table and per-mailbox delivery rules, in order. Returns the patch
+ * that finishes the entry. Filing is idempotent per entry uid, so a re-run after a crash files once.
+ */
+export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid: string }, cache: PrepareCache): Promise<Patch<IngestEntry>> {
+  const prep = await prepare(deps, entry, cache);
+  const { headers, verdict, parsed } = prep;
+  if (entry.transportQuarantine) return quarantine(deps, entry, prep, 'transport-rule', null);
+  if (verdict.quarantine) return quarantine(deps, entry, prep, verdict.virus ? 'virus' : 'virus-scan-failed', verdict.virus);
+
+  const box = await deps.store.repo<Mailbox>(MailboxModel).get(entry.mailboxUid);
+  if (!box) return { state: 'discarded', lastError: 'the mailbox no longer exists', finishedAt: new Date() };
+  const auth = verifySender(deps.config, headers);
+  const sender = senderOf(headers, entry.envelopeFrom);
+  // 1. blocked and safe senders: deliver versus junk only.
+  const junk = senderListVerdict(box, sender, auth.verified, verdict.spam !== 'clean');
+  // 2. control messages are consumed, not filed.
+  if (!junk) {
+    const control = controlKindOf(headers, auth.verified, new Set((await servedDomains(deps)).keys()));
+    if (control && (await consumeControl(deps, deps.control, entry.uid, { ...control, mailboxUid: entry.mailboxUid, sender, rawRef: entry.rawRef }))) {
+      return { state: 'consumed', verdict: verdictOf(verdict, control.kind), finishedAt: new Date() };
+    }
+  }
+  // 3. filter rules on mail that is not junk (size conditions see the raw message size).
+  const rules = junk ? {} : await deps.port.applyRules(entry.mailboxUid, parsed, entry.size);
+  if (rules.forwardTo?.length) {
+    // Filter-rule forward: handed to the outbound path once per entry (the id is derived from it).
+    // Spec: Trusting sender verification — an unverified sender's forwarding copy gets a rewritten From.
+    const raw = auth.verified ? prep.raw : rewriteFrom(prep.raw, { via: box.address, address: `no-reply@${domainOf(box.address)}` });
+    await deps.outbound.send({ id: `fwd-${entry.uid.slice(0, 56)}`, kind: 'forward', envelopeFrom: box.address, envelopeTo: rules.forwardTo, raw });
+  }
+  if (rules.discard) return { state: 'discarded', verdict: verdictOf(verdict, 'filter rule'), finishedAt: new Date() };
+  const copies = rules.copyTo ?? [];
+  // 4. quota: every copy a rule files counts.
+  if (await deps.port.wouldExceedQuota(entry.mailboxUid, entry.size * (1 + copies.length))) return quarantine(deps, entry, prep, 'over-quota', null);
+  // 5. filing; mail arriving in the Inbox is classified Focused or Other.
+  const automated = isAutomated(headers, entry.envelopeFrom);
+  const folderRole = junk ? 'junk' : 'inbox';
+  const focused = folderRole === 'inbox' && !rules.folderUid ? await classifyFocused(deps, entry.mailboxUid, sender, automated) : undefined;
+  const receiptTo = junk ? null : receiptAddress(headers, auth);
+  const common = { mailboxUid: entry.mailboxUid, folderRole, labels: rules.labels, raw: prep.raw, parsed, flags: rules.flags, receiptTo, rawRef: entry.rawRef } as const;
+  const filed = await deps.port.file({ ...common, folderUid: junk ? undefined : rules.folderUid, focused, idempotencyKey: entry.uid });
+  crashPoint('ingest.between-copies');
+  // Filter-rule copy: one more message record per folder, sharing the raw blob (each holds a reference).
+  const copied = [];
+  for (const folderUid of copies) copied.push(await deps.port.file({ ...common, folderUid, idempotencyKey: `${entry.uid}:copy:${folderUid}` }));
+  crashPoint('ingest.after-file');
+  // 6. out-of-office, invitations and known correspondents for delivered non-junk mail.
+  if (!junk) {
+    await maybeAutoReply(deps, deps.outbound, { mailboxUid: entry.mailboxUid, mailboxAddress: box.address, sender, automated, subject: headerValue(headers, 'subject') });
+    await processInvitations(deps, entry.uid, { mailboxUid: entry.mailboxUid, addresses: [box.address, ...box.aliases, entry.recipient], from: auth.fromAddress, verified: auth.verified }, filed.messageUid, parsed);
+    if (!automated) await recordCorrespondent(deps, entry.mailboxUid, sender);
+  }
+  // 7. the mail event stream.
+  crashPoint('ingest.before-event');
+  for (const copy of [filed, ...copied]) {
+    deps.events.emitMail('message.delivered', { mailboxUid: entry.mailboxUid, messageUid: copy.messageUid, folderUid: copy.folderUid ?? null, folderRole, junk, entryUid: entry.uid, from: sender, subject: headerValue(headers, 'subject'), ...(copy === filed ? {} : { copy: true }) });
+  }
+  return { state: junk ? 'junk' : 'delivered', folderRole, messageUid: filed.messageUid, verdict: verdictOf(verdict), finishedAt: new Date() };
+}
+
+/**
+ * The address a read receipt is owed to (RFC 8098 Disposition-Notification-To), kept only for a
+ * verified sender and only inside the From domain (Spec: Trusting sender verification — read
+ * receipts need a verified sender; otherwise anyone could learn when a mailbox reads its mail).
+ */
+function receiptAddress(h: HeaderBlock, auth: SenderVerification): string | null {
+  const to = bareAddress(headerValue(h, 'disposition-notification-to'));
+  if (!to || !auth.verified || !/^[^\s@]+@[^\s@]+$/.test(to) || domainOf(to) !== domainOf(auth.fromAddress)) return null;
+  return to;
+}

@@ -1,0 +1,150 @@
+import { createHash } from 'node:crypto';
+import type { ParsedMail } from 'mailparser';
+import { isApiError } from '../errors/index.js';
+import { FocusedOverrideModel } from '../mail/index.js';
+import type { Deps } from '../resources/index.js';
+import { bareAddress, domainOf, headerValue, type HeaderBlock } from './headers.js';
+import { AutoReplyModel, AutoReplySentModel, ControlMessageModel, CorrespondentModel, InvitationModel, type AutoReply } from './models.js';
+import { systemMessage, type OutboundHook } from './outbound.js';
+import { applyItip, calendarPartsOf, type InboundItip } from '../pim/invitations.js';
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** Spec rule 1: blocked and safe senders change deliver versus junk only; Safe Senders need a verified sender. */
+export function senderListVerdict(box: { blockedSenders: string[]; safeSenders: string[] }, sender: string, verified: boolean, junk: boolean): boolean {
+  const d = domainOf(sender);
+  const listed = (list: string[]) => list.some((e) => e === sender || e === d || e === `@${d}`);
+  if (sender && listed(box.blockedSenders)) return true;
+  if (sender && verified && listed(box.safeSenders)) return false;
+  return junk;
+}
+
+/** Mail a person did not write: never answered by out-of-office, classified Other. */
+export function isAutomated(h: HeaderBlock, envelopeFrom: string): boolean {
+  const auto = headerValue(h, 'auto-submitted').toLowerCase();
+  if (auto && auto !== 'no') return true;
+  if (/^(bulk|junk|list|auto_reply)$/i.test(headerValue(h, 'precedence'))) return true;
+  if (headerValue(h, 'list-id') || headerValue(h, 'list-unsubscribe') || headerValue(h, 'x-auto-response-suppress')) return true;
+  if (!envelopeFrom) return true; // null sender: bounces and notifications
+  return /^(mailer-daemon|postmaster|no-?reply|do-?not-?reply|bounces?)([+-]|@)/i.test(envelopeFrom);
+}
+
+export type ControlKind = 'recall' | 'read-receipt' | 'acme-challenge';
+
+/** Spec rule 2: recognise recalls, read receipts for our own messages and ACME challenges (verified senders only). */
+export function controlKindOf(h: HeaderBlock, verified: boolean, ourDomains: ReadonlySet<string>): { kind: ControlKind; data: Record<string, unknown> } | null {
+  if (!verified) return null;
+  const subject = headerValue(h, 'subject');
+  // RFC 8823: the challenge's Subject is "ACME: <token-part1>".
+  if (/^ACME:\s*\S+/.test(subject)) return { kind: 'acme-challenge', data: { token1: subject.replace(/^ACME:\s*/, '').trim(), messageId: headerValue(h, 'message-id') || null } };
+  const recall = headerValue(h, 'x-svcmail-recall');
+  if (recall) return { kind: 'recall', data: { messageId: recall } };
+  const ct = headerValue(h, 'content-type').toLowerCase();
+  if (ct.startsWith('multipart/report') && /report-type\s*=\s*"?disposition-notification/.test(ct)) {
+    const ref = headerValue(h, 'in-reply-to') || headerValue(h, 'references');
+    const m = /@([^>\s]+)>/.exec(ref);
+    if (m && ourDomains.has(m[1].toLowerCase())) return { kind: 'read-receipt', data: { messageId: ref } };
+  }
+  return null;
+}
+
+/**
+ * Hooks the later issues fill (recall, read receipts, ACME). Consumed control messages are recorded.
+ * A hook answers false when the message is no control message after all (an ACME challenge with no
+ * open request): it is then filed like any other mail.
+ */
+export interface ControlHooks {
+  handle?(deps: Deps, msg: { kind: ControlKind; mailboxUid: string; sender: string; data: Record<string, unknown>; rawRef: string }): Promise<boolean | void>;
+}
+
+/** True when the message was consumed (not to be filed). An ACME challenge needs a hook that takes it. */
+export async function consumeControl(deps: Deps, hooks: ControlHooks, entryUid: string, msg: { kind: ControlKind; mailboxUid: string; sender: string; data: Record<string, unknown>; rawRef: string }): Promise<boolean> {
+  const repo = deps.store.repo<Record<string, unknown>>(ControlMessageModel);
+  try {
+    await repo.create({ uid: entryUid, ...msg, handled: false });
+  } catch (e) {
+    if (!(isApiError(e) && e.code === 'api-112')) throw e;
+  }
+  const taken = await hooks.handle?.(deps, msg);
+  if (taken === false || (taken === undefined && msg.kind === 'acme-challenge')) {
+    await repo.delete(entryUid);
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Spec rule 5: Focused/Other. The mailbox's focused-inbox-overrides come first (the sender's address,
+ * then @domain and its parent domains), then known correspondents (Focused), then the heuristic:
+ * automated and bulk mail is Other.
+ */
+export async function classifyFocused(deps: Deps, mailboxUid: string, sender: string, automated: boolean): Promise<boolean> {
+  if (sender) {
+    const labels = domainOf(sender).split('.');
+    const keys = [sender, ...labels.slice(0, -1).map((_, i) => `@${labels.slice(i).join('.')}`)];
+    const overrides = await deps.store.repo<{ sender: string; classification: 'focused' | 'other' }>(FocusedOverrideModel).list({ filter: { mailboxUid, sender: { $in: keys } }, limit: keys.length });
+    const best = keys.map((k) => overrides.find((o) => o.sender === k)).find(Boolean);
+    if (best) return best.classification === 'focused';
+  }
+  if (sender && (await deps.store.repo<Record<string, unknown>>(CorrespondentModel).findOne({ mailboxUid, address: sender }))) return true;
+  return !automated;
+}
+
+/** Spec rule 6: out-of-office at most one per sender per day, never to automated mail. */
+export async function maybeAutoReply(deps: Deps, outbound: OutboundHook, opts: { mailboxUid: string; mailboxAddress: string; sender: string; automated: boolean; subject: string; now?: Date }): Promise<boolean> {
+  if (opts.automated || !opts.sender || opts.sender === opts.mailboxAddress) return false;
+  const ar = await deps.store.repo<AutoReply>(AutoReplyModel).findOne({ mailboxUid: opts.mailboxUid });
+  const now = opts.now ?? new Date();
+  if (!ar?.enabled || (ar.startsAt && now < ar.startsAt) || (ar.endsAt && now > ar.endsAt)) return false;
+  const day = now.toISOString().slice(0, 10);
+  try {
+    await deps.store.repo<Record<string, unknown>>(AutoReplySentModel).create({ uid: sha(`${opts.mailboxUid}\0${opts.sender}\0${day}`), mailboxUid: opts.mailboxUid, sender: opts.sender, day });
+  } catch (e) {
+    if (isApiError(e) && e.code === 'api-112') return false; // already answered today
+    throw e;
+  }
+  await outbound.send({
+    kind: 'auto-reply', envelopeFrom: '', envelopeTo: [opts.sender],
+    raw: systemMessage({ from: opts.mailboxAddress, to: opts.sender, subject: `${ar.subject}: ${opts.subject}`.slice(0, 900), body: ar.body, headers: { 'Auto-Submitted': 'auto-replied', 'X-Auto-Response-Suppress': 'All' } }),
+  });
+  return true;
+}
+
+/**
+ * Spec rule 6: meeting invitation processing. Each calendar part updates the recipient's calendar
+ * (lib/pim/invitations) and is recorded once per entry with its outcome; a re-run after a crash
+ * skips parts already recorded.
+ */
+export async function processInvitations(deps: Deps, entryUid: string, msg: InboundItip, messageUid: string | null, parsed: ParsedMail): Promise<number> {
+  const repo = deps.store.repo<Record<string, unknown>>(InvitationModel);
+  let n = 0;
+  for (const [i, ics] of calendarPartsOf(parsed).entries()) {
+    const uid = sha(`${entryUid}\0${i}`);
+    if (await repo.get(uid)) continue;
+    const r = await applyItip(deps, msg, ics);
+    if (!r.applied) deps.log.info({ entry: entryUid, method: r.method, icalUid: r.icalUid, outcome: r.outcome }, 'meeting invitation not applied');
+    try {
+      await repo.create({ uid, mailboxUid: msg.mailboxUid, messageUid, method: r.method, icalUid: r.icalUid, organizer: r.organizer, ics, processed: r.applied, outcome: r.outcome, eventUids: r.eventUids });
+      n += r.applied ? 1 : 0;
+    } catch (e) {
+      if (!(isApiError(e) && e.code === 'api-112')) throw e;
+    }
+  }
+  return n;
+}
+
+/** Spec rule 6: known correspondents recorded (one record per mailbox and address). */
+export async function recordCorrespondent(deps: Deps, mailboxUid: string, address: string): Promise<void> {
+  if (!address) return;
+  const repo = deps.store.repo<{ mailboxUid: string; address: string; messages: number; lastAt: Date }>(CorrespondentModel);
+  const uid = sha(`${mailboxUid}\0${address}`);
+  if (await repo.increment(uid, { messages: 1 })) return;
+  try {
+    await repo.create({ uid, mailboxUid, address, messages: 1, lastAt: new Date() });
+  } catch (e) {
+    if (isApiError(e) && e.code === 'api-112') await repo.increment(uid, { messages: 1 });
+    else throw e;
+  }
+}
+
+export const senderOf = (h: HeaderBlock, envelopeFrom: string): string => bareAddress(headerValue(h, 'from')) || envelopeFrom;

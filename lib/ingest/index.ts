@@ -1,0 +1,16 @@
+export * from './models.js';
+export { acceptHandoff, transactionIdOf, entryUid, type Handoff, type HandoffResult, type RecipientResult, type IngestDeps } from './accept.js';
+export { ingestRouter } from './routes.js';
+export { ingestAdminRouter } from './admin-routes.js';
+export { checkIngestSecret, ingestGuard, PROXY_HEADERS } from './guard.js';
+export { resolveRecipient, expandRecipient, servedDomains, type Resolution, type Expansion } from './resolve.js';
+export { evaluateTransportRules, type TransportDecision } from './transport-rules.js';
+export { verifySender, type SenderVerification } from './verify.js';
+export { mailPort, filingAvailable, type MailPort, type FileRequest, type FiledCopy } from './mail-port.js';
+export { recordingOutbound, systemMessage, nonDeliveryReport, type OutboundHook, type OutboundMessage } from './outbound.js';
+export { deliverEntry, prepare, type WorkerDeps, type PrepareCache, type Prepared } from './deliver.js';
+export { isAutomated, senderListVerdict, controlKindOf, type ControlHooks, type ControlKind } from './delivery-rules.js';
+export { INGEST_RESOURCES, ingestQueueResource, quarantineResource, transportRulesResource, distributionListsResource } from './admin.js';
+export { wakeWorkers } from './wake.js';
+export { readHeaders, headerValue } from './headers.js';
+export { crashPoint } from './crash.js';

@@ -1,0 +1,8 @@
+import { JobScheduleModel } from './periodic.js';
+
+export { runScanRound, drainQueue, workerId, type ScanRound } from './scan.js';
+export { runIfDue, startPeriodicJob, JobScheduleModel, type PeriodicJob, type PeriodicLoop, type JobSchedule } from './periodic.js';
+export { runRetention, retentionJob, legalHolds, isHeld, type RetentionResult } from './retention.js';
+
+/** Records of the jobs themselves (schedules of the periodic jobs). */
+export const JOB_MODELS = [JobScheduleModel];

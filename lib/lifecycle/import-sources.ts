@@ -1,0 +1,167 @@
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import yauzl from 'yauzl';
+import { manifestSchema, type Manifest, type ManifestMessage } from './manifest.js';
+import { splitMbox } from './mbox.js';
+import type { ImportRequest } from './models.js';
+
+export interface ImportLimits {
+  maxMessageBytes: number;
+  maxUnpackedBytes: number;
+}
+
+/** One message of an upload (or the reason it cannot be one), in upload order. */
+export interface SourceItem {
+  /** Position across the whole upload (0-based); stable, so a restarted job recognises its work. */
+  index: number;
+  /** Where it came from: "message 3", "mail/001-Inbox.mbox #2", "old/mail.eml". */
+  entry: string;
+  raw?: Buffer;
+  error?: string;
+  /** The folder an export's manifest names for it; absent: the folder the request chose. */
+  target?: { path: string[]; role: string | null };
+  /** Flags and labels the manifest kept for it (applied when its sha256 matches). */
+  meta?: ManifestMessage;
+}
+
+export class InputError extends Error {}
+
+const MANIFEST_MAX = 256 * 1024 * 1024;
+const skippedName = (name: string) => name.endsWith('/') || name.startsWith('__MACOSX/') || /(^|\/)\./.test(name);
+
+function readAll(stream: Readable, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let n = 0;
+    stream.on('data', (c: Buffer) => {
+      n += c.length;
+      if (n > max) stream.destroy(new InputError(`an entry is larger than ${max} bytes`));
+      else parts.push(c);
+    });
+    stream.on('end', () => resolve(Buffer.concat(parts)));
+    stream.on('error', reject);
+  });
+}
+
+async function* fromMbox(stream: AsyncIterable<Buffer>, name: string, limits: ImportLimits, first: number, target?: SourceItem['target'], metas?: ManifestMessage[]): AsyncGenerator<SourceItem> {
+  let k = 0;
+  try {
+    for await (const item of splitMbox(stream, limits.maxMessageBytes)) {
+      const meta = metas?.[k];
+      const base = { index: first + k, entry: `${name} #${k + 1}`, ...(target ? { target } : {}), ...(meta ? { meta } : {}) };
+      k += 1;
+      if ('error' in item) {
+        yield { ...base, error: item.error };
+        continue;
+      }
+      // The export wrote a line end after a message that had none; the manifest's size takes it back off.
+      const raw = meta && item.raw.length === meta.size + 1 && item.raw[item.raw.length - 1] === 0x0a ? item.raw.subarray(0, meta.size) : item.raw;
+      yield { ...base, raw };
+    }
+  } catch (e) {
+    if (e instanceof Error && e.message.startsWith('not an mbox file')) throw new InputError(`${name}: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Each message of an upload: an mbox, one .eml, or a zip of .eml and .mbox files (with an export manifest, per folder). */
+export async function* importItems(file: string, req: Pick<ImportRequest, 'format' | 'useManifest'>, limits: ImportLimits, onBytes: (n: number) => void): AsyncGenerator<SourceItem> {
+  if (req.format === 'eml') {
+    const size = (await stat(file)).size;
+    onBytes(size);
+    yield size > limits.maxMessageBytes
+      ? { index: 0, entry: 'message 1', error: `larger than mail:mailbox_import:max_message_bytes (${limits.maxMessageBytes} bytes)` }
+      : { index: 0, entry: 'message 1', raw: await readFile(file) };
+    return;
+  }
+  if (req.format === 'mbox') {
+    const stream = createReadStream(file, { highWaterMark: 256 * 1024 });
+    const counted = (async function* () {
+      for await (const c of stream) {
+        onBytes((c as Buffer).length);
+        yield c as Buffer;
+      }
+    })();
+    try {
+      yield* fromMbox(counted, 'mbox', limits, 0);
+    } finally {
+      stream.destroy();
+    }
+    return;
+  }
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await yauzl.openPromise(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false, decodeStrings: true });
+  } catch (e) {
+    throw new InputError(`not a readable zip file: ${(e as Error).message}`);
+  }
+  try {
+    const entries: yauzl.Entry[] = [];
+    await new Promise<void>((resolve, reject) => {
+      zip.on('entry', (e: yauzl.Entry) => {
+        entries.push(e);
+        zip.readEntry();
+      });
+      zip.on('end', resolve);
+      zip.on('error', reject);
+      zip.readEntry();
+    }).catch((e: Error) => { throw new InputError(`not a readable zip file: ${e.message}`); });
+    let manifest: Manifest | null = null;
+    const manifestEntry = entries.find((e) => e.fileName === 'manifest.json');
+    if (manifestEntry && req.useManifest) {
+      const text = (await readAll(await zip.openReadStreamPromise(manifestEntry), MANIFEST_MAX)).toString('utf8');
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = null;
+      }
+      const r = manifestSchema.safeParse(parsed);
+      if (!r.success) throw new InputError('manifest.json is not an svcmail export manifest; upload again with useManifest=false to file every message into the chosen folder');
+      manifest = r.data;
+    }
+    const byFile = new Map((manifest?.folders ?? []).map((f) => [f.file, f]));
+    let index = 0;
+    let unpacked = 0;
+    const guard = (n: number) => {
+      unpacked += n;
+      if (unpacked > limits.maxUnpackedBytes) throw new InputError(`the zip unpacks to more than mail:mailbox_import:max_unpacked_bytes (${limits.maxUnpackedBytes} bytes); the import stopped there`);
+    };
+    for (const e of entries) {
+      if (skippedName(e.fileName)) continue;
+      const lower = e.fileName.toLowerCase();
+      if (lower.endsWith('.eml')) {
+        guard(e.uncompressedSize);
+        onBytes(e.compressedSize);
+        const base = { index: index++, entry: e.fileName };
+        if (e.uncompressedSize > limits.maxMessageBytes) {
+          yield { ...base, error: `larger than mail:mailbox_import:max_message_bytes (${limits.maxMessageBytes} bytes)` };
+          continue;
+        }
+        try {
+          yield { ...base, raw: await readAll(await zip.openReadStreamPromise(e), limits.maxMessageBytes) };
+        } catch (err) {
+          yield { ...base, error: `unreadable zip entry: ${(err as Error).message}` };
+        }
+      } else if (lower.endsWith('.mbox')) {
+        const folder = byFile.get(e.fileName);
+        const stream = await zip.openReadStreamPromise(e);
+        const counted = (async function* () {
+          for await (const c of stream) {
+            guard((c as Buffer).length);
+            yield c as Buffer;
+          }
+        })();
+        for await (const item of fromMbox(counted, e.fileName, limits, index, folder ? { path: folder.path, role: folder.role } : undefined, folder?.messages)) {
+          index = item.index + 1;
+          yield item;
+        }
+        onBytes(e.compressedSize);
+      }
+      // Other files (calendar.ics, contacts.vcf, notes) are not mail: the PIM import routes take them.
+    }
+  } finally {
+    zip.close();
+  }
+}

@@ -1,0 +1,113 @@
+import { ApiError } from '../errors/index.js';
+// The module itself, not lib/ingest's face: lib/ingest imports lib/mail (crash.ts imports nothing).
+import { crashPoint } from '../ingest/crash.js';
+import type { Deps } from '../resources/index.js';
+import { addBlobRef, BlobStore, type Row, type StoredBlob, type Store } from '../storage/index.js';
+import { FolderModel, type Folder, type FolderRole } from './folders.js';
+import { MailboxModel, type Mailbox } from './mailboxes.js';
+import { MessageModel, type Message, type ParsedMessage } from './messages.js';
+import { searchDocument } from './search.js';
+
+export type StoredRaw = StoredBlob;
+export type MessageRecord = Row<Message>;
+
+const blobStores = new WeakMap<object, BlobStore>();
+export function blobsOf(deps: Pick<Deps, 'config'>): BlobStore {
+  let b = blobStores.get(deps.config);
+  if (!b) blobStores.set(deps.config, (b = new BlobStore(deps.config)));
+  return b;
+}
+
+/** The raw message into the blob store, once per content (idempotent by sha256). */
+export function storeRaw(deps: Pick<Deps, 'config'>, raw: Buffer): Promise<StoredRaw> {
+  return blobsOf(deps).put(raw);
+}
+
+export function loadRaw(deps: Pick<Deps, 'config'>, blobId: string): Promise<Buffer> {
+  return blobsOf(deps).get(blobId);
+}
+
+export interface FileRequest {
+  mailboxUid: string;
+  folderUid?: string;
+  folderRole?: FolderRole;
+  raw: StoredRaw;
+  parsed: ParsedMessage;
+  flags?: Partial<Pick<Message, 'seen' | 'flagged' | 'answered' | 'forwarded' | 'draft'>>;
+  labels?: string[];
+  focused?: 'focused' | 'other' | null;
+  /** Delivery: the verified sender's receipt address; compose: the scheduled send time. */
+  receiptTo?: string | null;
+  sendAt?: Date | null;
+  /** A repeated key for the same mailbox returns the copy filed the first time. */
+  idempotencyKey?: string;
+}
+
+export async function folderOf(store: Store, mailboxUid: string, ref: { folderUid?: string; folderRole?: FolderRole }): Promise<Row<Folder>> {
+  const repo = store.repo<Folder>(FolderModel);
+  const f = ref.folderUid ? await repo.get(ref.folderUid) : await repo.findOne({ mailboxUid, role: ref.folderRole ?? 'inbox' });
+  if (!f || f.mailboxUid !== mailboxUid) throw new ApiError('api-107', 'No such folder in this mailbox');
+  return f;
+}
+
+/** Counter changes of a folder when messages enter (+1) or leave (-1) it. */
+export async function countIn(store: Store, folderUid: string, total: number, unread: number): Promise<Row<Folder> | null> {
+  if (!total && !unread) return null;
+  return store.repo<Folder>(FolderModel).increment(folderUid, { totalCount: total, unreadCount: unread });
+}
+
+export function publishFolder(deps: Pick<Deps, 'events'>, folder: Row<Folder> | null): void {
+  if (!folder) return;
+  // Spec: Events 7 — folder update events carry uid, mailboxUid, unreadCount, totalCount.
+  deps.events.publish([folder.uid], { type: 'folder', action: 'update', data: { uid: folder.uid, mailboxUid: folder.mailboxUid, unreadCount: folder.unreadCount, totalCount: folder.totalCount, version: folder.version } });
+}
+
+export function publishMessage(deps: Pick<Deps, 'events'>, action: 'create' | 'update' | 'delete', msg: MessageRecord): void {
+  deps.events.publish([msg.folderUid], { type: 'message', action, data: { ...msg } });
+}
+
+/** Files one copy: message row, folder counts, mailbox usage and blob reference commit together. */
+export async function fileMessage(deps: Deps, req: FileRequest): Promise<MessageRecord> {
+  try {
+    return await fileOnce(deps, req);
+  } catch (e) {
+    // Two deliveries of the same key at once: the unique (mailboxUid, ingestKey) lets one win; the other answers its copy.
+    if (!(e instanceof ApiError && e.code === 'api-112' && req.idempotencyKey)) throw e;
+    const existing = await deps.store.repo<Message>(MessageModel).findOne({ mailboxUid: req.mailboxUid, ingestKey: req.idempotencyKey });
+    if (!existing) throw e;
+    return existing;
+  }
+}
+
+async function fileOnce(deps: Deps, req: FileRequest): Promise<MessageRecord> {
+  const { message, folder, fresh } = await deps.store.transaction(async (tx) => {
+    const messages = tx.repo<Message>(MessageModel);
+    if (req.idempotencyKey) {
+      const existing = await messages.findOne({ mailboxUid: req.mailboxUid, ingestKey: req.idempotencyKey });
+      if (existing) return { message: existing, folder: null, fresh: false };
+    }
+    const folderRec = await folderOf(tx, req.mailboxUid, req);
+    const flags = { seen: false, flagged: false, answered: false, forwarded: false, draft: false, ...req.flags };
+    const created = await messages.create({
+      ...req.parsed.fields, ...flags, mailboxUid: req.mailboxUid, folderUid: folderRec.uid, blobId: req.raw.blobId, size: req.raw.size,
+      labels: req.labels ?? [], focused: req.focused ?? null, ingestKey: req.idempotencyKey ?? null, receiptTo: req.receiptTo ?? null, receipts: [], sendAt: req.sendAt ?? null,
+    });
+    await messages.setText(created.uid, searchDocument(req.parsed));
+    crashPoint('ingest.mid-filing'); // the message row written, the counters not yet: the transaction must undo it
+    const f = await countIn(tx, folderRec.uid, 1, flags.seen ? 0 : 1);
+    await tx.repo<Mailbox>(MailboxModel).increment(req.mailboxUid, { usedBytes: req.raw.size });
+    await addBlobRef(tx, req.raw);
+    return { message: created, folder: f, fresh: true };
+  });
+  if (fresh) {
+    publishMessage(deps, 'create', message);
+    publishFolder(deps, folder);
+  }
+  return message;
+}
+
+/** Spec: Per-mailbox delivery rules 4 — would this size take the mailbox over its quota (0 = none)? */
+export async function wouldExceedQuota(deps: Pick<Deps, 'store'>, mailboxUid: string, size: number): Promise<boolean> {
+  const box = await deps.store.repo<Mailbox>(MailboxModel).get(mailboxUid);
+  return Boolean(box && box.quotaBytes > 0 && box.usedBytes + size > box.quotaBytes);
+}

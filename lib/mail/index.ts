@@ -1,0 +1,14 @@
+export { mailboxesResource, MailboxModel, mailboxFields, emailAddress, ownersOf, type Mailbox } from './mailboxes.js';
+export { foldersResource, FolderModel, folderFields, SYSTEM_FOLDERS, FOLDER_ROLES, createSystemFolders, type Folder, type FolderRole } from './folders.js';
+export { AddressModel, syncAddresses } from './addresses.js';
+export { MessageModel, messageFields, parseMessage, parseMail, fromParsedMail, type Message, type ParsedMessage } from './messages.js';
+export { storeRaw, loadRaw, fileMessage, wouldExceedQuota, folderOf, blobsOf, publishFolder, type FileRequest, type StoredRaw, type MessageRecord } from './filing.js';
+export { messagesResource, moveMessage, unfile } from './messages-resource.js';
+export { messageRouter } from './message-routes.js';
+export { evaluateRules, ruleAction, ruleCondition, type FilterRule, type RuleInput, type RuleActions, type RuleAction, type RuleCondition } from './rules.js';
+export { mailboxItemResources, labelsResource, filterRulesResource, signaturesResource, focusedOverridesResource, appearanceResource, FilterRuleModel, LabelModel, FocusedOverrideModel } from './mailbox-items.js';
+export { ReadReceiptModel, RECEIPT_STATES, noteReceiptOwed, receiptUid, type ReadReceipt } from './receipts.js';
+export { searchRouter, searchMessages, searchDocument, searchQuery, type SearchQuery } from './search.js';
+export { directory, directoryRouter, type DirectoryEntry } from './directory.js';
+export { composeRouter } from './compose-routes.js';
+export { buildDraft, draftBody, parseEncryptedDraft, fileDraft, mailboxFor, type DraftBody, type ComposeDecls } from './compose.js';

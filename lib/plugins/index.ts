@@ -1,0 +1,11 @@
+// The plugin host (Architecture: Plugins). A plugin is a manifest (definePlugin) with routes and
+// their OpenAPI descriptions, its settings, hooks and the protocols it advertises; PluginHost gives
+// each one a scoped API; pluginRouter serves the routes of one daemon with each plugin contained.
+export * from './types.js';
+export { definePlugin, daemonOf } from './define.js';
+export { PluginHost, type PluginHostOptions } from './host.js';
+export { PluginStates, PluginStateModel, PLUGIN_MODELS, PLUGIN_STATE_CHANNEL, type PluginState } from './state.js';
+export { pluginRouter, documentOtherRoutes, type PluginRouterOptions } from './router.js';
+export { pluginAdminRouter } from './admin-routes.js';
+export { productPlugins } from './catalog.js';
+export { autodiscoverPlugin } from './autodiscover/index.js';

@@ -1,0 +1,130 @@
+import type { Principal } from '../auth/index.js';
+import type { SettingName, SettingValue } from '../config/index.js';
+import type { ChannelHandler, MailEventKind } from '../events/index.js';
+import type { OperationDoc } from '../http/openapi.js';
+import type { Logger } from '../log/index.js';
+
+// The plugin contract (Architecture: Plugins; Style 7). A plugin is a module exporting a manifest;
+// it sees HTTP only as PluginRequest/PluginResponse and data only through the scoped host API
+// below, so it never imports a storage adapter or Express.
+
+/** How a route authenticates (Spec: App passwords): nobody, a session token, or also an app password on Basic paths. */
+export type PluginAuth = 'none' | 'signed-in' | 'basic-or-token';
+
+export interface PluginRequest {
+  method: string;
+  /** The path as requested (case kept; routes match case-insensitively). */
+  path: string;
+  params: Record<string, string>;
+  query: Record<string, string | string[] | undefined>;
+  /** Lower-case names, as Node gives them. */
+  headers: Record<string, string | string[] | undefined>;
+  /** A Buffer for body type raw, the parsed value for json, undefined for routes without a body. */
+  body: unknown;
+  ip: string;
+  requestId: string;
+  /** The verified caller on authenticated routes; null on routes with auth none. */
+  principal: Principal | null;
+  /** Aborted when the client goes away, so long polls can stop early. */
+  signal: AbortSignal;
+}
+
+export interface PluginResponse {
+  status: number;
+  headers?: Record<string, string>;
+  /** Text and bytes are sent as they are; anything else as JSON. */
+  body?: string | Buffer | Record<string, unknown> | unknown[];
+}
+
+export interface PluginRoute {
+  method: 'get' | 'post' | 'put' | 'delete' | 'options' | 'head';
+  /**
+   * An Express path. Protocol plugins use their exact paths without /api (Spec: Protocol plugin
+   * routes); other routes live under /api/mail/<plugin> by convention and are served by the api daemon.
+   */
+  path: string;
+  auth: PluginAuth;
+  /** Bodies beyond `limit` bytes answer 413 api-110 before the handler runs. */
+  body?: { type: 'raw' | 'json'; limit: number };
+  /** The OpenAPI description (Spec: What the service does, 9); auth, daemon and plugin are filled in. */
+  doc: Omit<OperationDoc, 'auth' | 'daemon' | 'plugin'>;
+  handle(req: PluginRequest, ctx: PluginContext): Promise<PluginResponse> | PluginResponse;
+}
+
+/**
+ * A protocol a plugin serves and Autodiscover advertises while the plugin is loaded and enabled.
+ * Endpoints are paths on mail:autodiscover:public_url. Known names: ActiveSync ({url}), mapiHttp
+ * ({emsmdb, nspi}), AutodiscoverV1 ({url}).
+ */
+export interface ProtocolAdvert {
+  name: string;
+  endpoints: Record<string, string>;
+}
+
+export interface AdvertisedProtocol extends ProtocolAdvert {
+  plugin: string;
+}
+
+export type MailHook = (payload: Record<string, unknown>, host: PluginHostApi) => Promise<void> | void;
+
+export interface PluginHooks {
+  /** Runs once when the protocols daemon loads the plugin; a throw leaves the plugin unloaded (logged), never the daemon down. */
+  start?(host: PluginHostApi): Promise<void> | void;
+  stop?(): Promise<void> | void;
+  /** Mail event stream consumers (Spec: Mail event stream); called only while the plugin is enabled. */
+  mail?: Partial<Record<MailEventKind, MailHook>>;
+}
+
+export interface PluginManifest {
+  /** Lower-case letters, digits and dashes; routes under /api/mail/<name> and settings mail:<name>:… use it. */
+  name: string;
+  version: string;
+  summary: string;
+  routes: PluginRoute[];
+  /** The plugin's config schema: the settings it reads, declared once in lib/config/settings, each named mail:<name>:… */
+  settings: readonly SettingName[];
+  protocols: ProtocolAdvert[];
+  hooks?: PluginHooks;
+}
+
+export type Row = Record<string, unknown>;
+
+/** What a plugin may do for one signed-in caller: always checked with trusted roles stripped (Spec: Roles and elevation). */
+export interface CallerApi {
+  readonly principal: Principal;
+  /** The caller's own mailbox, or a mailbox shared with them when an address of it is given; 404 api-107 otherwise. */
+  mailbox(address?: string): Promise<Row>;
+  folders(mailboxUid: string): Promise<Row[]>;
+  folder(uid: string): Promise<Row>;
+  messages(folderUid: string, opts?: { limit?: number; page?: number; sort?: string }): Promise<Row[]>;
+  message(uid: string): Promise<Row>;
+  /** The stored source of a message the caller may read. */
+  rawMessage(uid: string): Promise<Buffer>;
+  /** Sends a draft through the common send path (From/Sender checks, policy, scan, relay). */
+  sendDraft(uid: string, opts?: { background?: boolean }): Promise<{ status: number; body: Row }>;
+  /** Files a whole MIME message as a draft of the mailbox, then sends it like sendDraft (mobile sync SendMail). */
+  sendRaw(mailboxUid: string, raw: Buffer, opts?: { background?: boolean }): Promise<{ status: number; body: Row }>;
+  /** Push events of a folder or mailbox the caller can read (404 otherwise); returns the unsubscribe function. */
+  subscribe(channel: string, handler: ChannelHandler): Promise<() => void>;
+}
+
+/** What a plugin gets from the host, scoped to itself. */
+export interface PluginHostApi {
+  readonly name: string;
+  readonly log: Logger;
+  /** One of the settings the manifest names; any other name throws. */
+  setting<K extends SettingName>(name: K): SettingValue<K>;
+  /** Protocols of the plugins loaded and enabled right now. */
+  advertised(): Promise<AdvertisedProtocol[]>;
+  /** Subscribes to the mail event stream; the handler runs only while the plugin is enabled. */
+  onMail(kind: MailEventKind, handler: (payload: Record<string, unknown>) => Promise<void> | void): () => void;
+  /** Acts for a verified caller (a request's principal), trusted roles stripped. */
+  as(principal: Principal, meta?: { ip?: string; requestId?: string }): CallerApi;
+}
+
+/** The second argument of a route handler. */
+export interface PluginContext {
+  host: PluginHostApi;
+  /** Set on authenticated routes. */
+  caller: CallerApi | null;
+}

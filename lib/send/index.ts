@@ -1,0 +1,14 @@
+export * from './transport/index.js';
+export { dkimSign, dkimKeyPath, hasDkimKey } from './dkim.js';
+export { OutboundJobModel, OUTBOUND_STATES, SEND_MODELS, type OutboundJob, type OutboundState, type Refused } from './models.js';
+export { advance, attemptKey, placeMessage, scanOutbound, type SendDeps, type Job } from './dispatch.js';
+export { adoptHandoffs, closeHandoff, relayJobUid } from './relay.js';
+export { sendDraft, sendBody, jobUidOf } from './service.js';
+export { outboundTransport } from './dev-transport.js';
+export { buildReport, fileReport } from './dsn.js';
+export { permitAddresses } from './permit.js';
+export { outgoingRaw, headerOf } from './raw.js';
+export { sendRouter, sendDepsOf } from './routes.js';
+export { recallMessage, sendControlHooks } from './recall.js';
+export { acmeReplyMailer } from './acme-reply.js';
+export { answerReceipt, buildReceipt, processReceipts, recordReceipt } from './receipts.js';

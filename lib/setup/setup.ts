@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { DomainModel } from '../admin/index.js';
+import { loadConfig, schema, type Config, type SettingName } from '../config/index.js';
+import { INGEST_SECRET_DEFAULT } from '../config/settings/appliance.js';
+import { productModels, productRegistry } from '../catalog.js';
+import { checklistFor, type ChecklistItem } from '../dns/checklist.js';
+import { openStore } from '../storage/index.js';
+import { readConfigFile, SERVICE_USER, systemUser, writeConfigFile } from './config-file.js';
+import { ensureCa, ensureDkimKey } from './keys.js';
+import { caDir, dkimDir, dkimKeyFiles } from './paths.js';
+
+export interface SetupInput {
+  configFile: string;
+  domains: string[];
+  host?: string;
+  baseUrl?: string;
+  authUrl?: string;
+  authSecret?: string;
+  authAudience?: string;
+  authIssuer?: string;
+  dataDir?: string;
+  datastoreUrl?: string;
+  redisUrl?: string;
+  /** Replace the ingest secret, the CA and the DKIM keys (and accept a different sign-in secret). */
+  rotate?: boolean;
+}
+
+export type StepState = 'created' | 'kept' | 'updated' | 'rotated';
+
+export interface SetupStep {
+  step: string;
+  state: StepState;
+  detail: string;
+}
+
+export interface SetupResult {
+  configFile: string;
+  steps: SetupStep[];
+  checklist: ChecklistItem[];
+}
+
+export type Progress = (step: string, detail: string) => void;
+
+export class SetupError extends Error {}
+
+export const randomSecret = (bytes = 32) => randomBytes(bytes).toString('base64url');
+
+/** The Redis setting in this build, if any issue declared one. */
+function redisSetting(): SettingName | null {
+  const names = ['redis:url', 'mail:redis:url', 'events:redis:url'];
+  return (names.find((n) => n in schema) as SettingName | undefined) ?? null;
+}
+
+/** As root, the files setup made belong to the service user (the daemons run as svcmail). */
+function handOver(dirs: string[]): void {
+  const user = process.getuid?.() === 0 ? systemUser(SERVICE_USER) : null;
+  if (!user) return;
+  const walk = (p: string) => {
+    if (!existsSync(p)) return;
+    chownSync(p, user.uid, user.gid);
+    try {
+      for (const e of readdirSync(p, { withFileTypes: true })) {
+        if (e.isDirectory()) walk(join(p, e.name));
+        else chownSync(join(p, e.name), user.uid, user.gid);
+      }
+    } catch { /* a file, not a directory */ }
+  };
+  dirs.forEach(walk);
+}
+
+function hostOfUrl(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    throw new SetupError(`${url}: not a URL`);
+  }
+}
+
+/**
+ * svcmail setup: fills the configuration, generates what is missing (ingest secret, server id,
+ * local CA, a DKIM key per domain), records the domains, and returns the DNS checklist. Running it
+ * again changes nothing unless asked: keys and secrets are replaced only with rotate.
+ */
+export async function runSetup(input: SetupInput, progress: Progress = () => undefined): Promise<SetupResult> {
+  const steps: SetupStep[] = [];
+  const note = (step: string, state: StepState, detail: string) => {
+    steps.push({ step, state, detail });
+    progress(step, `${state}: ${detail}`);
+  };
+  const file = resolve(input.configFile);
+  progress('config', `reading ${file}`);
+  const values = readConfigFile(file);
+  const before = new Map(values);
+  const set = (name: SettingName, value: unknown) => {
+    if (value !== undefined && value !== '') values.set(name, value);
+  };
+
+  const domains = [...new Set(input.domains.map((d) => d.trim().toLowerCase()).filter(Boolean))];
+  if (domains.length === 0) throw new SetupError('name the mail domain with --domain');
+  const host = input.host ?? (values.get('mail:host') as string | undefined);
+  if (!host) throw new SetupError('name the public host name with --host (for example mail.example.org)');
+
+  set('mail:host', host);
+  set('mail:base_url', input.baseUrl ?? (values.has('mail:base_url') ? undefined : `https://${host}`));
+  set('mail:auth_server_url', input.authUrl);
+  if (!values.get('mail:auth_server_url')) throw new SetupError('name the sign-in service with --auth-url URL');
+  set('auth:options:audience', input.authAudience ?? (values.has('auth:options:audience') ? undefined : domains[0]));
+  set('auth:options:issuer', input.authIssuer ?? (values.has('auth:options:issuer') ? undefined : hostOfUrl(values.get('mail:auth_server_url') as string)));
+  set('data_dir', input.dataDir ? resolve(input.dataDir) : values.has('data_dir') ? undefined : resolve(dirname(file), 'data'));
+  set('datastores:sql:url', input.datastoreUrl);
+  if (input.redisUrl) {
+    const name = redisSetting();
+    if (!name) throw new SetupError('--redis-url: this build has no Redis setting yet');
+    set(name, input.redisUrl);
+  }
+
+  // The sign-in secret comes from the sign-in service; a different one replaces the stored one only with rotate.
+  const storedSecret = values.get('auth:secret') as string | undefined;
+  if (input.authSecret && storedSecret && input.authSecret !== storedSecret && !input.rotate) {
+    throw new SetupError('auth:secret: the configuration holds a different secret; pass --rotate to replace it');
+  }
+  if (input.authSecret) set('auth:secret', input.authSecret);
+  if (!values.get('auth:secret')) throw new SetupError('give the secret shared with the sign-in service with --auth-secret (at least 16 characters)');
+
+  const ingest = values.get('mail:transport:ingest:secret') as string | undefined;
+  if (!ingest || ingest === INGEST_SECRET_DEFAULT || ingest.length < 16 || input.rotate) {
+    values.set('mail:transport:ingest:secret', randomSecret());
+    note('ingest secret', ingest && ingest !== INGEST_SECRET_DEFAULT ? 'rotated' : 'created', 'mail:transport:ingest:secret (give it to the MTA hand-off: svcmail deliver reads it from this file)');
+  } else note('ingest secret', 'kept', 'mail:transport:ingest:secret');
+  // The server id is published in DNS (_svc TXT), not a secret: --rotate keeps it.
+  if (!values.get('mail:server_id')) {
+    values.set('mail:server_id', randomSecret(12));
+    note('server id', 'created', `mail:server_id ${values.get('mail:server_id') as string}`);
+  } else note('server id', 'kept', `mail:server_id ${values.get('mail:server_id') as string}`);
+
+  // Validate everything as the daemons will load it before anything is written.
+  let config: Config;
+  try {
+    config = loadConfig({ values: Object.fromEntries(values) as never, env: { NODE_ENV: 'production' } });
+  } catch (e) {
+    throw new SetupError(`not written: ${(e as Error).message}`);
+  }
+  if (!values.has('mail:pki:local_ca:dir')) values.set('mail:pki:local_ca:dir', caDir(config));
+  mkdirSync(dirname(file), { recursive: true });
+  const wrote = writeConfigFile(file, values);
+  note('configuration', wrote ? (before.size ? 'updated' : 'created') : 'kept', file);
+  config = loadConfig({ file, env: { NODE_ENV: 'production' } });
+  mkdirSync(resolve(config.get('data_dir')), { recursive: true, mode: 0o750 });
+
+  const ca = caDir(config);
+  progress('local CA', `P-256 CA in ${ca}`);
+  note('local CA', await ensureCa(ca, Boolean(input.rotate)), ca);
+
+  const checklist: ChecklistItem[] = [];
+  const selector = config.get('mail:dkim:selector');
+  progress('datastore', 'opening the datastore');
+  const store = await openStore(config, productModels(productRegistry()));
+  try {
+    for (const domain of domains) {
+      const files = dkimKeyFiles(config, domain, selector);
+      progress(`DKIM ${domain}`, 'generating a 2048-bit RSA key (a few seconds)');
+      note(`DKIM ${domain}`, await ensureDkimKey(files, Boolean(input.rotate)), files.key);
+      const publicKey = readFileSync(files.pub, 'utf8');
+      const repo = store.repo<{ name: string; dkimSelector: string; dkimPublicKey?: string | null }>(DomainModel);
+      const existing = await repo.findOne({ name: domain });
+      if (!existing) {
+        await repo.create({ name: domain, enabled: true, verified: false, aliases: [], dkimSelector: selector, dkimPublicKey: publicKey } as never);
+        note(`domain ${domain}`, 'created', 'recorded with its DKIM public key');
+      } else if (existing.dkimPublicKey !== publicKey || existing.dkimSelector !== selector) {
+        await repo.update(existing.uid, { dkimSelector: selector, dkimPublicKey: publicKey });
+        note(`domain ${domain}`, 'updated', 'DKIM public key recorded');
+      } else note(`domain ${domain}`, 'kept', 'already recorded');
+      checklist.push(...checklistFor({ domain, host: config.get('mail:host'), serverId: config.get('mail:server_id'), dkimSelector: selector, dkimPublicKey: publicKey }));
+    }
+  } finally {
+    await store.close();
+  }
+  handOver([resolve(config.get('data_dir')), ca, dkimDir(config)]);
+  return { configFile: file, steps, checklist };
+}

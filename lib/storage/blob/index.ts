@@ -1,0 +1,260 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, type ReadStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { z } from 'zod';
+import type { Config } from '../../config/index.js';
+import { ApiError } from '../../errors/index.js';
+import { defineModel } from '../model.js';
+import type { Store } from '../port.js';
+
+/**
+ * Content-addressed blobs (raw messages, attachments): stored once under their sha256, written
+ * atomically (temporary file, fsync, rename, fsync of the directory) so a crash never leaves a
+ * half-written blob under a real name, and reference-counted in the store so the last reference
+ * frees the file.
+ */
+export const blobFields = {
+  size: z.number().int().nonnegative(),
+  refs: z.number().int().default(0),
+};
+export const BlobModel = defineModel({ name: 'blob', table: 'blobs', fields: blobFields });
+
+export interface StoredBlob {
+  blobId: string;
+  sha256: string;
+  size: number;
+}
+
+const ID = /^[0-9a-f]{64}$/;
+
+export class BlobStore {
+  readonly root: string;
+  constructor(config: Config) {
+    this.root = join(resolve(config.get('data_dir')), 'blobs');
+  }
+
+  path(id: string): string {
+    if (!ID.test(id)) throw new ApiError('api-107', 'No such blob');
+    return join(this.root, id.slice(0, 2), id.slice(2, 4), id);
+  }
+
+  /** Writes the bytes unless a blob with the same hash exists; durable when this resolves. */
+  async put(data: Buffer): Promise<StoredBlob> {
+    const sha256 = createHash('sha256').update(data).digest('hex');
+    const file = this.path(sha256);
+    try {
+      const st = await stat(file);
+      if (st.size === data.length) return { blobId: sha256, sha256, size: data.length };
+    } catch { /* not there yet */ }
+    await mkdir(dirname(file), { recursive: true });
+    const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
+    const fh = await open(tmp, 'w', 0o640);
+    try {
+      try {
+        await fh.writeFile(data);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await this.#place(tmp, file);
+    } catch (e) {
+      // A full disk (ENOSPC) or any other failure: the partial temporary file goes, not the space it holds.
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw e;
+    }
+    return { blobId: sha256, sha256, size: data.length };
+  }
+
+  /** Where blobs are written while they stream in (same file system as the blobs: rename is atomic). */
+  get tmpDir(): string {
+    return join(this.root, 'tmp');
+  }
+
+  /**
+   * A blob written as it arrives: bytes go to a temporary file while they are hashed; nothing is
+   * under a real name until commit() renames it into place. Refuses past maxBytes (the file is
+   * removed and the error the caller chose is thrown).
+   */
+  async writer(opts: { maxBytes?: number; tooLarge?: (size: number) => Error; keepHead?: number } = {}): Promise<BlobWriter> {
+    await mkdir(this.tmpDir, { recursive: true });
+    // A process killed mid-upload leaves its temporary file: the first writer of a process sweeps old ones.
+    if (!this.#swept) this.#swept = this.#sweep().catch(() => undefined);
+    const tmp = join(this.tmpDir, `${Date.now()}-${randomBytes(8).toString('hex')}`);
+    return new BlobWriter(this, tmp, await open(tmp, 'wx', 0o640), opts);
+  }
+
+  #swept: Promise<void> | undefined;
+
+  async #sweep(): Promise<void> {
+    const cutoff = Date.now() - 24 * 3600_000;
+    for (const name of await readdir(this.tmpDir)) {
+      const file = join(this.tmpDir, name);
+      const st = await stat(file).catch(() => null);
+      if (st && st.mtimeMs < cutoff) await rm(file, { force: true });
+    }
+  }
+
+  /** Streams a source into the store: writer, every chunk, commit. */
+  async putStream(source: AsyncIterable<Buffer | Uint8Array>, opts: { maxBytes?: number; tooLarge?: (size: number) => Error } = {}): Promise<StoredBlob> {
+    const w = await this.writer(opts);
+    try {
+      for await (const chunk of source) await w.write(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+      return await (await w.finish()).commit();
+    } finally {
+      await w.abort();
+    }
+  }
+
+  /** Renames a finished temporary file to its content address and makes the rename durable. */
+  async #place(tmp: string, file: string): Promise<void> {
+    await rename(tmp, file);
+    const dir = await open(dirname(file), 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+  }
+
+  /** For BlobWriter: places tmp under the blob's name unless a blob with that hash is already there. */
+  async placeStaged(tmp: string, sha256: string, size: number): Promise<void> {
+    const file = this.path(sha256);
+    try {
+      const st = await stat(file);
+      if (st.size === size) {
+        await rm(tmp, { force: true });
+        return;
+      }
+    } catch { /* not there yet */ }
+    await mkdir(dirname(file), { recursive: true });
+    await this.#place(tmp, file);
+  }
+
+  async get(id: string): Promise<Buffer> {
+    try {
+      return await readFile(this.path(id));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ApiError('api-107', 'No such blob');
+      throw e;
+    }
+  }
+
+  stream(id: string): ReadStream {
+    return createReadStream(this.path(id));
+  }
+
+  async remove(id: string): Promise<void> {
+    await rm(this.path(id), { force: true });
+  }
+}
+
+/** A blob fully written and fsynced under a temporary name, hashed, not yet committed. */
+export interface StagedBlob extends StoredBlob {
+  /** The first bytes (up to keepHead), kept in memory while streaming: header decisions read no file. */
+  head: Buffer;
+  /** The whole blob (reads the file unless it all fits in head). */
+  read(): Promise<Buffer>;
+  /** The bytes as a stream, from the temporary file or, once committed, from the blob. */
+  stream(): ReadStream;
+  /** Renames it into place (idempotent); afterwards it is an ordinary blob. */
+  commit(): Promise<StoredBlob>;
+  /** Removes the temporary file unless committed (idempotent). */
+  discard(): Promise<void>;
+}
+
+export class BlobWriter {
+  #hash = createHash('sha256');
+  #size = 0;
+  #head: Buffer[] = [];
+  #headSize = 0;
+  #state: 'open' | 'finished' | 'committed' | 'gone' = 'open';
+  #staged: StagedBlob | null = null;
+  constructor(private readonly blobs: BlobStore, readonly tmpPath: string, private fh: FileHandle | null, private readonly opts: { maxBytes?: number; tooLarge?: (size: number) => Error; keepHead?: number }) {}
+
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Appends one chunk (callers await each write: that is the back-pressure). */
+  async write(chunk: Buffer): Promise<void> {
+    if (this.#state !== 'open' || !this.fh) throw new Error('blob writer is closed');
+    this.#size += chunk.length;
+    if (this.opts.maxBytes !== undefined && this.#size > this.opts.maxBytes) {
+      await this.abort();
+      throw this.opts.tooLarge?.(this.#size) ?? new ApiError('api-110', `Too large: over ${this.opts.maxBytes} bytes`);
+    }
+    this.#hash.update(chunk);
+    const keep = (this.opts.keepHead ?? 256 * 1024) - this.#headSize;
+    if (keep > 0) {
+      const part = chunk.subarray(0, keep);
+      this.#head.push(Buffer.from(part)); // a copy: the caller may reuse its chunk
+      this.#headSize += part.length;
+    }
+    await this.fh.write(chunk);
+  }
+
+  /** Flushes and fsyncs the temporary file; the blob's hash is known from here on. */
+  async finish(): Promise<StagedBlob> {
+    if (this.#staged) return this.#staged;
+    if (this.#state !== 'open' || !this.fh) throw new Error('blob writer is closed');
+    await this.fh.sync();
+    await this.fh.close();
+    this.fh = null;
+    this.#state = 'finished';
+    const sha256 = this.#hash.digest('hex');
+    const size = this.#size;
+    const head = Buffer.concat(this.#head, this.#headSize);
+    const complete = size === head.length;
+    const where = () => (this.#state === 'committed' ? this.blobs.path(sha256) : this.tmpPath);
+    this.#staged = {
+      blobId: sha256, sha256, size, head,
+      read: async () => (complete ? head : readFile(where())),
+      stream: () => createReadStream(where()),
+      commit: async () => {
+        if (this.#state === 'finished') {
+          await this.blobs.placeStaged(this.tmpPath, sha256, size);
+          this.#state = 'committed';
+        }
+        if (this.#state !== 'committed') throw new Error('blob was discarded');
+        return { blobId: sha256, sha256, size };
+      },
+      discard: () => this.abort(),
+    };
+    return this.#staged;
+  }
+
+  /** Drops the temporary file (a refused, aborted or unused body); nothing once committed. */
+  async abort(): Promise<void> {
+    if (this.#state === 'committed' || this.#state === 'gone') return;
+    this.#state = 'gone';
+    const fh = this.fh;
+    this.fh = null;
+    await fh?.close().catch(() => undefined);
+    await rm(this.tmpPath, { force: true });
+  }
+}
+
+/** One more record refers to the blob (inside the caller's transaction). */
+export async function addBlobRef(store: Store, blob: StoredBlob): Promise<void> {
+  const repo = store.repo<z.infer<z.ZodObject<typeof blobFields>>>(BlobModel);
+  if (!(await repo.increment(blob.blobId, { refs: 1 }))) {
+    try {
+      await repo.create({ uid: blob.blobId, size: blob.size, refs: 1 });
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === 'api-112')) throw e;
+      await repo.increment(blob.blobId, { refs: 1 }); // created meanwhile by another writer
+    }
+  }
+}
+
+/** One record fewer refers to the blob; answers true when it was the last (free the file after commit). */
+export async function dropBlobRef(store: Store, blobId: string): Promise<boolean> {
+  const repo = store.repo<z.infer<z.ZodObject<typeof blobFields>>>(BlobModel);
+  const after = await repo.increment(blobId, { refs: -1 });
+  if (after && after.refs <= 0) {
+    await repo.delete(blobId);
+    return true;
+  }
+  return false;
+}

@@ -1,0 +1,88 @@
+import type { ModelDef, RecordBase } from './model.js';
+
+export type Scalar = string | number | boolean | Date | null;
+
+/** Field conditions. A bare value means equality; null means IS NULL. */
+export type Condition =
+  | Scalar
+  | { $in: Scalar[] }
+  | { $nin: Scalar[] }
+  | { $ne: Scalar }
+  | { $gt?: Scalar; $gte?: Scalar; $lt?: Scalar; $lte?: Scalar }
+  /** Value indexes only (ModelDef.valueIndexes): one of the record's values equals / starts with it. */
+  | { $has: string }
+  | { $prefix: string };
+
+export type Filter = Record<string, Condition>;
+
+export interface SortKey {
+  field: string;
+  dir: 'asc' | 'desc';
+}
+
+export interface ListQuery {
+  filter?: Filter;
+  sort?: SortKey[];
+  limit?: number;
+  offset?: number;
+}
+
+export interface UpdateOptions {
+  /** Conditional write: the stored version must equal this, else ApiError api-108. */
+  expectedVersion?: number;
+}
+
+export interface ClaimOptions {
+  owner: string;
+  leaseMs: number;
+  limit: number;
+  sort?: SortKey[];
+}
+
+export type Row<T> = T & RecordBase;
+export type NewRecord<T> = Omit<T, keyof RecordBase> & { uid?: string };
+export type Patch<T> = Partial<Omit<T, keyof RecordBase>>;
+
+/**
+ * One collection of records. Every write bumps `version` and `updatedAt`. Every method is safe
+ * under concurrency from many processes: version checks and claims are single conditional writes.
+ */
+export interface Repo<T extends object> {
+  readonly model: ModelDef;
+  create(data: NewRecord<T>): Promise<Row<T>>;
+  get(uid: string): Promise<Row<T> | null>;
+  findOne(filter: Filter): Promise<Row<T> | null>;
+  list(query?: ListQuery): Promise<Row<T>[]>;
+  count(filter?: Filter): Promise<number>;
+  /** Throws api-107 when absent, api-108 when expectedVersion is stale. */
+  update(uid: string, patch: Patch<T>, opts?: UpdateOptions): Promise<Row<T>>;
+  /** Returns false when absent; throws api-108 when expectedVersion is stale. */
+  delete(uid: string, opts?: UpdateOptions): Promise<boolean>;
+  updateMany(filter: Filter, patch: Patch<T>): Promise<number>;
+  deleteMany(filter: Filter): Promise<number>;
+  /** Atomic numeric deltas (counters): field = field + delta, in one statement. Null when absent. */
+  increment(uid: string, deltas: Record<string, number>): Promise<Row<T> | null>;
+  /** Lease models: claim up to `limit` unleased (or lease-expired) records matching the filter. */
+  claim(filter: Filter, opts: ClaimOptions): Promise<Row<T>[]>;
+  /** Lease models: drop the lease if `owner` still holds it, applying `patch` in the same write. */
+  release(uid: string, owner: string, patch?: Patch<T>): Promise<boolean>;
+  /** Full-text models: (re)places the text document of a record; deleting the record drops it. */
+  setText(uid: string, text: string): Promise<void>;
+  /**
+   * Full-text models: records whose document holds every word of `text` (each word also as a
+   * prefix, case-insensitive), narrowed and ordered by the query like list(). No word: no records.
+   */
+  search(text: string, query?: ListQuery): Promise<Row<T>[]>;
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres' | 'document';
+  repo<T extends object>(model: ModelDef): Repo<T>;
+  /** Runs fn with a store whose writes commit or roll back together. */
+  transaction<R>(fn: (tx: Store) => Promise<R>): Promise<R>;
+  /** Throws when the datastore does not answer (readiness). */
+  ping(): Promise<void>;
+  /** The datastore server's version (diagnostics); adapters that cannot tell leave it out. */
+  serverVersion?(): Promise<string>;
+  close(): Promise<void>;
+}

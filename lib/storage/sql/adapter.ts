@@ -1,0 +1,381 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DataSource, QueryFailedError, type EntityManager, type ObjectLiteral, type Repository } from 'typeorm';
+import { v7 as uuidv7 } from 'uuid';
+import { ApiError, notFound } from '../../errors/index.js';
+import { withDefaults, type ModelDef } from '../model.js';
+import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Store, UpdateOptions } from '../port.js';
+import { entityFor, type SqlDialect } from './entities.js';
+import { dropText, ensureFullText, matchClause, queryWords, setText } from './fulltext.js';
+import { schemaGaps, type SchemaGap } from './schema-gaps.js';
+import { SelectRunner } from './select.js';
+import { dropValues, ensureValueIndexes, hasValueIndexes, touchesValues, writeValues } from './value-index.js';
+import { WhereBuilder } from './where.js';
+
+/** Serialises SQLite work on its single connection so a transaction never sees a stranger's write. */
+class Mutex {
+  #tail: Promise<unknown> = Promise.resolve();
+  run<R>(fn: () => Promise<R>): Promise<R> {
+    const next = this.#tail.then(fn, fn);
+    this.#tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P03', '08006', '08001', '08003']);
+
+/** Translate driver failures into catalogue errors; other errors pass through untouched. */
+function mapError(e: unknown): unknown {
+  if (e instanceof ApiError) return e;
+  const driverError = e instanceof QueryFailedError ? (e.driverError as { code?: string }) : (e as { code?: string });
+  const code = driverError?.code ?? '';
+  if (code === '23505' || code.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return new ApiError('api-112');
+  if (CONNECTION_CODES.has(code) || /Connection terminated|connect ECONNREFUSED|Cannot use a pool after calling end|not initialized|connection is not open/i.test(String((e as Error)?.message))) {
+    return new ApiError('api-113', 'The datastore does not answer');
+  }
+  return e;
+}
+
+interface Ctx {
+  ds: DataSource;
+  dialect: SqlDialect;
+  models: Map<string, ModelDef>;
+  lock: Mutex | null;
+  manager: EntityManager;
+  /** One read-path runner (and prepared-statement cache) per model, shared with transactions. */
+  selects: Map<string, SelectRunner>;
+}
+
+class SqlRepo<T extends object> implements Repo<T> {
+  readonly #orm: Repository<ObjectLiteral>;
+  readonly #sel: SelectRunner;
+  readonly #values: boolean;
+  constructor(private readonly ctx: Ctx, readonly model: ModelDef) {
+    this.#orm = ctx.manager.getRepository(model.name);
+    this.#values = hasValueIndexes(model);
+    let sel = ctx.selects.get(model.name);
+    if (!sel) ctx.selects.set(model.name, (sel = new SelectRunner(ctx.ds, ctx.dialect, model)));
+    this.#sel = sel;
+  }
+
+  #byUid(uid: string): Promise<Row<T> | null> {
+    return this.#sel.get(this.ctx.manager, uid) as Promise<Row<T> | null>;
+  }
+
+  #run<R>(fn: () => Promise<R>): Promise<R> {
+    const guarded = () => fn().catch((e: unknown) => { throw mapError(e); });
+    return this.ctx.lock ? this.ctx.lock.run(guarded) : guarded();
+  }
+
+  #where(alias?: string): WhereBuilder {
+    return new WhereBuilder(this.ctx.ds, this.#orm.metadata, alias, this.model);
+  }
+
+  /**
+   * Runs fn in the caller's transaction, else in a new one: a record and its value-index rows
+   * commit together. (Inside #run: on SQLite the lock is already held.)
+   */
+  #atomic<R>(fn: (m: EntityManager) => Promise<R>): Promise<R> {
+    if (this.ctx.manager.queryRunner) return fn(this.ctx.manager);
+    return this.ctx.ds.transaction(fn);
+  }
+
+  create(data: NewRecord<T>): Promise<Row<T>> {
+    const now = new Date();
+    const rec = { ...withDefaults(this.model, data as Record<string, unknown>), uid: data.uid ?? uuidv7(), version: 1, createdAt: now, updatedAt: now } as ObjectLiteral;
+    if (this.model.lease) {
+      rec.claimedBy ??= null;
+      rec.leaseUntil ??= null;
+    }
+    if (this.#values) {
+      return this.#run(() => this.#atomic(async (m) => {
+        await this.#savepoint(() => m.getRepository(this.model.name).insert(rec));
+        await writeValues(m, this.ctx.dialect, this.model, [rec], true);
+        return rec as Row<T>;
+      }));
+    }
+    return this.#run(async () => {
+      await this.#savepoint(() => this.#orm.insert(rec));
+      return rec as Row<T>;
+    });
+  }
+
+  /**
+   * Inside a PostgreSQL transaction a failed statement aborts the transaction, so a unique violation
+   * its caller handles (api-112: addBlobRef's "created meanwhile" when two copies of one message file
+   * at once) would fail everything after it. The insert runs under a savepoint there.
+   * Found by bench/soak.ts (filing retried after mail:ingest:retry_backoff_seconds).
+   */
+  async #savepoint(insert: () => Promise<unknown>): Promise<void> {
+    const runner = this.ctx.manager.queryRunner;
+    if (this.ctx.dialect !== 'postgres' || !runner?.isTransactionActive) {
+      await insert();
+      return;
+    }
+    await runner.query('SAVEPOINT svc_insert');
+    try {
+      await insert();
+    } catch (e) {
+      await runner.query('ROLLBACK TO SAVEPOINT svc_insert');
+      throw e;
+    }
+    await runner.query('RELEASE SAVEPOINT svc_insert');
+  }
+
+  get(uid: string): Promise<Row<T> | null> {
+    return this.#run(() => this.#byUid(uid));
+  }
+
+  async findOne(filter: Filter): Promise<Row<T> | null> {
+    const rows = await this.list({ filter, limit: 1 });
+    return rows[0] ?? null;
+  }
+
+  list(q: ListQuery = {}): Promise<Row<T>[]> {
+    return this.#run(async () => (await this.#sel.list(this.ctx.manager, q)) as Row<T>[]);
+  }
+
+  count(filter?: Filter): Promise<number> {
+    return this.#run(() => this.#sel.count(this.ctx.manager, filter));
+  }
+
+  async update(uid: string, patch: Patch<T>, opts: UpdateOptions = {}): Promise<Row<T>> {
+    return this.#run(async () => {
+      const filter: Filter = { uid };
+      if (opts.expectedVersion !== undefined) filter.version = opts.expectedVersion;
+      const affected = await this.#updateWhere(filter, patch);
+      if (affected === 0) {
+        const exists = await this.#byUid(uid);
+        if (!exists) throw notFound();
+        throw new ApiError('api-108', `Version conflict: the record is at version ${exists.version}`);
+      }
+      return (await this.#byUid(uid))!;
+    });
+  }
+
+  async #updateWhere(filter: Filter, patch: Patch<T>, extra: ObjectLiteral = {}): Promise<number> {
+    const set: ObjectLiteral = { ...patch, ...extra, updatedAt: new Date(), version: () => `${this.ctx.ds.driver.escape('version')} + 1` };
+    for (const k of ['uid', 'createdAt']) delete set[k];
+    if (!this.#values || !touchesValues(this.model, { ...patch, ...extra })) {
+      const qb = this.#where().apply(this.#orm.createQueryBuilder().update().set(set), filter);
+      const res = await qb.execute();
+      return res.affected ?? 0;
+    }
+    // The patch changes fields a value index derives from: update exactly the records chosen here and
+    // rewrite their values from the rows as stored, in one transaction.
+    return this.#atomic(async (m) => {
+      const uids = await this.#sel.uids(m, filter);
+      let affected = 0;
+      for (let i = 0; i < uids.length; i += 500) {
+        const chunk = uids.slice(i, i + 500);
+        const w = this.#where();
+        const qb = w.apply(w.apply(m.getRepository(this.model.name).createQueryBuilder().update().set(set), filter), { uid: { $in: chunk } });
+        affected += (await qb.execute()).affected ?? 0;
+        const rows = await this.#sel.list(m, { filter: { uid: { $in: chunk } } });
+        await writeValues(m, this.ctx.dialect, this.model, rows);
+      }
+      return affected;
+    });
+  }
+
+  delete(uid: string, opts: UpdateOptions = {}): Promise<boolean> {
+    return this.#run(async () => {
+      const filter: Filter = { uid };
+      if (opts.expectedVersion !== undefined) filter.version = opts.expectedVersion;
+      const sides = this.model.fullText || this.#values;
+      const gone = await (sides ? this.#atomic.bind(this) : (fn: (m: EntityManager) => Promise<boolean>) => fn(this.ctx.manager))(async (m) => {
+        const res = await this.#where().apply(m.getRepository(this.model.name).createQueryBuilder().delete(), filter).execute();
+        if (!res.affected) return false;
+        if (this.model.fullText) await dropText(m, this.ctx.dialect, this.model, [uid]);
+        if (this.#values) await dropValues(m, this.ctx.dialect, this.model, [uid]);
+        return true;
+      });
+      if (gone) return true;
+      if (opts.expectedVersion === undefined) return false;
+      const exists = await this.#byUid(uid);
+      if (!exists) return false;
+      throw new ApiError('api-108', `Version conflict: the record is at version ${exists.version}`);
+    });
+  }
+
+  updateMany(filter: Filter, patch: Patch<T>): Promise<number> {
+    return this.#run(() => this.#updateWhere(filter, patch));
+  }
+
+  deleteMany(filter: Filter): Promise<number> {
+    if (!this.model.fullText && !this.#values) {
+      return this.#run(async () => (await this.#where().apply(this.#orm.createQueryBuilder().delete(), filter).execute()).affected ?? 0);
+    }
+    // Side documents and values go with their records, in the same transaction.
+    return this.#run(() => this.#atomic(async (m) => {
+      const doomed = await this.#sel.uids(m, filter);
+      let n = 0;
+      for (let i = 0; i < doomed.length; i += 500) {
+        const chunk = doomed.slice(i, i + 500);
+        const w = this.#where();
+        n += (await w.apply(w.apply(m.getRepository(this.model.name).createQueryBuilder().delete(), filter), { uid: { $in: chunk } }).execute()).affected ?? 0;
+        if (this.model.fullText) await dropText(m, this.ctx.dialect, this.model, chunk);
+        if (this.#values) await dropValues(m, this.ctx.dialect, this.model, chunk);
+      }
+      return n;
+    }));
+  }
+
+  setText(uid: string, text: string): Promise<void> {
+    if (!this.model.fullText) throw new Error(`model ${this.model.name} has no full-text documents`);
+    return this.#run(() => setText(this.ctx.manager, this.ctx.dialect, this.model, uid, text));
+  }
+
+  async search(text: string, q: ListQuery = {}): Promise<Row<T>[]> {
+    if (!this.model.fullText) throw new Error(`model ${this.model.name} has no full-text documents`);
+    const words = queryWords(text);
+    if (!words.length) return [];
+    return this.#run(async () => (await this.#sel.list(this.ctx.manager, q, (ph) => matchClause(this.ctx.dialect, this.model, words, ph))) as Row<T>[]);
+  }
+
+  increment(uid: string, deltas: Record<string, number>): Promise<Row<T> | null> {
+    return this.#run(async () => {
+      const w = this.#where();
+      const set: ObjectLiteral = { updatedAt: new Date(), version: () => `${this.ctx.ds.driver.escape('version')} + 1` };
+      for (const [field, delta] of Object.entries(deltas)) {
+        if (!Number.isFinite(delta)) throw new Error(`increment ${field}: not a number`);
+        const col = w.col(field);
+        set[field] = () => `${col} + (${Math.trunc(delta) === delta ? delta : Number(delta)})`;
+      }
+      const res = await w.apply(this.#orm.createQueryBuilder().update().set(set), { uid }).execute();
+      if (!res.affected) return null;
+      return (await this.#byUid(uid))!;
+    });
+  }
+
+  async claim(filter: Filter, opts: ClaimOptions): Promise<Row<T>[]> {
+    if (!this.model.lease) throw new Error(`model ${this.model.name} has no leases`);
+    const now = new Date();
+    const candidates = await this.#run(async () => {
+      const w = this.#where('t');
+      const qb = w.apply(this.#orm.createQueryBuilder('t'), filter);
+      qb.andWhere(`(${w.col('leaseUntil')} IS NULL OR ${w.col('leaseUntil')} < :now)`, { now: w.value('leaseUntil', now) });
+      w.order(qb, opts.sort ?? [{ field: 'createdAt', dir: 'asc' }]);
+      return qb.select('t.uid', 'uid').limit(opts.limit * 2).getRawMany<{ uid: string }>();
+    });
+    const until = new Date(now.getTime() + opts.leaseMs);
+    const claimed: Row<T>[] = [];
+    for (const { uid } of candidates) {
+      if (claimed.length >= opts.limit) break;
+      // One conditional write per item: whoever flips the lease first owns it; the others see 0 rows.
+      const got = await this.#run(async () => {
+        const w = this.#where();
+        const qb = w.apply(this.#orm.createQueryBuilder().update().set({
+          claimedBy: opts.owner, leaseUntil: until, updatedAt: now, version: () => `${this.ctx.ds.driver.escape('version')} + 1`,
+        }), { uid });
+        qb.andWhere(`(${w.col('leaseUntil')} IS NULL OR ${w.col('leaseUntil')} < :now)`, { now: w.value('leaseUntil', now) });
+        const res = await qb.execute();
+        return res.affected ? ((await this.#byUid(uid))!) : null;
+      });
+      if (got) claimed.push(got);
+    }
+    return claimed;
+  }
+
+  release(uid: string, owner: string, patch: Patch<T> = {}): Promise<boolean> {
+    return this.#run(async () => (await this.#updateWhere({ uid, claimedBy: owner }, patch, { claimedBy: null, leaseUntil: null })) > 0);
+  }
+}
+
+export class SqlStore implements Store {
+  readonly kind: SqlDialect;
+  readonly #repos = new Map<string, SqlRepo<object>>();
+  constructor(private readonly ctx: Ctx) {
+    this.kind = ctx.dialect;
+  }
+
+  repo<T extends object>(model: ModelDef): Repo<T> {
+    if (!this.ctx.models.has(model.name)) throw new Error(`model ${model.name} is not registered with the store`);
+    let r = this.#repos.get(model.name);
+    if (!r) {
+      r = new SqlRepo(this.ctx, model);
+      this.#repos.set(model.name, r);
+    }
+    return r as unknown as Repo<T>;
+  }
+
+  transaction<R>(fn: (tx: Store) => Promise<R>): Promise<R> {
+    const body = () => this.ctx.ds.transaction((manager) => fn(new SqlStore({ ...this.ctx, manager, lock: null })))
+      .catch((e: unknown) => { throw mapError(e); });
+    return this.ctx.lock ? this.ctx.lock.run(body) : body();
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await (this.ctx.lock ? this.ctx.lock.run(() => this.ctx.ds.query('SELECT 1')) : this.ctx.ds.query('SELECT 1'));
+    } catch (e) {
+      throw mapError(e);
+    }
+  }
+
+  async serverVersion(): Promise<string> {
+    const sql = this.kind === 'postgres' ? "SELECT current_setting('server_version') AS v" : 'SELECT sqlite_version() AS v';
+    const run = () => this.ctx.ds.query(sql) as Promise<Array<{ v: string }>>;
+    const rows = await (this.ctx.lock ? this.ctx.lock.run(run) : run());
+    return `${this.kind === 'postgres' ? 'PostgreSQL' : 'SQLite'} ${rows[0]?.v ?? 'unknown'}`;
+  }
+
+  /** Tables and columns the models declare but the database lacks (svcmail doctor: schema in sync). */
+  schemaGaps(): Promise<SchemaGap[]> {
+    return schemaGaps(this.ctx.ds, this.kind, (fn) => (this.ctx.lock ? this.ctx.lock.run(fn) : fn())).catch((e: unknown) => { throw mapError(e); });
+  }
+
+  async close(): Promise<void> {
+    if (this.ctx.ds.isInitialized) await this.ctx.ds.destroy();
+  }
+}
+
+export interface SqlStoreOptions {
+  /** sqlite:/path/file.sqlite, sqlite::memory:, or postgres://… */
+  url: string;
+  models: ModelDef[];
+  synchronize: boolean;
+  poolSize?: number;
+}
+
+export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
+  const dialect: SqlDialect = /^postgres(ql)?:/.test(opts.url) ? 'postgres' : 'sqlite';
+  const entities = opts.models.map((m) => entityFor(m, dialect));
+  let ds: DataSource;
+  if (dialect === 'postgres') {
+    ds = new DataSource({ type: 'postgres', url: opts.url, entities, synchronize: opts.synchronize, poolSize: opts.poolSize ?? 10, logging: false });
+  } else {
+    const file = opts.url.replace(/^sqlite:/, '');
+    if (!file) throw new Error('sqlite URL needs a file path (sqlite:/path/file.sqlite) or :memory:');
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    ds = new DataSource({
+      type: 'better-sqlite3', database: file, entities, synchronize: opts.synchronize, enableWAL: file !== ':memory:', logging: false,
+      prepareDatabase: (db: { pragma: (s: string) => unknown }) => {
+        db.pragma('busy_timeout = 5000');
+        db.pragma('synchronous = FULL');
+      },
+    });
+  }
+  // Several daemons starting on one fresh SQLite file each create the schema; a writer that finds
+  // the file locked waits and tries again instead of failing start-up.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ds.initialize();
+      break;
+    } catch (e) {
+      const busy = /SQLITE_BUSY|database is locked/i.test(`${(e as { code?: string }).code ?? ''} ${(e as Error).message}`);
+      if (ds.isInitialized) await ds.destroy().catch(() => undefined);
+      if (!busy || attempt >= 8) throw mapError(e);
+      await new Promise((r) => setTimeout(r, 100 * attempt + Math.floor(Math.random() * 100)));
+    }
+  }
+  await ensureFullText(ds, dialect, opts.models);
+  const readers = new Map<string, SelectRunner>();
+  await ensureValueIndexes(ds, dialect, opts.models, (m, after) => {
+    let sel = readers.get(m.name);
+    if (!sel) readers.set(m.name, (sel = new SelectRunner(ds, dialect, m)));
+    return sel.list(ds.manager, { filter: after ? { uid: { $gt: after } } : {}, sort: [{ field: 'uid', dir: 'asc' }], limit: 500 });
+  });
+  const models = new Map(opts.models.map((m) => [m.name, m]));
+  return new SqlStore({ ds, dialect, models, lock: dialect === 'sqlite' ? new Mutex() : null, manager: ds.manager, selects: new Map() });
+}

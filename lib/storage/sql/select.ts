@@ -1,0 +1,271 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { invalid } from '../../errors/index.js';
+import { isoDate, queryableColumns, sqliteDate, StoredDate, type ColumnKind, type ModelDef } from '../model.js';
+import type { Condition, Filter, Scalar, SortKey } from '../port.js';
+import type { SqlDialect } from './entities.js';
+import { boundedCountSql, DRIVE_MAX, valueClause, valueIndexOf, valueWhere, type ValueMode } from './value-index.js';
+
+// The read path (get, list, count) builds its SQL here and maps rows itself: TypeORM's query
+// builder and entity hydration cost more than the query for a page of 100 rows (bench/list.ts).
+// Writes and schema sync stay with TypeORM.
+
+interface RawStatement {
+  raw(on: boolean): RawStatement;
+  columns(): Array<{ name: string }>;
+  all(...params: unknown[]): unknown[][];
+}
+interface RawSqliteDb {
+  prepare(sql: string): RawStatement;
+  readonly inTransaction: boolean;
+}
+
+type Mapper = (row: unknown[] | Record<string, unknown>) => Record<string, unknown>;
+
+const STATEMENT_CACHE = 256;
+/** Cached SQLite results per model (most recently used kept) and the largest result kept. */
+const RESULT_CACHE = 256;
+const RESULT_CACHE_MAX_ROWS = 1000;
+
+/**
+ * SQLite read results are kept, as the raw rows (arrays of primitives) the driver returned, while
+ * the database is unchanged: `total_changes()` moves with every write on this connection (ours),
+ * `PRAGMA data_version` with every commit by another connection (the worker, the CLI, another
+ * process). Both are read before each cached read (~5 µs); any change anywhere invalidates every
+ * kept result. Nothing is kept or served inside a transaction (a rollback does not move the counter).
+ * Callers never share objects: rows are mapped afresh, or (no JSON columns) copied from the mapped rows.
+ */
+const STAMP_SQL = 'SELECT total_changes(), data_version FROM pragma_data_version';
+
+export class SelectRunner {
+  readonly #cols: Array<[string, ColumnKind]>;
+  readonly #kinds: Record<string, ColumnKind>;
+  readonly #table: string;
+  /**
+   * What a read selects. PostgreSQL formats timestamps as ISO text itself: parsing its default
+   * output into a Date and formatting that again for JSON was most of a list answer's cost.
+   */
+  readonly #select: string;
+  readonly #statements = new Map<string, { stmt: RawStatement; map: Mapper }>();
+  readonly #results = new Map<string, { stamp: string; rows: unknown[][]; mapped?: Record<string, unknown>[] }>();
+  /** Without JSON columns a mapped row holds only primitives and dates: a shallow copy is a private copy. */
+  readonly #flat: boolean;
+  #stampStmt: RawStatement | null = null;
+
+  constructor(private readonly ds: DataSource, private readonly dialect: SqlDialect, readonly model: ModelDef) {
+    const cols = queryableColumns(model);
+    this.#kinds = Object.fromEntries(Object.entries(cols).map(([k, c]) => [k, c.kind]));
+    this.#cols = Object.entries(this.#kinds);
+    this.#table = this.q(model.table);
+    this.#flat = !this.#cols.some(([, kind]) => kind === 'json');
+    this.#select = dialect === 'postgres'
+      ? this.#cols.map(([f, kind]) => (kind === 'date' ? `to_char(${this.q(f)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${this.q(f)}` : this.q(f))).join(', ')
+      : '*';
+  }
+
+  q(name: string): string {
+    return `"${name.replace(/"/g, '""')}"`;
+  }
+
+  #value(field: string, v: Scalar): unknown {
+    if (v === null) return null;
+    const kind = this.#kinds[field];
+    if (kind === 'date') {
+      const d = v instanceof Date ? v : new Date(v as string | number);
+      // TypeORM's SQLite datetime format (UTC, space separator) so comparisons match stored text.
+      return this.dialect === 'sqlite' ? d.toISOString().replace('T', ' ').replace('Z', '') : d;
+    }
+    if (kind === 'boolean' && this.dialect === 'sqlite') return v ? 1 : 0;
+    return v;
+  }
+
+  #col(field: string): string {
+    const kind = this.#kinds[field];
+    if (!kind || kind === 'json') throw invalid(`cannot filter or sort on ${field}`);
+    return this.q(field);
+  }
+
+  /** WHERE clause and its parameters; placeholders per dialect. `modes`: how value conditions join (see #valueModes). */
+  where(filter: Filter | undefined, params: unknown[], modes?: Map<string, ValueMode>): string {
+    const ph = (v: unknown) => {
+      params.push(v);
+      return this.dialect === 'postgres' ? `$${params.length}` : '?';
+    };
+    // Records looked up by uid from a value index: other conditions must not pull in another index (SQLite's unary +).
+    const noIndex = [...(modes?.values() ?? [])].includes('drive');
+    const parts: string[] = [];
+    for (const [field, cond] of Object.entries(filter ?? {})) {
+      const vi = valueIndexOf(this.model, field);
+      parts.push(vi ? valueClause(this.model, vi, cond, filter, `${this.#table}."uid"`, ph, modes?.get(field)) : this.#cond(field, cond, ph, noIndex));
+    }
+    return parts.length ? ` WHERE ${parts.join(' AND ')}` : '';
+  }
+
+  /**
+   * SQLite only (it plans without statistics): per value condition, a bounded count of its matches
+   * picks the plan — none: empty; the fewest, if at most DRIVE_MAX: drive by uid; else: exists.
+   */
+  #valueModes(filter: Filter | undefined): Map<string, ValueMode> | undefined {
+    if (this.dialect !== 'sqlite' || !this.model.valueIndexes?.length) return undefined;
+    let modes: Map<string, ValueMode> | undefined;
+    let fewest: [string, number] | null = null;
+    for (const [field, cond] of Object.entries(filter ?? {})) {
+      const vi = valueIndexOf(this.model, field);
+      if (!vi) continue;
+      const params: unknown[] = [];
+      const where = valueWhere(vi, cond, filter, (v) => {
+        params.push(v);
+        return '?';
+      });
+      const n = Number(this.#db().prepare(boundedCountSql(this.model, where)).raw(true).all(...params)[0][0]);
+      (modes ??= new Map()).set(field, n === 0 ? 'empty' : 'exists');
+      if (n > 0 && n <= DRIVE_MAX && (!fewest || n < fewest[1])) fewest = [field, n];
+    }
+    if (fewest && ![...modes!.values()].includes('empty')) modes!.set(fewest[0], 'drive');
+    return modes;
+  }
+
+  #db(): RawSqliteDb {
+    return (this.ds.driver as unknown as { databaseConnection: RawSqliteDb }).databaseConnection;
+  }
+
+  #cond(field: string, cond: Condition, ph: (v: unknown) => string, noIndex = false): string {
+    const c = noIndex ? `+${this.#col(field)}` : this.#col(field);
+    if (cond === null) return `${c} IS NULL`;
+    if (typeof cond !== 'object' || cond instanceof Date) return `${c} = ${ph(this.#value(field, cond))}`;
+    if ('$in' in cond || '$nin' in cond) {
+      const isIn = '$in' in cond;
+      const list = (isIn ? cond.$in : (cond as { $nin: Scalar[] }).$nin) ?? [];
+      if (!list.length) return isIn ? '1 = 0' : '1 = 1';
+      return `${c} ${isIn ? 'IN' : 'NOT IN'} (${list.map((v) => ph(this.#value(field, v))).join(', ')})`;
+    }
+    if ('$ne' in cond) return cond.$ne === null ? `${c} IS NOT NULL` : `(${c} <> ${ph(this.#value(field, cond.$ne))} OR ${c} IS NULL)`;
+    const ops: Array<[string, string]> = [['$gt', '>'], ['$gte', '>='], ['$lt', '<'], ['$lte', '<=']];
+    const parts = ops.filter(([op]) => (cond as Record<string, unknown>)[op] !== undefined)
+      .map(([op, sql]) => `${c} ${sql} ${ph(this.#value(field, (cond as Record<string, Scalar>)[op]))}`);
+    if (!parts.length) throw invalid(`unsupported condition on ${field}`);
+    return parts.join(' AND ');
+  }
+
+  orderBy(sort: SortKey[] | undefined): string {
+    const keys = [...(sort ?? [])];
+    if (!keys.some((k) => k.field === 'uid')) keys.push({ field: 'uid', dir: keys[0]?.dir ?? 'asc' });
+    // Qualified: an unqualified name would be the select list's alias (a formatted date on PostgreSQL), not the indexed column.
+    return ` ORDER BY ${keys.map((k) => `${this.#table}.${this.#col(k.field)} ${k.dir === 'desc' ? 'DESC' : 'ASC'}`).join(', ')}`;
+  }
+
+  /** A row mapper for these columns: SQLite rows come as arrays in column order, PostgreSQL rows as objects. */
+  #mapper(names: string[] | null): Mapper {
+    const fields = names ?? this.#cols.map(([f]) => f);
+    const kinds = fields.map((f) => this.#kinds[f]);
+    const sqlite = this.dialect === 'sqlite';
+    return (row) => {
+      const out: Record<string, unknown> = {};
+      for (let i = 0; i < fields.length; i++) {
+        const v = names ? (row as unknown[])[i] : (row as Record<string, unknown>)[fields[i]];
+        const kind = kinds[i];
+        if (v === null || v === undefined) out[fields[i]] = null;
+        else if (kind === 'json') out[fields[i]] = typeof v === 'string' ? JSON.parse(v) : v;
+        else if (kind === 'date') out[fields[i]] = sqlite ? sqliteDate(String(v)) : v instanceof Date ? new StoredDate(v.getTime()) : isoDate(String(v));
+        else if (kind === 'boolean') out[fields[i]] = Boolean(v);
+        else if ((kind === 'integer' || kind === 'number') && typeof v === 'string') out[fields[i]] = Number(v);
+        else if (kind !== undefined) out[fields[i]] = v;
+      }
+      return out;
+    };
+  }
+
+  #pgMapper: Mapper | null = null;
+
+  /** Inside a transaction, its connection; otherwise straight to the pool (no QueryRunner per read). */
+  async #pg(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+    if (manager.queryRunner) return (await manager.query(sql, params)) as Record<string, unknown>[];
+    const pool = (this.ds.driver as unknown as { master: { query(sql: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[] }> } }).master;
+    return (await pool.query(sql, params)).rows;
+  }
+
+  async #all(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+    if (this.dialect === 'sqlite') {
+      let entry = this.#statements.get(sql);
+      if (!entry) {
+        const stmt = (this.ds.driver as unknown as { databaseConnection: RawSqliteDb }).databaseConnection.prepare(sql).raw(true);
+        entry = { stmt, map: this.#mapper(stmt.columns().map((c) => c.name)) };
+        if (this.#statements.size >= STATEMENT_CACHE) this.#statements.delete(this.#statements.keys().next().value!);
+        this.#statements.set(sql, entry);
+      }
+      return this.#cachedRows(sql, params, entry.stmt, entry.map);
+    }
+    const map = (this.#pgMapper ??= this.#mapper(null));
+    return (await this.#pg(manager, sql, params)).map(map);
+  }
+
+  #cachedRows(sql: string, params: unknown[], stmt: RawStatement, map: Mapper): Record<string, unknown>[] {
+    const db = this.#db();
+    if (db.inTransaction) return stmt.all(...params).map(map);
+    const stamp = (this.#stampStmt ??= db.prepare(STAMP_SQL).raw(true)).all()[0]!.join(':');
+    const key = `${sql}\u0000${JSON.stringify(params)}`;
+    const hit = this.#results.get(key);
+    if (hit) {
+      this.#results.delete(key);
+      if (hit.stamp === stamp) {
+        this.#results.set(key, hit);
+        if (!this.#flat) return hit.rows.map(map);
+        hit.mapped ??= hit.rows.map(map);
+        return hit.mapped.map((r) => ({ ...r }));
+      }
+    }
+    const rows = stmt.all(...params);
+    if (rows.length <= RESULT_CACHE_MAX_ROWS) {
+      if (this.#results.size >= RESULT_CACHE) this.#results.delete(this.#results.keys().next().value!);
+      this.#results.set(key, { stamp, rows });
+    }
+    return rows.map(map);
+  }
+
+  /** `extra` adds one more condition (full-text match) built with the same placeholders. */
+  async list(manager: EntityManager, q: { filter?: Filter; sort?: SortKey[]; limit?: number; offset?: number }, extra?: (ph: (v: unknown) => string) => string): Promise<Record<string, unknown>[]> {
+    const params: unknown[] = [];
+    let where = this.where(q.filter, params, this.#valueModes(q.filter));
+    if (extra) {
+      const cond = extra((v) => {
+        params.push(v);
+        return this.dialect === 'postgres' ? `$${params.length}` : '?';
+      });
+      where = where ? `${where} AND ${cond}` : ` WHERE ${cond}`;
+    }
+    let sql = `SELECT ${this.#select} FROM ${this.#table}${where}${this.orderBy(q.sort)}`;
+    if (q.limit !== undefined) sql += ` LIMIT ${Math.max(0, Math.trunc(q.limit))}`;
+    if (q.offset) sql += `${q.limit === undefined && this.dialect === 'sqlite' ? ' LIMIT -1' : ''} OFFSET ${Math.max(0, Math.trunc(q.offset))}`;
+    return this.#all(manager, sql, params);
+  }
+
+  /** The uids of the records matching the filter (writes that must know which records they touch). */
+  async uids(manager: EntityManager, filter?: Filter): Promise<string[]> {
+    const params: unknown[] = [];
+    const sql = `SELECT "uid" FROM ${this.#table}${this.where(filter, params, this.#valueModes(filter))}`;
+    if (this.dialect === 'sqlite') {
+      const stmt = (this.ds.driver as unknown as { databaseConnection: RawSqliteDb }).databaseConnection.prepare(sql).raw(true);
+      return stmt.all(...params).map((r) => String(r[0]));
+    }
+    return (await this.#pg(manager, sql, params)).map((r) => String(r.uid));
+  }
+
+  async #count(manager: EntityManager, sql: string, params: unknown[]): Promise<number> {
+    if (this.dialect === 'sqlite') {
+      const stmt = (this.ds.driver as unknown as { databaseConnection: RawSqliteDb }).databaseConnection.prepare(sql).raw(true);
+      return Number(stmt.all(...params)[0][0]);
+    }
+    const rows = (await this.#pg(manager, sql, params)) as Array<{ n: string | number }>;
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async get(manager: EntityManager, uid: string): Promise<Record<string, unknown> | null> {
+    const rows = await this.#all(manager, `SELECT ${this.#select} FROM ${this.#table} WHERE "uid" = ${this.dialect === 'postgres' ? '$1' : '?'}`, [uid]);
+    return rows[0] ?? null;
+  }
+
+  async count(manager: EntityManager, filter?: Filter): Promise<number> {
+    const params: unknown[] = [];
+    const rows = await this.#count(manager, `SELECT COUNT(*) AS n FROM ${this.#table}${this.where(filter, params, this.#valueModes(filter))}`, params);
+    return Number(rows);
+  }
+}

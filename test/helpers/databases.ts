@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+const ADMIN_URL = process.env.SVCMAIL_TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** In CI a test that needs PostgreSQL fails when it is missing; elsewhere it is skipped. */
+export async function postgresAvailable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch (e) {
+    if (process.env.CI === 'true') throw new Error(`PostgreSQL is required in CI but not reachable at ${ADMIN_URL}: ${(e as Error).message}`);
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh PostgreSQL database per run so runs never collide; dropped afterwards. */
+export async function freshPostgres(): Promise<TestDatabase> {
+  const name = `svcmail_t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
+  return {
+    url,
+    async drop() {
+      const c = new pg.Client({ connectionString: ADMIN_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+/** A fresh SQLite file in a temporary directory. */
+export function freshSqlite(): TestDatabase {
+  const dir = mkdtempSync(join(tmpdir(), 'svcmail-sqlite-'));
+  return { url: `sqlite:${join(dir, 'test.sqlite')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface Backend {
+  name: string;
+  open(): Promise<TestDatabase>;
+}
+
+/** The SQL backends every integration test runs on: SQLite always, PostgreSQL when reachable (always in CI). */
+export async function sqlBackends(): Promise<Backend[]> {
+  const list: Backend[] = [{ name: 'sqlite', open: async () => freshSqlite() }];
+  if (await postgresAvailable()) list.push({ name: 'postgres', open: freshPostgres });
+  return list;
+}

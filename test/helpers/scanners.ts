@@ -1,0 +1,112 @@
+// Real rspamd and clamd for the inbound tests (see ../shared/TESTING.md, Scanners). Started once per
+// test file on free loopback ports; rspamd's hyperscan cache lives in a fixed directory under the
+// system temp dir so only the first start of a machine pays the ~30 s compile.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
+export const EICAR = 'X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*';
+
+export interface Scanners {
+  rspamdUrl: string;
+  clamdAddress: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, what: string, ms: number, child: ChildProcess): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what} did not start within ${ms} ms`);
+}
+
+export function scannersInstalled(): boolean {
+  return existsSync('/usr/bin/rspamd') && existsSync('/usr/sbin/clamd');
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of running) c.kill('SIGKILL');
+});
+
+function track(child: ChildProcess): ChildProcess {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+  });
+}
+
+export async function startRspamd(): Promise<{ url: string; stop(): Promise<void> }> {
+  const cache = join(tmpdir(), 'svcmail-rspamd-cache');
+  mkdirSync(cache, { recursive: true });
+  const dir = mkdtempSync(join(tmpdir(), 'svcmail-rspamd-'));
+  for (const d of ['run', 'log']) mkdirSync(join(dir, d));
+  const port = await freePort();
+  writeFileSync(join(dir, 'rspamd.conf'), `.include "$CONFDIR/common.conf"
+options {
+  pidfile = "$RUNDIR/rspamd.pid";
+  .include "$CONFDIR/options.inc"
+  dns { nameserver = ["127.0.0.1:9"]; timeout = 0.3s; retransmits = 1; sockets = 2; }
+}
+logging { type = "file"; filename = "$LOGDIR/rspamd.log"; level = "error"; }
+worker "normal" {
+  bind_socket = "127.0.0.1:${port}";
+  .include "$CONFDIR/worker-normal.inc"
+  count = 1;
+}
+`);
+  const child = track(spawn('rspamd', ['-f', '-i', '-u', 'root', '-g', 'root', '-c', join(dir, 'rspamd.conf'), '--var', `DBDIR=${cache}`, '--var', `RUNDIR=${dir}/run`, '--var', `LOGDIR=${dir}/log`, '--var', `LOCAL_CONFDIR=${dir}`], { stdio: 'ignore' }));
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(async () => (await fetch(`${url}/ping`, { signal: AbortSignal.timeout(1000) })).ok, 'rspamd', 120_000, child);
+  return { url, stop: async () => { await stopChild(child); rmSync(dir, { recursive: true, force: true }); } };
+}
+
+export async function startClamd(): Promise<{ address: string; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'svcmail-clamd-'));
+  mkdirSync(join(dir, 'db'));
+  // freshclam cannot download here: one local signature makes EICAR detectable offline.
+  writeFileSync(join(dir, 'db', 'local.ndb'), `Eicar-Test-Signature-Local:0:*:${Buffer.from(EICAR).toString('hex')}\n`);
+  const port = await freePort();
+  writeFileSync(join(dir, 'clamd.conf'), [`DatabaseDirectory ${dir}/db`, `TCPSocket ${port}`, 'TCPAddr 127.0.0.1', 'Foreground yes', `LogFile ${dir}/clamd.log`, 'StreamMaxLength 60M', ''].join('\n'));
+  const child = track(spawn('clamd', ['-c', join(dir, 'clamd.conf')], { stdio: 'ignore' }));
+  const address = `127.0.0.1:${port}`;
+  const ping = () => new Promise<boolean>((resolve) => {
+    import('node:net').then(({ connect }) => {
+      const s = connect({ host: '127.0.0.1', port }, () => s.write('zPING\0'));
+      s.on('data', (d) => { resolve(d.toString().startsWith('PONG')); s.destroy(); });
+      s.on('error', () => resolve(false));
+    });
+  });
+  await waitFor(ping, 'clamd', 60_000, child);
+  return { address, stop: async () => { await stopChild(child); rmSync(dir, { recursive: true, force: true }); } };
+}
+
+export async function startScanners(): Promise<Scanners> {
+  const [r, c] = await Promise.all([startRspamd(), startClamd()]);
+  return { rspamdUrl: r.url, clamdAddress: c.address, stop: async () => { await Promise.all([r.stop(), c.stop()]); } };
+}

@@ -1,0 +1,94 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startSigninDouble } from '../../helpers/signin-double.js';
+
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const CLI = join(ROOT, 'bin/svcmail.js');
+export const SECRET = 'appliance-test-secret-0123456789';
+
+/** Production rules (no development auto-login, secrets checked) for the CLI and the daemons. */
+export const PROD_ENV = { ...process.env, NODE_ENV: 'production', SVCMAIL_CONFIG: '' };
+
+export interface CliRun { code: number; stdout: string; stderr: string; json: () => any } // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Runs `svcmail …` as a real process. */
+export function svcmail(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...PROD_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr, json: () => JSON.parse(stdout) }));
+  });
+}
+
+export function setupArgs(dir: string, authUrl: string, extra: string[] = []): string[] {
+  return ['--config', join(dir, 'svcmail.conf'), 'setup', '--non-interactive', '--domain', 'example.test', '--host', 'mail.example.test',
+    '--auth-url', authUrl, '--auth-secret', SECRET, '--auth-issuer', 'auth.example.test', ...extra];
+}
+
+/** sha256 of every file under dir (relative path → hash), to prove a re-run changed nothing. */
+export function hashTree(dir: string, skip: RegExp = /\.sqlite/): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (skip.test(p)) continue;
+      if (e.isDirectory()) walk(p);
+      else out[p.slice(dir.length)] = `${(statSync(p).mode & 0o777).toString(8)}:${createHash('sha256').update(readFileSync(p)).digest('hex')}`;
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+export const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
+
+/**
+ * The sign-in service for the doctor checks: the shared test double (test/helpers/signin-double.ts)
+ * with user alice and her app password. Any answer below 500 carries the Date header doctor reads.
+ */
+export async function startSignin(opts: { secret: string; audience: string; issuer: string; password?: string }): Promise<{ url: string; close(): Promise<void> }> {
+  return startSigninDouble({ users: { alice: { passwords: [opts.password ?? 'app-password'] } }, secret: opts.secret, audience: opts.audience, issuer: opts.issuer });
+}
+
+/** The real api daemon (bin/svcmail-api.js) on the given config; resolves once /api/status answers. */
+export function startApiDaemon(configFile: string, port: number, env: NodeJS.ProcessEnv = {}): Promise<RunningDaemon> {
+  return startDaemon('api', configFile, port, { env });
+}
+
+/** The real push daemon (bin/svcmail-push.js); resolves once /push/status answers. */
+export function startPushDaemon(configFile: string, port: number, set: string[] = []): Promise<RunningDaemon> {
+  return startDaemon('push', configFile, port, { set });
+}
+
+export interface RunningDaemon { child: ChildProcess; url: string; stop(): Promise<void>; output: () => string }
+
+/** A daemon as a real process (`bin` defaults to this checkout's bin/svcmail-<name>.js): --config, listen:<name>, --set flags. */
+export async function startDaemon(name: 'api' | 'push', configFile: string, port: number, opts: { env?: NodeJS.ProcessEnv; set?: string[]; bin?: string } = {}): Promise<RunningDaemon> {
+  const flags = ['--config', configFile, '--set', `listen:${name}=127.0.0.1:${port}`, '--set', 'log:level=warn', ...(opts.set ?? []).flatMap((x) => ['--set', x])];
+  const child = spawn(process.execPath, [opts.bin ?? join(ROOT, `bin/svcmail-${name}.js`), ...flags], { env: { ...PROD_ENV, NOTIFY_SOCKET: '', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const url = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} daemon exited ${child.exitCode}: ${output}`);
+    try {
+      if ((await fetch(`${url}/${name}/status`)).status === 200) break;
+    } catch { /* not yet */ }
+    if (Date.now() > until) throw new Error(`${name} daemon not ready: ${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    child, url, output: () => output,
+    stop: () => new Promise((r) => { if (child.exitCode !== null) return r(); child.once('exit', () => r()); child.kill('SIGTERM'); }),
+  };
+}
+
+export const openssl = (args: string[]) => spawnSync('openssl', args, { encoding: 'utf8' });

@@ -1,0 +1,100 @@
+// npm run package:deb builds an installable Debian package; check its contents and run the CLI from it.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../helpers/scanners.js';
+import { ROOT, SECRET, startDaemon } from './helpers.js';
+
+const run = (cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
+  spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 256 << 20, ...opts });
+
+describe('npm run package:deb', () => {
+  const out = mkdtempSync(join(tmpdir(), 'svcmail-deb-out-'));
+  const x = mkdtempSync(join(tmpdir(), 'svcmail-deb-x-'));
+  const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  let deb: string;
+
+  beforeAll(() => {
+    const r = run('npm', ['run', 'package:deb', '--', out], { cwd: ROOT });
+    expect(r.status, r.stderr + r.stdout).toBe(0);
+    deb = join(out, `svcmail_${version}_${run('dpkg', ['--print-architecture']).stdout.trim()}.deb`);
+    expect(existsSync(deb)).toBe(true);
+  }, 300_000);
+  afterAll(() => {
+    rmSync(out, { recursive: true, force: true });
+    rmSync(x, { recursive: true, force: true });
+  });
+
+  it('holds the built JS, production node_modules, the units and the man pages', () => {
+    const list = run('dpkg-deb', ['-c', deb]).stdout.split('\n').map((l) => l.replace(/^.*\s\.\//, '/').replace(/ -> .*$/, ''));
+    for (const path of [
+      '/usr/bin/svcmail', '/usr/lib/svcmail/bin/svcmail.js', '/usr/lib/svcmail/bin/svcmail-api.js', '/usr/lib/svcmail/dist/cli/main.js',
+      '/usr/lib/svcmail/dist/daemons/api/main.js', '/usr/lib/svcmail/node_modules/express/package.json', '/usr/lib/svcmail/node_modules/better-sqlite3/package.json',
+      '/usr/lib/svcmail/packaging/pm2/ecosystem.config.cjs', '/lib/systemd/system/svcmail.target', '/lib/systemd/system/svcmail-api.service',
+      '/lib/systemd/system/svcmail-worker.service', '/lib/systemd/system/svcmail-push.service', '/lib/systemd/system/svcmail-protocols.service',
+      '/usr/share/man/man1/svcmail.1.gz', '/usr/share/man/man1/svcmail-admin.1.gz', '/usr/share/man/man5/svcmail.conf.5.gz', '/usr/share/doc/svcmail/copyright',
+    ]) expect(list, path).toContain(path);
+    // No TypeScript sources (they would switch on development behaviour) and no development dependencies.
+    expect(list.filter((p) => /^\/usr\/lib\/svcmail\/(lib|cli|daemons)\//.test(p))).toEqual([]);
+    for (const dev of ['vitest', 'typescript', 'eslint', 'fast-check', 'pm2']) expect(list).not.toContain(`/usr/lib/svcmail/node_modules/${dev}/`);
+  });
+
+  it('has control data and a postinst that creates the svcmail user, /etc/svcmail and /var/lib/svcmail', () => {
+    const info = run('dpkg-deb', ['-f', deb, 'Package', 'Version', 'Depends']).stdout;
+    expect(info).toContain('Package: svcmail');
+    expect(info).toContain(`Version: ${version}`);
+    expect(info).toMatch(/Depends: .*nodejs \(>= 20/);
+    const control = mkdtempSync(join(tmpdir(), 'svcmail-deb-ctl-'));
+    try {
+      expect(run('dpkg-deb', ['-e', deb, control]).status).toBe(0);
+      const postinst = readFileSync(join(control, 'postinst'), 'utf8');
+      expect(postinst).toMatch(/adduser --system .*svcmail/s);
+      expect(postinst).toContain('install -d -m 0750 -o root -g svcmail /etc/svcmail');
+      expect(postinst).toContain('install -d -m 0750 -o svcmail -g svcmail /var/lib/svcmail');
+      expect(run('sh', ['-n', join(control, 'postinst')]).status).toBe(0);
+    } finally {
+      rmSync(control, { recursive: true, force: true });
+    }
+  });
+
+  it('runs from the extracted package (dist/, its own node_modules): --version and a setup', () => {
+    expect(run('dpkg', ['-x', deb, x]).status).toBe(0);
+    expect(readlinkSync(join(x, 'usr/bin/svcmail'))).toBe('../lib/svcmail/bin/svcmail.js');
+    const cli = join(x, 'usr/lib/svcmail/bin/svcmail.js');
+    const env = { PATH: process.env.PATH, NODE_ENV: 'production', HOME: x };
+    expect(run(process.execPath, [cli, '--version'], { env }).stdout.trim()).toBe(version);
+    const conf = join(x, 'etc/svcmail.conf');
+    const r = run(process.execPath, [cli, '--config', conf, '--json', 'setup', '--non-interactive', '--domain', 'example.test', '--host', 'mail.example.test',
+      '--auth-url', 'http://127.0.0.1:9', '--auth-secret', SECRET], { env, cwd: x });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).steps.find((s: { step: string }) => s.step === 'local CA').state).toBe('created');
+    expect(run('man', ['-l', join(x, 'usr/share/man/man1/svcmail-setup.1.gz')], { env: { ...process.env, MANWIDTH: '100' } }).stdout).toMatch(/--non-interactive/);
+  });
+
+  // Spec: Development auto-login "only from sources, never in a build" (Issue 2). The same
+  // configuration and NODE_ENV=development: the packaged daemon (dist/) asks for a token, the
+  // daemon run from this checkout's sources signs the request in as the development administrator.
+  it('the packaged api daemon refuses development auto-login under NODE_ENV=development', { timeout: 120_000 }, async () => {
+    const conf = join(x, 'etc/svcmail.conf');
+    expect(existsSync(conf)).toBe(true); // written by the setup above
+    const env = { NODE_ENV: 'development', HOME: x };
+    const request = (url: string) => fetch(`${url}/api/mail/domains`).then(async (r) => ({ status: r.status, body: await r.json() as { code?: string } }));
+    const packaged = await startDaemon('api', conf, await freePort(), { env, bin: join(x, 'usr/lib/svcmail/bin/svcmail-api.js') });
+    try {
+      expect(await request(packaged.url)).toEqual({ status: 401, body: expect.objectContaining({ code: 'api-100', status: 401 }) });
+      expect(packaged.output()).not.toMatch(/auto-login is ON/);
+    } finally {
+      await packaged.stop();
+    }
+    const sources = await startDaemon('api', conf, await freePort(), { env });
+    try {
+      const r = await request(sources.url);
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual([expect.objectContaining({ name: 'example.test' })]);
+    } finally {
+      await sources.stop();
+    }
+  });
+});

@@ -1,0 +1,273 @@
+// The Store contract: one suite, run unchanged against every adapter (SQLite, PostgreSQL).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ApiError } from '../../../lib/errors/index.js';
+import { defineModel, type Repo, type Store } from '../../../lib/storage/index.js';
+import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { sqlBackends, type TestDatabase } from '../../helpers/databases.js';
+
+const Thing = defineModel({
+  name: 'contract_thing',
+  table: 'contract_things',
+  fields: {
+    name: z.string(),
+    owner: z.string(),
+    size: z.number().int(),
+    score: z.number().optional(),
+    flagged: z.boolean().default(false),
+    tags: z.array(z.string()).default([]),
+    seenAt: z.date().nullable().optional(),
+  },
+  indexes: [{ fields: ['owner', 'size'] }, { fields: ['name'], unique: true }],
+});
+
+const Job = defineModel({ name: 'contract_job', table: 'contract_jobs', fields: { state: z.string() }, lease: true });
+
+const Doc = defineModel({ name: 'contract_doc', table: 'contract_docs', fields: { owner: z.string(), at: z.number().int() }, fullText: true });
+
+type ThingT = z.infer<z.ZodObject<typeof Thing.fields>>;
+type JobT = { state: string; claimedBy?: string | null; leaseUntil?: Date | null };
+
+const backends = await sqlBackends();
+
+describe.each(backends)('Store contract on $name', (backend) => {
+  let db: TestDatabase;
+  let store: Store;
+  let things: Repo<ThingT>;
+  let jobs: Repo<JobT>;
+  let docs: Repo<{ owner: string; at: number }>;
+
+  beforeAll(async () => {
+    db = await backend.open();
+    store = await openSqlStore({ url: db.url, models: [Thing, Job, Doc], synchronize: true });
+    things = store.repo<ThingT>(Thing);
+    jobs = store.repo<JobT>(Job);
+    docs = store.repo<{ owner: string; at: number }>(Doc);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+
+  it('creates records with a sortable server uid, version 1 and timestamps', async () => {
+    const a = await things.create({ name: 'a', owner: 'o1', size: 3, flagged: false, tags: ['x', 'y'] });
+    const b = await things.create({ name: 'b', owner: 'o1', size: 1, flagged: true, tags: [] });
+    expect(a.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(a.uid < b.uid).toBe(true);
+    expect(a.version).toBe(1);
+    const got = await things.get(a.uid);
+    expect(got).toMatchObject({ name: 'a', owner: 'o1', size: 3, flagged: false, tags: ['x', 'y'], version: 1 });
+    expect(got!.createdAt).toBeInstanceOf(Date);
+    expect(await things.get('00000000-0000-7000-8000-000000000000')).toBeNull();
+  });
+
+  it('refuses a duplicate unique value with api-112', async () => {
+    await expect(things.create({ name: 'a', owner: 'o2', size: 9, flagged: false, tags: [] })).rejects.toMatchObject({ code: 'api-112' });
+  });
+
+  it('lists with filters, operators, sort, limit and offset', async () => {
+    for (let i = 0; i < 10; i++) await things.create({ name: `n${i}`, owner: 'o3', size: i, flagged: i % 2 === 0, tags: [], score: i / 2 });
+    const all = await things.list({ filter: { owner: 'o3' }, sort: [{ field: 'size', dir: 'desc' }] });
+    expect(all.map((t) => t.size)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    const page = await things.list({ filter: { owner: 'o3' }, sort: [{ field: 'size', dir: 'asc' }], limit: 3, offset: 3 });
+    expect(page.map((t) => t.size)).toEqual([3, 4, 5]);
+    expect((await things.list({ filter: { owner: 'o3', flagged: true } })).length).toBe(5);
+    expect((await things.list({ filter: { owner: 'o3', size: { $gte: 7 } } })).length).toBe(3);
+    expect((await things.list({ filter: { owner: 'o3', size: { $gt: 2, $lt: 5 } } })).map((t) => t.size).sort()).toEqual([3, 4]);
+    expect((await things.list({ filter: { size: { $in: [1, 2] }, owner: 'o3' } })).length).toBe(2);
+    expect((await things.list({ filter: { size: { $in: [] } } })).length).toBe(0);
+    expect((await things.list({ filter: { owner: 'o3', name: { $ne: 'n1' } } })).length).toBe(9);
+    expect((await things.list({ filter: { owner: 'o3', score: { $lte: 1 } } })).length).toBe(3);
+    expect(await things.count({ owner: 'o3' })).toBe(10);
+    expect(await things.count({ owner: 'nobody' })).toBe(0);
+  });
+
+  it('filters on null and on dates', async () => {
+    const when = new Date('2026-01-02T03:04:05.678Z');
+    const t = await things.create({ name: 'dated', owner: 'o4', size: 1, flagged: false, tags: [], seenAt: when });
+    await things.create({ name: 'undated', owner: 'o4', size: 1, flagged: false, tags: [], seenAt: null });
+    expect((await things.get(t.uid))!.seenAt!.toISOString()).toBe(when.toISOString());
+    expect((await things.list({ filter: { owner: 'o4', seenAt: null } })).map((r) => r.name)).toEqual(['undated']);
+    expect((await things.list({ filter: { owner: 'o4', seenAt: { $gte: new Date('2026-01-01') } } })).map((r) => r.name)).toEqual(['dated']);
+  });
+
+  it('refuses filters on unknown or JSON fields', async () => {
+    await expect(things.list({ filter: { nope: 1 } })).rejects.toBeInstanceOf(ApiError);
+    await expect(things.list({ filter: { tags: 'x' } })).rejects.toMatchObject({ code: 'api-106' });
+  });
+
+  it('updates conditionally on version: stale answers api-108, absent api-107', async () => {
+    const t = await things.create({ name: 'v', owner: 'o5', size: 1, flagged: false, tags: [] });
+    const u = await things.update(t.uid, { size: 2 }, { expectedVersion: 1 });
+    expect(u.version).toBe(2);
+    expect(u.size).toBe(2);
+    expect(u.updatedAt.getTime()).toBeGreaterThanOrEqual(t.updatedAt.getTime());
+    await expect(things.update(t.uid, { size: 3 }, { expectedVersion: 1 })).rejects.toMatchObject({ code: 'api-108', status: 409 });
+    expect((await things.get(t.uid))!.size).toBe(2);
+    await expect(things.update('00000000-0000-7000-8000-000000000000', { size: 3 })).rejects.toMatchObject({ code: 'api-107' });
+    const unconditional = await things.update(t.uid, { tags: ['z'] });
+    expect(unconditional).toMatchObject({ version: 3, tags: ['z'] });
+  });
+
+  it('deletes conditionally on version', async () => {
+    const t = await things.create({ name: 'd', owner: 'o6', size: 1, flagged: false, tags: [] });
+    await expect(things.delete(t.uid, { expectedVersion: 7 })).rejects.toMatchObject({ code: 'api-108' });
+    expect(await things.delete(t.uid, { expectedVersion: 1 })).toBe(true);
+    expect(await things.get(t.uid)).toBeNull();
+    expect(await things.delete(t.uid)).toBe(false);
+  });
+
+  it('updates and deletes in bulk, bumping versions', async () => {
+    for (let i = 0; i < 4; i++) await things.create({ name: `bulk${i}`, owner: 'o7', size: i, flagged: false, tags: [] });
+    expect(await things.updateMany({ owner: 'o7', size: { $lt: 2 } }, { flagged: true })).toBe(2);
+    const flagged = await things.list({ filter: { owner: 'o7', flagged: true } });
+    expect(flagged.every((t) => t.version === 2)).toBe(true);
+    expect(await things.deleteMany({ owner: 'o7' })).toBe(4);
+    expect(await things.count({ owner: 'o7' })).toBe(0);
+  });
+
+  it('keeps counters exact under concurrent increments', async () => {
+    const t = await things.create({ name: 'counter', owner: 'o8', size: 0, flagged: false, tags: [] });
+    await Promise.all(Array.from({ length: 100 }, (_, i) => things.increment(t.uid, { size: i % 2 === 0 ? 2 : -1 })));
+    const after = await things.get(t.uid);
+    expect(after!.size).toBe(50);
+    expect(after!.version).toBe(101);
+    expect(await things.increment('00000000-0000-7000-8000-000000000000', { size: 1 })).toBeNull();
+  });
+
+  it('commits or rolls back a transaction as a whole', async () => {
+    await store.transaction(async (tx) => {
+      await tx.repo<ThingT>(Thing).create({ name: 'tx1', owner: 'o9', size: 1, flagged: false, tags: [] });
+    });
+    await expect(store.transaction(async (tx) => {
+      await tx.repo<ThingT>(Thing).create({ name: 'tx2', owner: 'o9', size: 1, flagged: false, tags: [] });
+      throw new Error('boom');
+    })).rejects.toThrow('boom');
+    expect((await things.list({ filter: { owner: 'o9' } })).map((t) => t.name)).toEqual(['tx1']);
+  });
+
+  it('keeps a transaction usable after a duplicate create it handles (api-112), and commits the rest', async () => {
+    // addBlobRef's pattern: create, and on api-112 (another writer was first) go on. On PostgreSQL a
+    // failed statement aborts the transaction unless the insert ran under a savepoint (bench/soak.ts).
+    await things.create({ name: 'dup-base', owner: 'o12', size: 1, flagged: false, tags: [] });
+    await store.transaction(async (tx) => {
+      const repo = tx.repo<ThingT>(Thing);
+      await repo.create({ name: 'dup-before', owner: 'o12', size: 2, flagged: false, tags: [] });
+      await expect(repo.create({ name: 'dup-base', owner: 'o12', size: 3, flagged: false, tags: [] })).rejects.toMatchObject({ code: 'api-112' });
+      await repo.create({ name: 'dup-after', owner: 'o12', size: 4, flagged: false, tags: [] });
+      const base = await repo.findOne({ name: 'dup-base' });
+      expect(await repo.increment(base!.uid, { size: 10 })).toMatchObject({ size: 11 });
+    });
+    expect((await things.list({ filter: { owner: 'o12' }, sort: [{ field: 'name', dir: 'asc' }] })).map((t) => [t.name, t.size])).toEqual([['dup-after', 4], ['dup-base', 11], ['dup-before', 2]]);
+  });
+
+  it('hands each leased record to exactly one of several concurrent claimers', async () => {
+    for (let i = 0; i < 20; i++) await jobs.create({ state: 'queued' });
+    const claims = await Promise.all(['w1', 'w2', 'w3', 'w4'].map((owner) => jobs.claim({ state: 'queued' }, { owner, leaseMs: 60_000, limit: 10 })));
+    const uids = claims.flat().map((j) => j.uid);
+    expect(uids.length).toBe(20);
+    expect(new Set(uids).size).toBe(20);
+    expect(await jobs.claim({ state: 'queued' }, { owner: 'w5', leaseMs: 60_000, limit: 10 })).toEqual([]);
+    const mine = claims[0][0];
+    expect(await jobs.release(mine.uid, 'someone-else', { state: 'done' })).toBe(false);
+    expect(await jobs.release(mine.uid, mine.claimedBy!, { state: 'done' })).toBe(true);
+    expect(await jobs.get(mine.uid)).toMatchObject({ state: 'done', claimedBy: null, leaseUntil: null });
+  });
+
+  it('gives an expired lease to the next claimer', async () => {
+    const j = await jobs.create({ state: 'expiring' });
+    const first = await jobs.claim({ state: 'expiring' }, { owner: 'crashed', leaseMs: 1, limit: 1 });
+    expect(first.map((x) => x.uid)).toEqual([j.uid]);
+    await new Promise((r) => setTimeout(r, 20));
+    const second = await jobs.claim({ state: 'expiring' }, { owner: 'survivor', leaseMs: 60_000, limit: 1 });
+    expect(second.map((x) => x.claimedBy)).toEqual(['survivor']);
+  });
+
+  it('holds integers past 2^31 (quotas and sizes in bytes)', async () => {
+    const big = 5 * 1024 ** 3;
+    const t = await things.create({ name: 'big', owner: 'o10', size: big, flagged: false, tags: [] });
+    expect((await things.get(t.uid))!.size).toBe(big);
+    expect((await things.increment(t.uid, { size: big }))!.size).toBe(2 * big);
+    expect((await things.list({ filter: { owner: 'o10', size: { $gt: 2 ** 32 } } })).map((r) => r.name)).toEqual(['big']);
+  });
+
+  it('searches full-text documents: every word, prefixes, case-insensitive, with filter, order and paging', async () => {
+    const a = await docs.create({ owner: 'o1', at: 1 });
+    const b = await docs.create({ owner: 'o1', at: 2 });
+    const c = await docs.create({ owner: 'o2', at: 3 });
+    await docs.setText(a.uid, 'Quarterly REPORT about apples');
+    await docs.setText(b.uid, 'report on pears; quarterly numbers');
+    await docs.setText(c.uid, 'Quarterly report, other owner');
+    const uids = (rows: Array<{ uid: string }>) => rows.map((r) => r.uid);
+    expect(uids(await docs.search('report quarterly', { filter: { owner: 'o1' }, sort: [{ field: 'at', dir: 'desc' }] }))).toEqual([b.uid, a.uid]);
+    expect(uids(await docs.search('APPL'))).toEqual([a.uid]);
+    expect(uids(await docs.search('report', { sort: [{ field: 'at', dir: 'asc' }], limit: 1, offset: 1 }))).toEqual([b.uid]);
+    expect(await docs.search('report bananas')).toEqual([]);
+    expect(await docs.search('"); DROP TABLE x; --')).toEqual([]);
+    expect(await docs.search('  ')).toEqual([]);
+    // Replacing a document forgets the old words; deleting the record forgets it entirely.
+    await docs.setText(a.uid, 'melons');
+    expect(uids(await docs.search('apples'))).toEqual([]);
+    expect(uids(await docs.search('melons'))).toEqual([a.uid]);
+    await docs.delete(a.uid);
+    expect(await docs.search('melons')).toEqual([]);
+    await store.transaction(async (tx) => tx.repo(Doc).setText(b.uid, 'kiwis inside a transaction'));
+    expect(uids(await docs.search('kiwi'))).toEqual([b.uid]);
+    await docs.deleteMany({ owner: 'o1' });
+    expect(await docs.search('kiwis')).toEqual([]);
+    expect(uids(await docs.search('other'))).toEqual([c.uid]);
+    await expect(things.search('x')).rejects.toThrow(/full-text/);
+  });
+
+  it('keeps full-text documents across a reopen; replaces and deletes one among many, leaving the others', async () => {
+    const many = await store.transaction(async (tx) => {
+      const out = [];
+      for (let i = 0; i < 300; i++) {
+        const d = await tx.repo<{ owner: string; at: number }>(Doc).create({ owner: 'o7', at: i });
+        await tx.repo(Doc).setText(d.uid, `lemur w${i}q`);
+        out.push(d);
+      }
+      return out;
+    });
+    const again = await openSqlStore({ url: db.url, models: [Thing, Job, Doc], synchronize: true });
+    try {
+      const docs2 = again.repo<{ owner: string; at: number }>(Doc);
+      await docs2.setText(many[10].uid, 'otter');
+      await docs2.delete(many[20].uid);
+      expect((await docs2.search('lemur', { filter: { owner: 'o7' }, limit: 1000 })).length).toBe(298);
+      expect((await docs2.search('otter')).map((r) => r.uid)).toEqual([many[10].uid]);
+      expect(await docs2.search('w20q')).toEqual([]);
+      expect((await docs2.search('w21q')).map((r) => r.uid)).toEqual([many[21].uid]);
+    } finally {
+      await again.close();
+    }
+    expect((await docs.search('otter')).map((r) => r.uid)).toEqual([many[10].uid]);
+  });
+
+  it('answers ping while open', async () => {
+    await expect(store.ping()).resolves.toBeUndefined();
+  });
+});
+
+describe('SQLite opened by several processes at once', () => {
+  it('creates the schema once and every opener succeeds', async () => {
+    const handle = (await sqlBackends())[0];
+    const db = await handle.open();
+    const stores = await Promise.all(Array.from({ length: 4 }, () => openSqlStore({ url: db.url, models: [Thing, Job], synchronize: true })));
+    await stores[0].repo<ThingT>(Thing).create({ name: 'x', owner: 'o', size: 1, flagged: false, tags: [] });
+    for (const st of stores) expect(await st.repo<ThingT>(Thing).count({})).toBe(1);
+    await Promise.all(stores.map((st) => st.close()));
+    await db.drop();
+  });
+});
+
+describe('Store when the datastore is gone', () => {
+  it('answers api-113 on ping after close', async () => {
+    const db = (await sqlBackends())[0];
+    const handle = await db.open();
+    const store = await openSqlStore({ url: handle.url, models: [Thing], synchronize: true });
+    await store.close();
+    await expect(store.ping()).rejects.toMatchObject({ code: 'api-113' });
+    await handle.drop();
+  });
+});

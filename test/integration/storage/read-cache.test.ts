@@ -1,0 +1,92 @@
+// The SQLite read path keeps results while the database is unchanged (lib/storage/sql/select.ts).
+// A kept result must never outlive a change: not one made through this store, not one committed by
+// another connection (another process: the worker, the CLI), not one made and rolled back inside a
+// transaction. And callers never share objects. PostgreSQL reads format timestamps in the database;
+// the dates read back must be the instants written.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineModel, type Store } from '../../../lib/storage/index.js';
+import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { sqlBackends, type TestDatabase } from '../../helpers/databases.js';
+
+const Flat = defineModel({ name: 'cache_flat', table: 'cache_flats', fields: { owner: z.string(), n: z.number().int(), at: z.date().nullable().optional() }, indexes: [{ fields: ['owner'] }] });
+const Nested = defineModel({ name: 'cache_nested', table: 'cache_nesteds', fields: { owner: z.string(), tags: z.array(z.string()).default([]) } });
+type FlatT = { owner: string; n: number; at?: Date | null };
+type NestedT = { owner: string; tags: string[] };
+
+const backends = await sqlBackends();
+
+describe.each(backends)('read path ($name)', (backend) => {
+  let db: TestDatabase;
+  let store: Store;
+  let other: Store;
+
+  beforeAll(async () => {
+    db = await backend.open();
+    store = await openSqlStore({ url: db.url, models: [Flat, Nested], synchronize: true });
+    // a second store on the same database: another connection, as another process would have
+    other = await openSqlStore({ url: db.url, models: [Flat, Nested], synchronize: false });
+  });
+  afterAll(async () => {
+    await other?.close();
+    await store?.close();
+    await db?.drop();
+  });
+
+  const ns = (rows: Array<{ n: number }>) => rows.map((r) => r.n).sort((a, b) => a - b);
+
+  it('sees a write through the same store and one committed by another connection', async () => {
+    const flats = store.repo<FlatT>(Flat);
+    const a = await flats.create({ owner: 'o1', n: 1 });
+    expect(ns(await flats.list({ filter: { owner: 'o1' } }))).toEqual([1]);
+    expect(ns(await flats.list({ filter: { owner: 'o1' } }))).toEqual([1]); // a repeat (kept on SQLite)
+    await flats.update(a.uid, { n: 2 });
+    expect(ns(await flats.list({ filter: { owner: 'o1' } }))).toEqual([2]);
+    expect((await flats.get(a.uid))!.n).toBe(2);
+    await other.repo<FlatT>(Flat).create({ owner: 'o1', n: 3 });
+    expect(ns(await flats.list({ filter: { owner: 'o1' } }))).toEqual([2, 3]);
+    await other.repo<FlatT>(Flat).update(a.uid, { n: 4 });
+    expect((await flats.get(a.uid))!.n).toBe(4);
+    await other.repo<FlatT>(Flat).delete(a.uid);
+    expect(await flats.get(a.uid)).toBeNull();
+    expect(ns(await flats.list({ filter: { owner: 'o1' } }))).toEqual([3]);
+  });
+
+  it('a change made and rolled back inside a transaction is never served afterwards', async () => {
+    const flats = store.repo<FlatT>(Flat);
+    await flats.create({ owner: 'o2', n: 1 });
+    expect(ns(await flats.list({ filter: { owner: 'o2' } }))).toEqual([1]);
+    await expect(store.transaction(async (tx) => {
+      await tx.repo<FlatT>(Flat).create({ owner: 'o2', n: 2 });
+      expect(ns(await tx.repo<FlatT>(Flat).list({ filter: { owner: 'o2' } }))).toEqual([1, 2]);
+      throw new Error('roll back');
+    })).rejects.toThrow('roll back');
+    expect(ns(await flats.list({ filter: { owner: 'o2' } }))).toEqual([1]);
+    expect(ns(await flats.list({ filter: { owner: 'o2' } }))).toEqual([1]);
+  });
+
+  it('callers never share objects: changing a returned record changes no later read', async () => {
+    const flats = store.repo<FlatT>(Flat);
+    const nested = store.repo<NestedT>(Nested);
+    await flats.create({ owner: 'o3', n: 7 });
+    await nested.create({ owner: 'o3', tags: ['a'] });
+    const first = await flats.list({ filter: { owner: 'o3' } });
+    first[0]!.n = 99;
+    expect((await flats.list({ filter: { owner: 'o3' } }))[0]!.n).toBe(7);
+    const tagged = await nested.list({ filter: { owner: 'o3' } });
+    tagged[0]!.tags.push('b');
+    expect((await nested.list({ filter: { owner: 'o3' } }))[0]!.tags).toEqual(['a']);
+  });
+
+  it('dates read back are the instants written, as Dates that serialise to ISO text', async () => {
+    const flats = store.repo<FlatT>(Flat);
+    const at = new Date('2031-02-03T04:05:06.789Z');
+    const created = await flats.create({ owner: 'o4', n: 1, at });
+    const got = (await flats.get(created.uid))!;
+    expect(got.at).toBeInstanceOf(Date);
+    expect(got.at!.getTime()).toBe(at.getTime());
+    expect(JSON.parse(JSON.stringify(got)).at).toBe('2031-02-03T04:05:06.789Z');
+    expect((await flats.list({ filter: { owner: 'o4', at: { $gte: at } } })).map((r) => r.uid)).toEqual([created.uid]);
+    expect(Math.abs(got.createdAt.getTime() - created.createdAt.getTime())).toBeLessThan(1);
+  });
+});
