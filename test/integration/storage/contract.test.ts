@@ -168,7 +168,8 @@ describe.each(backends)('Store contract on $name', (backend) => {
     expect(uids.length).toBe(20);
     expect(new Set(uids).size).toBe(20);
     expect(await jobs.claim({ state: 'queued' }, { owner: 'w5', leaseMs: 60_000, limit: 10 })).toEqual([]);
-    const mine = claims[0][0];
+    // Which claimers win is up to the database (two can take all 20 with limit 10); take any claim.
+    const mine = claims.flat()[0];
     expect(await jobs.release(mine.uid, 'someone-else', { state: 'done' })).toBe(false);
     expect(await jobs.release(mine.uid, mine.claimedBy!, { state: 'done' })).toBe(true);
     expect(await jobs.get(mine.uid)).toMatchObject({ state: 'done', claimedBy: null, leaseUntil: null });
