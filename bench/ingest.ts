@@ -37,7 +37,9 @@ function corpus(): Buffer[] {
 
 function daemon(bin: string, env: string, sets: Record<string, unknown>, core: string): ChildProcess {
   const args = Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]);
-  return spawn('taskset', ['-c', core, process.execPath, join(root, 'bin', bin), ...args], { env: { ...process.env, NODE_ENV: env, SVCMAIL_CONFIG: '' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  // BENCH_PROF_DIR=dir writes a V8 CPU profile of each daemon there (node --cpu-prof) for analysis.
+  const prof = process.env.BENCH_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF_DIR}`] : [];
+  return spawn('taskset', ['-c', core, process.execPath, ...prof, join(root, 'bin', bin), ...args], { env: { ...process.env, NODE_ENV: env, SVCMAIL_CONFIG: '' }, stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 2 : 'ignore', 'inherit'] });
 }
 
 const stop = (c: ChildProcess) => new Promise<void>((r) => {
@@ -62,7 +64,7 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
   const wake = `127.0.0.1:${await freePort()}`;
   const common = {
     'auth:secret': SECRET, 'auth:options:audience': 'bench', 'auth:options:issuer': 'bench', 'datastores:sql:url': dbUrl, data_dir: dir,
-    'mail:transport:ingest:secret': INGEST, 'mail:jobs:wake_address': wake, 'log:level': 'error', 'mail:internal:max_failures': 1000,
+    'mail:transport:ingest:secret': INGEST, 'mail:jobs:wake_address': wake, 'log:level': process.env.BENCH_LOG_LEVEL ?? 'error', 'mail:internal:max_failures': 1000,
     'mail:scan:rspamd:url': scanners?.rspamdUrl ?? `http://127.0.0.1:${await freePort()}`, 'mail:scan:clamd:address': scanners?.clamdAddress ?? `127.0.0.1:${await freePort()}`,
   };
   const api = daemon('svcmail-api.js', 'production', { ...common, 'listen:api': `127.0.0.1:${apiPort}` }, '0');
@@ -74,7 +76,7 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
     // the api daemon creates the schema: open the bench's own view of the store only once it answers
     store = await openSqlStore({ url: dbUrl, models: productModels(productRegistry()), synchronize: false });
     // Development scanner = the spec's development fallback (no scanner answers: clean, with a warning).
-    if (filingAvailable()) worker = daemon('svcmail-worker.js', scan === 'dev' ? 'development' : 'production', common, '1');
+    if (filingAvailable() && !process.env.BENCH_ACCEPT_ONLY) worker = daemon('svcmail-worker.js', scan === 'dev' ? 'development' : 'production', common, '1');
     const config = loadConfig({ env: { NODE_ENV: 'production' }, values: { 'auth:secret': SECRET, 'auth:options:audience': 'bench', 'auth:options:issuer': 'bench' } });
     const admin = await signToken(config, { uid: 'root', roles: ['admin'], elevated: true });
     const post = (path: string, body: unknown) => fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -98,8 +100,8 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
       }
     }));
     const acceptSeconds = (performance.now() - started) / 1000;
-    if (!filingAvailable()) {
-      return { messages: count, copies, errors, accepted_per_s: round(count / acceptSeconds, 0), filed: 'not measured: lib/mail does not export fileMessage yet' };
+    if (!filingAvailable() || process.env.BENCH_ACCEPT_ONLY) {
+      return { messages: count, copies, errors, accepted_per_s: round(count / acceptSeconds, 0), filed: process.env.BENCH_ACCEPT_ONLY ? 'not measured: BENCH_ACCEPT_ONLY (hand-off only, no worker)' : 'not measured: lib/mail does not export fileMessage yet' };
     }
     const repo = store.repo<IngestEntry>(IngestEntryModel);
     const deadline = Date.now() + 30 * 60_000;

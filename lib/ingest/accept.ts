@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ApiError, isApiError } from '../errors/index.js';
 import { crashPoint } from './crash.js';
 import type { Deps } from '../resources/index.js';
-import type { StagedBlob } from '../storage/index.js';
+import type { Repo, StagedBlob } from '../storage/index.js';
 import { rewriteFrom } from './from-rewrite.js';
 import { headerValue, prependHeaders, readHeaders } from './headers.js';
 import type { MailPort } from './mail-port.js';
@@ -55,16 +55,25 @@ export function transactionIdOf(h: Handoff): string {
 
 export const entryUid = (transactionId: string, mailboxUid: string, kind = 'rcpt'): string => sha(`${transactionId}\0${kind}\0${mailboxUid}`);
 
-async function createOnce(deps: Deps, data: IngestEntry & { uid: string }): Promise<'queued' | 'duplicate'> {
-  const repo = deps.store.repo<IngestEntry>(IngestEntryModel);
-  if (await repo.get(data.uid)) return 'duplicate';
-  try {
-    await repo.create(data);
+/** Queues entries that are not queued yet, all in one transaction (one commit however many mailboxes). */
+async function createOnce(deps: Deps, entries: Array<IngestEntry & { uid: string }>): Promise<Array<'queued' | 'duplicate'>> {
+  const create = (repo: Repo<IngestEntry>) => async (data: IngestEntry & { uid: string }, i: number): Promise<'queued' | 'duplicate'> => {
+    if (await repo.get(data.uid)) return 'duplicate';
+    try {
+      await repo.create(data);
+    } catch (e) {
+      if (isApiError(e) && e.code === 'api-112') return 'duplicate'; // another hand-off of the transaction was first
+      throw e;
+    }
+    if (i === 0) crashPoint('ingest.after-queue-row'); // one row written, not committed: a crash leaves none
     return 'queued';
-  } catch (e) {
-    if (isApiError(e) && e.code === 'api-112') return 'duplicate';
-    throw e;
-  }
+  };
+  return deps.store.transaction(async (tx) => {
+    const one = create(tx.repo<IngestEntry>(IngestEntryModel));
+    const out: Array<'queued' | 'duplicate'> = [];
+    for (const [i, e] of entries.entries()) out.push(await one(e, i));
+    return out;
+  });
 }
 
 function newEntry(uid: string, fields: Pick<IngestEntry, 'transactionId' | 'mailboxUid' | 'recipient' | 'envelopeFrom' | 'rawRef' | 'size' | 'transportQuarantine' | 'tag' | 'viaList'>): IngestEntry & { uid: string } {
@@ -141,16 +150,13 @@ export async function acceptHandoff(deps: IngestDeps, h: Handoff): Promise<Hando
       ? await staged.commit().then((b) => ({ ref: b.blobId, size: b.size }))
       : await deps.port.storeRaw(await rawBytes());
     crashPoint('ingest.after-blob');
-    const statusOf = new Map<string, 'queued' | 'duplicate'>();
-    for (const [mailboxUid, how] of expansion.mailboxes) {
-      const s = await createOnce(deps, newEntry(entryUid(transactionId, mailboxUid), {
-        transactionId, mailboxUid, recipient: how.recipient, envelopeFrom, rawRef: stored.ref, size: stored.size,
-        transportQuarantine: rules.quarantine !== null, tag: how.tag, viaList: how.viaList,
-      }));
-      crashPoint('ingest.after-queue-row'); // some recipients queued, no 202 yet: the MTA retries the transaction
-      statusOf.set(mailboxUid, s);
-      if (s === 'queued') queued++;
-    }
+    const boxes = [...expansion.mailboxes];
+    const statuses = await createOnce(deps, boxes.map(([mailboxUid, how]) => newEntry(entryUid(transactionId, mailboxUid), {
+      transactionId, mailboxUid, recipient: how.recipient, envelopeFrom, rawRef: stored.ref, size: stored.size,
+      transportQuarantine: rules.quarantine !== null, tag: how.tag, viaList: how.viaList,
+    })));
+    const statusOf = new Map(boxes.map(([mailboxUid], i) => [mailboxUid, statuses[i]]));
+    queued += statuses.filter((s) => s === 'queued').length;
     for (const r of results) {
       const boxes = byRecipient.get(r.recipient);
       if (r.status === 'queued' && boxes?.size && [...boxes].every((m) => statusOf.get(m) === 'duplicate')) r.status = 'duplicate';
@@ -172,9 +178,9 @@ export async function acceptHandoff(deps: IngestDeps, h: Handoff): Promise<Hando
     if (local.kind === 'mailbox') {
       const ndr = nonDeliveryReport(envelopeFrom, unknown, domainOf(envelopeFrom), headerValue(headers, 'subject'));
       const stored = await deps.port.storeRaw(ndr);
-      const s = await createOnce(deps, newEntry(entryUid(transactionId, local.mailboxUid, 'ndr'), {
+      const [s] = await createOnce(deps, [newEntry(entryUid(transactionId, local.mailboxUid, 'ndr'), {
         transactionId, mailboxUid: local.mailboxUid, recipient: envelopeFrom, envelopeFrom: '', rawRef: stored.ref, size: stored.size, transportQuarantine: false, tag: null, viaList: null,
-      }));
+      })]);
       if (s === 'queued') queued++;
     }
   }

@@ -11,6 +11,7 @@ import { schemaGaps, type SchemaGap } from './schema-gaps.js';
 import { SelectRunner } from './select.js';
 import { dropValues, ensureValueIndexes, hasValueIndexes, touchesValues, writeValues } from './value-index.js';
 import { WhereBuilder } from './where.js';
+import { WalSync } from './wal-sync.js';
 
 /** Serialises SQLite work on its single connection so a transaction never sees a stranger's write. */
 class Mutex {
@@ -22,7 +23,8 @@ class Mutex {
   }
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P03', '08006', '08001', '08003']);
+// SQLITE_BUSY: another process held the write lock past busy_timeout (5 s) — the datastore is not answering.
+const CONNECTION_CODES = new Set(['SQLITE_BUSY', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P03', '08006', '08001', '08003']);
 
 /** Translate driver failures into catalogue errors; other errors pass through untouched. */
 function mapError(e: unknown): unknown {
@@ -36,11 +38,42 @@ function mapError(e: unknown): unknown {
   return e;
 }
 
+/**
+ * A transaction on the store's connection. SQLite gets BEGIN IMMEDIATE: a deferred transaction
+ * that reads and then writes cannot wait for another process's writer (SQLite answers SQLITE_BUSY
+ * at once rather than let it write over a stale snapshot), so a worker filing while the api daemon
+ * queues mail failed with "database is locked". IMMEDIATE takes the write lock first, where
+ * busy_timeout applies. TypeORM can only issue a deferred BEGIN, so its runner's bookkeeping is set
+ * as startTransaction would set it; COMMIT, ROLLBACK and savepoints stay TypeORM's.
+ */
+async function inTransaction<R>(ds: DataSource, dialect: SqlDialect, fn: (m: EntityManager) => Promise<R>): Promise<R> {
+  if (dialect !== 'sqlite') return ds.transaction(fn);
+  const qr = ds.createQueryRunner();
+  await qr.connect();
+  try {
+    await qr.query('BEGIN IMMEDIATE');
+    Object.assign(qr, { isTransactionActive: true, transactionDepth: 1 });
+    let result: R;
+    try {
+      result = await fn(qr.manager);
+    } catch (e) {
+      await qr.rollbackTransaction().catch(() => undefined);
+      throw e;
+    }
+    await qr.commitTransaction();
+    return result;
+  } finally {
+    await qr.release();
+  }
+}
+
 interface Ctx {
   ds: DataSource;
   dialect: SqlDialect;
   models: Map<string, ModelDef>;
   lock: Mutex | null;
+  /** SQLite file databases: makes commits durable off the main thread (wal-sync.ts); null inside a transaction and on PostgreSQL. */
+  durable: WalSync | null;
   manager: EntityManager;
   /** One read-path runner (and prepared-statement cache) per model, shared with transactions. */
   selects: Map<string, SelectRunner>;
@@ -67,6 +100,13 @@ class SqlRepo<T extends object> implements Repo<T> {
     return this.ctx.lock ? this.ctx.lock.run(guarded) : guarded();
   }
 
+  /** A write outside a transaction: committed under the lock, then durable (the lock is free meanwhile). */
+  async #write<R>(fn: () => Promise<R>): Promise<R> {
+    const r = await this.#run(fn);
+    await this.ctx.durable?.sync();
+    return r;
+  }
+
   #where(alias?: string): WhereBuilder {
     return new WhereBuilder(this.ctx.ds, this.#orm.metadata, alias, this.model);
   }
@@ -77,7 +117,7 @@ class SqlRepo<T extends object> implements Repo<T> {
    */
   #atomic<R>(fn: (m: EntityManager) => Promise<R>): Promise<R> {
     if (this.ctx.manager.queryRunner) return fn(this.ctx.manager);
-    return this.ctx.ds.transaction(fn);
+    return inTransaction(this.ctx.ds, this.ctx.dialect, fn);
   }
 
   create(data: NewRecord<T>): Promise<Row<T>> {
@@ -88,13 +128,13 @@ class SqlRepo<T extends object> implements Repo<T> {
       rec.leaseUntil ??= null;
     }
     if (this.#values) {
-      return this.#run(() => this.#atomic(async (m) => {
+      return this.#write(() => this.#atomic(async (m) => {
         await this.#savepoint(() => m.getRepository(this.model.name).insert(rec));
         await writeValues(m, this.ctx.dialect, this.model, [rec], true);
         return rec as Row<T>;
       }));
     }
-    return this.#run(async () => {
+    return this.#write(async () => {
       await this.#savepoint(() => this.#orm.insert(rec));
       return rec as Row<T>;
     });
@@ -140,7 +180,7 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   async update(uid: string, patch: Patch<T>, opts: UpdateOptions = {}): Promise<Row<T>> {
-    return this.#run(async () => {
+    return this.#write(async () => {
       const filter: Filter = { uid };
       if (opts.expectedVersion !== undefined) filter.version = opts.expectedVersion;
       const affected = await this.#updateWhere(filter, patch);
@@ -179,7 +219,7 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   delete(uid: string, opts: UpdateOptions = {}): Promise<boolean> {
-    return this.#run(async () => {
+    return this.#write(async () => {
       const filter: Filter = { uid };
       if (opts.expectedVersion !== undefined) filter.version = opts.expectedVersion;
       const sides = this.model.fullText || this.#values;
@@ -199,15 +239,15 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   updateMany(filter: Filter, patch: Patch<T>): Promise<number> {
-    return this.#run(() => this.#updateWhere(filter, patch));
+    return this.#write(() => this.#updateWhere(filter, patch));
   }
 
   deleteMany(filter: Filter): Promise<number> {
     if (!this.model.fullText && !this.#values) {
-      return this.#run(async () => (await this.#where().apply(this.#orm.createQueryBuilder().delete(), filter).execute()).affected ?? 0);
+      return this.#write(async () => (await this.#where().apply(this.#orm.createQueryBuilder().delete(), filter).execute()).affected ?? 0);
     }
     // Side documents and values go with their records, in the same transaction.
-    return this.#run(() => this.#atomic(async (m) => {
+    return this.#write(() => this.#atomic(async (m) => {
       const doomed = await this.#sel.uids(m, filter);
       let n = 0;
       for (let i = 0; i < doomed.length; i += 500) {
@@ -223,7 +263,7 @@ class SqlRepo<T extends object> implements Repo<T> {
 
   setText(uid: string, text: string): Promise<void> {
     if (!this.model.fullText) throw new Error(`model ${this.model.name} has no full-text documents`);
-    return this.#run(() => setText(this.ctx.manager, this.ctx.dialect, this.model, uid, text));
+    return this.#write(() => setText(this.ctx.manager, this.ctx.dialect, this.model, uid, text));
   }
 
   async search(text: string, q: ListQuery = {}): Promise<Row<T>[]> {
@@ -234,7 +274,7 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   increment(uid: string, deltas: Record<string, number>): Promise<Row<T> | null> {
-    return this.#run(async () => {
+    return this.#write(async () => {
       const w = this.#where();
       const set: ObjectLiteral = { updatedAt: new Date(), version: () => `${this.ctx.ds.driver.escape('version')} + 1` };
       for (const [field, delta] of Object.entries(deltas)) {
@@ -251,34 +291,44 @@ class SqlRepo<T extends object> implements Repo<T> {
   async claim(filter: Filter, opts: ClaimOptions): Promise<Row<T>[]> {
     if (!this.model.lease) throw new Error(`model ${this.model.name} has no leases`);
     const now = new Date();
-    const candidates = await this.#run(async () => {
+    const until = new Date(now.getTime() + opts.leaseMs);
+    const candidatesOf = (m: EntityManager) => {
       const w = this.#where('t');
-      const qb = w.apply(this.#orm.createQueryBuilder('t'), filter);
+      const qb = w.apply(m.getRepository(this.model.name).createQueryBuilder('t'), filter);
       qb.andWhere(`(${w.col('leaseUntil')} IS NULL OR ${w.col('leaseUntil')} < :now)`, { now: w.value('leaseUntil', now) });
       w.order(qb, opts.sort ?? [{ field: 'createdAt', dir: 'asc' }]);
       return qb.select('t.uid', 'uid').limit(opts.limit * 2).getRawMany<{ uid: string }>();
-    });
-    const until = new Date(now.getTime() + opts.leaseMs);
-    const claimed: Row<T>[] = [];
-    for (const { uid } of candidates) {
-      if (claimed.length >= opts.limit) break;
-      // One conditional write per item: whoever flips the lease first owns it; the others see 0 rows.
-      const got = await this.#run(async () => {
-        const w = this.#where();
-        const qb = w.apply(this.#orm.createQueryBuilder().update().set({
-          claimedBy: opts.owner, leaseUntil: until, updatedAt: now, version: () => `${this.ctx.ds.driver.escape('version')} + 1`,
-        }), { uid });
-        qb.andWhere(`(${w.col('leaseUntil')} IS NULL OR ${w.col('leaseUntil')} < :now)`, { now: w.value('leaseUntil', now) });
-        const res = await qb.execute();
-        return res.affected ? ((await this.#byUid(uid))!) : null;
-      });
-      if (got) claimed.push(got);
+    };
+    // One conditional write per item: whoever flips the lease first owns it; the others see 0 rows.
+    const take = async (m: EntityManager, uid: string) => {
+      const w = this.#where();
+      const qb = w.apply(m.getRepository(this.model.name).createQueryBuilder().update().set({
+        claimedBy: opts.owner, leaseUntil: until, updatedAt: now, version: () => `${this.ctx.ds.driver.escape('version')} + 1`,
+      }), { uid });
+      qb.andWhere(`(${w.col('leaseUntil')} IS NULL OR ${w.col('leaseUntil')} < :now)`, { now: w.value('leaseUntil', now) });
+      const res = await qb.execute();
+      return res.affected ? ((await this.#sel.get(m, uid)) as Row<T>) : null;
+    };
+    const pick = async (m: EntityManager, candidates: Array<{ uid: string }>) => {
+      const claimed: Row<T>[] = [];
+      for (const { uid } of candidates) {
+        if (claimed.length >= opts.limit) break;
+        const got = await take(m, uid);
+        if (got) claimed.push(got);
+      }
+      return claimed;
+    };
+    if (this.ctx.dialect === 'sqlite') {
+      // SQLite: the whole claim is one transaction (one commit for the batch, not one per item);
+      // other processes' claimers wait for the write lock and then see the leases set.
+      return this.#write(() => this.#atomic(async (m) => pick(m, await candidatesOf(m))));
     }
-    return claimed;
+    // PostgreSQL: each item in its own statement, so concurrent claimers never wait on each other's row locks.
+    return pick(this.ctx.manager, await this.#run(() => candidatesOf(this.ctx.manager)));
   }
 
   release(uid: string, owner: string, patch: Patch<T> = {}): Promise<boolean> {
-    return this.#run(async () => (await this.#updateWhere({ uid, claimedBy: owner }, patch, { claimedBy: null, leaseUntil: null })) > 0);
+    return this.#write(async () => (await this.#updateWhere({ uid, claimedBy: owner }, patch, { claimedBy: null, leaseUntil: null })) > 0);
   }
 }
 
@@ -300,9 +350,19 @@ export class SqlStore implements Store {
   }
 
   transaction<R>(fn: (tx: Store) => Promise<R>): Promise<R> {
-    const body = () => this.ctx.ds.transaction((manager) => fn(new SqlStore({ ...this.ctx, manager, lock: null })))
+    const body = () => inTransaction(this.ctx.ds, this.ctx.dialect, (manager) => fn(new SqlStore({ ...this.ctx, manager, lock: null, durable: null })))
       .catch((e: unknown) => { throw mapError(e); });
-    return this.ctx.lock ? this.ctx.lock.run(body) : body();
+    if (!this.ctx.lock) return body();
+    // Committed under the lock; made durable after it (the next transaction need not wait for the fsync).
+    return this.ctx.lock.run(body).then(async (r) => {
+      await this.ctx.durable?.sync();
+      return r;
+    });
+  }
+
+  /** SQLite file databases: the WAL syncer (wal-sync.ts); null elsewhere. */
+  get walSync(): WalSync | null {
+    return this.ctx.durable;
   }
 
   async ping(): Promise<void> {
@@ -352,7 +412,9 @@ export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
       type: 'better-sqlite3', database: file, entities, synchronize: opts.synchronize, enableWAL: file !== ':memory:', logging: false,
       prepareDatabase: (db: { pragma: (s: string) => unknown }) => {
         db.pragma('busy_timeout = 5000');
-        db.pragma('synchronous = FULL');
+        // NORMAL: a commit writes the WAL without an fsync on the main thread; WalSync syncs it
+        // before any write is reported done (wal-sync.ts explains why that is as durable as FULL).
+        db.pragma(file === ':memory:' ? 'synchronous = FULL' : 'synchronous = NORMAL');
       },
     });
   }
@@ -377,5 +439,7 @@ export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
     return sel.list(ds.manager, { filter: after ? { uid: { $gt: after } } : {}, sort: [{ field: 'uid', dir: 'asc' }], limit: 500 });
   });
   const models = new Map(opts.models.map((m) => [m.name, m]));
-  return new SqlStore({ ds, dialect, models, lock: dialect === 'sqlite' ? new Mutex() : null, manager: ds.manager, selects: new Map() });
+  const sqliteFile = dialect === 'sqlite' ? opts.url.replace(/^sqlite:/, '') : null;
+  const durable = sqliteFile && sqliteFile !== ':memory:' ? new WalSync(sqliteFile) : null;
+  return new SqlStore({ ds, dialect, models, lock: dialect === 'sqlite' ? new Mutex() : null, durable, manager: ds.manager, selects: new Map() });
 }
