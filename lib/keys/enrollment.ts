@@ -98,6 +98,9 @@ function checkSigningCert(pem: string, rec: SigningEnrollment): x509.X509Certifi
   let cert: x509.X509Certificate;
   try {
     cert = new x509.X509Certificate(pem);
+    // key and extensions are decoded on first use: malformed ones are refused here, not thrown below
+    void cert.publicKey;
+    void cert.extensions;
   } catch {
     throw invalid('certificate is not an X.509 certificate (PEM)', [{ path: 'certificate', message: 'PEM expected' }]);
   }

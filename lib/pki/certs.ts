@@ -42,12 +42,16 @@ export function spkiOf(obj: { publicKey: x509.PublicKey }): Buffer {
 /** A PKCS#10 request (PEM or base64 DER) whose signature verifies and whose key is P-256. */
 export async function parseCsr(text: string, field = 'csr'): Promise<x509.Pkcs10CertificateRequest> {
   let csr: x509.Pkcs10CertificateRequest;
+  let spki: Buffer;
   try {
     csr = new x509.Pkcs10CertificateRequest(text.includes('-----BEGIN') ? text : Buffer.from(text, 'base64'));
+    // The key is decoded on first use: malformed EC parameters are "not a request" here, not a throw
+    // later (found by test/fuzz/targets/key-vault.ts: an OID turned the curve name into SpecifiedECDomain).
+    spki = spkiOf(csr);
   } catch {
     throw invalid(`${field} is not a PKCS#10 certificate request`, [{ path: field, message: 'PKCS#10 (PEM or base64 DER) expected' }]);
   }
-  await requireP256(spkiOf(csr), field);
+  await requireP256(spki, field);
   let ok = false;
   try {
     ok = await csr.verify();
