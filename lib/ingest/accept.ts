@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ApiError, isApiError } from '../errors/index.js';
 import { crashPoint } from './crash.js';
 import type { Deps } from '../resources/index.js';
-import type { Repo, StagedBlob } from '../storage/index.js';
+import type { StagedBlob } from '../storage/index.js';
 import { rewriteFrom } from './from-rewrite.js';
 import { headerValue, prependHeaders, readHeaders } from './headers.js';
 import type { MailPort } from './mail-port.js';
@@ -56,22 +56,25 @@ export function transactionIdOf(h: Handoff): string {
 export const entryUid = (transactionId: string, mailboxUid: string, kind = 'rcpt'): string => sha(`${transactionId}\0${kind}\0${mailboxUid}`);
 
 /** Queues entries that are not queued yet, all in one transaction (one commit however many mailboxes). */
-async function createOnce(deps: Deps, entries: Array<IngestEntry & { uid: string }>): Promise<Array<'queued' | 'duplicate'>> {
-  const create = (repo: Repo<IngestEntry>) => async (data: IngestEntry & { uid: string }, i: number): Promise<'queued' | 'duplicate'> => {
-    if (await repo.get(data.uid)) return 'duplicate';
-    try {
-      await repo.create(data);
-    } catch (e) {
-      if (isApiError(e) && e.code === 'api-112') return 'duplicate'; // another hand-off of the transaction was first
-      throw e;
-    }
-    if (i === 0) crashPoint('ingest.after-queue-row'); // one row written, not committed: a crash leaves none
-    return 'queued';
-  };
+function createOnce(deps: Deps, entries: Array<IngestEntry & { uid: string }>): Promise<Array<'queued' | 'duplicate'>> {
   return deps.store.transaction(async (tx) => {
-    const one = create(tx.repo<IngestEntry>(IngestEntryModel));
+    const repo = tx.repo<IngestEntry>(IngestEntryModel);
     const out: Array<'queued' | 'duplicate'> = [];
-    for (const [i, e] of entries.entries()) out.push(await one(e, i));
+    for (const data of entries) {
+      if (await repo.get(data.uid)) {
+        out.push('duplicate');
+        continue;
+      }
+      try {
+        await repo.create(data);
+      } catch (e) {
+        if (!(isApiError(e) && e.code === 'api-112')) throw e;
+        out.push('duplicate'); // another hand-off of the transaction was first
+        continue;
+      }
+      out.push('queued');
+      crashPoint('ingest.after-queue-row'); // a row written, not committed: a crash leaves none
+    }
     return out;
   });
 }
