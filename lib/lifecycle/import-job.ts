@@ -8,11 +8,14 @@ import type { Deps } from '../resources/index.js';
 import type { Row } from '../storage/index.js';
 import { JobAborted, type Touch } from './export-job.js';
 import { uploadPath } from './files.js';
-import { importItems, InputError, type SourceItem } from './import-sources.js';
+import { restorePim } from './import-pim.js';
+import { importItems, InputError, pimFiles, type SourceItem } from './import-sources.js';
 import type { ManifestMessage } from './manifest.js';
-import type { ImportRequest } from './models.js';
+import { emptyPimCounts, type ImportRequest, type PimCounts } from './models.js';
 
 const REPORT_MAX = 500;
+/** Largest calendar, contacts, notes or tasks file of a zip the import reads (it is parsed whole). */
+const PIM_FILE_MAX = 64 * 1024 * 1024;
 /** A message starts with a header field ("Name: value"); anything else is not RFC 5322 input. */
 const HEADER_START = /^[\x21-\x39\x3b-\x7e]+[ \t]*:/;
 
@@ -22,6 +25,7 @@ export interface ImportCounts {
   skipped: number;
   failed: number;
   foldersCreated: number;
+  pim: PimCounts;
   report: Array<{ index: number; entry: string; reason: string }>;
 }
 
@@ -56,10 +60,11 @@ export async function runImport(deps: Deps, req: Row<ImportRequest>, touch: Touc
   } catch {
     throw new InputError('the chosen folder no longer exists');
   }
-  const counts: ImportCounts = { bytesRead: 0, imported: 0, skipped: 0, failed: 0, foldersCreated: 0, report: [] };
-  const note = (item: SourceItem, reason: string) => {
-    if (counts.report.length < REPORT_MAX) counts.report.push({ index: item.index, entry: item.entry, reason });
+  const counts: ImportCounts = { bytesRead: 0, imported: 0, skipped: 0, failed: 0, foldersCreated: 0, pim: emptyPimCounts(), report: [] };
+  const report = (index: number, entry: string, reason: string) => {
+    if (counts.report.length < REPORT_MAX) counts.report.push({ index, entry, reason });
   };
+  const note = (item: SourceItem, reason: string) => report(item.index, item.entry, reason);
   let lastTouch = 0;
   const progress = async (force = false) => {
     if (!force && Date.now() - lastTouch < 1000) return;
@@ -176,6 +181,9 @@ export async function runImport(deps: Deps, req: Row<ImportRequest>, touch: Touc
       note(item, e.message);
     }
     await progress();
+  }
+  if (req.format === 'zip') {
+    await restorePim(deps, mailboxUid, req.uid, await pimFiles(uploadPath(config, req.uid), req.useManifest, PIM_FILE_MAX), { counts: counts.pim, note: report, progress: () => progress() });
   }
   await progress(true);
   return counts;

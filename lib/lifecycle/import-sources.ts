@@ -65,6 +65,32 @@ async function* fromMbox(stream: AsyncIterable<Buffer>, name: string, limits: Im
   }
 }
 
+/** Opens an uploaded zip and lists its entries (a damaged zip is the uploader's mistake). */
+async function openZip(file: string): Promise<{ zip: yauzl.ZipFile; entries: yauzl.Entry[] }> {
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await yauzl.openPromise(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false, decodeStrings: true });
+  } catch (e) {
+    throw new InputError(`not a readable zip file: ${(e as Error).message}`);
+  }
+  const entries: yauzl.Entry[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      zip.on('entry', (e: yauzl.Entry) => {
+        entries.push(e);
+        zip.readEntry();
+      });
+      zip.on('end', resolve);
+      zip.on('error', reject);
+      zip.readEntry();
+    });
+  } catch (e) {
+    zip.close();
+    throw new InputError(`not a readable zip file: ${(e as Error).message}`);
+  }
+  return { zip, entries };
+}
+
 /** Each message of an upload: an mbox, one .eml, or a zip of .eml and .mbox files (with an export manifest, per folder). */
 export async function* importItems(file: string, req: Pick<ImportRequest, 'format' | 'useManifest'>, limits: ImportLimits, onBytes: (n: number) => void): AsyncGenerator<SourceItem> {
   if (req.format === 'eml') {
@@ -90,23 +116,8 @@ export async function* importItems(file: string, req: Pick<ImportRequest, 'forma
     }
     return;
   }
-  let zip: yauzl.ZipFile;
+  const { zip, entries } = await openZip(file);
   try {
-    zip = await yauzl.openPromise(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false, decodeStrings: true });
-  } catch (e) {
-    throw new InputError(`not a readable zip file: ${(e as Error).message}`);
-  }
-  try {
-    const entries: yauzl.Entry[] = [];
-    await new Promise<void>((resolve, reject) => {
-      zip.on('entry', (e: yauzl.Entry) => {
-        entries.push(e);
-        zip.readEntry();
-      });
-      zip.on('end', resolve);
-      zip.on('error', reject);
-      zip.readEntry();
-    }).catch((e: Error) => { throw new InputError(`not a readable zip file: ${e.message}`); });
     let manifest: Manifest | null = null;
     const manifestEntry = entries.find((e) => e.fileName === 'manifest.json');
     if (manifestEntry && req.useManifest) {
@@ -159,8 +170,48 @@ export async function* importItems(file: string, req: Pick<ImportRequest, 'forma
         }
         onBytes(e.compressedSize);
       }
-      // Other files (calendar.ics, contacts.vcf, notes) are not mail: the PIM import routes take them.
+      // Other files (calendar.ics, contacts.vcf, notes.json, tasks.json) are not mail: pimFiles reads them.
     }
+  } finally {
+    zip.close();
+  }
+}
+
+/** The personal-information files of a zip upload (an export's calendar, contacts, notes and tasks, or any .ics/.vcf). */
+export interface PimFile {
+  kind: 'ics' | 'vcf' | 'notes' | 'tasks';
+  name: string;
+  text?: string;
+  error?: string;
+}
+
+/**
+ * Reads the calendar and contact files of a zip (every .ics and .vcf entry) and, when the zip is an
+ * svcmail export whose manifest is used, its notes.json and tasks.json. Each file at most
+ * maxFileBytes; an unreadable one is reported, never fatal.
+ */
+export async function pimFiles(file: string, useManifest: boolean, maxFileBytes: number): Promise<PimFile[]> {
+  const { zip, entries } = await openZip(file);
+  try {
+    const isExport = useManifest && entries.some((e) => e.fileName === 'manifest.json');
+    const out: PimFile[] = [];
+    for (const e of entries) {
+      if (skippedName(e.fileName)) continue;
+      const lower = e.fileName.toLowerCase();
+      const kind = lower.endsWith('.ics') ? 'ics' : lower.endsWith('.vcf') || lower.endsWith('.vcard') ? 'vcf'
+        : isExport && e.fileName === 'notes.json' ? 'notes' : isExport && e.fileName === 'tasks.json' ? 'tasks' : null;
+      if (!kind) continue;
+      if (e.uncompressedSize > maxFileBytes) {
+        out.push({ kind, name: e.fileName, error: `larger than ${maxFileBytes} bytes` });
+        continue;
+      }
+      try {
+        out.push({ kind, name: e.fileName, text: (await readAll(await zip.openReadStreamPromise(e), maxFileBytes)).toString('utf8') });
+      } catch (err) {
+        out.push({ kind, name: e.fileName, error: `unreadable zip entry: ${(err as Error).message}` });
+      }
+    }
+    return out;
   } finally {
     zip.close();
   }

@@ -40,6 +40,12 @@ export type ExportRequest = z.infer<z.ZodObject<typeof exportRequestFields>>;
 
 export const IMPORT_STATES = ['pending', 'running', 'completed', 'failed'] as const;
 export const IMPORT_FORMATS = ['mbox', 'eml', 'zip'] as const;
+/** What an import restores besides mail, each counted imported, skipped (already there) and failed. */
+export const PIM_KINDS = ['calendarEvents', 'contacts', 'notes', 'taskLists', 'tasks'] as const;
+export type PimKind = (typeof PIM_KINDS)[number];
+export type PimCounts = Record<PimKind, { imported: number; skipped: number; failed: number }>;
+export const emptyPimCounts = (): PimCounts => Object.fromEntries(PIM_KINDS.map((k) => [k, { imported: 0, skipped: 0, failed: 0 }])) as PimCounts;
+const pimCount = z.object({ imported: count, skipped: count, failed: count });
 export const importReportItem = z.object({ index: z.number().int(), entry: z.string(), reason: z.string() });
 export const importRequestFields = {
   mailboxUid: z.string().min(1),
@@ -56,7 +62,9 @@ export const importRequestFields = {
   skipped: count,
   failed: count,
   foldersCreated: count,
-  /** Each skipped or failed message: its position, where it came from and why (first 500). */
+  /** Calendar events, contacts, notes, task lists and tasks restored from the zip (its .ics/.vcf files; an export's notes.json and tasks.json). */
+  pim: z.object(Object.fromEntries(PIM_KINDS.map((k) => [k, pimCount])) as Record<(typeof PIM_KINDS)[number], typeof pimCount>).default(() => emptyPimCounts()),
+  /** Each skipped or failed item: its position (in the upload for a message, in its file for a calendar/contact/note/task), where it came from and why (first 500). */
   report: z.array(importReportItem).default([]),
   finishedAt: z.date().nullable().default(null),
   error: z.string().nullable().default(null),

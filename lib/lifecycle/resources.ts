@@ -57,7 +57,7 @@ export const dataExportRequestsResource = defineResource({
 
 export const mailboxImportRequestsResource = defineResource({
   group: 'mail', name: 'mailbox-import-requests', entity: 'mailboxImportRequest',
-  summary: 'Imports into a mailbox: the owner uploads an mbox, one .eml or a zip of .eml/.mbox files (POST with the file as the body); the worker files each message into the chosen folder — or, for an svcmail export, the folders its manifest names — and reports imported, skipped (duplicate Message-ID) and failed messages, each failure with its reason. States pending → running → completed, or failed',
+  summary: 'Imports into a mailbox: the owner uploads an mbox, one .eml or a zip of .eml/.mbox files (POST with the file as the body); the worker files each message into the chosen folder — or, for an svcmail export, the folders its manifest names — and reports imported, skipped (duplicate Message-ID) and failed messages, each failure with its reason. Calendars (.ics) and contacts (.vcf) in a zip — and the notes.json and tasks.json of an export — are restored too, counted per kind in pim (what the mailbox already holds is skipped). States pending → running → completed, or failed',
   model: ImportRequestModel, scope: 'mailbox', mailboxField: 'mailboxUid', parent: { resource: 'mailboxes', field: 'mailboxUid' },
   defaultAcl: [], audit: true,
   operations: ['list', 'head', 'get', 'delete'],

@@ -56,8 +56,8 @@ const eventSchema = z.object(calendarEventFields);
 const validEmail = (e: string) => z.email().safeParse(e).success;
 const clip = (s: string | undefined, n: number) => (s ?? '').slice(0, n);
 
-/** The stored shape of a received event, or null when it cannot be stored (the outcome says why). */
-function recordOf(mailboxUid: string, ev: Parsed): (z.infer<typeof eventSchema> & { icalUid: string }) | null {
+/** The stored shape of a received (or imported) event, or null when it cannot be stored. */
+export function eventRecordOf(mailboxUid: string, ev: Parsed): (z.infer<typeof eventSchema> & { icalUid: string }) | null {
   const person = (p: { email: string; name?: string }) => ({ email: p.email, ...(p.name ? { name: clip(p.name, 200) } : {}) });
   const r = eventSchema.safeParse({
     ...ev, mailboxUid, summary: clip(ev.summary, 500), description: clip(ev.description, 20_000), location: clip(ev.location, 500),
@@ -92,7 +92,7 @@ async function request(deps: ItipDeps, msg: InboundItip, own: Set<string>, event
   const uids: string[] = [];
   const repo = deps.store.repo<EventData & { mailboxUid: string }>(CalendarEventModel);
   for (const ev of events) {
-    const data = recordOf(msg.mailboxUid, ev);
+    const data = eventRecordOf(msg.mailboxUid, ev);
     if (!data) {
       counts.invalid++;
       continue;

@@ -43,6 +43,24 @@ describe.each(backends)('data export and mailbox import on $name', (backend) => 
     };
   };
 
+  /** The mailbox's calendar, contacts, notes and tasks without record ids and times, comparable across mailboxes. */
+  const pim = async (token: string, mailboxUid: string) => {
+    const get = async (resource: string, sort: string) => (await api().call('GET', `/api/mail/${resource}?mailboxUid=${mailboxUid}&limit=1000&sort=${sort}`, { token })).body as Array<Record<string, unknown>>;
+    const bare = (r: Record<string, unknown>): Record<string, unknown> => {
+      const { uid: _u, mailboxUid: _m, version: _v, createdAt: _c, updatedAt: _up, acl: _a, ...rest } = r;
+      return rest;
+    };
+    const lists = await get('task-lists', 'name');
+    return {
+      // The RRULE comes back with its parts in ical.js's order (FREQ=WEEKLY;COUNT=10;BYDAY=MO): the same rule.
+      events: (await get('calendar-events', 'start')).map((e) => ({ ...bare(e), rrule: typeof e.rrule === 'string' ? e.rrule.split(';').sort().join(';') : e.rrule })),
+      contacts: (await get('contacts', 'fn')).map(bare),
+      notes: (await get('notes', 'title')).map(bare),
+      lists: lists.map(bare),
+      tasks: (await get('tasks', 'title')).map((t) => ({ ...bare(t), taskListUid: lists.find((l) => l.uid === t.taskListUid)?.name })),
+    };
+  };
+
   beforeAll(async () => {
     fx = await ingestFixture(backend);
     p = fx.users;
@@ -61,6 +79,18 @@ describe.each(backends)('data export and mailbox import on $name', (backend) => 
     expect(m4.seen).toBe(true);
     await api().call('POST', '/api/mail/calendar-events', { token: a, body: { mailboxUid: box, summary: 'Team sync', start: '2026-12-01T10:00:00Z', end: '2026-12-01T11:00:00Z' } });
     await api().call('POST', '/api/mail/contacts', { token: a, body: { mailboxUid: box, fn: 'Erin Example', emails: [{ type: 'work', value: 'erin@example.net' }] } });
+    // The rest of the personal information an export carries and an import restores.
+    const series = (await api().call('POST', '/api/mail/calendar-events', { token: a, body: {
+      mailboxUid: box, summary: 'Standup', start: '2026-12-07T08:30:00Z', end: '2026-12-07T08:45:00Z', timeZone: 'Europe/Berlin', rrule: 'FREQ=WEEKLY;BYDAY=MO;COUNT=10',
+      exdates: ['2026-12-28T08:30:00Z'], organizer: { email: 'alice@example.test' }, attendees: [{ email: 'frank@example.net', name: 'Frank', partstat: 'accepted' }], reminders: [{ minutesBefore: 10 }],
+    } })).body;
+    expect(series.uid).toBeTruthy();
+    await api().call('POST', '/api/mail/calendar-events', { token: a, body: { mailboxUid: box, icalUid: series.icalUid, recurrenceId: '2026-12-14T08:30:00Z', summary: 'Standup (moved)', start: '2026-12-14T10:00:00Z', end: '2026-12-14T10:15:00Z', timeZone: 'Europe/Berlin' } });
+    await api().call('POST', '/api/mail/contacts', { token: a, body: { mailboxUid: box, vcardUid: 'urn:uuid:6f1c6d0e-1111-4a5b-9c2d-000000000001', fn: 'Gus Grant', givenName: 'Gus', familyName: 'Grant', phones: [{ type: 'cell', value: '+49 30 1234567' }], org: 'Grant & Co', birthday: '1980-02-29', categories: ['clients'] } });
+    await api().call('POST', '/api/mail/notes', { token: a, body: { mailboxUid: box, title: 'Wi-Fi', body: 'guest / correct horse', pinned: true, color: '#ffcc00' } });
+    const chores = (await api().call('POST', '/api/mail/task-lists', { token: a, body: { mailboxUid: box, name: 'Chores' } })).body;
+    await api().call('POST', '/api/mail/tasks', { token: a, body: { mailboxUid: box, taskListUid: chores.uid, title: 'Renew domain', due: '2026-12-31T00:00:00Z', priority: 'high' } });
+    await api().call('POST', '/api/mail/tasks', { token: a, body: { mailboxUid: box, taskListUid: chores.uid, title: 'Rotate DKIM key', completed: true } });
     dave = await api().token({ uid: 'dave', roles: [] });
     carol = await api().token({ uid: 'carol', roles: [] });
     daveBox = (await api().call('POST', '/api/mail/mailboxes', { token: p.admin, body: { address: 'dave@example.test', owners: ['dave'] } })).body.uid;
@@ -87,7 +117,7 @@ describe.each(backends)('data export and mailbox import on $name', (backend) => 
     const round = await drain(api());
     expect(round).toMatchObject({ exports: 1, failed: 0 });
     const rec = (await api().call('GET', `/api/mail/data-export-requests/${exportUid}`, { token: p.alice })).body;
-    expect(rec).toMatchObject({ state: 'ready', messages: 7, folders: 9, calendarEvents: 1, contacts: 1, progress: { done: 7, total: 7 }, download: `/api/mail/data-export-requests/${exportUid}/archive` });
+    expect(rec).toMatchObject({ state: 'ready', messages: 7, folders: 9, calendarEvents: 3, contacts: 2, progress: { done: 7, total: 7 }, download: `/api/mail/data-export-requests/${exportUid}/archive` });
     expect(new Date(rec.expiresAt).getTime() - Date.now()).toBeGreaterThan(167 * 3_600_000);
     for (const who of [p.bob, p.admin]) expect((await download(api(), who, rec.download)).status).toBe(404);
     expect((await download(api(), carol, rec.download)).json().code).toBe('api-102');
@@ -130,6 +160,18 @@ describe.each(backends)('data export and mailbox import on $name', (backend) => 
     }
     const box = (await api().call('GET', `/api/mail/mailboxes/${daveBox}`, { token: dave })).body;
     expect(box.usedBytes).toBe(after.list.reduce((n, m) => n + m.size, 0));
+    // Calendar (the series, its exception, time zone, attendees, reminders), contacts, notes and tasks come back too.
+    const ok = (imported: number) => ({ imported, skipped: 0, failed: 0 });
+    expect(rec.pim).toEqual({ calendarEvents: ok(3), contacts: ok(2), notes: ok(1), taskLists: ok(1), tasks: ok(2) });
+    const theirs = await pim(p.alice, p.aliceBox.uid);
+    const mine = await pim(dave, daveBox);
+    expect(mine).toEqual(theirs);
+    expect(mine.events.map((e) => e.summary)).toEqual(['Team sync', 'Standup', 'Standup (moved)']);
+    expect(mine.events[1]).toMatchObject({ rrule: 'BYDAY=MO;COUNT=10;FREQ=WEEKLY', timeZone: 'Europe/Berlin', attendees: [{ email: 'frank@example.net', partstat: 'accepted' }], reminders: [{ minutesBefore: 10 }] });
+    expect(mine.tasks).toEqual([expect.objectContaining({ title: 'Renew domain', taskListUid: 'Chores' }), expect.objectContaining({ title: 'Rotate DKIM key', completed: true, completedAt: expect.any(String) })]);
+    const occ = async (token: string, mailboxUid: string) => ((await api().call('GET', `/api/mail/calendar-events/occurrences?mailboxUid=${mailboxUid}&from=2026-12-01T00:00:00Z&to=2027-03-01T00:00:00Z`, { token })).body as Array<{ summary: string; start: string }>).map((o) => `${o.start} ${o.summary}`);
+    expect(await occ(dave, daveBox)).toEqual(await occ(p.alice, p.aliceBox.uid));
+    expect(await occ(dave, daveBox)).toContain('2026-12-14T10:00:00.000Z Standup (moved)');
   });
 
   it('a second import of the same archive skips every message as a duplicate', async () => {
@@ -140,6 +182,14 @@ describe.each(backends)('data export and mailbox import on $name', (backend) => 
     expect(rec).toMatchObject({ state: 'completed', imported: 0, skipped: 7, failed: 0 });
     expect(rec.report[0].reason).toMatch(/^duplicate/);
     expect((await api().call('HEAD', `/api/mail/messages?mailboxUid=${daveBox}`, { token: dave })).headers.get('x-total-count')).toBe('7');
+    const skipped = (n: number) => ({ imported: 0, skipped: n, failed: 0 });
+    expect(rec.pim).toEqual({ calendarEvents: skipped(3), contacts: skipped(2), notes: skipped(1), taskLists: skipped(1), tasks: skipped(2) });
+    expect(rec.report).toEqual(expect.arrayContaining([
+      { index: 1, entry: 'calendar.ics #2', reason: expect.stringMatching(/^duplicate: the calendar already has the event /) },
+      { index: 0, entry: 'contacts.vcf #1', reason: 'duplicate: the contact Erin Example is already in the mailbox' },
+      { index: 0, entry: 'tasks.json taskLists #1', reason: 'duplicate: the task list Chores is already in the mailbox; its tasks join it' },
+    ]));
+    expect((await pim(dave, daveBox)).events).toHaveLength(3);
   });
 
   it('a bad message in the middle of an mbox is reported; the others land in the chosen folder', async () => {
@@ -203,6 +253,45 @@ describe.each(backends)('data export and mailbox import on $name', (backend) => 
     expect((await drain(api())).imports).toBe(1);
     expect((await api().call('GET', `/api/mail/mailbox-import-requests/${up.body.uid}`, { token: dave })).body).toMatchObject({ state: 'completed', imported: 2, skipped: 0, failed: 0 });
     expect(await count()).toBe(before + 2);
+  });
+
+  it('calendar and contact files of a zip: a bad file or card is reported, the rest restored; a restarted run files nothing twice', async () => {
+    const z = new yazl.ZipFile();
+    z.addBuffer(Buffer.from('this is not iCalendar'), 'broken.ics');
+    z.addBuffer(Buffer.from(['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//EN',
+      'BEGIN:VEVENT', 'UID:zip-1@example.net', 'DTSTAMP:20261101T000000Z', 'DTSTART:20270105T090000Z', 'DTEND:20270105T100000Z', 'SUMMARY:From a zip', 'END:VEVENT',
+      'BEGIN:VEVENT', 'DTSTAMP:20261101T000000Z', 'DTSTART:20270106T090000Z', 'SUMMARY:No UID', 'END:VEVENT', 'END:VCALENDAR', ''].join('\r\n')), 'cal/work.ics');
+    z.addBuffer(Buffer.from(['BEGIN:VCARD', 'VERSION:3.0', 'FN:Hana Zip', 'N:Zip;Hana;;;', 'EMAIL;TYPE=INTERNET:hana@example.net', 'END:VCARD',
+      'BEGIN:VCARD', 'VERSION:3.0', 'EMAIL:nobody@example.net', 'END:VCARD', ''].join('\r\n')), 'people.vcf');
+    z.addBuffer(Buffer.from('[{"title":"not restored"}]'), 'notes.json'); // not an export: only its .ics/.vcf files are personal information
+    z.end();
+    const parts: Buffer[] = [];
+    for await (const c of z.outputStream) parts.push(c as Buffer);
+    const body = Buffer.concat(parts);
+    const before = await pim(dave, daveBox);
+    const up = await upload(api(), dave, { mailboxUid: daveBox }, body, 'application/zip');
+    await drain(api());
+    const rec = (await api().call('GET', `/api/mail/mailbox-import-requests/${up.body.uid}`, { token: dave })).body;
+    expect(rec).toMatchObject({ state: 'completed', imported: 0, failed: 0 });
+    expect(rec.pim).toMatchObject({ calendarEvents: { imported: 1, skipped: 0, failed: 2 }, contacts: { imported: 1, skipped: 0, failed: 1 }, notes: { imported: 0, failed: 0 } });
+    expect(rec.report).toEqual([
+      { index: 0, entry: 'broken.ics', reason: expect.stringMatching(/^not valid iCalendar/) },
+      { index: 1, entry: 'cal/work.ics #2', reason: expect.stringMatching(/cannot be stored/) },
+      { index: 1, entry: 'people.vcf #2', reason: expect.stringMatching(/FN/) },
+    ]);
+    const after = await pim(dave, daveBox);
+    expect(after.events.length).toBe(before.events.length + 1);
+    expect(after.contacts.length).toBe(before.contacts.length + 1);
+    expect(after.notes).toEqual(before.notes);
+    expect(after.events).toContainEqual(expect.objectContaining({ icalUid: 'zip-1@example.net', summary: 'From a zip', start: '2027-01-05T09:00:00.000Z' }));
+    expect(after.contacts).toContainEqual(expect.objectContaining({ fn: 'Hana Zip', emails: [{ type: 'internet', value: 'hana@example.net' }] }));
+    // As if the worker had died after restoring but before recording the outcome.
+    writeFileSync(uploadPath(api().config, up.body.uid), body);
+    await api().deps.store.repo(ImportRequestModel).updateMany({ uid: up.body.uid }, { state: 'running', claimedBy: 'dead-worker', leaseUntil: new Date(Date.now() - 1000) } as never);
+    expect((await drain(api())).imports).toBe(1);
+    const again = (await api().call('GET', `/api/mail/mailbox-import-requests/${up.body.uid}`, { token: dave })).body;
+    expect(again.pim).toMatchObject({ calendarEvents: { imported: 1, skipped: 0, failed: 2 }, contacts: { imported: 1, skipped: 0, failed: 1 } });
+    expect(await pim(dave, daveBox)).toEqual(after);
   });
 
   it('an administrator starts an export only with fresh elevation, audited, and never downloads it', async () => {

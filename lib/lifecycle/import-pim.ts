@@ -1,0 +1,185 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { isApiError } from '../errors/index.js';
+import {
+  CalendarEventModel, ContactModel, contactFields, eventRecordOf, icsToEvents, NoteModel, noteFields, TaskListModel, taskListFields, TaskModel, taskFields, vcfToContacts,
+  type ContactData, type EventData,
+} from '../pim/index.js';
+import type { Deps } from '../resources/index.js';
+import type { ModelDef, Row } from '../storage/index.js';
+import type { PimFile } from './import-sources.js';
+import type { PimCounts, PimKind } from './models.js';
+
+const ENTITY: Record<PimKind, string> = { calendarEvents: 'calendarEvent', contacts: 'contact', notes: 'note', taskLists: 'taskList', tasks: 'task' };
+const contactSchema = z.object(contactFields);
+const noteSchema = z.object(noteFields);
+const taskListSchema = z.object(taskListFields);
+const taskSchema = z.object(taskFields);
+const same = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
+const emailSet = (c: Pick<ContactData, 'emails'>) => c.emails.map((e) => e.value.toLowerCase()).sort().join(',');
+
+export interface PimReporter {
+  counts: PimCounts;
+  /** A skipped or failed item: its position in its file, where it came from and why. */
+  note(index: number, entry: string, reason: string): void;
+  progress(): Promise<void>;
+}
+
+/**
+ * Restores the calendar, contacts, notes and tasks of an import's zip into the mailbox, each item
+ * on its own. What the mailbox already holds is skipped: an event with the same UID and
+ * RECURRENCE-ID, a contact with the same vCard UID or the same name and addresses, a note with
+ * the same title and text, a task list with the same name (its tasks join it), a task with the same
+ * list, title and due date. Each created record's uid is derived from the request and the item's
+ * place in the archive, so a job restarted after a worker died counts what it filed before as
+ * imported and files nothing twice.
+ */
+export async function restorePim(deps: Deps, mailboxUid: string, requestUid: string, files: PimFile[], r: PimReporter): Promise<void> {
+  const { store } = deps;
+  const derived = (file: string, n: number) => createHash('sha256').update(`import\0${requestUid}\0${file}\0${n}`).digest('hex');
+
+  /** Files item n of a file (or of a part of it, "tasks.json tasks"): already filed by this request → imported; a duplicate → skipped; else created. */
+  async function put<T extends Record<string, unknown>>(kind: PimKind, model: ModelDef, file: string, n: number, data: T, duplicate: () => Promise<string | null>): Promise<Row<T> | null> {
+    const c = r.counts[kind];
+    const uid = derived(file, n);
+    const repo = store.repo<T>(model);
+    const earlier = await repo.get(uid);
+    if (earlier) {
+      c.imported += 1;
+      return earlier;
+    }
+    const dup = await duplicate();
+    if (dup) {
+      c.skipped += 1;
+      r.note(n, `${file} #${n + 1}`, `duplicate: ${dup}`);
+      return null;
+    }
+    try {
+      const rec = await repo.create({ ...data, mailboxUid, uid } as T & { uid: string });
+      deps.events.publish([rec.uid, mailboxUid], { type: ENTITY[kind], action: 'create', data: { ...rec } });
+      c.imported += 1;
+      await r.progress();
+      return rec;
+    } catch (e) {
+      if (!isApiError(e)) throw e;
+      c.failed += 1;
+      r.note(n, `${file} #${n + 1}`, e.message);
+      return null;
+    }
+  }
+  const fail = (kind: PimKind, n: number, entry: string, reason: string) => {
+    r.counts[kind].failed += 1;
+    r.note(n, entry, reason);
+  };
+  const whole = (kind: PimKind, f: PimFile, parse: (text: string) => void) => {
+    if (f.error !== undefined || f.text === undefined) return fail(kind, 0, f.name, f.error ?? 'empty');
+    try {
+      parse(f.text);
+    } catch (e) {
+      fail(kind, 0, f.name, isApiError(e) ? e.message : `not readable: ${(e as Error).message}`);
+    }
+  };
+
+  for (const f of files.filter((x) => x.kind === 'ics')) {
+    let events: ReturnType<typeof icsToEvents>['events'] = [];
+    whole('calendarEvents', f, (t) => { events = icsToEvents(t).events; });
+    const repo = store.repo<EventData & { mailboxUid: string }>(CalendarEventModel);
+    for (const [n, ev] of events.entries()) {
+      const data = eventRecordOf(mailboxUid, ev);
+      if (!data) {
+        fail('calendarEvents', n, `${f.name} #${n + 1}`, 'the event cannot be stored (no UID, or invalid fields)');
+        continue;
+      }
+      const rid = data.recurrenceId ? new Date(data.recurrenceId).getTime() : null;
+      await put('calendarEvents', CalendarEventModel, f.name, n, data, async () => {
+        const hit = (await repo.list({ filter: { mailboxUid, icalUid: data.icalUid }, limit: 1000 })).some((e) => (e.recurrenceId ? new Date(e.recurrenceId).getTime() : null) === rid);
+        return hit ? `the calendar already has the event ${data.icalUid}${rid === null ? '' : ` (occurrence ${new Date(rid).toISOString()})`}` : null;
+      });
+    }
+  }
+
+  for (const f of files.filter((x) => x.kind === 'vcf')) {
+    let cards: ReturnType<typeof vcfToContacts> = [];
+    whole('contacts', f, (t) => { cards = vcfToContacts(t); });
+    const repo = store.repo<ContactData & { mailboxUid: string }>(ContactModel);
+    for (const [n, card] of cards.entries()) {
+      if (!card.ok) {
+        fail('contacts', n, `${f.name} #${n + 1}`, card.error);
+        continue;
+      }
+      const { vcardUid, ...rest } = card.contact;
+      const parsed = contactSchema.safeParse({ ...rest, ...(vcardUid ? { vcardUid } : {}), mailboxUid });
+      if (!parsed.success) {
+        fail('contacts', n, `${f.name} #${n + 1}`, `invalid contact: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        continue;
+      }
+      const data = parsed.data;
+      await put('contacts', ContactModel, f.name, n, data, async () => {
+        if (data.vcardUid && (await repo.findOne({ mailboxUid, vcardUid: data.vcardUid }))) return `a contact with vCard UID ${data.vcardUid} is already in the mailbox`;
+        const named = await repo.list({ filter: { mailboxUid, fn: data.fn }, limit: 1000 });
+        return named.some((c) => same(c.fn, data.fn) && emailSet(c) === emailSet(data)) ? `the contact ${data.fn} is already in the mailbox` : null;
+      });
+    }
+  }
+
+  for (const f of files.filter((x) => x.kind === 'notes')) {
+    let rows: unknown[] = [];
+    whole('notes', f, (t) => { rows = z.array(z.unknown()).parse(JSON.parse(t)); });
+    const repo = store.repo<z.infer<typeof noteSchema>>(NoteModel);
+    for (const [n, row] of rows.entries()) {
+      const parsed = noteSchema.safeParse({ ...(row as object), mailboxUid });
+      if (!parsed.success) {
+        fail('notes', n, `${f.name} #${n + 1}`, 'invalid note');
+        continue;
+      }
+      const { title, body, color, pinned } = parsed.data;
+      await put('notes', NoteModel, f.name, n, { title, body, color, pinned }, async () => {
+        const hit = (await repo.list({ filter: { mailboxUid, title }, limit: 1000 })).some((x) => x.body === body);
+        return hit ? `the note "${title || body.slice(0, 40)}" is already in the mailbox` : null;
+      });
+    }
+  }
+
+  for (const f of files.filter((x) => x.kind === 'tasks')) {
+    let doc: { taskLists: unknown[]; tasks: unknown[] } = { taskLists: [], tasks: [] };
+    whole('tasks', f, (t) => { doc = z.object({ taskLists: z.array(z.unknown()), tasks: z.array(z.unknown()) }).parse(JSON.parse(t)); });
+    const lists = store.repo<z.infer<typeof taskListSchema>>(TaskListModel);
+    const listUid = new Map<string, string>(); // the archive's list uid → this mailbox's
+    for (const [n, row] of doc.taskLists.entries()) {
+      const old = (row as { uid?: unknown }).uid;
+      const parsed = taskListSchema.safeParse({ ...(row as object), mailboxUid });
+      if (!parsed.success || typeof old !== 'string') {
+        fail('taskLists', n, `${f.name} taskLists #${n + 1}`, 'invalid task list');
+        continue;
+      }
+      const name = parsed.data.name;
+      let existing: Row<z.infer<typeof taskListSchema>> | undefined;
+      const rec = await put('taskLists', TaskListModel, `${f.name} taskLists`, n, { name }, async () => {
+        existing = (await lists.list({ filter: { mailboxUid }, limit: 10_000 })).find((l) => same(l.name, name));
+        return existing ? `the task list ${name} is already in the mailbox; its tasks join it` : null;
+      });
+      const target = rec ?? existing;
+      if (target) listUid.set(old, target.uid);
+    }
+    const tasks = store.repo<z.infer<typeof taskSchema>>(TaskModel);
+    for (const [n, row] of doc.tasks.entries()) {
+      const entry = `${f.name} tasks #${n + 1}`;
+      const parsed = taskSchema.safeParse({ ...(row as object), mailboxUid });
+      if (!parsed.success) {
+        fail('tasks', n, entry, 'invalid task');
+        continue;
+      }
+      const taskListUid = listUid.get(parsed.data.taskListUid);
+      if (!taskListUid) {
+        fail('tasks', n, entry, 'its task list is not in the archive');
+        continue;
+      }
+      const { title, notes, due, completed, completedAt, priority } = parsed.data;
+      const dueAt = due ? due.getTime() : null;
+      await put('tasks', TaskModel, `${f.name} tasks`, n, { taskListUid, title, notes, due, completed, completedAt: completed ? completedAt : null, priority }, async () => {
+        const hit = (await tasks.list({ filter: { taskListUid, title }, limit: 1000 })).some((t) => (t.due ? new Date(t.due).getTime() : null) === dueAt);
+        return hit ? `the task ${title} is already in its list` : null;
+      });
+    }
+  }
+}
