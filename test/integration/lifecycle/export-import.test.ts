@@ -53,7 +53,7 @@ describe.each(backends)('data export and mailbox import on $name', (backend) => 
     const lists = await get('task-lists', 'name');
     return {
       // The RRULE comes back with its parts in ical.js's order (FREQ=WEEKLY;COUNT=10;BYDAY=MO): the same rule.
-      events: (await get('calendar-events', 'start')).map((e) => ({ ...bare(e), rrule: typeof e.rrule === 'string' ? e.rrule.split(';').sort().join(';') : e.rrule })),
+      events: (await get('calendar-events', 'start')).map((e): Record<string, unknown> => ({ ...bare(e), rrule: typeof e.rrule === 'string' ? e.rrule.split(';').sort().join(';') : e.rrule })),
       contacts: (await get('contacts', 'fn')).map(bare),
       notes: (await get('notes', 'title')).map(bare),
       lists: lists.map(bare),
