@@ -15,6 +15,15 @@ export default tseslint.config(
     },
   },
   {
+    // The pages' browser modules (served as they are; lib/web/pages.ts).
+    files: ['web/assets/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(['window', 'document', 'location', 'fetch', 'Node', 'DOMParser', 'URL', 'encodeURIComponent', 'decodeURIComponent'].map((g) => [g, 'readonly'])),
+    },
+    rules: { eqeqeq: ['error', 'always'], 'no-console': 'error' },
+  },
+  {
     files: ['bin/**/*.js', '*.config.js', 'packaging/**/*.cjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', module: 'writable', require: 'readonly', __dirname: 'readonly' } },
   },

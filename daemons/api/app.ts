@@ -21,6 +21,7 @@ import { serverInfoRouter } from '../../lib/http/well-known.js';
 import { PluginHost, documentOtherRoutes, pluginAdminRouter, pluginRouter, productPlugins, type PluginManifest } from '../../lib/plugins/index.js';
 import { forwardProtocolRequests } from './front-door.js';
 import { impersonationRouter, lifecycleRouter } from '../../lib/lifecycle/index.js';
+import { pagesRouter } from '../../lib/web/pages.js';
 
 export interface ApiApp {
   app: Express;
@@ -74,6 +75,9 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   app.use(express.json({ limit: deps.config.get('body_limit_bytes'), type: ['application/json', 'application/*+json'] }));
   app.use(rejectNul);
   const limits = createRateLimits(deps.config, deps.log);
+  // The pages and their assets are public shells (no user data): before sign-in, so an expired
+  // cookie still gets the page that sends the user to sign in; counted as anonymous callers.
+  app.use(pagesRouter(deps, openapi, limits.general));
   // Spec: Limits. A failed sign-in (bad token, rejected Basic) is counted before it is answered;
   // a caller that passes is counted once, by limits.general.
   app.use(limits.countingFailures(basicAuth(deps.config, { ...deps, failures: limits.failures('basic') }))); // app passwords on mail:basic_auth:paths only; before authenticate

@@ -28,6 +28,8 @@ mkdirSync(app, { recursive: true });
 say(`staging in ${stage}`);
 cpSync(join(root, 'dist'), join(app, 'dist'), { recursive: true, filter: (src) => !src.endsWith('.map') });
 cpSync(join(root, 'bin'), join(app, 'bin'), { recursive: true });
+// The pages' assets: lib/web/pages.ts finds them at ../../web/assets from dist/lib/web.
+cpSync(join(root, 'web'), join(app, 'dist/web'), { recursive: true });
 cpSync(join(root, 'packaging/pm2'), join(app, 'packaging/pm2'), { recursive: true });
 for (const f of ['package.json', 'package-lock.json']) copyFileSync(join(root, f), join(app, f));
 

@@ -34,6 +34,7 @@ describe('npm run package:deb', () => {
       '/usr/lib/svcmail/dist/daemons/api/main.js', '/usr/lib/svcmail/node_modules/express/package.json', '/usr/lib/svcmail/node_modules/better-sqlite3/package.json',
       '/usr/lib/svcmail/packaging/pm2/ecosystem.config.cjs', '/lib/systemd/system/svcmail.target', '/lib/systemd/system/svcmail-api.service',
       '/lib/systemd/system/svcmail-worker.service', '/lib/systemd/system/svcmail-push.service', '/lib/systemd/system/svcmail-protocols.service',
+      '/usr/lib/svcmail/dist/web/assets/mail.js', '/usr/lib/svcmail/dist/web/assets/svcmail.css',
       '/usr/share/man/man1/svcmail.1.gz', '/usr/share/man/man1/svcmail-admin.1.gz', '/usr/share/man/man5/svcmail.conf.5.gz', '/usr/share/doc/svcmail/copyright',
     ]) expect(list, path).toContain(path);
     // No TypeScript sources (they would switch on development behaviour) and no development dependencies.
@@ -85,6 +86,9 @@ describe('npm run package:deb', () => {
     try {
       expect(await request(packaged.url)).toEqual({ status: 401, body: expect.objectContaining({ code: 'api-100', status: 401 }) });
       expect(packaged.output()).not.toMatch(/auto-login is ON/);
+      // The pages and their assets come from the package (dist/web), not from a checkout.
+      expect((await fetch(`${packaged.url}/`).then((r) => r.text()))).toContain('<script type="module" src="/assets/mail.js"></script>');
+      expect((await fetch(`${packaged.url}/assets/mail.js`)).status).toBe(200);
     } finally {
       await packaged.stop();
     }

@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import express, { type RequestHandler, type Router } from 'express';
+import { readBranding, type Branding } from '../admin/index.js';
+import type { OpenApiRegistry } from '../http/openapi.js';
+import type { Deps } from '../resources/index.js';
+
+/**
+ * Spec: "The pages /, /settings, /admin and /escrow and static assets are served without the /api
+ * prefix." Each page is a shell rendered here with the branding (name in the title and header, the
+ * logo, the colours as CSS custom properties) and one ES module from web/assets that talks to the
+ * API with the session cookie. The shells hold no user data, so they are public; the API decides
+ * what each caller sees.
+ */
+export const PAGES = {
+  '/': { app: 'mail', title: 'Mail' },
+  '/settings': { app: 'settings', title: 'Settings' },
+  '/admin': { app: 'admin', title: 'Administration' },
+  '/escrow': { app: 'escrow', title: 'Key escrow' },
+} as const;
+
+/** web/assets beside lib/ (sources) or beside dist/lib (a build: packaging copies web/ into dist/). */
+export const WEB_ASSETS = fileURLToPath(new URL('../../web/assets/', import.meta.url));
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The page's HTML. Branding values are validated when stored and escaped again here. */
+export function renderPage(page: (typeof PAGES)[keyof typeof PAGES], b: Branding, opts: { nonce: string; authUrl: string }): string {
+  const name = escapeHtml(b.name);
+  const colour = (c: string) => (/^#[0-9a-f]{3,6}$/i.test(c) ? c : 'inherit');
+  const nav = Object.entries(PAGES).map(([path, p]) => `<a href="${path}"${p === page ? ' aria-current="page"' : ''}>${p.title}</a>`).join('');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${page.title} · ${name}</title>
+<link rel="stylesheet" href="/assets/svcmail.css">
+<style nonce="${opts.nonce}">:root{--brand-primary:${colour(b.primaryColor)};--brand-accent:${colour(b.accentColor)};--brand-bg:${colour(b.backgroundColor)};--brand-text:${colour(b.textColor)}}</style>
+<script type="module" src="/assets/${page.app}.js"></script>
+</head>
+<body data-app="${page.app}" data-auth-url="${escapeHtml(opts.authUrl)}">
+<header class="brand"><a class="brand-home" href="/">${b.logo ? `<img class="brand-logo" src="${escapeHtml(b.logo)}" alt="">` : ''}<span class="brand-name">${name}</span></a><nav>${nav}</nav></header>
+<main id="app" aria-live="polite"><noscript>${name} needs JavaScript in the browser.</noscript></main>
+</body>
+</html>
+`;
+}
+
+/** Content-Security-Policy of a page: its own scripts and styles only, the branding style by nonce. */
+function policy(nonce: string, authUrl: string): string {
+  let signin = '';
+  try {
+    signin = authUrl ? ` ${new URL(authUrl).origin}` : '';
+  } catch {
+    signin = '';
+  }
+  return [
+    "default-src 'self'", "script-src 'self'", `style-src 'self' 'nonce-${nonce}'`, "img-src 'self' data: https:",
+    "connect-src 'self'", "object-src 'none'", "base-uri 'none'", `form-action 'self'${signin}`, "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** The pages and /assets/*. Mounted before sign-in (the shells are public), behind the given limiter. */
+export function pagesRouter(deps: Pick<Deps, 'store' | 'config'>, openapi: OpenApiRegistry, limiter: RequestHandler): Router {
+  const router = express.Router();
+  const authUrl = deps.config.get('mail:auth_server_url').replace(/\/+$/, '');
+  for (const [path, page] of Object.entries(PAGES)) {
+    router.get(path, limiter, async (_req, res, next) => {
+      try {
+        const nonce = randomBytes(16).toString('base64');
+        const html = renderPage(page, await readBranding(deps), { nonce, authUrl });
+        res.set('Content-Security-Policy', policy(nonce, authUrl)).type('html').send(html);
+      } catch (e) {
+        next(e);
+      }
+    });
+    openapi.add('get', path, {
+      operationId: `page_${page.app}`, summary: `The ${page.title.toLowerCase()} page (HTML; branding applied)`, tags: ['pages'], auth: 'none',
+      description: 'Public shell: the browser app in it signs in through the jwt cookie (sending the user to the sign-in service when it answers 401) and reads everything through the API.',
+      responses: { 200: { description: 'text/html', contentType: 'text/html', schema: { type: 'string' } } },
+    });
+  }
+  router.use('/assets', limiter, express.static(WEB_ASSETS, {
+    index: false, dotfiles: 'deny', fallthrough: true, etag: true, lastModified: true,
+    setHeaders: (res) => res.setHeader('Cache-Control', 'public, max-age=300'),
+  }));
+  return router;
+}

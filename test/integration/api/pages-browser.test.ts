@@ -1,0 +1,88 @@
+// The web mail page in a real browser (Debian Chromium driven by playwright-core): the branding
+// colour reaches the page, the signed-in user's folders and messages render from the API, opening a
+// message shows its text and marks it read through a cookie-authenticated, CSRF-checked PUT, HTML
+// from a message never runs, and a browser without a session is sent to the sign-in service.
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqlBackends } from '../../helpers/databases.js';
+import { deliverRaw } from '../../helpers/messages.js';
+import { ingestFixture, type IngestFixture } from '../ingest/setup.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+// In CI the browser is installed by .ci/run (chromium in .ci/apt-packages): missing there is a failure.
+const haveBrowser = existsSync(CHROMIUM) || process.env.CI === 'true';
+const [sqlite] = await sqlBackends();
+const SIGNIN = 'https://signin.example.test';
+
+describe.skipIf(!haveBrowser)('web mail page in Chromium', () => {
+  let fx: IngestFixture;
+  let browser: Browser;
+  let messageUid: string;
+
+  beforeAll(async () => {
+    fx = await ingestFixture(sqlite, { 'mail:auth_server_url': SIGNIN });
+    const admin = await fx.api.token({ uid: 'root', roles: ['admin'], elevated: new Date() });
+    expect((await fx.api.call('PUT', '/api/system/branding', { token: admin, body: { name: 'Acme Mail', primaryColor: '#aa3300' } })).status).toBe(200);
+    const html = 'From: "Dora Sender" <dora@example.net>\nTo: alice@example.test\nSubject: Quarterly numbers\nDate: Mon, 23 Nov 2026 09:00:00 +0000\nMIME-Version: 1.0\nContent-Type: text/html\n\n<p>Numbers attached.</p><img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>\n';
+    messageUid = (await deliverRaw(fx.api, fx.users.aliceBox.uid, html)).uid;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await fx?.close();
+  });
+
+  it('renders the branding, the folders and messages; opening a message shows its text (scripts inert) and marks it read', async () => {
+    const context = await browser.newContext();
+    const { hostname } = new URL(fx.api.url);
+    await context.addCookies([
+      { name: 'jwt', value: fx.users.alice, domain: hostname, path: '/', httpOnly: true, sameSite: 'Strict' },
+      { name: 'csrf', value: 'csrf-secret-of-this-session', domain: hostname, path: '/', sameSite: 'Strict' },
+    ]);
+    const tab = await context.newPage();
+    const problems: string[] = [];
+    tab.on('pageerror', (e) => problems.push(e.message));
+    await tab.goto(`${fx.api.url}/`);
+    expect(await tab.title()).toBe('Mail · Acme Mail');
+    expect(await tab.locator('header.brand').evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el).backgroundColor)).toBe('rgb(170, 51, 0)');
+    const folders = tab.getByRole('listbox', { name: 'Folders' });
+    await expect.poll(() => folders.getByRole('option').allTextContents()).toContain('Inbox1');
+    const row = tab.locator(`[data-message="${messageUid}"]`);
+    await row.waitFor();
+    expect(await row.getAttribute('class')).toBe('unread');
+    expect(await row.textContent()).toContain('Quarterly numbers');
+    await row.click();
+    await expect.poll(() => tab.locator('.message-text').textContent()).toContain('Numbers attached.');
+    await expect.poll(async () => (await fx.api.call('GET', `/api/mail/messages/${messageUid}`, { token: fx.users.alice })).body.seen).toBe(true);
+    await expect.poll(() => row.getAttribute('class')).toBe(''); // the page updates after the PUT's answer
+    expect(await tab.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a write without the CSRF cookie is refused, and the page says so instead of failing silently', async () => {
+    const context = await browser.newContext();
+    const { hostname } = new URL(fx.api.url);
+    await context.addCookies([{ name: 'jwt', value: fx.users.bob, domain: hostname, path: '/', httpOnly: true }]);
+    const tab = await context.newPage();
+    await tab.goto(`${fx.api.url}/settings`);
+    const ask = tab.getByRole('button', { name: 'Export this mailbox' });
+    await ask.click();
+    await expect.poll(() => tab.getByRole('alert').textContent()).toContain('api-105');
+    expect((await fx.api.call('GET', `/api/mail/data-export-requests?mailboxUid=${fx.users.bobBox.uid}`, { token: fx.users.bob })).body).toEqual([]);
+    await context.close();
+  });
+
+  it('without a session the page sends the browser to the sign-in service, with the way back', async () => {
+    const context = await browser.newContext();
+    const tab = await context.newPage();
+    await context.route(`${SIGNIN}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<title>sign in</title>' }));
+    await tab.goto(`${fx.api.url}/admin`);
+    await tab.waitForURL(`${SIGNIN}/**`);
+    const to = new URL(tab.url());
+    expect(to.pathname).toBe('/auth/signin');
+    expect(to.searchParams.get('return_to')).toBe(`${fx.api.url}/admin`);
+    await context.close();
+  });
+});

@@ -1,0 +1,105 @@
+// The pages /, /settings, /admin and /escrow over real HTTP: each is an HTML shell with the
+// branding applied (name, logo, colours), a strict Content-Security-Policy whose nonce is the
+// branding style's, and one module from /assets; every asset a page or module names is served; a
+// branding change shows on the next page load; branding text is escaped; an expired session still
+// gets the page (pages-browser.test.ts follows the browser to the sign-in service); unknown and
+// traversing asset paths are 404.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PAGES, WEB_ASSETS } from '../../../lib/web/pages.js';
+import { sqlBackends } from '../../helpers/databases.js';
+import { startTestApi, type TestApi } from '../../helpers/api.js';
+
+const PNG_1PX = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+const [sqlite] = await sqlBackends(); // the pages read one branding record: the store adapter is not what is under test
+
+describe('pages and assets', () => {
+  let api: TestApi;
+  let admin: string;
+  const page = async (path: string, headers: Record<string, string> = {}) => {
+    const r = await fetch(`${api.url}${path}`, { headers });
+    return { status: r.status, headers: r.headers, text: await r.text() };
+  };
+
+  beforeAll(async () => {
+    api = await startTestApi(sqlite, { 'mail:auth_server_url': 'https://signin.example.test/' });
+    admin = await api.token({ uid: 'root', roles: ['admin'], elevated: new Date() });
+  }, 60_000);
+  afterAll(async () => api?.close());
+
+  it.each(Object.entries(PAGES))('%s is an HTML shell with the default branding, a nonce-bound CSP and its module', async (path, p) => {
+    const r = await page(path);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(r.headers.get('x-frame-options')).toBe('DENY');
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    expect(r.text).toContain(`<title>${p.title} · svcmail</title>`);
+    expect(r.text).toContain('<span class="brand-name">svcmail</span>');
+    expect(r.text).toContain('--brand-primary:#1f6feb');
+    expect(r.text).toContain(`<script type="module" src="/assets/${p.app}.js"></script>`);
+    expect(r.text).toContain(`aria-current="page">${p.title}</a>`);
+    expect(r.text).toContain('data-auth-url="https://signin.example.test"');
+    const csp = r.headers.get('content-security-policy')!;
+    const nonce = /<style nonce="([^"]+)">/.exec(r.text)![1];
+    expect(csp).toContain(`style-src 'self' 'nonce-${nonce}'`);
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).toContain("form-action 'self' https://signin.example.test");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect((await page(path)).text).not.toContain(nonce); // a fresh nonce per answer
+  });
+
+  it('serves every asset the pages and their modules name, with its type; nothing else', async () => {
+    const named = new Set<string>();
+    for (const path of Object.keys(PAGES)) for (const m of (await page(path)).text.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)) named.add(m[1]);
+    for (const file of readdirSync(WEB_ASSETS).filter((f) => f.endsWith('.js'))) {
+      for (const m of readFileSync(join(WEB_ASSETS, file), 'utf8').matchAll(/from '\.\/([\w.-]+)'/g)) named.add(`/assets/${m[1]}`);
+    }
+    expect([...named].sort()).toEqual(['/assets/admin.js', '/assets/app.js', '/assets/escrow.js', '/assets/mail.js', '/assets/settings.js', '/assets/svcmail.css']);
+    for (const a of named) {
+      const r = await page(a);
+      expect(r.status, a).toBe(200);
+      expect(r.headers.get('content-type'), a).toMatch(a.endsWith('.css') ? /^text\/css/ : /^(text|application)\/javascript/);
+      expect(r.text).toBe(readFileSync(join(WEB_ASSETS, a.slice('/assets/'.length)), 'utf8'));
+    }
+    for (const bad of ['/assets/nope.js', '/assets/../package.json', '/assets/%2e%2e/package.json', '/assets/..%2f..%2fpackage.json', '/assets/', '/assets/.hidden']) {
+      const r = await page(bad);
+      expect(r.status, bad).toBe(404);
+      expect(JSON.parse(r.text), bad).toMatchObject({ code: 'api-107', status: 404 });
+    }
+  });
+
+  it('a branding change shows on the next page load: name, logo and colours; text is escaped', async () => {
+    const put = await api.call('PUT', '/api/system/branding', { token: admin, body: { name: `Tom & "Jerry's" Mail`, logo: PNG_1PX, primaryColor: '#0A7', accentColor: '#123456' } });
+    expect(put.status).toBe(200);
+    for (const path of Object.keys(PAGES)) {
+      const r = await page(path);
+      expect(r.text).toContain('<span class="brand-name">Tom &#38; &#34;Jerry&#39;s&#34; Mail</span>');
+      expect(r.text).toMatch(/<title>[^<]+ · Tom &#38; &#34;Jerry&#39;s&#34; Mail<\/title>/);
+      expect(r.text).toContain(`<img class="brand-logo" src="${PNG_1PX}" alt="">`);
+      expect(r.text).toContain('--brand-primary:#0a7;--brand-accent:#123456');
+    }
+    const url = 'https://cdn.example.test/logo.png?a=1&b="x"';
+    expect((await api.call('PUT', '/api/system/branding', { token: admin, body: { logo: url } })).body.code).toBe('api-106'); // quotes are refused when stored
+    expect((await api.call('PUT', '/api/system/branding', { token: admin, body: { logo: 'https://cdn.example.test/logo.png?a=1&b=2' } })).status).toBe(200);
+    expect((await page('/')).text).toContain('<img class="brand-logo" src="https://cdn.example.test/logo.png?a=1&#38;b=2" alt="">');
+  });
+
+  it('the shell answers an expired or forged session too (the module then sends the user to sign in); the API does not', async () => {
+    const expired = await api.token({ uid: 'alice', roles: [], ttlSeconds: -60 });
+    for (const [cookie, status, code] of [[`jwt=${expired}`, 401, 'api-100'], ['jwt=forged.token.value', 403, 'api-101']] as const) {
+      const r = await page('/', { cookie });
+      expect(r.status).toBe(200);
+      expect(r.text).toContain('<main id="app"');
+      const a = await page('/api/mail/mailboxes', { cookie });
+      expect([a.status, JSON.parse(a.text).code]).toEqual([status, code]);
+    }
+    // What the browser then does with those answers: pages-browser.test.ts.
+  });
+
+  it('the pages are in the OpenAPI document as public HTML operations', async () => {
+    const doc = (await api.call('GET', '/api/openapi/json', { token: admin })).body;
+    for (const [path, p] of Object.entries(PAGES)) expect(doc.paths[path]?.get, path).toMatchObject({ operationId: `page_${p.app}` });
+  });
+});
