@@ -183,7 +183,8 @@ export async function runImport(deps: Deps, req: Row<ImportRequest>, touch: Touc
     await progress();
   }
   if (req.format === 'zip') {
-    await restorePim(deps, mailboxUid, req.uid, await pimFiles(uploadPath(config, req.uid), req.useManifest, PIM_FILE_MAX), { counts: counts.pim, note: report, progress: () => progress() });
+    const files = pimFiles(uploadPath(config, req.uid), req.useManifest, { maxFileBytes: PIM_FILE_MAX, maxUnpackedBytes: limits.maxUnpackedBytes });
+    await restorePim(deps, mailboxUid, req.uid, files, { counts: counts.pim, note: report, progress: () => progress() });
   }
   await progress(true);
   return counts;

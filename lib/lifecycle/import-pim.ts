@@ -34,7 +34,7 @@ export interface PimReporter {
  * place in the archive, so a job restarted after a worker died counts what it filed before as
  * imported and files nothing twice.
  */
-export async function restorePim(deps: Deps, mailboxUid: string, requestUid: string, files: PimFile[], r: PimReporter): Promise<void> {
+export async function restorePim(deps: Deps, mailboxUid: string, requestUid: string, files: AsyncIterable<PimFile>, r: PimReporter): Promise<void> {
   const { store } = deps;
   const derived = (file: string, n: number) => createHash('sha256').update(`import\0${requestUid}\0${file}\0${n}`).digest('hex');
 
@@ -80,7 +80,7 @@ export async function restorePim(deps: Deps, mailboxUid: string, requestUid: str
     }
   };
 
-  for (const f of files.filter((x) => x.kind === 'ics')) {
+  async function calendar(f: PimFile): Promise<void> {
     let events: ReturnType<typeof icsToEvents>['events'] = [];
     whole('calendarEvents', f, (t) => { events = icsToEvents(t).events; });
     const repo = store.repo<EventData & { mailboxUid: string }>(CalendarEventModel);
@@ -98,7 +98,7 @@ export async function restorePim(deps: Deps, mailboxUid: string, requestUid: str
     }
   }
 
-  for (const f of files.filter((x) => x.kind === 'vcf')) {
+  async function contacts(f: PimFile): Promise<void> {
     let cards: ReturnType<typeof vcfToContacts> = [];
     whole('contacts', f, (t) => { cards = vcfToContacts(t); });
     const repo = store.repo<ContactData & { mailboxUid: string }>(ContactModel);
@@ -122,7 +122,7 @@ export async function restorePim(deps: Deps, mailboxUid: string, requestUid: str
     }
   }
 
-  for (const f of files.filter((x) => x.kind === 'notes')) {
+  async function notes(f: PimFile): Promise<void> {
     let rows: unknown[] = [];
     whole('notes', f, (t) => { rows = z.array(z.unknown()).parse(JSON.parse(t)); });
     const repo = store.repo<z.infer<typeof noteSchema>>(NoteModel);
@@ -140,7 +140,7 @@ export async function restorePim(deps: Deps, mailboxUid: string, requestUid: str
     }
   }
 
-  for (const f of files.filter((x) => x.kind === 'tasks')) {
+  async function tasks(f: PimFile): Promise<void> {
     let doc: { taskLists: unknown[]; tasks: unknown[] } = { taskLists: [], tasks: [] };
     whole('tasks', f, (t) => { doc = z.object({ taskLists: z.array(z.unknown()), tasks: z.array(z.unknown()) }).parse(JSON.parse(t)); });
     const lists = store.repo<z.infer<typeof taskListSchema>>(TaskListModel);
@@ -182,4 +182,7 @@ export async function restorePim(deps: Deps, mailboxUid: string, requestUid: str
       });
     }
   }
+
+  const byKind = { ics: calendar, vcf: contacts, notes, tasks };
+  for await (const f of files) await byKind[f.kind](f);
 }

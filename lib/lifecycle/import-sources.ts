@@ -186,32 +186,37 @@ export interface PimFile {
 }
 
 /**
- * Reads the calendar and contact files of a zip (every .ics and .vcf entry) and, when the zip is an
- * svcmail export whose manifest is used, its notes.json and tasks.json. Each file at most
- * maxFileBytes; an unreadable one is reported, never fatal.
+ * The calendar and contact files of a zip (every .ics and .vcf entry) and, when the zip is an
+ * svcmail export whose manifest is used, its notes.json and tasks.json — one at a time, each at most
+ * maxFileBytes, all together within maxUnpackedBytes (the zip-bomb guard of the mail part). An
+ * unreadable file is reported, never fatal; past the budget the rest is reported as not restored.
  */
-export async function pimFiles(file: string, useManifest: boolean, maxFileBytes: number): Promise<PimFile[]> {
+export async function* pimFiles(file: string, useManifest: boolean, limits: { maxFileBytes: number; maxUnpackedBytes: number }): AsyncGenerator<PimFile> {
   const { zip, entries } = await openZip(file);
   try {
     const isExport = useManifest && entries.some((e) => e.fileName === 'manifest.json');
-    const out: PimFile[] = [];
+    let unpacked = 0;
     for (const e of entries) {
       if (skippedName(e.fileName)) continue;
       const lower = e.fileName.toLowerCase();
       const kind = lower.endsWith('.ics') ? 'ics' : lower.endsWith('.vcf') || lower.endsWith('.vcard') ? 'vcf'
         : isExport && e.fileName === 'notes.json' ? 'notes' : isExport && e.fileName === 'tasks.json' ? 'tasks' : null;
       if (!kind) continue;
-      if (e.uncompressedSize > maxFileBytes) {
-        out.push({ kind, name: e.fileName, error: `larger than ${maxFileBytes} bytes` });
+      if (e.uncompressedSize > limits.maxFileBytes) {
+        yield { kind, name: e.fileName, error: `larger than ${limits.maxFileBytes} bytes` };
         continue;
       }
+      unpacked += e.uncompressedSize;
+      if (unpacked > limits.maxUnpackedBytes) {
+        yield { kind, name: e.fileName, error: `the zip unpacks to more than mail:mailbox_import:max_unpacked_bytes (${limits.maxUnpackedBytes} bytes); this and later calendar, contact, note and task files were not restored` };
+        return;
+      }
       try {
-        out.push({ kind, name: e.fileName, text: (await readAll(await zip.openReadStreamPromise(e), maxFileBytes)).toString('utf8') });
+        yield { kind, name: e.fileName, text: (await readAll(await zip.openReadStreamPromise(e), limits.maxFileBytes)).toString('utf8') };
       } catch (err) {
-        out.push({ kind, name: e.fileName, error: `unreadable zip entry: ${(err as Error).message}` });
+        yield { kind, name: e.fileName, error: `unreadable zip entry: ${(err as Error).message}` };
       }
     }
-    return out;
   } finally {
     zip.close();
   }

@@ -329,7 +329,7 @@ describe.each(backends)('data export and mailbox import on $name', (backend) => 
 describe.each(backends)('import limits on $name', (backend) => {
   let fx: IngestFixture;
   beforeAll(async () => {
-    fx = await ingestFixture(backend, { 'mail:mailbox_import:max_upload_bytes': 20_000, 'mail:mailbox_import:max_message_bytes': 2_000 });
+    fx = await ingestFixture(backend, { 'mail:mailbox_import:max_upload_bytes': 20_000, 'mail:mailbox_import:max_message_bytes': 2_000, 'mail:mailbox_import:max_unpacked_bytes': 20_000 });
   }, 60_000);
   afterAll(async () => fx?.close());
 
@@ -347,5 +347,24 @@ describe.each(backends)('import limits on $name', (backend) => {
     await drain(fx.api);
     const rec = (await fx.api.call('GET', `/api/mail/mailbox-import-requests/${up.body.uid}`, { token: fx.users.alice })).body;
     expect(rec).toMatchObject({ state: 'completed', imported: 2, failed: 1, report: [{ index: 1, reason: expect.stringMatching(/max_message_bytes \(2000 bytes\)/) }] });
+  });
+
+  it('calendar and contact files count against the unpacked limit: past it the rest is reported, not read', async () => {
+    const ics = (n: number) => ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//EN', 'BEGIN:VEVENT', `UID:big-${n}@example.net`, 'DTSTAMP:20261101T000000Z',
+      'DTSTART:20270105T090000Z', 'DTEND:20270105T100000Z', `SUMMARY:Big ${n}`, `DESCRIPTION:${'x'.repeat(12_000)}`, 'END:VEVENT', 'END:VCALENDAR', ''].join('\r\n');
+    const z = new yazl.ZipFile();
+    z.addBuffer(Buffer.from(ics(1)), 'one.ics');
+    z.addBuffer(Buffer.from(ics(2)), 'two.ics');
+    z.end();
+    const parts: Buffer[] = [];
+    for await (const c of z.outputStream) parts.push(c as Buffer);
+    const up = await upload(fx.api, fx.users.alice, { mailboxUid: fx.users.aliceBox.uid }, Buffer.concat(parts), 'application/zip');
+    expect(up.status).toBe(201);
+    await drain(fx.api);
+    const rec = (await fx.api.call('GET', `/api/mail/mailbox-import-requests/${up.body.uid}`, { token: fx.users.alice })).body;
+    expect(rec).toMatchObject({ state: 'completed', pim: { calendarEvents: { imported: 1, skipped: 0, failed: 1 } } });
+    expect(rec.report).toEqual([{ index: 0, entry: 'two.ics', reason: expect.stringMatching(/max_unpacked_bytes \(20000 bytes\); this and later calendar/) }]);
+    const events = (await fx.api.call('GET', `/api/mail/calendar-events?mailboxUid=${fx.users.aliceBox.uid}`, { token: fx.users.alice })).body;
+    expect(events.map((e: { summary: string }) => e.summary)).toEqual(['Big 1']);
   });
 });
