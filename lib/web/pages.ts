@@ -47,30 +47,32 @@ export function renderPage(page: (typeof PAGES)[keyof typeof PAGES], b: Branding
 `;
 }
 
-/** Content-Security-Policy of a page: its own scripts and styles only, the branding style by nonce. */
-function policy(nonce: string, authUrl: string): string {
+/** Content-Security-Policy of the pages, built once: own scripts and styles only, the branding style by the answer's nonce. */
+function policyFor(authUrl: string): (nonce: string) => string {
   let signin = '';
   try {
     signin = authUrl ? ` ${new URL(authUrl).origin}` : '';
   } catch {
     signin = '';
   }
-  return [
-    "default-src 'self'", "script-src 'self'", `style-src 'self' 'nonce-${nonce}'`, "img-src 'self' data: https:",
-    "connect-src 'self'", "object-src 'none'", "base-uri 'none'", `form-action 'self'${signin}`, "frame-ancestors 'none'",
+  const before = ["default-src 'self'", "script-src 'self'"].join('; ');
+  const after = [
+    "img-src 'self' data: https:", "connect-src 'self'", "object-src 'none'", "base-uri 'none'", `form-action 'self'${signin}`, "frame-ancestors 'none'",
   ].join('; ');
+  return (nonce) => `${before}; style-src 'self' 'nonce-${nonce}'; ${after}`;
 }
 
 /** The pages and /assets/*. Mounted before sign-in (the shells are public), behind the given limiter. */
 export function pagesRouter(deps: Pick<Deps, 'store' | 'config'>, openapi: OpenApiRegistry, limiter: RequestHandler): Router {
   const router = express.Router();
   const authUrl = deps.config.get('mail:auth_server_url').replace(/\/+$/, '');
+  const policy = policyFor(authUrl);
   for (const [path, page] of Object.entries(PAGES)) {
     router.get(path, limiter, async (_req, res, next) => {
       try {
         const nonce = randomBytes(16).toString('base64');
         const html = renderPage(page, await readBranding(deps), { nonce, authUrl });
-        res.set('Content-Security-Policy', policy(nonce, authUrl)).type('html').send(html);
+        res.set('Content-Security-Policy', policy(nonce)).type('html').send(html);
       } catch (e) {
         next(e);
       }
