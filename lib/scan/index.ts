@@ -28,8 +28,27 @@ export interface Scanners {
   virus(raw: Buffer): Promise<VirusResult>;
 }
 
-export function realScanners(config: Config): Scanners {
-  return { spam: (i) => rspamdCheck(config, i), virus: (raw) => clamdScan(config, raw) };
+/** Development: how long a scanner that could not be connected to is not tried again. */
+export const DEV_UNREACHABLE_RECHECK_MS = 5000;
+
+/**
+ * The real clients. In development a scanner that cannot be connected to (not installed on a
+ * developer's machine) is tried again only every DEV_UNREACHABLE_RECHECK_MS: meanwhile it answers
+ * ScannerUnreachable at once, which scanMessage turns into the development clean fallback — one
+ * refused connection per scanner and period instead of two per message. Everywhere else every
+ * message tries the scanner (fail closed per message, and a scanner that comes back is used at once).
+ */
+export function realScanners(config: Config, now: () => number = Date.now): Scanners {
+  const downUntil = { rspamd: 0, clamd: 0 };
+  const guarded = <R>(name: 'rspamd' | 'clamd', call: () => Promise<R>): Promise<R> => {
+    if (!config.isDevelopment) return call();
+    if (now() < downUntil[name]) return Promise.reject(new ScannerUnreachable(name, new Error('not answering (development: checked again shortly)')));
+    return call().catch((e: unknown) => {
+      if (e instanceof ScannerUnreachable) downUntil[name] = now() + DEV_UNREACHABLE_RECHECK_MS;
+      throw e;
+    });
+  };
+  return { spam: (i) => guarded('rspamd', () => rspamdCheck(config, i)), virus: (raw) => guarded('clamd', () => clamdScan(config, raw)) };
 }
 
 /**
