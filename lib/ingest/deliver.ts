@@ -29,6 +29,14 @@ export interface Prepared {
 
 export type PrepareCache = Map<string, Promise<Prepared>>;
 
+/**
+ * Writes a scan round makes once for all its entries, in the transaction that releases them
+ * (lib/jobs/scan.ts): without it each delivery records its correspondent in a commit of its own.
+ */
+export interface RoundWrites {
+  correspondent(mailboxUid: string, address: string): void;
+}
+
 export function prepare(deps: WorkerDeps, entry: IngestEntry, cache: PrepareCache): Promise<Prepared> {
   let p = cache.get(entry.rawRef);
   if (!p) {
@@ -72,7 +80,7 @@ const verdictOf = (v: ScanVerdict, extra?: string): Record<string, unknown> => (
  * Spec: Inbound message state table and per-mailbox delivery rules, in order. Returns the patch
  * that finishes the entry. Filing is idempotent per entry uid, so a re-run after a crash files once.
  */
-export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid: string }, cache: PrepareCache): Promise<Patch<IngestEntry>> {
+export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid: string }, cache: PrepareCache, round?: RoundWrites): Promise<Patch<IngestEntry>> {
   const prep = await prepare(deps, entry, cache);
   const { headers, verdict, parsed } = prep;
   if (entry.transportQuarantine) return quarantine(deps, entry, prep, 'transport-rule', null);
@@ -119,7 +127,8 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   if (!junk) {
     await maybeAutoReply(deps, deps.outbound, { mailboxUid: entry.mailboxUid, mailboxAddress: box.address, sender, automated, subject: headerValue(headers, 'subject') });
     await processInvitations(deps, entry.uid, { mailboxUid: entry.mailboxUid, addresses: [box.address, ...box.aliases, entry.recipient], from: auth.fromAddress, verified: auth.verified }, filed.messageUid, parsed);
-    if (!automated) await recordCorrespondent(deps, entry.mailboxUid, sender);
+    if (automated || !sender) { /* not a correspondent */ } else if (round) round.correspondent(entry.mailboxUid, sender);
+    else await recordCorrespondent(deps, entry.mailboxUid, sender);
   }
   // 7. the mail event stream.
   crashPoint('ingest.before-event');

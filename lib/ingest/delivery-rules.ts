@@ -134,15 +134,15 @@ export async function processInvitations(deps: Deps, entryUid: string, msg: Inbo
 }
 
 /** Spec rule 6: known correspondents recorded (one record per mailbox and address). */
-export async function recordCorrespondent(deps: Deps, mailboxUid: string, address: string): Promise<void> {
+export async function recordCorrespondent(deps: Pick<Deps, 'store'>, mailboxUid: string, address: string, messages = 1): Promise<void> {
   if (!address) return;
   const repo = deps.store.repo<{ mailboxUid: string; address: string; messages: number; lastAt: Date }>(CorrespondentModel);
   const uid = sha(`${mailboxUid}\0${address}`);
-  if (await repo.increment(uid, { messages: 1 })) return;
+  if (await repo.increment(uid, { messages })) return;
   try {
-    await repo.create({ uid, mailboxUid, address, messages: 1, lastAt: new Date() });
+    await repo.create({ uid, mailboxUid, address, messages, lastAt: new Date() });
   } catch (e) {
-    if (isApiError(e) && e.code === 'api-112') await repo.increment(uid, { messages: 1 });
+    if (isApiError(e) && e.code === 'api-112') await repo.increment(uid, { messages });
     else throw e;
   }
 }

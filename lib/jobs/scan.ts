@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { IngestEntryModel, deliverEntry, type IngestEntry, type PrepareCache, type WorkerDeps } from '../ingest/index.js';
-import type { Row } from '../storage/index.js';
+import { IngestEntryModel, deliverEntry, type IngestEntry, type PrepareCache, type RoundWrites, type WorkerDeps } from '../ingest/index.js';
+import { recordCorrespondent } from '../ingest/delivery-rules.js';
+import type { Patch, Row } from '../storage/index.js';
 import { countEvent, type CounterName } from '../admin/counters.js';
 
 export interface ScanRound {
@@ -49,14 +50,19 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
     c.n += 1;
     counts.set(key, c);
   };
+  const correspondents = new Map<string, { mailboxUid: string; address: string; n: number }>();
+  const writes: RoundWrites = {
+    correspondent(mailboxUid, address) {
+      const key = `${mailboxUid}\0${address}`;
+      const c = correspondents.get(key) ?? { mailboxUid, address, n: 0 };
+      c.n += 1;
+      correspondents.set(key, c);
+    },
+  };
+  const done: Array<{ uid: string; patch: Patch<IngestEntry> }> = [];
   await pool(entries, cfg.get('mail:jobs:scan:concurrency'), async (entry: Row<IngestEntry>) => {
     try {
-      const patch = await deliverEntry(deps, entry, cache);
-      await repo.release(entry.uid, owner, patch);
-      round.finished++;
-      const verdict = verdictClass(patch.verdict);
-      if (verdict) count('svcmail_scan_verdicts_total', { verdict });
-      if (patch.state) count('svcmail_deliveries_total', { outcome: patch.state });
+      done.push({ uid: entry.uid, patch: await deliverEntry(deps, entry, cache, writes) });
     } catch (e) {
       const attempts = entry.attempts + 1;
       const failed = attempts >= cfg.get('mail:ingest:max_attempts');
@@ -71,8 +77,28 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
       } else round.retried++;
     }
   });
-  // A crash before this line loses the round's counts: metrics, not records.
-  for (const c of counts.values()) await countEvent(deps, c.name, c.labels, c.n);
+  if (!done.length && !counts.size) return round;
+  for (const { patch } of done) {
+    const verdict = verdictClass(patch.verdict);
+    if (verdict) count('svcmail_scan_verdicts_total', { verdict });
+    if (patch.state) count('svcmail_deliveries_total', { outcome: patch.state });
+  }
+  // The delivered entries are released, their correspondents recorded and the round's counts raised
+  // in one commit (one commit per round instead of two per entry). Shared rows are written in key
+  // order so that two workers' rounds never wait on each other in opposite orders (PostgreSQL).
+  // A crash (or a failed commit) before it leaves the entries claimed: when their lease ends they
+  // are delivered again, and filing, auto-replies and invitations recognise what was done.
+  try {
+    await deps.store.transaction(async (tx) => {
+      const txRepo = tx.repo<IngestEntry>(IngestEntryModel);
+      for (const d of done) if (await txRepo.release(d.uid, owner, d.patch)) round.finished++;
+      for (const [, c] of [...correspondents].sort(([a], [b]) => (a < b ? -1 : 1))) await recordCorrespondent({ store: tx }, c.mailboxUid, c.address, c.n);
+      // A crash before this commit loses the round's counts: metrics, not records.
+      for (const [, c] of [...counts].sort(([a], [b]) => (a < b ? -1 : 1))) await countEvent({ store: tx, log: deps.log }, c.name, c.labels, c.n);
+    });
+  } catch (e) {
+    deps.log.error({ err: (e as Error).message, entries: done.length }, 'scan round: delivered entries not released; they are delivered again when their lease ends');
+  }
   return round;
 }
 
