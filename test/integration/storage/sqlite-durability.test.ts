@@ -39,6 +39,27 @@ function hammer(file: string, ms: number) {
   return { started, done };
 }
 
+/** Another process that takes the write lock and holds it for ms (a long transaction elsewhere). */
+function holder(file: string, ms: number) {
+  const src = `
+    const Database = require(${JSON.stringify(betterSqlite)});
+    const db = new Database(${JSON.stringify(file)});
+    db.exec('BEGIN IMMEDIATE');
+    process.stdout.write('locked\\n');
+    const end = Date.now() + ${ms};
+    while (Date.now() < end) { /* holding the lock */ }
+    db.exec('COMMIT');
+    process.stdout.write('released\\n');`;
+  const child = spawn(process.execPath, ['-e', src], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const locked = new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.includes('locked')) resolve();
+  }));
+  const done = new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`holder exited ${code}`)))));
+  return { locked, done };
+}
+
 describe('SQLite store with another process writing', () => {
   let db: TestDatabase;
   let store: SqlStore;
@@ -78,6 +99,29 @@ describe('SQLite store with another process writing', () => {
     expect(done).toBeGreaterThan(10);
     // every increment counted: no lost update between the read and the write
     expect((await counters.get(c.uid))!.n).toBe(done);
+  }, 30_000);
+
+  it('waits for another process\'s write lock without stalling the event loop', async () => {
+    const c = await counters.create({ name: 'lock', n: 0 });
+    const other = holder(db.url.replace(/^sqlite:/, ''), 600);
+    await other.locked;
+    // Timers keep firing while the transaction waits for the lock: SQLite's own busy handler would
+    // sleep in this thread for the whole 600 ms and none would.
+    let ticks = 0;
+    let pending = true;
+    const tick = () => {
+      if (!pending) return;
+      ticks++;
+      setTimeout(tick, 1);
+    };
+    setTimeout(tick, 1);
+    await store.transaction(async (tx) => {
+      await tx.repo<CounterT>(Counter).update(c.uid, { n: 1 });
+    });
+    pending = false;
+    await other.done;
+    expect(ticks).toBeGreaterThan(20);
+    expect((await counters.get(c.uid))!.n).toBe(1);
   }, 30_000);
 
   it('answers a write only after an fsync of the WAL that began after its commit, one fsync for many waiting commits', async () => {
