@@ -42,6 +42,18 @@ function daemon(bin: string, env: string, sets: Record<string, unknown>, core: s
   return spawn('taskset', ['-c', core, process.execPath, ...prof, join(root, 'bin', bin), ...args], { env: { ...process.env, NODE_ENV: env, SVCMAIL_CONFIG: '' }, stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 2 : 'ignore', 'inherit'] });
 }
 
+/** CPU seconds a process has used so far (Linux /proc; null elsewhere): steadier than rates on a shared machine. */
+function cpuSeconds(c: ChildProcess | null): number | null {
+  try {
+    const fields = readFileSync(`/proc/${c?.pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+  } catch {
+    return null;
+  }
+}
+
+const used = (now: number | null, start: number | null) => (now === null || start === null ? null : now - start);
+
 const stop = (c: ChildProcess) => new Promise<void>((r) => {
   if (c.exitCode !== null) return r();
   c.once('exit', () => r());
@@ -85,6 +97,7 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
     let next = 0;
     let copies = 0;
     let errors = 0;
+    const cpuAtStart = { api: cpuSeconds(api), worker: cpuSeconds(worker) };
     const started = performance.now();
     await Promise.all(Array.from({ length: SENDERS }, async () => {
       while (next < count) {
@@ -100,12 +113,14 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
       }
     }));
     const acceptSeconds = (performance.now() - started) / 1000;
+    const apiCpu = used(cpuSeconds(api), cpuAtStart.api);
     if (!filingAvailable() || process.env.BENCH_ACCEPT_ONLY) {
       return { messages: count, copies, errors, accepted_per_s: round(count / acceptSeconds, 0), filed: process.env.BENCH_ACCEPT_ONLY ? 'not measured: BENCH_ACCEPT_ONLY (hand-off only, no worker)' : 'not measured: lib/mail does not export fileMessage yet' };
     }
     const repo = store.repo<IngestEntry>(IngestEntryModel);
     const deadline = Date.now() + 30 * 60_000;
     while (Date.now() < deadline && (await repo.count({ state: 'queued' })) > 0) await new Promise((r) => setTimeout(r, 250));
+    const workerCpu = used(cpuSeconds(worker), cpuAtStart.worker);
     const rows = await repo.list({ limit: 1_000_000 });
     const done = rows.filter((r) => r.finishedAt);
     const first = Math.min(...rows.map((r) => r.createdAt.getTime()));
@@ -117,6 +132,9 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
       messages: count, copies, errors, accepted_per_s: round(count / acceptSeconds, 0), filed_copies_per_s: round(done.length / ((last - first) / 1000), 0),
       filed_messages_per_s: round((count * done.length) / Math.max(1, copies) / ((last - first) / 1000), 0),
       p50_handoff_to_filed_ms: percentile(lat, 50), p99_handoff_to_filed_ms: percentile(lat, 99), states,
+      // CPU per unit of work (from the first hand-off on): what the rates cost, less disturbed by neighbours.
+      api_cpu_ms_per_message: apiCpu === null ? null : round((apiCpu * 1000) / count, 2),
+      worker_cpu_ms_per_copy: workerCpu === null ? null : round((workerCpu * 1000) / Math.max(1, done.length), 2),
     };
   } finally {
     if (worker) await stop(worker);
