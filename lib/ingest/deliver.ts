@@ -127,8 +127,10 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   if (!junk) {
     await maybeAutoReply(deps, deps.outbound, { mailboxUid: entry.mailboxUid, mailboxAddress: box.address, sender, automated, subject: headerValue(headers, 'subject') });
     await processInvitations(deps, entry.uid, { mailboxUid: entry.mailboxUid, addresses: [box.address, ...box.aliases, entry.recipient], from: auth.fromAddress, verified: auth.verified }, filed.messageUid, parsed);
-    if (automated || !sender) { /* not a correspondent */ } else if (round) round.correspondent(entry.mailboxUid, sender);
-    else await recordCorrespondent(deps, entry.mailboxUid, sender);
+    if (!automated && sender) {
+      if (round) round.correspondent(entry.mailboxUid, sender);
+      else await recordCorrespondent(deps, entry.mailboxUid, sender);
+    }
   }
   // 7. the mail event stream.
   crashPoint('ingest.before-event');

@@ -3,6 +3,7 @@
 // then known correspondents, then heuristics). Real HTTP hand-off, real database, the scan job.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestEntryModel, OutboundHandoffModel, type IngestEntry, type WorkerDeps } from '../../../lib/ingest/index.js';
+import { CorrespondentModel } from '../../../lib/ingest/models.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { FolderModel, MailboxModel, MessageModel, type Folder, type Message } from '../../../lib/mail/index.js';
 import { BlobModel } from '../../../lib/storage/index.js';
@@ -140,6 +141,17 @@ describe.each(backends)('delivery rules at delivery time ($name)', (backend) => 
     it('a known correspondent is Focused even when the mail looks automated', async () => {
       await run(message({ from: 'Kim <kim@partner.example>', subject: 'hello' }), 'kim@partner.example'); // recorded as a correspondent
       expect(await focusOf(message({ from: 'Kim <kim@partner.example>', subject: 'digest', headers: bulk }), 'kim@partner.example')).toBe('focused');
+    });
+
+    it('several messages from one sender in one scan round count once each in the correspondent record; automated mail does not count', async () => {
+      for (const [i, headers] of [{}, {}, {}, bulk].entries()) {
+        const r = await f.deliver({ from: 'lee@crew.example', to: ['alice@example.test'], raw: message({ from: 'Lee <lee@crew.example>', subject: `round ${i}`, headers }) });
+        expect(r.status).toBe(202);
+      }
+      const round = await drainQueue(w, 'rules-worker');
+      expect(round.finished).toBe(4);
+      const rec = await store().repo<{ messages: number }>(CorrespondentModel).findOne({ mailboxUid: f.users.aliceBox.uid, address: 'lee@crew.example' });
+      expect(rec?.messages).toBe(3);
     });
 
     it('overrides come first: address over domain over correspondents and heuristics; parent domains count', async () => {
