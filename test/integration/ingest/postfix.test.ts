@@ -163,6 +163,9 @@ run('a real Postfix delivering through svcmail deliver', () => {
       'showq unix n - n - - showq', 'postlog unix-dgram n - n - 1 postlogd',
     ];
     writeFileSync(join(dir, 'etc', 'master.cf'), `${services.join('\n')}\n${masterSnippet}`);
+    // pipe(8) runs the command as an unprivileged user (here nobody): it must be able to read the checkout.
+    const probe = spawnSync('/usr/bin/setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, BIN, '--version'], { encoding: 'utf8', env: { PATH: process.env.PATH, NODE_ENV: 'test', SVCMAIL_CONFIG: '' } });
+    expect(probe.status, `the user nobody cannot run ${BIN} (is the checkout under a directory only root can enter?): ${probe.stderr}`).toBe(0);
     const started = postfix('start');
     expect(started.status, `${started.stdout}${started.stderr}${maillog()}`).toBe(0);
     await waitFor('Postfix to answer SMTP', async () => (await smtp(smtpPort, ['NOOP']).catch(() => ['']))[0].startsWith('250'));
