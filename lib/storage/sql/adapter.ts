@@ -12,16 +12,7 @@ import { SelectRunner } from './select.js';
 import { dropValues, ensureValueIndexes, hasValueIndexes, touchesValues, writeValues } from './value-index.js';
 import { WhereBuilder } from './where.js';
 import { WalSync } from './wal-sync.js';
-
-/** Serialises SQLite work on its single connection so a transaction never sees a stranger's write. */
-class Mutex {
-  #tail: Promise<unknown> = Promise.resolve();
-  run<R>(fn: () => Promise<R>): Promise<R> {
-    const next = this.#tail.then(fn, fn);
-    this.#tail = next.catch(() => undefined);
-    return next;
-  }
-}
+import { beginImmediate, BUSY_TIMEOUT_MS, Mutex, type SqliteHandle } from './sqlite-lock.js';
 
 // SQLITE_BUSY: another process held the write lock past busy_timeout (5 s) — the datastore is not answering.
 const CONNECTION_CODES = new Set(['SQLITE_BUSY', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P03', '08006', '08001', '08003']);
@@ -64,43 +55,6 @@ async function inTransaction<R>(ds: DataSource, dialect: SqlDialect, fn: (m: Ent
     return result;
   } finally {
     await qr.release();
-  }
-}
-
-/** The better-sqlite3 connection under TypeORM's driver (only what beginImmediate uses). */
-interface SqliteHandle {
-  prepare(sql: string): { get(): unknown; run(): unknown };
-}
-
-const BUSY_TIMEOUT_MS = 5000;
-const lockStatements = new WeakMap<SqliteHandle, { begin: { run(): unknown }; noWait: { get(): unknown }; wait: { get(): unknown } }>();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const isBusy = (e: unknown) => /^SQLITE_BUSY/.test((e as { code?: string })?.code ?? '');
-
-/**
- * BEGIN IMMEDIATE without stalling the event loop. SQLite's busy handler waits for another
- * process's write lock by sleeping in the calling thread — with better-sqlite3 the daemon's only
- * thread, so while the worker files mail the api daemon could neither read a request nor answer
- * one (measured in the ingest bench: 5 s of 30 blocked in BEGIN IMMEDIATE). The lock is tried
- * without the busy handler and, while another process holds it, tried again after a timer,
- * up to busy_timeout; then SQLITE_BUSY as before (api-113).
- */
-async function beginImmediate(driver: { databaseConnection: SqliteHandle }): Promise<void> {
-  const db = driver.databaseConnection;
-  let st = lockStatements.get(db);
-  if (!st) lockStatements.set(db, (st = { begin: db.prepare('BEGIN IMMEDIATE'), noWait: db.prepare('PRAGMA busy_timeout = 0'), wait: db.prepare(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`) }));
-  const deadline = Date.now() + BUSY_TIMEOUT_MS;
-  for (let delay = 1; ; delay = Math.min(delay * 2, 16)) {
-    st.noWait.get();
-    try {
-      st.begin.run();
-      return;
-    } catch (e) {
-      if (!isBusy(e) || Date.now() >= deadline) throw e;
-    } finally {
-      st.wait.get();
-    }
-    await sleep(delay);
   }
 }
 

@@ -16,11 +16,24 @@ const Counter = defineModel({ name: 'durability_counter', table: 'durability_cou
 type CounterT = { name: string; n: number };
 const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
 
+/**
+ * Node running `src` with better-sqlite3 open on `file`: `ready` resolves when it prints `marker`,
+ * `done` with everything it printed once it exits 0.
+ */
+function sqliteProcess(file: string, src: string, marker: string) {
+  const child = spawn(process.execPath, ['-e', `const Database = require(${JSON.stringify(betterSqlite)});\nconst db = new Database(${JSON.stringify(file)});\n${src}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const ready = new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.includes(marker)) resolve();
+  }));
+  const done = new Promise<string>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`child exited ${code}`)))));
+  return { ready, done };
+}
+
 /** Another process writing the same file in a tight loop (autocommit inserts, as a second daemon would). */
 function hammer(file: string, ms: number) {
-  const src = `
-    const Database = require(${JSON.stringify(betterSqlite)});
-    const db = new Database(${JSON.stringify(file)});
+  const p = sqliteProcess(file, `
     db.pragma('busy_timeout = 5000');
     db.exec('CREATE TABLE IF NOT EXISTS hammer (x INTEGER)');
     const ins = db.prepare('INSERT INTO hammer (x) VALUES (?)');
@@ -28,36 +41,19 @@ function hammer(file: string, ms: number) {
     let n = 0;
     process.stdout.write('started\\n');
     while (Date.now() < end) { db.transaction(() => { for (let i = 0; i < 20; i++) ins.run(n++); })(); }
-    process.stdout.write('wrote ' + n + '\\n');`;
-  const child = spawn(process.execPath, ['-e', src], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  const started = new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-    if (out.includes('started')) resolve();
-  }));
-  const done = new Promise<number>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve(Number(/wrote (\d+)/.exec(out)?.[1] ?? 0)) : reject(new Error(`hammer exited ${code}`)))));
-  return { started, done };
+    process.stdout.write('wrote ' + n + '\\n');`, 'started');
+  return { started: p.ready, done: p.done.then((out) => Number(/wrote (\d+)/.exec(out)?.[1] ?? 0)) };
 }
 
 /** Another process that takes the write lock and holds it for ms (a long transaction elsewhere). */
 function holder(file: string, ms: number) {
-  const src = `
-    const Database = require(${JSON.stringify(betterSqlite)});
-    const db = new Database(${JSON.stringify(file)});
+  const p = sqliteProcess(file, `
     db.exec('BEGIN IMMEDIATE');
     process.stdout.write('locked\\n');
     const end = Date.now() + ${ms};
     while (Date.now() < end) { /* holding the lock */ }
-    db.exec('COMMIT');
-    process.stdout.write('released\\n');`;
-  const child = spawn(process.execPath, ['-e', src], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  const locked = new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-    if (out.includes('locked')) resolve();
-  }));
-  const done = new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`holder exited ${code}`)))));
-  return { locked, done };
+    db.exec('COMMIT');`, 'locked');
+  return { locked: p.ready, done: p.done };
 }
 
 describe('SQLite store with another process writing', () => {
