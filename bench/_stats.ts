@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 /** Median and percentile helpers shared by the benchmarks. */
 export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
@@ -11,3 +13,9 @@ export function median(values: number[]): number {
 }
 
 export const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** CPU time (user + system, ms) a process has used so far, from /proc: robust when other work shares the machine. */
+export function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime in clock ticks (100 Hz)
+}

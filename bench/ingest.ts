@@ -16,7 +16,7 @@ import { openSqlStore } from '../lib/storage/sql/adapter.js';
 import { freshPostgres, postgresAvailable } from '../test/helpers/databases.js';
 import { freePort, startScanners } from '../test/helpers/scanners.js';
 import { dovecotInstalled, LmtpClient, startDovecot } from './_dovecot.js';
-import { percentile, round } from './_stats.js';
+import { cpuMsOf, percentile, round } from './_stats.js';
 
 const SECRET = 'bench-secret-0123456789abcdef';
 const INGEST = 'bench-ingest-secret-0123456789';
@@ -42,11 +42,10 @@ function daemon(bin: string, env: string, sets: Record<string, unknown>, core: s
   return spawn('taskset', ['-c', core, process.execPath, ...prof, join(root, 'bin', bin), ...args], { env: { ...process.env, NODE_ENV: env, SVCMAIL_CONFIG: '' }, stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 2 : 'ignore', 'inherit'] });
 }
 
-/** CPU seconds a process has used so far (Linux /proc; null elsewhere): steadier than rates on a shared machine. */
+/** CPU seconds a daemon has used so far (Linux /proc; null elsewhere or once it is gone). */
 function cpuSeconds(c: ChildProcess | null): number | null {
   try {
-    const fields = readFileSync(`/proc/${c?.pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+    return c?.pid ? cpuMsOf(c.pid) / 1000 : null;
   } catch {
     return null;
   }

@@ -1,7 +1,7 @@
 // Issue 2 figure: GET a list of 100 records with a valid token at 50 connections, on SQLite and on
 // PostgreSQL, beside a bare Express route returning the same records (same JSON bytes) from memory.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -9,7 +9,7 @@ import autocannon from 'autocannon';
 import { signToken } from '../lib/auth/index.js';
 import { loadConfig } from '../lib/config/index.js';
 import { freshPostgres, postgresAvailable } from '../test/helpers/databases.js';
-import { median, round } from './_stats.js';
+import { cpuMsOf, median, round } from './_stats.js';
 
 const SECRET = 'bench-secret-0123456789abcdef';
 const CONNECTIONS = 50;
@@ -45,16 +45,10 @@ async function seed(url: string): Promise<{ path: string; token: string }> {
   return { path: `/api/mail/folders?mailboxUid=${box.uid}&limit=100`, token: owner };
 }
 
-/** CPU time (user + system, ms) the server process has used: robust when other work shares the machine. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime in clock ticks (100 Hz)
-}
-
 async function load(pid: number, url: string, headers: Record<string, string> = {}): Promise<{ rps: number; p50: number; p99: number; errors: number; cpuUsPerReq: number }> {
-  const before = cpuMs(pid);
+  const before = cpuMsOf(pid);
   const r = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers, pipelining: 1 });
-  const cpu = cpuMs(pid) - before;
+  const cpu = cpuMsOf(pid) - before;
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, cpuUsPerReq: (cpu * 1000) / Math.max(1, r.requests.total) };
 }
 
