@@ -22,6 +22,8 @@ export function verdictClass(v: Record<string, unknown> | null | undefined): 'cl
 
 export const workerId = (): string => `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
+const inKeyOrder = <V>(m: Map<string, V>): V[] => [...m.keys()].sort().map((k) => m.get(k)!);
+
 async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: Math.min(size, items.length) }, async () => {
@@ -92,9 +94,9 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
     await deps.store.transaction(async (tx) => {
       const txRepo = tx.repo<IngestEntry>(IngestEntryModel);
       for (const d of done) if (await txRepo.release(d.uid, owner, d.patch)) round.finished++;
-      for (const [, c] of [...correspondents].sort(([a], [b]) => (a < b ? -1 : 1))) await recordCorrespondent({ store: tx }, c.mailboxUid, c.address, c.n);
+      for (const c of inKeyOrder(correspondents)) await recordCorrespondent({ store: tx }, c.mailboxUid, c.address, c.n);
       // A crash before this commit loses the round's counts: metrics, not records.
-      for (const [, c] of [...counts].sort(([a], [b]) => (a < b ? -1 : 1))) await countEvent({ store: tx, log: deps.log }, c.name, c.labels, c.n);
+      for (const c of inKeyOrder(counts)) await countEvent({ store: tx, log: deps.log }, c.name, c.labels, c.n);
     });
   } catch (e) {
     deps.log.error({ err: (e as Error).message, entries: done.length }, 'scan round: delivered entries not released; they are delivered again when their lease ends');
