@@ -16,7 +16,7 @@ import { openSqlStore } from '../lib/storage/sql/adapter.js';
 import { freshPostgres, postgresAvailable } from '../test/helpers/databases.js';
 import { freePort, startScanners } from '../test/helpers/scanners.js';
 import { dovecotInstalled, LmtpClient, startDovecot } from './_dovecot.js';
-import { cpuMsOf, percentile, round } from './_stats.js';
+import { commandCpuMs, cpuMsOf, percentile, round } from './_stats.js';
 
 const SECRET = 'bench-secret-0123456789abcdef';
 const INGEST = 'bench-ingest-secret-0123456789';
@@ -96,7 +96,9 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
     let next = 0;
     let copies = 0;
     let errors = 0;
-    const cpuAtStart = { api: cpuSeconds(api), worker: cpuSeconds(worker) };
+    // The database server's CPU (PostgreSQL; SQLite runs inside the daemons) over the same span.
+    const dbCpuOf = () => (dbUrl.startsWith('postgres') ? commandCpuMs('postgres') : null);
+    const cpuAtStart = { api: cpuSeconds(api), worker: cpuSeconds(worker), db: dbCpuOf() };
     const started = performance.now();
     await Promise.all(Array.from({ length: SENDERS }, async () => {
       while (next < count) {
@@ -120,6 +122,7 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
     const deadline = Date.now() + 30 * 60_000;
     while (Date.now() < deadline && (await repo.count({ state: 'queued' })) > 0) await new Promise((r) => setTimeout(r, 250));
     const workerCpu = used(cpuSeconds(worker), cpuAtStart.worker);
+    const dbCpuMs = used(dbCpuOf(), cpuAtStart.db);
     const rows = await repo.list({ limit: 1_000_000 });
     const done = rows.filter((r) => r.finishedAt);
     const first = Math.min(...rows.map((r) => r.createdAt.getTime()));
@@ -134,6 +137,7 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
       // CPU per unit of work (from the first hand-off on): what the rates cost, less disturbed by neighbours.
       api_cpu_ms_per_message: apiCpu === null ? null : round((apiCpu * 1000) / count, 2),
       worker_cpu_ms_per_copy: workerCpu === null ? null : round((workerCpu * 1000) / Math.max(1, done.length), 2),
+      ...(dbCpuMs === null ? {} : { db_server_cpu_ms_per_copy: round(dbCpuMs / Math.max(1, done.length), 2) }),
     };
   } finally {
     if (worker) await stop(worker);

@@ -18,7 +18,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 
 async function startServer(mode: string, arg: string): Promise<{ child: ChildProcess; url: string }> {
   // Server on core 0, the load generator (this process) on core 1.
-  const child = spawn('taskset', ['-c', '0', process.execPath, '--import', 'tsx', new URL('./_list-server.ts', import.meta.url).pathname, mode, arg], {
+  // BENCH_PROF_DIR=dir writes a V8 CPU profile of each server there (node --cpu-prof) for analysis.
+  const prof = process.env.BENCH_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF_DIR}`] : [];
+  const child = spawn('taskset', ['-c', '0', process.execPath, ...prof, '--import', 'tsx', new URL('./_list-server.ts', import.meta.url).pathname, mode, arg], {
     env: { ...process.env, BENCH_SECRET: SECRET, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   const line = await new Promise<string>((resolve, reject) => {
@@ -66,7 +68,10 @@ export default async function list(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-bench-'));
   const out: Record<string, unknown> = { connections: CONNECTIONS, seconds_per_run: SECONDS, records: 100 };
   const backends: Array<{ name: string; url: string; drop?: () => Promise<void> }> = [{ name: 'sqlite', url: `sqlite:${join(dir, 'bench.sqlite')}` }];
-  if (await postgresAvailable()) {
+  // BENCH_BACKENDS=postgres (or sqlite) measures one backend only.
+  const only = process.env.BENCH_BACKENDS?.split(',');
+  if (only) backends.splice(0, backends.length, ...backends.filter((b) => only.includes(b.name)));
+  if ((!only || only.includes('postgres')) && (await postgresAvailable())) {
     const pg = await freshPostgres();
     backends.push({ name: 'postgres', url: pg.url, drop: pg.drop });
   }

@@ -1,11 +1,11 @@
 import type { ParsedMail } from 'mailparser';
 import { isApiError } from '../errors/index.js';
-import { MailboxModel, type Mailbox } from '../mail/index.js';
+import { exceedsQuota, MailboxModel, type Mailbox } from '../mail/index.js';
 import { sanitizeMailHtml, scanMessage, type Scanners, type ScanVerdict } from '../scan/index.js';
 import type { Patch } from '../storage/index.js';
 import type { IngestDeps } from './accept.js';
 import {
-  classifyFocused, consumeControl, controlKindOf, isAutomated, maybeAutoReply, processInvitations, recordCorrespondent, senderListVerdict, senderOf, type ControlHooks,
+  classifyFocused, consumeControl, controlKindOf, isAutomated, isDispositionReport, maybeAutoReply, processInvitations, recordCorrespondent, senderListVerdict, senderOf, type ControlHooks,
 } from './delivery-rules.js';
 import { crashPoint } from './crash.js';
 import { rewriteFrom } from './from-rewrite.js';
@@ -94,7 +94,8 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   const junk = senderListVerdict(box, sender, auth.verified, verdict.spam !== 'clean');
   // 2. control messages are consumed, not filed.
   if (!junk) {
-    const control = controlKindOf(headers, auth.verified, new Set((await servedDomains(deps)).keys()));
+    // The served domains decide only whether a verified disposition report is a read receipt for us: read them then only.
+    const control = controlKindOf(headers, auth.verified, auth.verified && isDispositionReport(headers) ? new Set((await servedDomains(deps)).keys()) : new Set());
     if (control && (await consumeControl(deps, deps.control, entry.uid, { ...control, mailboxUid: entry.mailboxUid, sender, rawRef: entry.rawRef }))) {
       return { state: 'consumed', verdict: verdictOf(verdict, control.kind), finishedAt: new Date() };
     }
@@ -109,8 +110,8 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   }
   if (rules.discard) return { state: 'discarded', verdict: verdictOf(verdict, 'filter rule'), finishedAt: new Date() };
   const copies = rules.copyTo ?? [];
-  // 4. quota: every copy a rule files counts.
-  if (await deps.port.wouldExceedQuota(entry.mailboxUid, entry.size * (1 + copies.length))) return quarantine(deps, entry, prep, 'over-quota', null);
+  // 4. quota: every copy a rule files counts (the mailbox as read above, a moment ago).
+  if (exceedsQuota(box, entry.size * (1 + copies.length))) return quarantine(deps, entry, prep, 'over-quota', null);
   // 5. filing; mail arriving in the Inbox is classified Focused or Other.
   const automated = isAutomated(headers, entry.envelopeFrom);
   const folderRole = junk ? 'junk' : 'inbox';

@@ -32,6 +32,12 @@ export function isAutomated(h: HeaderBlock, envelopeFrom: string): boolean {
 export type ControlKind = 'recall' | 'read-receipt' | 'acme-challenge';
 
 /** Spec rule 2: recognise recalls, read receipts for our own messages and ACME challenges (verified senders only). */
+/** An RFC 8098 read receipt's envelope: multipart/report with report-type=disposition-notification. */
+export function isDispositionReport(h: HeaderBlock): boolean {
+  const ct = headerValue(h, 'content-type').toLowerCase();
+  return ct.startsWith('multipart/report') && /report-type\s*=\s*"?disposition-notification/.test(ct);
+}
+
 export function controlKindOf(h: HeaderBlock, verified: boolean, ourDomains: ReadonlySet<string>): { kind: ControlKind; data: Record<string, unknown> } | null {
   if (!verified) return null;
   const subject = headerValue(h, 'subject');
@@ -39,8 +45,7 @@ export function controlKindOf(h: HeaderBlock, verified: boolean, ourDomains: Rea
   if (/^ACME:\s*\S+/.test(subject)) return { kind: 'acme-challenge', data: { token1: subject.replace(/^ACME:\s*/, '').trim(), messageId: headerValue(h, 'message-id') || null } };
   const recall = headerValue(h, 'x-svcmail-recall');
   if (recall) return { kind: 'recall', data: { messageId: recall } };
-  const ct = headerValue(h, 'content-type').toLowerCase();
-  if (ct.startsWith('multipart/report') && /report-type\s*=\s*"?disposition-notification/.test(ct)) {
+  if (isDispositionReport(h)) {
     const ref = headerValue(h, 'in-reply-to') || headerValue(h, 'references');
     const m = /@([^>\s]+)>/.exec(ref);
     if (m && ourDomains.has(m[1].toLowerCase())) return { kind: 'read-receipt', data: { messageId: ref } };

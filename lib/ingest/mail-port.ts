@@ -27,7 +27,7 @@ export interface FileRequest {
 
 /**
  * The inbound pipeline's view of the mail data layer (lib/mail): raw storage, the one parse per
- * message, filing (counts, quota, events; idempotent per key), filter rules and quota.
+ * message, filing (counts, quota, events; idempotent per key) and filter rules.
  */
 /** A content-addressed raw message: stored once, referenced by every ingest entry. */
 export interface StoredRawRef {
@@ -39,7 +39,6 @@ export interface MailPort {
   storeRaw(raw: Buffer): Promise<StoredRawRef>;
   loadRaw(ref: string): Promise<Buffer>;
   parse(raw: Buffer): Promise<ParsedMail>;
-  wouldExceedQuota(mailboxUid: string, size: number): Promise<boolean>;
   /** Filter rules of the mailbox applied to a non-junk message (size: the raw message's): where it goes and what else happens. */
   applyRules(mailboxUid: string, parsed: ParsedMail, size: number): Promise<{ folderUid?: string; flags?: string[]; labels?: string[]; discard?: boolean; forwardTo?: string[]; copyTo?: string[] }>;
   file(req: FileRequest): Promise<FiledCopy>;
@@ -69,7 +68,6 @@ export function mailPort(deps: Deps): MailPort {
     loadRaw: (ref) => mail.loadRaw(deps, ref),
     // The one parse per message; filing derives its fields from this result without parsing again.
     parse: (raw) => mail.parseMail(raw, { skipImageLinks: true, skipTextToHtml: true }),
-    wouldExceedQuota: (mailboxUid, size) => mail.wouldExceedQuota(deps, mailboxUid, size),
     async applyRules(mailboxUid, parsed, size) {
       // Spec: delivery rule 3 — the mailbox's filter rules, in position order, on mail that is not junk.
       const rules = await deps.store.repo<mail.FilterRule>(mail.FilterRuleModel).list({ filter: { mailboxUid, enabled: true }, sort: [{ field: 'position', dir: 'asc' }], limit: 1000 });

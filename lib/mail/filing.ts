@@ -80,12 +80,10 @@ export async function fileMessage(deps: Deps, req: FileRequest): Promise<Message
 }
 
 async function fileOnce(deps: Deps, req: FileRequest): Promise<MessageRecord> {
-  const { message, folder, fresh } = await deps.store.transaction(async (tx) => {
+  const { message, folder } = await deps.store.transaction(async (tx) => {
     const messages = tx.repo<Message>(MessageModel);
-    if (req.idempotencyKey) {
-      const existing = await messages.findOne({ mailboxUid: req.mailboxUid, ingestKey: req.idempotencyKey });
-      if (existing) return { message: existing, folder: null, fresh: false };
-    }
+    // A key filed before: the unique (mailboxUid, ingestKey) refuses the row (api-112), the transaction
+    // is undone and fileMessage answers the copy filed the first time (no read first for the rare retry).
     const folderRec = await folderOf(tx, req.mailboxUid, req);
     const flags = { seen: false, flagged: false, answered: false, forwarded: false, draft: false, ...req.flags };
     const created = await messages.create({
@@ -97,17 +95,20 @@ async function fileOnce(deps: Deps, req: FileRequest): Promise<MessageRecord> {
     const f = await countIn(tx, folderRec.uid, 1, flags.seen ? 0 : 1);
     await tx.repo<Mailbox>(MailboxModel).increment(req.mailboxUid, { usedBytes: req.raw.size });
     await addBlobRef(tx, req.raw);
-    return { message: created, folder: f, fresh: true };
+    return { message: created, folder: f };
   });
-  if (fresh) {
-    publishMessage(deps, 'create', message);
-    publishFolder(deps, folder);
-  }
+  publishMessage(deps, 'create', message);
+  publishFolder(deps, folder);
   return message;
 }
 
-/** Spec: Per-mailbox delivery rules 4 — would this size take the mailbox over its quota (0 = none)? */
+/** Spec: Per-mailbox delivery rules 4 — would this size take this mailbox record over its quota (0 = none)? */
+export function exceedsQuota(box: Pick<Mailbox, 'quotaBytes' | 'usedBytes'>, size: number): boolean {
+  return box.quotaBytes > 0 && box.usedBytes + size > box.quotaBytes;
+}
+
+/** exceedsQuota for a mailbox known by uid (read now). */
 export async function wouldExceedQuota(deps: Pick<Deps, 'store'>, mailboxUid: string, size: number): Promise<boolean> {
   const box = await deps.store.repo<Mailbox>(MailboxModel).get(mailboxUid);
-  return Boolean(box && box.quotaBytes > 0 && box.usedBytes + size > box.quotaBytes);
+  return Boolean(box && exceedsQuota(box, size));
 }

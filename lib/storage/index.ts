@@ -25,5 +25,6 @@ export async function openStore(config: Config, models: ModelDef[]): Promise<Sto
     models,
     synchronize: config.get('datastores:sql:synchronize'),
     poolSize: config.get('datastores:sql:pool_size'),
+    preparedStatements: config.get('datastores:sql:prepared_statements'),
   });
 }

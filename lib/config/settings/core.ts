@@ -27,6 +27,7 @@ export const coreSettings = {
   'datastores:sql:url': setting(z.string(), { default: '', doc: 'SQL database URL: empty for the embedded SQLite file in data_dir, sqlite:/path/file.sqlite, or postgres://user@host/db.' }),
   'datastores:sql:synchronize': setting(z.boolean(), { default: true, doc: 'Create and update tables and columns from the models at start.' }),
   'datastores:sql:pool_size': setting(z.number().int().positive(), { default: 10, doc: 'PostgreSQL connection pool size per process.' }),
+  'datastores:sql:prepared_statements': setting(z.boolean(), { default: true, doc: 'PostgreSQL: run reads as named prepared statements (parsed and planned once per connection). Turn off behind a pooler in transaction mode that cannot keep them (PgBouncer before 1.21).' }),
   'datastores:document:url': setting(z.string(), { default: '', doc: 'MongoDB URL for the document backend.' }),
   'datastores:document:synchronize': setting(z.boolean(), { default: true, doc: 'Create collections and indexes from the models at start.' }),
 };

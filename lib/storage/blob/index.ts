@@ -47,9 +47,8 @@ export class BlobStore {
       const st = await stat(file);
       if (st.size === data.length) return { blobId: sha256, sha256, size: data.length };
     } catch { /* not there yet */ }
-    await mkdir(dirname(file), { recursive: true });
     const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
-    const fh = await open(tmp, 'w', 0o640);
+    const fh = await this.#create(tmp, 'w');
     try {
       try {
         await fh.writeFile(data);
@@ -77,11 +76,10 @@ export class BlobStore {
    * removed and the error the caller chose is thrown).
    */
   async writer(opts: { maxBytes?: number; tooLarge?: (size: number) => Error; keepHead?: number } = {}): Promise<BlobWriter> {
-    await mkdir(this.tmpDir, { recursive: true });
     // A process killed mid-upload leaves its temporary file: the first writer of a process sweeps old ones.
     if (!this.#swept) this.#swept = this.#sweep().catch(() => undefined);
     const tmp = join(this.tmpDir, `${Date.now()}-${randomBytes(8).toString('hex')}`);
-    return new BlobWriter(this, tmp, await open(tmp, 'wx', 0o640), opts);
+    return new BlobWriter(this, tmp, await this.#create(tmp, 'wx'), opts);
   }
 
   #swept: Promise<void> | undefined;
@@ -108,7 +106,7 @@ export class BlobStore {
 
   /** Renames a finished temporary file to its content address and makes the rename durable. */
   async #place(tmp: string, file: string): Promise<void> {
-    await rename(tmp, file);
+    await this.#inDir(dirname(file), () => rename(tmp, file));
     const dir = await open(dirname(file), 'r');
     try {
       await dir.sync();
@@ -127,8 +125,34 @@ export class BlobStore {
         return;
       }
     } catch { /* not there yet */ }
-    await mkdir(dirname(file), { recursive: true });
     await this.#place(tmp, file);
+  }
+
+  /** Creates a file (its directory made first when needed). */
+  #create(file: string, flags: 'w' | 'wx'): Promise<FileHandle> {
+    return this.#inDir(dirname(file), () => open(file, flags, 0o640));
+  }
+
+  /** Directories this process made or found (the store never removes one): one mkdir each, not one per blob. */
+  readonly #dirs = new Set<string>();
+
+  /**
+   * Runs a file operation in `dir`, making the directory first unless this process already made or
+   * saw it. One removed behind our back (an operator tidying up, ENOENT) is made again and the
+   * operation tried once more.
+   */
+  async #inDir<R>(dir: string, op: () => Promise<R>): Promise<R> {
+    if (!this.#dirs.has(dir)) {
+      await mkdir(dir, { recursive: true });
+      this.#dirs.add(dir);
+    }
+    try {
+      return await op();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      await mkdir(dir, { recursive: true });
+      return op();
+    }
   }
 
   async get(id: string): Promise<Buffer> {

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DataSource, QueryFailedError, type EntityManager, type ObjectLiteral, type Repository } from 'typeorm';
+import { DataSource, QueryFailedError, type EntityManager, type ObjectLiteral, type Repository, type UpdateQueryBuilder } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, notFound } from '../../errors/index.js';
 import { withDefaults, type ModelDef } from '../model.js';
@@ -12,7 +12,7 @@ import { SelectRunner } from './select.js';
 import { dropValues, ensureValueIndexes, hasValueIndexes, touchesValues, writeValues } from './value-index.js';
 import { WhereBuilder } from './where.js';
 import { WalSync } from './wal-sync.js';
-import { beginImmediate, BUSY_TIMEOUT_MS, Mutex, type SqliteHandle } from './sqlite-lock.js';
+import { BUSY_TIMEOUT_MS, Mutex, sqliteTransaction } from './sqlite-lock.js';
 
 // SQLITE_BUSY: another process held the write lock past busy_timeout (5 s) — the datastore is not answering.
 const CONNECTION_CODES = new Set(['SQLITE_BUSY', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P03', '08006', '08001', '08003']);
@@ -29,33 +29,9 @@ function mapError(e: unknown): unknown {
   return e;
 }
 
-/**
- * A transaction on the store's connection. SQLite gets BEGIN IMMEDIATE: a deferred transaction
- * that reads and then writes cannot wait for another process's writer (SQLite answers SQLITE_BUSY
- * at once rather than let it write over a stale snapshot), so a worker filing while the api daemon
- * queues mail failed with "database is locked". IMMEDIATE takes the write lock first, where
- * busy_timeout applies. TypeORM can only issue a deferred BEGIN, so its runner's bookkeeping is set
- * as startTransaction would set it; COMMIT, ROLLBACK and savepoints stay TypeORM's.
- */
-async function inTransaction<R>(ds: DataSource, dialect: SqlDialect, fn: (m: EntityManager) => Promise<R>): Promise<R> {
-  if (dialect !== 'sqlite') return ds.transaction(fn);
-  const qr = ds.createQueryRunner();
-  await qr.connect();
-  try {
-    await beginImmediate(ds.driver as unknown as { databaseConnection: SqliteHandle });
-    Object.assign(qr, { isTransactionActive: true, transactionDepth: 1 });
-    let result: R;
-    try {
-      result = await fn(qr.manager);
-    } catch (e) {
-      await qr.rollbackTransaction().catch(() => undefined);
-      throw e;
-    }
-    await qr.commitTransaction();
-    return result;
-  } finally {
-    await qr.release();
-  }
+/** A transaction on the store's connection: TypeORM's on PostgreSQL, BEGIN IMMEDIATE on SQLite (sqlite-lock.ts). */
+function inTransaction<R>(ds: DataSource, dialect: SqlDialect, fn: (m: EntityManager) => Promise<R>): Promise<R> {
+  return dialect === 'sqlite' ? sqliteTransaction(ds, fn) : ds.transaction(fn);
 }
 
 interface Ctx {
@@ -68,6 +44,8 @@ interface Ctx {
   manager: EntityManager;
   /** One read-path runner (and prepared-statement cache) per model, shared with transactions. */
   selects: Map<string, SelectRunner>;
+  /** PostgreSQL reads as named prepared statements (datastores:sql:prepared_statements). */
+  prepared: boolean;
 }
 
 class SqlRepo<T extends object> implements Repo<T> {
@@ -78,7 +56,7 @@ class SqlRepo<T extends object> implements Repo<T> {
     this.#orm = ctx.manager.getRepository(model.name);
     this.#values = hasValueIndexes(model);
     let sel = ctx.selects.get(model.name);
-    if (!sel) ctx.selects.set(model.name, (sel = new SelectRunner(ctx.ds, ctx.dialect, model)));
+    if (!sel) ctx.selects.set(model.name, (sel = new SelectRunner(ctx.ds, ctx.dialect, model, ctx.prepared)));
     this.#sel = sel;
   }
 
@@ -120,13 +98,13 @@ class SqlRepo<T extends object> implements Repo<T> {
     }
     if (this.#values) {
       return this.#write(() => this.#atomic(async (m) => {
-        await this.#savepoint(() => m.getRepository(this.model.name).insert(rec));
+        await this.#insert(m, rec);
         await writeValues(m, this.ctx.dialect, this.model, [rec], true);
         return rec as Row<T>;
       }));
     }
     return this.#write(async () => {
-      await this.#savepoint(() => this.#orm.insert(rec));
+      await this.#insert(this.ctx.manager, rec);
       return rec as Row<T>;
     });
   }
@@ -134,23 +112,32 @@ class SqlRepo<T extends object> implements Repo<T> {
   /**
    * Inside a PostgreSQL transaction a failed statement aborts the transaction, so a unique violation
    * its caller handles (api-112: addBlobRef's "created meanwhile" when two copies of one message file
-   * at once) would fail everything after it. The insert runs under a savepoint there.
-   * Found by bench/soak.ts (filing retried after mail:ingest:retry_backoff_seconds).
+   * at once) would fail everything after it. There the insert skips a conflicting row (ON CONFLICT DO
+   * NOTHING) and answers api-112 itself when no row was written; the transaction stays usable without
+   * a savepoint's two extra round trips. Found by bench/soak.ts (filing retried after
+   * mail:ingest:retry_backoff_seconds).
    */
-  async #savepoint(insert: () => Promise<unknown>): Promise<void> {
-    const runner = this.ctx.manager.queryRunner;
-    if (this.ctx.dialect !== 'postgres' || !runner?.isTransactionActive) {
-      await insert();
+  async #insert(m: EntityManager, rec: ObjectLiteral): Promise<void> {
+    const repo = m.getRepository(this.model.name);
+    if (this.ctx.dialect !== 'postgres' || !m.queryRunner?.isTransactionActive) {
+      await repo.insert(rec);
       return;
     }
-    await runner.query('SAVEPOINT svc_insert');
-    try {
-      await insert();
-    } catch (e) {
-      await runner.query('ROLLBACK TO SAVEPOINT svc_insert');
-      throw e;
+    const res = await repo.createQueryBuilder().insert().values(rec).orIgnore().returning(['uid']).execute();
+    if (!(res.raw as unknown[]).length) throw new ApiError('api-112');
+  }
+
+  /**
+   * Runs a query builder's UPDATE of the record `uid` and answers the record as written, or null when
+   * the UPDATE matched nothing: on PostgreSQL one round trip (RETURNING), on SQLite the UPDATE and a read.
+   */
+  async #updateReturning(qb: UpdateQueryBuilder<ObjectLiteral>, uid: string, m: EntityManager = this.ctx.manager): Promise<Row<T> | null> {
+    if (this.ctx.dialect === 'postgres') {
+      const [sql, params] = qb.getQueryAndParameters();
+      return ((await this.#sel.returning(m, sql, params))[0] ?? null) as Row<T> | null;
     }
-    await runner.query('RELEASE SAVEPOINT svc_insert');
+    const res = await qb.execute();
+    return res.affected ? ((await this.#sel.get(m, uid)) as Row<T>) : null;
   }
 
   get(uid: string): Promise<Row<T> | null> {
@@ -268,14 +255,17 @@ class SqlRepo<T extends object> implements Repo<T> {
     return this.#write(async () => {
       const w = this.#where();
       const set: ObjectLiteral = { updatedAt: new Date(), version: () => `${this.ctx.ds.driver.escape('version')} + 1` };
-      for (const [field, delta] of Object.entries(deltas)) {
+      // Integer deltas are parameters: one statement text whatever the amount (a message's size, say),
+      // so the prepared statement is reused on both engines.
+      const params: ObjectLiteral = {};
+      for (const [i, [field, delta]] of Object.entries(deltas).entries()) {
         if (!Number.isFinite(delta)) throw new Error(`increment ${field}: not a number`);
         const col = w.col(field);
-        set[field] = () => `${col} + (${Math.trunc(delta) === delta ? delta : Number(delta)})`;
+        if (Number.isSafeInteger(delta)) params[`inc_${i}`] = delta;
+        const amount = Number.isSafeInteger(delta) ? `:inc_${i}` : `(${delta})`;
+        set[field] = () => `${col} + ${amount}`;
       }
-      const res = await w.apply(this.#orm.createQueryBuilder().update().set(set), { uid }).execute();
-      if (!res.affected) return null;
-      return (await this.#byUid(uid))!;
+      return this.#updateReturning(w.apply(this.#orm.createQueryBuilder().update().set(set), { uid }).setParameters(params), uid);
     });
   }
 
@@ -297,8 +287,7 @@ class SqlRepo<T extends object> implements Repo<T> {
         claimedBy: opts.owner, leaseUntil: until, updatedAt: now, version: () => `${this.ctx.ds.driver.escape('version')} + 1`,
       }), { uid });
       qb.andWhere(`(${w.col('leaseUntil')} IS NULL OR ${w.col('leaseUntil')} < :now)`, { now: w.value('leaseUntil', now) });
-      const res = await qb.execute();
-      return res.affected ? ((await this.#sel.get(m, uid)) as Row<T>) : null;
+      return this.#updateReturning(qb, uid, m);
     };
     const pick = async (m: EntityManager, candidates: Array<{ uid: string }>) => {
       const claimed: Row<T>[] = [];
@@ -387,6 +376,8 @@ export interface SqlStoreOptions {
   models: ModelDef[];
   synchronize: boolean;
   poolSize?: number;
+  /** PostgreSQL: reads as named prepared statements (default true; off behind a pooler that cannot keep them). */
+  preparedStatements?: boolean;
 }
 
 export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
@@ -423,14 +414,15 @@ export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
     }
   }
   await ensureFullText(ds, dialect, opts.models);
+  const prepared = opts.preparedStatements ?? true;
   const readers = new Map<string, SelectRunner>();
   await ensureValueIndexes(ds, dialect, opts.models, (m, after) => {
     let sel = readers.get(m.name);
-    if (!sel) readers.set(m.name, (sel = new SelectRunner(ds, dialect, m)));
+    if (!sel) readers.set(m.name, (sel = new SelectRunner(ds, dialect, m, prepared)));
     return sel.list(ds.manager, { filter: after ? { uid: { $gt: after } } : {}, sort: [{ field: 'uid', dir: 'asc' }], limit: 500 });
   });
   const models = new Map(opts.models.map((m) => [m.name, m]));
   const sqliteFile = dialect === 'sqlite' ? opts.url.replace(/^sqlite:/, '') : null;
   const durable = sqliteFile && sqliteFile !== ':memory:' ? new WalSync(sqliteFile) : null;
-  return new SqlStore({ ds, dialect, models, lock: dialect === 'sqlite' ? new Mutex() : null, durable, manager: ds.manager, selects: new Map() });
+  return new SqlStore({ ds, dialect, models, lock: dialect === 'sqlite' ? new Mutex() : null, durable, manager: ds.manager, selects: new Map(), prepared });
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { invalid } from '../../errors/index.js';
 import { isoDate, queryableColumns, sqliteDate, StoredDate, type ColumnKind, type ModelDef } from '../model.js';
@@ -19,7 +20,32 @@ interface RawSqliteDb {
   readonly inTransaction: boolean;
 }
 
-type Mapper = (row: unknown[] | Record<string, unknown>) => Record<string, unknown>;
+type Mapper = (row: unknown[]) => Record<string, unknown>;
+
+/** A pg client or pool: a query config with a name runs as a prepared statement of that connection. */
+interface PgQuery {
+  name?: string;
+  text: string;
+  values: unknown[];
+  rowMode?: 'array';
+}
+interface PgQueryable {
+  query(q: PgQuery): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * PostgreSQL: the prepared-statement name of a read's SQL text (a digest of it, so one name always
+ * means one text on every connection). The read path's texts come from a bounded set of shapes; past
+ * PREPARED_MAX distinct texts in a process, further ones run unnamed, so no connection's set of
+ * prepared statements grows without bound (IN lists of ever new lengths, say).
+ */
+const PREPARED_MAX = 2000;
+const preparedNames = new Map<string, string>();
+function preparedName(sql: string): string | undefined {
+  let name = preparedNames.get(sql);
+  if (name === undefined && preparedNames.size < PREPARED_MAX) preparedNames.set(sql, (name = `svc_${createHash('sha1').update(sql).digest('hex')}`));
+  return name;
+}
 
 const STATEMENT_CACHE = 256;
 /** Cached SQLite results per model (most recently used kept) and the largest result kept. */
@@ -51,7 +77,7 @@ export class SelectRunner {
   readonly #flat: boolean;
   #stampStmt: RawStatement | null = null;
 
-  constructor(private readonly ds: DataSource, private readonly dialect: SqlDialect, readonly model: ModelDef) {
+  constructor(private readonly ds: DataSource, private readonly dialect: SqlDialect, readonly model: ModelDef, private readonly prepared = true) {
     const cols = queryableColumns(model);
     this.#kinds = Object.fromEntries(Object.entries(cols).map(([k, c]) => [k, c.kind]));
     this.#cols = Object.entries(this.#kinds);
@@ -153,15 +179,14 @@ export class SelectRunner {
     return ` ORDER BY ${keys.map((k) => `${this.#table}.${this.#col(k.field)} ${k.dir === 'desc' ? 'DESC' : 'ASC'}`).join(', ')}`;
   }
 
-  /** A row mapper for these columns: SQLite rows come as arrays in column order, PostgreSQL rows as objects. */
-  #mapper(names: string[] | null): Mapper {
-    const fields = names ?? this.#cols.map(([f]) => f);
+  /** A row mapper for rows that come as arrays in the order of `fields` (both engines). */
+  #mapper(fields: string[]): Mapper {
     const kinds = fields.map((f) => this.#kinds[f]);
     const sqlite = this.dialect === 'sqlite';
     return (row) => {
       const out: Record<string, unknown> = {};
       for (let i = 0; i < fields.length; i++) {
-        const v = names ? (row as unknown[])[i] : (row as Record<string, unknown>)[fields[i]];
+        const v = row[i];
         const kind = kinds[i];
         if (v === null || v === undefined) out[fields[i]] = null;
         else if (kind === 'json') out[fields[i]] = typeof v === 'string' ? JSON.parse(v) : v;
@@ -176,11 +201,25 @@ export class SelectRunner {
 
   #pgMapper: Mapper | null = null;
 
-  /** Inside a transaction, its connection; otherwise straight to the pool (no QueryRunner per read). */
+  /**
+   * Inside a transaction, its connection; otherwise straight to the pool (no QueryRunner per read).
+   * Reads run as named prepared statements (see preparedName): the server parses and plans each once
+   * per connection instead of for every query (unless datastores:sql:prepared_statements is off).
+   */
   async #pg(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
-    if (manager.queryRunner) return (await manager.query(sql, params)) as Record<string, unknown>[];
-    const pool = (this.ds.driver as unknown as { master: { query(sql: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[] }> } }).master;
-    return (await pool.query(sql, params)).rows;
+    return (await this.#pgQuery(manager, sql, params)) as Record<string, unknown>[];
+  }
+
+  /** Rows of this.#select as arrays in column order (no object per row for the driver to build), mapped. */
+  async #pgRecords(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+    const rows = (await this.#pgQuery(manager, sql, params, 'array')) as unknown[][];
+    return rows.map((this.#pgMapper ??= this.#mapper(this.#cols.map(([f]) => f))));
+  }
+
+  async #pgQuery(manager: EntityManager, sql: string, params: unknown[], rowMode?: 'array'): Promise<unknown[]> {
+    const runner = manager.queryRunner as unknown as { connect(): Promise<PgQueryable> } | undefined;
+    const target: PgQueryable = runner ? await runner.connect() : (this.ds.driver as unknown as { master: PgQueryable }).master;
+    return (await target.query({ name: this.prepared ? preparedName(sql) : undefined, text: sql, values: params, rowMode })).rows;
   }
 
   async #all(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
@@ -194,8 +233,7 @@ export class SelectRunner {
       }
       return this.#cachedRows(sql, params, entry.stmt, entry.map);
     }
-    const map = (this.#pgMapper ??= this.#mapper(null));
-    return (await this.#pg(manager, sql, params)).map(map);
+    return this.#pgRecords(manager, sql, params);
   }
 
   #cachedRows(sql: string, params: unknown[], stmt: RawStatement, map: Mapper): Record<string, unknown>[] {
@@ -256,6 +294,15 @@ export class SelectRunner {
     }
     const rows = (await this.#pg(manager, sql, params)) as Array<{ n: string | number }>;
     return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
+   * PostgreSQL: a write statement (UPDATE …) that answers the rows it wrote, in the read path's
+   * shape, so a write that must return the record costs one round trip, not two.
+   */
+  async returning(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+    if (this.dialect !== 'postgres') throw new Error('RETURNING through the read path is PostgreSQL only');
+    return this.#pgRecords(manager, `${sql} RETURNING ${this.#select}`, params);
   }
 
   async get(manager: EntityManager, uid: string): Promise<Record<string, unknown> | null> {
