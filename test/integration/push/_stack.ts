@@ -174,7 +174,8 @@ export class Client {
     return c;
   }
 
-  next(test: (f: Frame) => boolean, ms = 5000): Promise<Frame> {
+  /** Waits for a matching frame. The default allows for a loaded CI machine (a full suite on 2 cores); negative checks pass their own short wait. */
+  next(test: (f: Frame) => boolean, ms = 15_000): Promise<Frame> {
     const hit = this.frames.find(test);
     if (hit) return Promise.resolve(hit);
     return new Promise((resolve, reject) => {
