@@ -35,6 +35,8 @@ export type PrepareCache = Map<string, Promise<Prepared>>;
  */
 export interface RoundWrites {
   correspondent(mailboxUid: string, address: string): void;
+  /** A filed copy's full-text document (written when the round's entries are released). */
+  text(messageUid: string, document: string): void;
 }
 
 export function prepare(deps: WorkerDeps, entry: IngestEntry, cache: PrepareCache): Promise<Prepared> {
@@ -117,7 +119,8 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   const folderRole = junk ? 'junk' : 'inbox';
   const focused = folderRole === 'inbox' && !rules.folderUid ? await classifyFocused(deps, entry.mailboxUid, sender, automated) : undefined;
   const receiptTo = junk ? null : receiptAddress(headers, auth);
-  const common = { mailboxUid: entry.mailboxUid, folderRole, labels: rules.labels, raw: prep.raw, parsed, flags: rules.flags, receiptTo, rawRef: entry.rawRef } as const;
+  const deferText = round ? (uid: string, doc: string) => round.text(uid, doc) : undefined;
+  const common = { mailboxUid: entry.mailboxUid, folderRole, labels: rules.labels, raw: prep.raw, parsed, flags: rules.flags, receiptTo, rawRef: entry.rawRef, deferText } as const;
   const filed = await deps.port.file({ ...common, folderUid: junk ? undefined : rules.folderUid, focused, idempotencyKey: entry.uid });
   crashPoint('ingest.between-copies');
   // Filter-rule copy: one more message record per folder, sharing the raw blob (each holds a reference).

@@ -23,6 +23,8 @@ export interface FileRequest {
   receiptTo?: string | null;
   idempotencyKey: string;
   rawRef: string;
+  /** The copy's full-text document goes to this instead of into the filing commit (lib/mail FileRequest.deferText). */
+  deferText?: (messageUid: string, document: string) => void;
 }
 
 /**
@@ -88,7 +90,7 @@ export function mailPort(deps: Deps): MailPort {
         raw: { blobId: req.rawRef, sha256: req.rawRef, size: req.raw.length },
         parsed: mail.fromParsedMail(req.parsed, req.raw), flags,
         focused: req.focused === undefined ? null : req.focused ? 'focused' : 'other', receiptTo: req.receiptTo ?? null,
-        idempotencyKey: req.idempotencyKey,
+        idempotencyKey: req.idempotencyKey, deferText: req.deferText,
       });
       return { messageUid: filed.uid, folderUid: filed.folderUid };
     },

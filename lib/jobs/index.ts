@@ -1,6 +1,6 @@
 import { JobScheduleModel } from './periodic.js';
 
-export { runScanRound, drainQueue, workerId, type ScanRound } from './scan.js';
+export { runScanRound, drainQueue, workerId, writeRoundTexts, type ScanRound } from './scan.js';
 export { runIfDue, startPeriodicJob, JobScheduleModel, type PeriodicJob, type PeriodicLoop, type JobSchedule } from './periodic.js';
 export { runRetention, retentionJob, legalHolds, isHeld, type RetentionResult } from './retention.js';
 

@@ -2,8 +2,9 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { IngestEntryModel, deliverEntry, type IngestEntry, type PrepareCache, type RoundWrites, type WorkerDeps } from '../ingest/index.js';
 import { recordCorrespondent } from '../ingest/delivery-rules.js';
-import type { Patch, Row } from '../storage/index.js';
+import type { Patch, Row, Store } from '../storage/index.js';
 import { countEvent, type CounterName } from '../admin/counters.js';
+import { MessageModel, type Message } from '../mail/index.js';
 
 export interface ScanRound {
   claimed: number;
@@ -53,12 +54,16 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
     counts.set(key, c);
   };
   const correspondents = new Map<string, { mailboxUid: string; address: string; n: number }>();
+  const texts = new Map<string, string>();
   const writes: RoundWrites = {
     correspondent(mailboxUid, address) {
       const key = `${mailboxUid}\0${address}`;
       const c = correspondents.get(key) ?? { mailboxUid, address, n: 0 };
       c.n += 1;
       correspondents.set(key, c);
+    },
+    text(messageUid, document) {
+      texts.set(messageUid, document);
     },
   };
   const done: Array<{ uid: string; patch: Patch<IngestEntry> }> = [];
@@ -85,8 +90,11 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
     if (verdict) count('svcmail_scan_verdicts_total', { verdict });
     if (patch.state) count('svcmail_deliveries_total', { outcome: patch.state });
   }
-  // The delivered entries are released, their correspondents recorded and the round's counts raised
-  // in one commit (one commit per round instead of two per entry). Shared rows are written in key
+  // The delivered entries are released, their copies' full-text documents written, their
+  // correspondents recorded and the round's counts raised in one commit (one commit per round
+  // instead of two per entry; the full-text index flushes once per round, not once per copy: on
+  // SQLite that flush was most of a filing commit's cost). Until then a filed copy is listed but
+  // not yet found by search. Shared rows are written in key
   // order so that two workers' rounds never wait on each other in opposite orders (PostgreSQL).
   // A crash (or a failed commit) before it leaves the entries claimed: when their lease ends they
   // are delivered again, and filing, auto-replies and invitations recognise what was done.
@@ -94,6 +102,7 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
     await deps.store.transaction(async (tx) => {
       const txRepo = tx.repo<IngestEntry>(IngestEntryModel);
       for (const d of done) if (await txRepo.release(d.uid, owner, d.patch)) round.finished++;
+      await writeRoundTexts(tx, texts);
       for (const c of inKeyOrder(correspondents)) await recordCorrespondent({ store: tx }, c.mailboxUid, c.address, c.n);
       // A crash before this commit loses the round's counts: metrics, not records.
       for (const c of inKeyOrder(counts)) await countEvent({ store: tx, log: deps.log }, c.name, c.labels, c.n);
@@ -102,6 +111,15 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
     deps.log.error({ err: (e as Error).message, entries: done.length }, 'scan round: delivered entries not released; they are delivered again when their lease ends');
   }
   return round;
+}
+
+/** The round's full-text documents, for the copies that still exist (one deleted meanwhile gets none). */
+export async function writeRoundTexts(tx: Store, texts: Map<string, string>): Promise<void> {
+  if (!texts.size) return;
+  const messages = tx.repo<Message>(MessageModel);
+  const uids = [...texts.keys()].sort();
+  const alive = new Set((await messages.list({ filter: { uid: { $in: uids } }, limit: uids.length })).map((m) => m.uid));
+  for (const uid of uids) if (alive.has(uid)) await messages.setText(uid, texts.get(uid)!);
 }
 
 /** Runs rounds until the queue has nothing due (used on wake-up and by tests). */

@@ -41,6 +41,12 @@ export interface FileRequest {
   sendAt?: Date | null;
   /** A repeated key for the same mailbox returns the copy filed the first time. */
   idempotencyKey?: string;
+  /**
+   * Given: the copy's full-text document is handed to this (also for a copy filed the first time)
+   * instead of written in the filing transaction, and the caller writes it in a later commit of its
+   * own (the scan round's closing one: one full-text flush per round instead of one per copy).
+   */
+  deferText?: (messageUid: string, document: string) => void;
 }
 
 export async function folderOf(store: Store, mailboxUid: string, ref: { folderUid?: string; folderRole?: FolderRole }): Promise<Row<Folder>> {
@@ -68,15 +74,19 @@ export function publishMessage(deps: Pick<Deps, 'events'>, action: 'create' | 'u
 
 /** Files one copy: message row, folder counts, mailbox usage and blob reference commit together. */
 export async function fileMessage(deps: Deps, req: FileRequest): Promise<MessageRecord> {
+  let filed: MessageRecord;
   try {
-    return await fileOnce(deps, req);
+    filed = await fileOnce(deps, req);
   } catch (e) {
     // Two deliveries of the same key at once: the unique (mailboxUid, ingestKey) lets one win; the other answers its copy.
     if (!(e instanceof ApiError && e.code === 'api-112' && req.idempotencyKey)) throw e;
     const existing = await deps.store.repo<Message>(MessageModel).findOne({ mailboxUid: req.mailboxUid, ingestKey: req.idempotencyKey });
     if (!existing) throw e;
-    return existing;
+    filed = existing;
   }
+  // A copy filed the first time by a run whose deferred document was never written (it crashed first) gets it now.
+  req.deferText?.(filed.uid, searchDocument(req.parsed));
+  return filed;
 }
 
 async function fileOnce(deps: Deps, req: FileRequest): Promise<MessageRecord> {
@@ -90,7 +100,7 @@ async function fileOnce(deps: Deps, req: FileRequest): Promise<MessageRecord> {
       ...req.parsed.fields, ...flags, mailboxUid: req.mailboxUid, folderUid: folderRec.uid, blobId: req.raw.blobId, size: req.raw.size,
       labels: req.labels ?? [], focused: req.focused ?? null, ingestKey: req.idempotencyKey ?? null, receiptTo: req.receiptTo ?? null, receipts: [], sendAt: req.sendAt ?? null,
     });
-    await messages.setText(created.uid, searchDocument(req.parsed));
+    if (!req.deferText) await messages.setText(created.uid, searchDocument(req.parsed));
     crashPoint('ingest.mid-filing'); // the message row written, the counters not yet: the transaction must undo it
     const f = await countIn(tx, folderRec.uid, 1, flags.seen ? 0 : 1);
     await tx.repo<Mailbox>(MailboxModel).increment(req.mailboxUid, { usedBytes: req.raw.size });

@@ -97,8 +97,10 @@ describe.each(backends)('ingest crash points ($name)', (backend) => {
 
   for (const point of backend === backends[0] ? WORKER_POINTS : ['ingest.mid-filing']) {
     it(`worker killed at ${point}: after a restart every acknowledged message is filed once, nothing half-filed`, async () => {
+      // A word of its own per message: search finds every filed copy once its round committed.
+      const word = (i: number) => `w${point.replace(/\W/g, '')}${backend.name}n${i}`;
       for (let i = 0; i < 4; i++) {
-        const raw = message({ subject: `${point} ${i} copy-me`, to: 'alice@example.test, bob@example.test' });
+        const raw = message({ subject: `${point} ${i} copy-me ${word(i)}`, to: 'alice@example.test, bob@example.test' });
         const r = await f.deliver({ to: ['alice@example.test', 'bob@example.test'], raw, tx: `${point}-${i}-${backend.name}` });
         expect(r.status).toBe(202);
         acknowledged.push({ sha256: sha(raw), mailboxes: boxes(), copiesIn: copiedTwiceForAlice });
@@ -110,6 +112,13 @@ describe.each(backends)('ingest crash points ($name)', (backend) => {
       await expectConsistent(f, boxes()); // right after the kill, before any restart: the cut transaction left nothing behind
       await drainWithWorker(f, d);
       await check();
+      // The full-text documents are written when a round releases its entries: the copies filed
+      // before the kill get theirs from the re-delivery that finds them filed.
+      const messages = f.api.deps.store.repo<Message>(MessageModel);
+      for (let i = 0; i < 4; i++) {
+        expect((await messages.search(word(i), { filter: { mailboxUid: f.users.aliceBox.uid }, limit: 10 })).length).toBe(2);
+        expect((await messages.search(word(i), { filter: { mailboxUid: f.users.bobBox.uid }, limit: 10 })).length).toBe(1);
+      }
       tally.survived += 1;
     }, 120_000);
   }
