@@ -128,16 +128,12 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   /**
-   * Runs a query builder's UPDATE of the record `uid` and answers the record as written, or null when
-   * the UPDATE matched nothing: on PostgreSQL one round trip (RETURNING), on SQLite the UPDATE and a read.
+   * Runs a query builder's UPDATE of one record and answers the record as written, or null when the
+   * UPDATE matched nothing: one statement (UPDATE … RETURNING) on both engines.
    */
-  async #updateReturning(qb: UpdateQueryBuilder<ObjectLiteral>, uid: string, m: EntityManager = this.ctx.manager): Promise<Row<T> | null> {
-    if (this.ctx.dialect === 'postgres') {
-      const [sql, params] = qb.getQueryAndParameters();
-      return ((await this.#sel.returning(m, sql, params))[0] ?? null) as Row<T> | null;
-    }
-    const res = await qb.execute();
-    return res.affected ? ((await this.#sel.get(m, uid)) as Row<T>) : null;
+  async #updateReturning(qb: UpdateQueryBuilder<ObjectLiteral>, m: EntityManager = this.ctx.manager): Promise<Row<T> | null> {
+    const [sql, params] = qb.getQueryAndParameters();
+    return ((await this.#sel.returning(m, sql, params))[0] ?? null) as Row<T> | null;
   }
 
   get(uid: string): Promise<Row<T> | null> {
@@ -265,7 +261,7 @@ class SqlRepo<T extends object> implements Repo<T> {
         const amount = Number.isSafeInteger(delta) ? `:inc_${i}` : `(${delta})`;
         set[field] = () => `${col} + ${amount}`;
       }
-      return this.#updateReturning(w.apply(this.#orm.createQueryBuilder().update().set(set), { uid }).setParameters(params), uid);
+      return this.#updateReturning(w.apply(this.#orm.createQueryBuilder().update().set(set), { uid }).setParameters(params));
     });
   }
 
@@ -287,7 +283,7 @@ class SqlRepo<T extends object> implements Repo<T> {
         claimedBy: opts.owner, leaseUntil: until, updatedAt: now, version: () => `${this.ctx.ds.driver.escape('version')} + 1`,
       }), { uid });
       qb.andWhere(`(${w.col('leaseUntil')} IS NULL OR ${w.col('leaseUntil')} < :now)`, { now: w.value('leaseUntil', now) });
-      return this.#updateReturning(qb, uid, m);
+      return this.#updateReturning(qb, m);
     };
     const pick = async (m: EntityManager, candidates: Array<{ uid: string }>) => {
       const claimed: Row<T>[] = [];
@@ -367,6 +363,7 @@ export class SqlStore implements Store {
 
   async close(): Promise<void> {
     if (this.ctx.ds.isInitialized) await this.ctx.ds.destroy();
+    await this.ctx.durable?.close();
   }
 }
 

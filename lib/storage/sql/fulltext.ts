@@ -46,10 +46,9 @@ export async function setText(manager: EntityManager, dialect: SqlDialect, model
   const text = raw.replace(/[^\p{L}\p{N}]+/gu, ' ');
   if (dialect === 'sqlite') {
     const k = keysTable(model);
-    await manager.query(`INSERT INTO ${k} (uid) VALUES (?) ON CONFLICT (uid) DO NOTHING`, [uid]);
-    const [{ id }] = (await manager.query(`SELECT id FROM ${k} WHERE uid = ?`, [uid])) as Array<{ id: number }>;
-    await manager.query(`DELETE FROM ${t} WHERE rowid = ?`, [id]);
-    await manager.query(`INSERT INTO ${t} (rowid, uid, doc) VALUES (?, ?, ?)`, [id, uid, text]);
+    // The key's rowid (new or kept), then the document under it: FTS5 honours OR REPLACE on rowid.
+    const [{ id }] = (await manager.query(`INSERT INTO ${k} (uid) VALUES (?) ON CONFLICT (uid) DO UPDATE SET uid = excluded.uid RETURNING id`, [uid])) as Array<{ id: number }>;
+    await manager.query(`INSERT OR REPLACE INTO ${t} (rowid, uid, doc) VALUES (?, ?, ?)`, [id, uid, text]);
   } else {
     await manager.query(`INSERT INTO ${t} (uid, doc) VALUES ($1, to_tsvector('simple', $2)) ON CONFLICT (uid) DO UPDATE SET doc = EXCLUDED.doc`, [uid, text]);
   }

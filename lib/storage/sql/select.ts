@@ -224,16 +224,22 @@ export class SelectRunner {
 
   async #all(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
     if (this.dialect === 'sqlite') {
-      let entry = this.#statements.get(sql);
-      if (!entry) {
-        const stmt = (this.ds.driver as unknown as { databaseConnection: RawSqliteDb }).databaseConnection.prepare(sql).raw(true);
-        entry = { stmt, map: this.#mapper(stmt.columns().map((c) => c.name)) };
-        if (this.#statements.size >= STATEMENT_CACHE) this.#statements.delete(this.#statements.keys().next().value!);
-        this.#statements.set(sql, entry);
-      }
+      const entry = this.#sqliteStatement(sql);
       return this.#cachedRows(sql, params, entry.stmt, entry.map);
     }
     return this.#pgRecords(manager, sql, params);
+  }
+
+  /** A prepared SQLite statement answering raw rows, and the mapper of its columns (most recently used kept). */
+  #sqliteStatement(sql: string): { stmt: RawStatement; map: Mapper } {
+    let entry = this.#statements.get(sql);
+    if (!entry) {
+      const stmt = this.#db().prepare(sql).raw(true);
+      entry = { stmt, map: this.#mapper(stmt.columns().map((c) => c.name)) };
+      if (this.#statements.size >= STATEMENT_CACHE) this.#statements.delete(this.#statements.keys().next().value!);
+      this.#statements.set(sql, entry);
+    }
+    return entry;
   }
 
   #cachedRows(sql: string, params: unknown[], stmt: RawStatement, map: Mapper): Record<string, unknown>[] {
@@ -297,12 +303,15 @@ export class SelectRunner {
   }
 
   /**
-   * PostgreSQL: a write statement (UPDATE …) that answers the rows it wrote, in the read path's
-   * shape, so a write that must return the record costs one round trip, not two.
+   * A write statement (UPDATE …) that answers the rows it wrote, in the read path's shape, so a write
+   * that must return the record is one statement, not a write and a read (on PostgreSQL one round
+   * trip). SQLite: on the store's one connection, inside the caller's lock or transaction; never cached.
    */
   async returning(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
-    if (this.dialect !== 'postgres') throw new Error('RETURNING through the read path is PostgreSQL only');
-    return this.#pgRecords(manager, `${sql} RETURNING ${this.#select}`, params);
+    if (this.dialect === 'postgres') return this.#pgRecords(manager, `${sql} RETURNING ${this.#select}`, params);
+    const { stmt, map } = this.#sqliteStatement(`${sql} RETURNING *`);
+    // better-sqlite3 binds no booleans (TypeORM's runner makes them 0/1 the same way).
+    return stmt.all(...params.map((p) => (typeof p === 'boolean' ? Number(p) : p))).map(map);
   }
 
   async get(manager: EntityManager, uid: string): Promise<Record<string, unknown> | null> {

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 
 /**
  * Durable SQLite commits without stalling the event loop.
@@ -15,16 +15,27 @@ import { open } from 'node:fs/promises';
  * writes every frame before it. SQLite only rewinds the WAL after a checkpoint that copied the frames
  * into the database file and synced it (NORMAL syncs the WAL before and the database after each
  * checkpoint), and it removes the WAL only when the last connection closes — which checkpoints
- * first. The file is opened per sync, so a WAL created again later is the one synced. An
- * application crash between commit and sync loses nothing either way (the frames are in the page
+ * first. The WAL is opened once and kept open: while this store's connection is open it is not the
+ * last one, so the WAL is neither removed nor replaced (it is rewound in place), and the store closes
+ * the handle when it closes its connection. Until a WAL exists the database file is synced,
+ * opened per sync, so the WAL is picked up once it appears. An application crash between commit and sync loses nothing either way (the frames are in the page
  * cache); the caller was not answered yet, so the MTA retries a hand-off it did not see accepted.
  */
 export class WalSync {
   #running: Promise<void> | null = null;
   #next: Promise<void> | null = null;
-  /** fsyncs begun and finished (tests check that waiting commits share one). */
-  readonly stats = { started: 0, finished: 0 };
+  #wal: FileHandle | null = null;
+  /** fsyncs begun and finished (tests check that waiting commits share one), and WAL opens. */
+  readonly stats = { started: 0, finished: 0, walOpens: 0 };
   constructor(private readonly dbFile: string) {}
+
+  /** Lets go of the WAL (the store closing its connection). */
+  async close(): Promise<void> {
+    await this.#running?.catch(() => undefined);
+    const wal = this.#wal;
+    this.#wal = null;
+    await wal?.close();
+  }
 
   /** Resolves when every commit made before this call is on disk. */
   sync(): Promise<void> {
@@ -47,14 +58,22 @@ export class WalSync {
 
   async #fsync(): Promise<void> {
     this.stats.started++;
-    let fh;
-    try {
-      fh = await open(`${this.dbFile}-wal`, 'r');
-    } catch (e) {
-      // No WAL (never written, or checkpointed away): the commits are in the database file itself.
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      fh = await open(this.dbFile, 'r');
+    // One fsync runs at a time (#running), so the WAL is opened by one of them only.
+    if (!this.#wal) {
+      try {
+        this.#wal = await open(`${this.dbFile}-wal`, 'r');
+        this.stats.walOpens++;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      }
     }
+    if (this.#wal) {
+      await this.#wal.sync();
+      this.stats.finished++;
+      return;
+    }
+    // No WAL yet (nothing written in WAL mode): the commits are in the database file itself.
+    const fh = await open(this.dbFile, 'r');
     try {
       await fh.sync();
       this.stats.finished++;

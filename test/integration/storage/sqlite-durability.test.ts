@@ -4,7 +4,10 @@
 // writer, not fail with "database is locked" (found by bench/ingest.ts: entries failed and waited
 // out mail:ingest:retry_backoff_seconds).
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineModel, type Repo } from '../../../lib/storage/index.js';
@@ -129,6 +132,7 @@ describe('SQLite store with another process writing', () => {
     // each create waited for a finished fsync, and the waiting ones shared fsyncs
     expect(after.finished - before.finished).toBeGreaterThanOrEqual(1);
     expect(after.started - before.started).toBeLessThan(40);
+    expect(after.walOpens).toBe(1); // the WAL stays open between syncs
     expect(await counters.count({})).toBeGreaterThanOrEqual(40);
   });
 });
@@ -147,12 +151,34 @@ describe('WalSync', () => {
       await first;
       await second;
       await third;
-      expect(s.stats).toEqual({ started: 2, finished: 2 });
+      expect(s.stats).toEqual({ started: 2, finished: 2, walOpens: 1 });
       await s.sync(); // nothing running: starts at once
-      expect(s.stats).toEqual({ started: 3, finished: 3 });
+      expect(s.stats).toEqual({ started: 3, finished: 3, walOpens: 1 });
+      await s.close();
     } finally {
       await store.close();
       await db.drop();
+    }
+  });
+
+  it('syncs the database file until a WAL exists, then opens the WAL once and keeps it until closed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svcmail-walsync-'));
+    const file = join(dir, 'x.sqlite');
+    writeFileSync(file, 'db');
+    const s = new WalSync(file);
+    try {
+      await s.sync();
+      expect(s.stats).toEqual({ started: 1, finished: 1, walOpens: 0 });
+      writeFileSync(`${file}-wal`, 'wal');
+      await s.sync();
+      await s.sync();
+      expect(s.stats).toEqual({ started: 3, finished: 3, walOpens: 1 });
+      await s.close();
+      await s.sync(); // a closed syncer opens the WAL again when asked
+      expect(s.stats.walOpens).toBe(2);
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
