@@ -69,6 +69,17 @@ async function waitReady(url: string): Promise<void> {
   throw new Error('api daemon did not start');
 }
 
+/** Until the worker daemon answers on its wake address (started, schema open): its CPU is counted from then on. */
+async function waitWorker(wake: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`http://${wake}/wake`, { method: 'POST' })).status < 500) return;
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('worker daemon did not start');
+}
+
 async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages: Buffer[], scanners: { rspamdUrl: string; clamdAddress: string } | null): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-bench-ingest-'));
   const apiPort = await freePort();
@@ -87,7 +98,14 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
     // the api daemon creates the schema: open the bench's own view of the store only once it answers
     store = await openSqlStore({ url: dbUrl, models: productModels(productRegistry()), synchronize: false });
     // Development scanner = the spec's development fallback (no scanner answers: clean, with a warning).
-    if (filingAvailable() && !process.env.BENCH_ACCEPT_ONLY) worker = daemon('svcmail-worker.js', scan === 'dev' ? 'development' : 'production', common, '1');
+    const filing = filingAvailable() && !process.env.BENCH_ACCEPT_ONLY;
+    // BENCH_WORKER_AFTER=1: the worker starts once every hand-off was accepted and drains the queue
+    // alone (its cost per copy without the api daemon's load beside it: A/B runs of filing changes).
+    const startWorker = async () => {
+      worker = daemon('svcmail-worker.js', scan === 'dev' ? 'development' : 'production', common, '1');
+      await waitWorker(wake);
+    };
+    if (filing && !process.env.BENCH_WORKER_AFTER) await startWorker();
     const config = loadConfig({ env: { NODE_ENV: 'production' }, values: { 'auth:secret': SECRET, 'auth:options:audience': 'bench', 'auth:options:issuer': 'bench' } });
     const admin = await signToken(config, { uid: 'root', roles: ['admin'], elevated: true });
     const post = (path: string, body: unknown) => fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -118,6 +136,11 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
     if (!filingAvailable() || process.env.BENCH_ACCEPT_ONLY) {
       return { messages: count, copies, errors, accepted_per_s: round(count / acceptSeconds, 0), filed: process.env.BENCH_ACCEPT_ONLY ? 'not measured: BENCH_ACCEPT_ONLY (hand-off only, no worker)' : 'not measured: lib/mail does not export fileMessage yet' };
     }
+    const workerStarted = Date.now();
+    if (process.env.BENCH_WORKER_AFTER) {
+      await startWorker();
+      cpuAtStart.worker = cpuSeconds(worker);
+    }
     const repo = store.repo<IngestEntry>(IngestEntryModel);
     const deadline = Date.now() + 30 * 60_000;
     while (Date.now() < deadline && (await repo.count({ state: 'queued' })) > 0) await new Promise((r) => setTimeout(r, 250));
@@ -138,6 +161,7 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
       api_cpu_ms_per_message: apiCpu === null ? null : round((apiCpu * 1000) / count, 2),
       worker_cpu_ms_per_copy: workerCpu === null ? null : round((workerCpu * 1000) / Math.max(1, done.length), 2),
       ...(dbCpuMs === null ? {} : { db_server_cpu_ms_per_copy: round(dbCpuMs / Math.max(1, done.length), 2) }),
+      ...(process.env.BENCH_WORKER_AFTER ? { worker_alone_copies_per_s: round(done.length / ((last - workerStarted) / 1000), 0) } : {}),
     };
   } finally {
     if (worker) await stop(worker);
