@@ -11,6 +11,7 @@ import { schemaGaps, type SchemaGap } from './schema-gaps.js';
 import { SelectRunner } from './select.js';
 import { dropValues, ensureValueIndexes, hasValueIndexes, touchesValues, writeValues } from './value-index.js';
 import { WhereBuilder } from './where.js';
+import { inserterOf } from './insert.js';
 import { WalSync } from './wal-sync.js';
 import { BUSY_TIMEOUT_MS, Mutex, sqliteTransaction } from './sqlite-lock.js';
 
@@ -118,13 +119,8 @@ class SqlRepo<T extends object> implements Repo<T> {
    * mail:ingest:retry_backoff_seconds).
    */
   async #insert(m: EntityManager, rec: ObjectLiteral): Promise<void> {
-    const repo = m.getRepository(this.model.name);
-    if (this.ctx.dialect !== 'postgres' || !m.queryRunner?.isTransactionActive) {
-      await repo.insert(rec);
-      return;
-    }
-    const res = await repo.createQueryBuilder().insert().values(rec).orIgnore().returning(['uid']).execute();
-    if (!(res.raw as unknown[]).length) throw new ApiError('api-112');
+    const skip = this.ctx.dialect === 'postgres' && Boolean(m.queryRunner?.isTransactionActive);
+    if ((await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).insert(m, rec, skip)) === 0) throw new ApiError('api-112');
   }
 
   /**

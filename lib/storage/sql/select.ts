@@ -16,7 +16,7 @@ interface RawStatement {
   all(...params: unknown[]): unknown[][];
 }
 interface RawSqliteDb {
-  prepare(sql: string): RawStatement;
+  prepare(sql: string): RawStatement & { run(...params: unknown[]): { changes: number } };
   readonly inTransaction: boolean;
 }
 
@@ -30,7 +30,7 @@ interface PgQuery {
   rowMode?: 'array';
 }
 interface PgQueryable {
-  query(q: PgQuery): Promise<{ rows: unknown[] }>;
+  query(q: PgQuery): Promise<{ rows: unknown[]; rowCount: number | null }>;
 }
 
 /**
@@ -217,9 +217,30 @@ export class SelectRunner {
   }
 
   async #pgQuery(manager: EntityManager, sql: string, params: unknown[], rowMode?: 'array'): Promise<unknown[]> {
+    return (await this.#pgResult(manager, sql, params, rowMode)).rows;
+  }
+
+  async #pgResult(manager: EntityManager, sql: string, params: unknown[], rowMode?: 'array'): Promise<{ rows: unknown[]; rowCount: number | null }> {
     const runner = manager.queryRunner as unknown as { connect(): Promise<PgQueryable> } | undefined;
     const target: PgQueryable = runner ? await runner.connect() : (this.ds.driver as unknown as { master: PgQueryable }).master;
-    return (await target.query({ name: this.prepared ? preparedName(sql) : undefined, text: sql, values: params, rowMode })).rows;
+    return target.query({ name: this.prepared ? preparedName(sql) : undefined, text: sql, values: params, rowMode });
+  }
+
+  readonly #writes = new Map<string, { run(...params: unknown[]): { changes: number } }>();
+
+  /**
+   * A write statement with driver-ready parameters (no RETURNING), prepared once (SQLite: on the
+   * store's one connection, inside the caller's lock or transaction; PostgreSQL: a named prepared
+   * statement). Answers the number of rows it wrote.
+   */
+  async execute(manager: EntityManager, sql: string, params: unknown[]): Promise<number> {
+    if (this.dialect === 'postgres') return (await this.#pgResult(manager, sql, params)).rowCount ?? 0;
+    let stmt = this.#writes.get(sql);
+    if (!stmt) {
+      if (this.#writes.size >= STATEMENT_CACHE) this.#writes.delete(this.#writes.keys().next().value!);
+      this.#writes.set(sql, (stmt = this.#db().prepare(sql)));
+    }
+    return stmt.run(...params).changes;
   }
 
   async #all(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
