@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DataSource, QueryFailedError, type EntityManager, type ObjectLiteral, type Repository, type UpdateQueryBuilder } from 'typeorm';
+import { DataSource, QueryFailedError, type EntityManager, type ObjectLiteral, type Repository } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, notFound } from '../../errors/index.js';
 import { withDefaults, type ModelDef } from '../model.js';
@@ -12,6 +12,7 @@ import { SelectRunner } from './select.js';
 import { dropValues, ensureValueIndexes, hasValueIndexes, touchesValues, writeValues } from './value-index.js';
 import { WhereBuilder } from './where.js';
 import { inserterOf } from './insert.js';
+import { writerOf, type UpdateSpec, type Writer } from './update.js';
 import { WalSync } from './wal-sync.js';
 import { BUSY_TIMEOUT_MS, Mutex, sqliteTransaction } from './sqlite-lock.js';
 
@@ -123,13 +124,16 @@ class SqlRepo<T extends object> implements Repo<T> {
     if ((await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).insert(m, rec, skip)) === 0) throw new ApiError('api-112');
   }
 
+  #writer(): Writer {
+    return writerOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel);
+  }
+
   /**
-   * Runs a query builder's UPDATE of one record and answers the record as written, or null when the
-   * UPDATE matched nothing: one statement (UPDATE … RETURNING) on both engines.
+   * An UPDATE of one record that answers the record as written, or null when the UPDATE matched
+   * nothing: one statement (UPDATE … RETURNING) on both engines.
    */
-  async #updateReturning(qb: UpdateQueryBuilder<ObjectLiteral>, m: EntityManager = this.ctx.manager): Promise<Row<T> | null> {
-    const [sql, params] = qb.getQueryAndParameters();
-    return ((await this.#sel.returning(m, sql, params))[0] ?? null) as Row<T> | null;
+  async #updateReturning(spec: UpdateSpec, m: EntityManager = this.ctx.manager): Promise<Row<T> | null> {
+    return ((await this.#writer().updateReturning(m, spec))[0] ?? null) as Row<T> | null;
   }
 
   get(uid: string): Promise<Row<T> | null> {
@@ -164,13 +168,8 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   async #updateWhere(filter: Filter, patch: Patch<T>, extra: ObjectLiteral = {}): Promise<number> {
-    const set: ObjectLiteral = { ...patch, ...extra, updatedAt: new Date(), version: () => `${this.ctx.ds.driver.escape('version')} + 1` };
-    for (const k of ['uid', 'createdAt']) delete set[k];
-    if (!this.#values || !touchesValues(this.model, { ...patch, ...extra })) {
-      const qb = this.#where().apply(this.#orm.createQueryBuilder().update().set(set), filter);
-      const res = await qb.execute();
-      return res.affected ?? 0;
-    }
+    const set: ObjectLiteral = { ...patch, ...extra };
+    if (!this.#values || !touchesValues(this.model, set)) return this.#writer().update(this.ctx.manager, { set, where: [filter] });
     // The patch changes fields a value index derives from: update exactly the records chosen here and
     // rewrite their values from the rows as stored, in one transaction.
     return this.#atomic(async (m) => {
@@ -178,9 +177,7 @@ class SqlRepo<T extends object> implements Repo<T> {
       let affected = 0;
       for (let i = 0; i < uids.length; i += 500) {
         const chunk = uids.slice(i, i + 500);
-        const w = this.#where();
-        const qb = w.apply(w.apply(m.getRepository(this.model.name).createQueryBuilder().update().set(set), filter), { uid: { $in: chunk } });
-        affected += (await qb.execute()).affected ?? 0;
+        affected += await this.#writer().update(m, { set, where: [filter, { uid: { $in: chunk } }] });
         const rows = await this.#sel.list(m, { filter: { uid: { $in: chunk } } });
         await writeValues(m, this.ctx.dialect, this.model, rows);
       }
@@ -194,8 +191,7 @@ class SqlRepo<T extends object> implements Repo<T> {
       if (opts.expectedVersion !== undefined) filter.version = opts.expectedVersion;
       const sides = this.model.fullText || this.#values;
       const gone = await (sides ? this.#atomic.bind(this) : (fn: (m: EntityManager) => Promise<boolean>) => fn(this.ctx.manager))(async (m) => {
-        const res = await this.#where().apply(m.getRepository(this.model.name).createQueryBuilder().delete(), filter).execute();
-        if (!res.affected) return false;
+        if (!(await this.#writer().delete(m, [filter]))) return false;
         if (this.model.fullText) await dropText(m, this.ctx.dialect, this.model, [uid]);
         if (this.#values) await dropValues(m, this.ctx.dialect, this.model, [uid]);
         return true;
@@ -214,7 +210,7 @@ class SqlRepo<T extends object> implements Repo<T> {
 
   deleteMany(filter: Filter): Promise<number> {
     if (!this.model.fullText && !this.#values) {
-      return this.#write(async () => (await this.#where().apply(this.#orm.createQueryBuilder().delete(), filter).execute()).affected ?? 0);
+      return this.#write(() => this.#writer().delete(this.ctx.manager, [filter]));
     }
     // Side documents and values go with their records, in the same transaction.
     return this.#write(() => this.#atomic(async (m) => {
@@ -222,8 +218,7 @@ class SqlRepo<T extends object> implements Repo<T> {
       let n = 0;
       for (let i = 0; i < doomed.length; i += 500) {
         const chunk = doomed.slice(i, i + 500);
-        const w = this.#where();
-        n += (await w.apply(w.apply(m.getRepository(this.model.name).createQueryBuilder().delete(), filter), { uid: { $in: chunk } }).execute()).affected ?? 0;
+        n += await this.#writer().delete(m, [filter, { uid: { $in: chunk } }]);
         if (this.model.fullText) await dropText(m, this.ctx.dialect, this.model, chunk);
         if (this.#values) await dropValues(m, this.ctx.dialect, this.model, chunk);
       }
@@ -244,21 +239,7 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   increment(uid: string, deltas: Record<string, number>): Promise<Row<T> | null> {
-    return this.#write(async () => {
-      const w = this.#where();
-      const set: ObjectLiteral = { updatedAt: new Date(), version: () => `${this.ctx.ds.driver.escape('version')} + 1` };
-      // Integer deltas are parameters: one statement text whatever the amount (a message's size, say),
-      // so the prepared statement is reused on both engines.
-      const params: ObjectLiteral = {};
-      for (const [i, [field, delta]] of Object.entries(deltas).entries()) {
-        if (!Number.isFinite(delta)) throw new Error(`increment ${field}: not a number`);
-        const col = w.col(field);
-        if (Number.isSafeInteger(delta)) params[`inc_${i}`] = delta;
-        const amount = Number.isSafeInteger(delta) ? `:inc_${i}` : `(${delta})`;
-        set[field] = () => `${col} + ${amount}`;
-      }
-      return this.#updateReturning(w.apply(this.#orm.createQueryBuilder().update().set(set), { uid }).setParameters(params));
-    });
+    return this.#write(() => this.#updateReturning({ set: {}, increments: deltas, where: [{ uid }] }));
   }
 
   async claim(filter: Filter, opts: ClaimOptions): Promise<Row<T>[]> {
@@ -273,14 +254,10 @@ class SqlRepo<T extends object> implements Repo<T> {
       return qb.select('t.uid', 'uid').limit(opts.limit * 2).getRawMany<{ uid: string }>();
     };
     // One conditional write per item: whoever flips the lease first owns it; the others see 0 rows.
-    const take = async (m: EntityManager, uid: string) => {
-      const w = this.#where();
-      const qb = w.apply(m.getRepository(this.model.name).createQueryBuilder().update().set({
-        claimedBy: opts.owner, leaseUntil: until, updatedAt: now, version: () => `${this.ctx.ds.driver.escape('version')} + 1`,
-      }), { uid });
-      qb.andWhere(`(${w.col('leaseUntil')} IS NULL OR ${w.col('leaseUntil')} < :now)`, { now: w.value('leaseUntil', now) });
-      return this.#updateReturning(qb, m);
-    };
+    const take = (m: EntityManager, uid: string) => this.#updateReturning({
+      set: { claimedBy: opts.owner, leaseUntil: until }, where: [{ uid }],
+      raw: (ph) => `("leaseUntil" IS NULL OR "leaseUntil" < ${ph(this.#writer().value('leaseUntil', now))})`,
+    }, m);
     const pick = async (m: EntityManager, candidates: Array<{ uid: string }>) => {
       const claimed: Row<T>[] = [];
       for (const { uid } of candidates) {
