@@ -14,6 +14,7 @@ import { WhereBuilder } from './where.js';
 import { inserterOf } from './insert.js';
 import { writerOf, type UpdateSpec, type Writer } from './update.js';
 import { WalSync } from './wal-sync.js';
+import { Checkpointer } from './checkpointer.js';
 import { BUSY_TIMEOUT_MS, Mutex, sqliteTransaction } from './sqlite-lock.js';
 
 // SQLITE_BUSY: another process held the write lock past busy_timeout (5 s) — the datastore is not answering.
@@ -43,6 +44,8 @@ interface Ctx {
   lock: Mutex | null;
   /** SQLite file databases: makes commits durable off the main thread (wal-sync.ts); null inside a transaction and on PostgreSQL. */
   durable: WalSync | null;
+  /** SQLite file databases: WAL checkpoints on a thread of their own (checkpointer.ts); null inside a transaction and on PostgreSQL. */
+  checkpoints: Checkpointer | null;
   manager: EntityManager;
   /** One read-path runner (and prepared-statement cache) per model, shared with transactions. */
   selects: Map<string, SelectRunner>;
@@ -74,6 +77,7 @@ class SqlRepo<T extends object> implements Repo<T> {
   /** A write outside a transaction: committed under the lock, then durable (the lock is free meanwhile). */
   async #write<R>(fn: () => Promise<R>): Promise<R> {
     const r = await this.#run(fn);
+    this.ctx.checkpoints?.committed();
     await this.ctx.durable?.sync();
     return r;
   }
@@ -299,11 +303,12 @@ export class SqlStore implements Store {
   }
 
   transaction<R>(fn: (tx: Store) => Promise<R>): Promise<R> {
-    const body = () => inTransaction(this.ctx.ds, this.ctx.dialect, (manager) => fn(new SqlStore({ ...this.ctx, manager, lock: null, durable: null })))
+    const body = () => inTransaction(this.ctx.ds, this.ctx.dialect, (manager) => fn(new SqlStore({ ...this.ctx, manager, lock: null, durable: null, checkpoints: null })))
       .catch((e: unknown) => { throw mapError(e); });
     if (!this.ctx.lock) return body();
     // Committed under the lock; made durable after it (the next transaction need not wait for the fsync).
     return this.ctx.lock.run(body).then(async (r) => {
+      this.ctx.checkpoints?.committed();
       await this.ctx.durable?.sync();
       return r;
     });
@@ -334,7 +339,13 @@ export class SqlStore implements Store {
     return schemaGaps(this.ctx.ds, this.kind, (fn) => (this.ctx.lock ? this.ctx.lock.run(fn) : fn())).catch((e: unknown) => { throw mapError(e); });
   }
 
+  /** SQLite file databases: the WAL checkpointer (checkpointer.ts); null elsewhere. */
+  get checkpointer(): Checkpointer | null {
+    return this.ctx.checkpoints;
+  }
+
   async close(): Promise<void> {
+    await this.ctx.checkpoints?.close();
     if (this.ctx.ds.isInitialized) await this.ctx.ds.destroy();
     await this.ctx.durable?.close();
   }
@@ -393,6 +404,9 @@ export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
   });
   const models = new Map(opts.models.map((m) => [m.name, m]));
   const sqliteFile = dialect === 'sqlite' ? opts.url.replace(/^sqlite:/, '') : null;
-  const durable = sqliteFile && sqliteFile !== ':memory:' ? new WalSync(sqliteFile) : null;
-  return new SqlStore({ ds, dialect, models, lock: dialect === 'sqlite' ? new Mutex() : null, durable, manager: ds.manager, selects: new Map(), prepared });
+  const fileDb = sqliteFile && sqliteFile !== ':memory:' ? sqliteFile : null;
+  const durable = fileDb ? new WalSync(fileDb) : null;
+  const lock = dialect === 'sqlite' ? new Mutex() : null;
+  const checkpoints = fileDb && lock ? new Checkpointer(fileDb, (ds.driver as unknown as { databaseConnection: { pragma(s: string): unknown } }).databaseConnection, lock) : null;
+  return new SqlStore({ ds, dialect, models, lock, durable, checkpoints, manager: ds.manager, selects: new Map(), prepared });
 }

@@ -4,7 +4,7 @@
 // writer, not fail with "database is locked" (found by bench/ingest.ts: entries failed and waited
 // out mail:ingest:retry_backoff_seconds).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { defineModel, type Repo } from '../../../lib/storage/index.js';
 import { openSqlStore, type SqlStore } from '../../../lib/storage/sql/adapter.js';
 import { WalSync } from '../../../lib/storage/sql/wal-sync.js';
+import { CHECKPOINT_EVERY, START_AFTER } from '../../../lib/storage/sql/checkpointer.js';
 import { freshSqlite, type TestDatabase } from '../../helpers/databases.js';
 
 const Counter = defineModel({ name: 'durability_counter', table: 'durability_counters', fields: { name: z.string(), n: z.number().int() } });
@@ -181,4 +182,37 @@ describe('WalSync', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('WAL checkpoints on a thread of their own', () => {
+  it('takes over from the automatic checkpoint after START_AFTER commits, keeps the WAL bounded, and loses nothing', async () => {
+    const db = freshSqlite();
+    const file = db.url.replace(/^sqlite:/, '');
+    let store = await openSqlStore({ url: db.url, models: [Counter], synchronize: true });
+    const raw = () => (store as unknown as { ctx: { ds: { driver: { databaseConnection: { pragma(s: string, o?: object): unknown } } } } }).ctx.ds.driver.databaseConnection;
+    try {
+      const repo = store.repo<CounterT>(Counter);
+      const cp = store.checkpointer!;
+      for (let i = 0; i < START_AFTER - 1; i++) await repo.create({ name: `a${i}`, n: i });
+      expect(cp.stats.started).toBe(false);
+      expect(raw().pragma('wal_autocheckpoint', { simple: true })).toBe(1000); // SQLite's own, until the thread runs
+      const body = 'x'.repeat(3000); // about a page per commit
+      const total = START_AFTER - 1 + 12 * CHECKPOINT_EVERY;
+      for (let i = START_AFTER - 1; i < total; i++) await repo.create({ name: `${body}${i}`, n: i });
+      expect(cp.stats.started).toBe(true);
+      expect(raw().pragma('wal_autocheckpoint', { simple: true })).toBe(0); // the main thread no longer checkpoints
+      await expect.poll(() => cp.stats.checkpoints, { timeout: 5000 }).toBeGreaterThanOrEqual(5);
+      expect(cp.stats.failures).toBe(0);
+      expect(cp.stats.framesCopied).toBeGreaterThan(0);
+      // Checkpoints let the writer rewind the WAL: without any the 1 300 commits would have taken it
+      // past 5 MB (they wrote more than a page each).
+      expect(statSync(`${file}-wal`).size).toBeLessThan(4 * 1024 * 1024);
+      await store.close();
+      store = await openSqlStore({ url: db.url, models: [Counter], synchronize: false });
+      expect(await store.repo<CounterT>(Counter).count({})).toBe(total);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  }, 60_000);
 });
