@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import express, { type Express, type Router } from 'express';
 import { authenticate, basicAuth } from '../../lib/auth/index.js';
 import { errorHandler, notFoundHandler, ApiError } from '../../lib/errors/index.js';
 import { cors, rejectNul, requestContext, requestTimeout, securityHeaders } from '../../lib/http/middleware.js';
@@ -20,6 +20,7 @@ import { createRateLimits, trustProxySetting, type RateLimits } from '../../lib/
 import { serverInfoRouter } from '../../lib/http/well-known.js';
 import { PluginHost, documentOtherRoutes, pluginAdminRouter, pluginRouter, productPlugins, type PluginManifest } from '../../lib/plugins/index.js';
 import { forwardProtocolRequests } from './front-door.js';
+import { gateByPrefix } from '../../lib/http/route-gate.js';
 import { impersonationRouter, lifecycleRouter } from '../../lib/lifecycle/index.js';
 import { pagesRouter } from '../../lib/web/pages.js';
 
@@ -83,32 +84,34 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   app.use(limits.countingFailures(basicAuth(deps.config, { ...deps, failures: limits.failures('basic') }))); // app passwords on mail:basic_auth:paths only; before authenticate
   app.use(limits.countingFailures(authenticate(deps.config)));
   app.use(limits.general);
-  app.use(serverInfoRouter(deps.config, openapi));
+  // Routers are entered only by paths their routes can match (lib/http/route-gate.ts).
+  const gated = (r: Router) => gateByPrefix(r);
+  app.use(gated(serverInfoRouter(deps.config, openapi)));
 
   const service = new ResourceService(registry);
   // Feature routers go before the generic routes: /occurrences, /export, /import, /matter-search are not ids.
-  app.use(pimRouter(service, deps, openapi));
-  app.use(messageRouter(service, deps, openapi));
-  app.use(sendRouter(service, deps, openapi, { limiter: limits.perUser('send', deps.config.get('mail:send:rate_limit:window_ms'), deps.config.get('mail:send:rate_limit:max')) }));
-  app.use(searchRouter(service, deps, openapi));
-  app.use(composeRouter(service, deps, openapi));
-  app.use(directoryRouter(deps, openapi));
-  app.use(escrowRouter(deps, openapi));
-  app.use(wellKnownKeysRouter(deps, openapi)); // public: the general limiter above counts anonymous callers
-  app.use(keysRouter(deps, openapi)); // before the generic routes: /mailboxes/:id/keyvault is not a property
-  app.use(adminRouter(deps, openapi)); // /api/system policies, branding, setup; /api/admin/diagnostics
-  app.use(lifecycleRouter(service, deps, openapi)); // before the generic routes: import upload, /:id/archive, /on-behalf
-  app.use(impersonationRouter(service, deps, openapi)); // /mailboxes/:id/impersonation-sessions is not a property
+  app.use(gated(pimRouter(service, deps, openapi)));
+  app.use(gated(messageRouter(service, deps, openapi)));
+  app.use(gated(sendRouter(service, deps, openapi, { limiter: limits.perUser('send', deps.config.get('mail:send:rate_limit:window_ms'), deps.config.get('mail:send:rate_limit:max')) })));
+  app.use(gated(searchRouter(service, deps, openapi)));
+  app.use(gated(composeRouter(service, deps, openapi)));
+  app.use(gated(directoryRouter(deps, openapi)));
+  app.use(gated(escrowRouter(deps, openapi)));
+  app.use(gated(wellKnownKeysRouter(deps, openapi))); // public: the general limiter above counts anonymous callers
+  app.use(gated(keysRouter(deps, openapi))); // before the generic routes: /mailboxes/:id/keyvault is not a property
+  app.use(gated(adminRouter(deps, openapi))); // /api/system policies, branding, setup; /api/admin/diagnostics
+  app.use(gated(lifecycleRouter(service, deps, openapi))); // before the generic routes: import upload, /:id/archive, /on-behalf
+  app.use(gated(impersonationRouter(service, deps, openapi))); // /mailboxes/:id/impersonation-sessions is not a property
   const plugins = new PluginHost(deps, service, opts.plugins ?? productPlugins());
-  app.use(pluginAdminRouter(plugins, deps, openapi));
-  app.use(pluginRouter(plugins, { side: 'api', openapi }));
+  app.use(gated(pluginAdminRouter(plugins, deps, openapi)));
+  app.use(gated(pluginRouter(plugins, { side: 'api', openapi })));
   documentOtherRoutes(openapi, plugins.manifests, 'api'); // the protocols daemon's routes: one document lists every plugin route
-  app.use(resourceRouter(registry.all(), service, deps, openapi));
-  app.use(aclRouter(registry, deps, openapi));
-  app.use(ingestAdminRouter(ingestDeps, openapi));
-  app.use(dnsChecklistRouter(deps, openapi));
-  app.use(metrics.router(deps, openapi));
-  app.use(openApiRouter(openapi, { title: 'svcmail API', version: PRODUCT.version }));
+  app.use(gated(resourceRouter(registry.all(), service, deps, openapi)));
+  app.use(gated(aclRouter(registry, deps, openapi)));
+  app.use(gated(ingestAdminRouter(ingestDeps, openapi)));
+  app.use(gated(dnsChecklistRouter(deps, openapi)));
+  app.use(gated(metrics.router(deps, openapi)));
+  app.use(gated(openApiRouter(openapi, { title: 'svcmail API', version: PRODUCT.version })));
 
   app.use(notFoundHandler);
   app.use(errorHandler);
