@@ -1,16 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DataSource, QueryFailedError, type EntityManager, type ObjectLiteral, type Repository } from 'typeorm';
+import { DataSource, QueryFailedError, type EntityManager, type ObjectLiteral } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, notFound } from '../../errors/index.js';
 import { withDefaults, type ModelDef } from '../model.js';
-import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Store, UpdateOptions } from '../port.js';
+import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, SortKey, Store, UpdateOptions } from '../port.js';
 import { entityFor, type SqlDialect } from './entities.js';
 import { dropText, ensureFullText, matchClause, queryWords, setText } from './fulltext.js';
 import { schemaGaps, type SchemaGap } from './schema-gaps.js';
 import { SelectRunner } from './select.js';
 import { dropValues, ensureValueIndexes, hasValueIndexes, touchesValues, writeValues } from './value-index.js';
-import { WhereBuilder } from './where.js';
 import { inserterOf } from './insert.js';
 import { writerOf, type UpdateSpec, type Writer } from './update.js';
 import { WalSync } from './wal-sync.js';
@@ -53,12 +52,26 @@ interface Ctx {
   prepared: boolean;
 }
 
+/** Compares records as ORDER BY sorts them (the keys, then uid). */
+function byKeys(sort: SortKey[]): (a: object, b: object) => number {
+  const keys = [...sort, ...(sort.some((k) => k.field === 'uid') ? [] : [{ field: 'uid', dir: 'asc' as const }])];
+  const value = (v: unknown) => (v instanceof Date ? v.getTime() : v);
+  return (a, b) => {
+    for (const k of keys) {
+      const x = value((a as Record<string, unknown>)[k.field]);
+      const y = value((b as Record<string, unknown>)[k.field]);
+      if (x === y) continue;
+      const c = x === null || x === undefined ? -1 : y === null || y === undefined ? 1 : (x as number | string) < (y as number | string) ? -1 : 1;
+      return k.dir === 'desc' ? -c : c;
+    }
+    return 0;
+  };
+}
+
 class SqlRepo<T extends object> implements Repo<T> {
-  readonly #orm: Repository<ObjectLiteral>;
   readonly #sel: SelectRunner;
   readonly #values: boolean;
   constructor(private readonly ctx: Ctx, readonly model: ModelDef) {
-    this.#orm = ctx.manager.getRepository(model.name);
     this.#values = hasValueIndexes(model);
     let sel = ctx.selects.get(model.name);
     if (!sel) ctx.selects.set(model.name, (sel = new SelectRunner(ctx.ds, ctx.dialect, model, ctx.prepared)));
@@ -80,10 +93,6 @@ class SqlRepo<T extends object> implements Repo<T> {
     this.ctx.checkpoints?.committed();
     await this.ctx.durable?.sync();
     return r;
-  }
-
-  #where(alias?: string): WhereBuilder {
-    return new WhereBuilder(this.ctx.ds, this.#orm.metadata, alias, this.model);
   }
 
   /**
@@ -246,38 +255,35 @@ class SqlRepo<T extends object> implements Repo<T> {
     return this.#write(() => this.#updateReturning({ set: {}, increments: deltas, where: [{ uid }] }));
   }
 
+  /**
+   * One statement on both engines: the rows are chosen by a subquery (filter, lease over, order,
+   * limit) and leased by the UPDATE around it. PostgreSQL locks the chosen rows FOR UPDATE SKIP
+   * LOCKED, so concurrent claimers take different rows without waiting for each other, and a row
+   * another claimer leased meanwhile is checked again and left out; SQLite's write lock makes the
+   * statement the only writer.
+   */
   async claim(filter: Filter, opts: ClaimOptions): Promise<Row<T>[]> {
     if (!this.model.lease) throw new Error(`model ${this.model.name} has no leases`);
     const now = new Date();
     const until = new Date(now.getTime() + opts.leaseMs);
-    const candidatesOf = (m: EntityManager) => {
-      const w = this.#where('t');
-      const qb = w.apply(m.getRepository(this.model.name).createQueryBuilder('t'), filter);
-      qb.andWhere(`(${w.col('leaseUntil')} IS NULL OR ${w.col('leaseUntil')} < :now)`, { now: w.value('leaseUntil', now) });
-      w.order(qb, opts.sort ?? [{ field: 'createdAt', dir: 'asc' }]);
-      return qb.select('t.uid', 'uid').limit(opts.limit * 2).getRawMany<{ uid: string }>();
-    };
-    // One conditional write per item: whoever flips the lease first owns it; the others see 0 rows.
-    const take = (m: EntityManager, uid: string) => this.#updateReturning({
-      set: { claimedBy: opts.owner, leaseUntil: until }, where: [{ uid }],
-      raw: (ph) => `("leaseUntil" IS NULL OR "leaseUntil" < ${ph(this.#writer().value('leaseUntil', now))})`,
-    }, m);
-    const pick = async (m: EntityManager, candidates: Array<{ uid: string }>) => {
-      const claimed: Row<T>[] = [];
-      for (const { uid } of candidates) {
-        if (claimed.length >= opts.limit) break;
-        const got = await take(m, uid);
-        if (got) claimed.push(got);
-      }
-      return claimed;
-    };
-    if (this.ctx.dialect === 'sqlite') {
-      // SQLite: the whole claim is one transaction (one commit for the batch, not one per item);
-      // other processes' claimers wait for the write lock and then see the leases set.
-      return this.#write(() => this.#atomic(async (m) => pick(m, await candidatesOf(m))));
-    }
-    // PostgreSQL: each item in its own statement, so concurrent claimers never wait on each other's row locks.
-    return pick(this.ctx.manager, await this.#run(() => candidatesOf(this.ctx.manager)));
+    const sort = opts.sort ?? [{ field: 'createdAt', dir: 'asc' }];
+    const table = this.#sel.q(this.model.table);
+    const writer = this.#writer();
+    const leaseOver = (ph: (v: unknown) => string) => `(${table}."leaseUntil" IS NULL OR ${table}."leaseUntil" < ${ph(writer.value('leaseUntil', now))})`;
+    const rows = await this.#write(() => this.#updateMany({
+      set: { claimedBy: opts.owner, leaseUntil: until }, where: [],
+      raw: (ph, params) => {
+        const chosen = this.#sel.where(filter, params);
+        const cond = `${chosen ? `${chosen} AND` : ' WHERE'} ${leaseOver(ph)}`;
+        const lock = this.ctx.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+        return `"uid" IN (SELECT "uid" FROM ${table}${cond}${this.#sel.orderBy(sort)} LIMIT ${Math.max(0, Math.trunc(opts.limit))}${lock}) AND ${leaseOver(ph)}`;
+      },
+    }));
+    return rows.sort(byKeys(sort));
+  }
+
+  async #updateMany(spec: UpdateSpec): Promise<Row<T>[]> {
+    return (await this.#writer().updateReturning(this.ctx.manager, spec)) as Row<T>[];
   }
 
   release(uid: string, owner: string, patch: Patch<T> = {}): Promise<boolean> {

@@ -5,8 +5,8 @@ import type { Filter } from '../port.js';
 import type { SqlDialect } from './entities.js';
 import type { SelectRunner } from './select.js';
 
-/** A condition written as SQL with the statement's placeholders (the lease test of a claim). */
-export type RawCondition = (ph: (v: unknown) => string) => string;
+/** A condition written as SQL with the statement's placeholders and parameters (a claim's choice of rows). */
+export type RawCondition = (ph: (v: unknown) => string, params: unknown[]) => string;
 
 export interface UpdateSpec {
   /** Columns to set by property name (undefined values are left alone, as TypeORM does; an unknown name throws). */
@@ -49,7 +49,7 @@ export class Writer {
       const w = this.sel.where(f, params);
       if (w) parts.push(w.slice(' WHERE '.length));
     }
-    if (spec.raw) parts.push(spec.raw(this.#ph(params)));
+    if (spec.raw) parts.push(spec.raw(this.#ph(params), params));
     return parts.length ? ` WHERE ${parts.join(' AND ')}` : '';
   }
 

@@ -184,6 +184,20 @@ describe.each(backends)('Store contract on $name', (backend) => {
     expect(second.map((x) => x.claimedBy)).toEqual(['survivor']);
   });
 
+  it('claims the first records in the asked order, at most the limit, only where the filter holds and no live lease is', async () => {
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push(await jobs.create({ state: 'ordered' }));
+    await jobs.create({ state: 'other' });
+    const held = await jobs.claim({ uid: made[0].uid }, { owner: 'holder', leaseMs: 60_000, limit: 1 });
+    expect(held.map((x) => x.uid)).toEqual([made[0].uid]);
+    const got = await jobs.claim({ state: 'ordered' }, { owner: 'w', leaseMs: 60_000, limit: 3, sort: [{ field: 'createdAt', dir: 'asc' }] });
+    expect(got.map((x) => x.uid)).toEqual([made[1].uid, made[2].uid, made[3].uid]);
+    expect(got.every((x) => x.claimedBy === 'w' && x.leaseUntil instanceof Date && x.version === 2)).toBe(true);
+    const newest = await jobs.claim({ state: 'ordered' }, { owner: 'v', leaseMs: 60_000, limit: 5, sort: [{ field: 'createdAt', dir: 'desc' }] });
+    expect(newest.map((x) => x.uid)).toEqual([made[4].uid]);
+    expect((await jobs.get(made[0].uid))!.claimedBy).toBe('holder');
+  });
+
   it('holds integers past 2^31 (quotas and sizes in bytes)', async () => {
     const big = 5 * 1024 ** 3;
     const t = await things.create({ name: 'big', owner: 'o10', size: big, flagged: false, tags: [] });

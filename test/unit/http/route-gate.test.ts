@@ -12,8 +12,9 @@ afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r()
 /** An app with the router gated, a fallback answering 404 'fallthrough', and a count of the router's entries. */
 async function serve(router: Router): Promise<{ get(path: string, method?: string): Promise<{ status: number; text: string }>; entered: () => number }> {
   let entered = 0;
-  const handle = router.handle.bind(router);
-  (router as unknown as { handle: typeof handle }).handle = (...args: Parameters<typeof handle>) => {
+  const r = router as unknown as { handle(...args: unknown[]): unknown };
+  const handle = r.handle.bind(r);
+  r.handle = (...args: unknown[]) => {
     entered++;
     return handle(...args);
   };
