@@ -9,10 +9,17 @@ export const RESERVED_PARAMS = new Set(['limit', 'page', 'sort', 'scope']);
 
 export type QueryParams = Record<string, string | string[] | undefined>;
 
-/** Fields a client may filter and sort on: scalar columns that are not hidden. */
-export function queryFields(decl: ResourceDecl): Record<string, ColumnInfo> {
-  const hidden = new Set(decl.hiddenFields ?? []);
-  return Object.fromEntries(Object.entries(queryableColumns(decl.model)).filter(([k, c]) => c.kind !== 'json' && !hidden.has(k)));
+const fieldsOf = new WeakMap<ResourceDecl, Readonly<Record<string, ColumnInfo>>>();
+
+/** Fields a client may filter and sort on: scalar columns that are not hidden (worked out once per declaration). */
+export function queryFields(decl: ResourceDecl): Readonly<Record<string, ColumnInfo>> {
+  let fields = fieldsOf.get(decl);
+  if (!fields) {
+    const hidden = new Set(decl.hiddenFields ?? []);
+    fields = Object.freeze(Object.fromEntries(Object.entries(queryableColumns(decl.model)).filter(([k, c]) => c.kind !== 'json' && !hidden.has(k))));
+    fieldsOf.set(decl, fields);
+  }
+  return fields;
 }
 
 // What the SQL columns hold (lib/storage/sql/entities.ts): integer fields are bigint, the record
@@ -58,7 +65,7 @@ function intParam(name: string, raw: string | string[] | undefined, dflt: number
 }
 
 /** sort=field, sort=-field, sort=a,-b, or JSON: {"field":1,"other":-1} or ["field","-other"]. */
-export function parseSort(raw: string | undefined, fields: Record<string, ColumnInfo>): SortKey[] {
+export function parseSort(raw: string | undefined, fields: Readonly<Record<string, ColumnInfo>>): SortKey[] {
   if (!raw) return [];
   let items: string[];
   const t = raw.trim();

