@@ -18,6 +18,7 @@ import { freshSqlite, type TestDatabase } from '../../helpers/databases.js';
 
 const Counter = defineModel({ name: 'durability_counter', table: 'durability_counters', fields: { name: z.string(), n: z.number().int() } });
 type CounterT = { name: string; n: number };
+const jobsModel = defineModel({ name: 'durability_job', table: 'durability_jobs', fields: { state: z.string() }, lease: true });
 const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
 
 /**
@@ -66,7 +67,7 @@ describe('SQLite store with another process writing', () => {
   let counters: Repo<CounterT>;
   beforeAll(async () => {
     db = freshSqlite();
-    store = await openSqlStore({ url: db.url, models: [Counter], synchronize: true });
+    store = await openSqlStore({ url: db.url, models: [Counter, jobsModel], synchronize: true });
     counters = store.repo<CounterT>(Counter);
   });
   afterAll(async () => {
@@ -122,6 +123,27 @@ describe('SQLite store with another process writing', () => {
     await other.done;
     expect(ticks).toBeGreaterThan(20);
     expect((await counters.get(c.uid))!.n).toBe(1);
+  }, 30_000);
+
+  it('claims without stalling the event loop while another process holds the write lock', async () => {
+    const Job = jobsModel;
+    const jobs = store.repo<{ state: string }>(Job);
+    await jobs.create({ state: 'queued' });
+    const other = holder(db.url.replace(/^sqlite:/, ''), 600);
+    await other.locked;
+    let ticks = 0;
+    let pending = true;
+    const tick = () => {
+      if (!pending) return;
+      ticks++;
+      setTimeout(tick, 1);
+    };
+    setTimeout(tick, 1);
+    const got = await jobs.claim({ state: 'queued' }, { owner: 'w', leaseMs: 60_000, limit: 5 });
+    pending = false;
+    await other.done;
+    expect(got).toHaveLength(1);
+    expect(ticks).toBeGreaterThan(20); // SQLite's busy handler would have slept in this thread for the 600 ms
   }, 30_000);
 
   it('answers a write only after an fsync of the WAL that began after its commit, one fsync for many waiting commits', async () => {
