@@ -61,6 +61,23 @@ function holder(file: string, ms: number) {
   return { locked: p.ready, done: p.done };
 }
 
+/** How often a 1 ms timer fired while fn ran (none when fn blocks the event loop). */
+async function timerTicksDuring<R>(fn: () => Promise<R>): Promise<{ ticks: number; result: R }> {
+  let ticks = 0;
+  let pending = true;
+  const tick = () => {
+    if (!pending) return;
+    ticks++;
+    setTimeout(tick, 1);
+  };
+  setTimeout(tick, 1);
+  try {
+    return { result: await fn(), ticks };
+  } finally {
+    pending = false;
+  }
+}
+
 describe('SQLite store with another process writing', () => {
   let db: TestDatabase;
   let store: SqlStore;
@@ -108,39 +125,20 @@ describe('SQLite store with another process writing', () => {
     await other.locked;
     // Timers keep firing while the transaction waits for the lock: SQLite's own busy handler would
     // sleep in this thread for the whole 600 ms and none would.
-    let ticks = 0;
-    let pending = true;
-    const tick = () => {
-      if (!pending) return;
-      ticks++;
-      setTimeout(tick, 1);
-    };
-    setTimeout(tick, 1);
-    await store.transaction(async (tx) => {
+    const { ticks } = await timerTicksDuring(() => store.transaction(async (tx) => {
       await tx.repo<CounterT>(Counter).update(c.uid, { n: 1 });
-    });
-    pending = false;
+    }));
     await other.done;
     expect(ticks).toBeGreaterThan(20);
     expect((await counters.get(c.uid))!.n).toBe(1);
   }, 30_000);
 
   it('claims without stalling the event loop while another process holds the write lock', async () => {
-    const Job = jobsModel;
-    const jobs = store.repo<{ state: string }>(Job);
+    const jobs = store.repo<{ state: string }>(jobsModel);
     await jobs.create({ state: 'queued' });
     const other = holder(db.url.replace(/^sqlite:/, ''), 600);
     await other.locked;
-    let ticks = 0;
-    let pending = true;
-    const tick = () => {
-      if (!pending) return;
-      ticks++;
-      setTimeout(tick, 1);
-    };
-    setTimeout(tick, 1);
-    const got = await jobs.claim({ state: 'queued' }, { owner: 'w', leaseMs: 60_000, limit: 5 });
-    pending = false;
+    const { ticks, result: got } = await timerTicksDuring(() => jobs.claim({ state: 'queued' }, { owner: 'w', leaseMs: 60_000, limit: 5 }));
     await other.done;
     expect(got).toHaveLength(1);
     expect(ticks).toBeGreaterThan(20); // SQLite's busy handler would have slept in this thread for the 600 ms
