@@ -272,8 +272,7 @@ class SqlRepo<T extends object> implements Repo<T> {
     const leaseOver = (ph: (v: unknown) => string) => `(${table}."leaseUntil" IS NULL OR ${table}."leaseUntil" < ${ph(writer.value('leaseUntil', now))})`;
     // On SQLite inside a transaction begun IMMEDIATE, so waiting for another process's write lock
     // does not stall the event loop (sqlite-lock.ts); an autocommit statement would wait in SQLite's busy handler.
-    const inTx = (fn: (m: EntityManager) => Promise<Row<T>[]>) => (this.ctx.dialect === 'sqlite' ? this.#atomic(fn) : fn(this.ctx.manager));
-    const rows = await this.#write(() => inTx((m) => this.#updateMany(m, {
+    const take = (m: EntityManager) => writer.updateReturning(m, {
       set: { claimedBy: opts.owner, leaseUntil: until }, where: [],
       raw: (ph, params) => {
         const chosen = this.#sel.where(filter, params);
@@ -281,12 +280,9 @@ class SqlRepo<T extends object> implements Repo<T> {
         const lock = this.ctx.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
         return `"uid" IN (SELECT "uid" FROM ${table}${cond}${this.#sel.orderBy(sort)} LIMIT ${Math.max(0, Math.trunc(opts.limit))}${lock}) AND ${leaseOver(ph)}`;
       },
-    })));
-    return rows.sort(byKeys(sort));
-  }
-
-  async #updateMany(m: EntityManager, spec: UpdateSpec): Promise<Row<T>[]> {
-    return (await this.#writer().updateReturning(m, spec)) as Row<T>[];
+    });
+    const rows = await this.#write(() => (this.ctx.dialect === 'sqlite' ? this.#atomic(take) : take(this.ctx.manager)));
+    return (rows as Row<T>[]).sort(byKeys(sort));
   }
 
   release(uid: string, owner: string, patch: Patch<T> = {}): Promise<boolean> {
