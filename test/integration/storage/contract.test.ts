@@ -21,6 +21,15 @@ const Thing = defineModel({
   indexes: [{ fields: ['owner', 'size'] }, { fields: ['name'], unique: true }],
 });
 
+// Every column kind with values that are easy to get wrong on the way back: the read path's own
+// decoding (PostgreSQL rows arrive as one JSON array each) must give back exactly what was written.
+const Value = defineModel({
+  name: 'contract_value',
+  table: 'contract_values',
+  fields: { key: z.string(), text: z.string().nullable(), big: z.number().int(), real: z.number(), on: z.boolean(), meta: z.unknown(), at: z.date().nullable() },
+});
+type ValueT = { key: string; text: string | null; big: number; real: number; on: boolean; meta: unknown; at: Date | null };
+
 const Job = defineModel({ name: 'contract_job', table: 'contract_jobs', fields: { state: z.string() }, lease: true });
 
 const Doc = defineModel({ name: 'contract_doc', table: 'contract_docs', fields: { owner: z.string(), at: z.number().int() }, fullText: true });
@@ -39,7 +48,7 @@ describe.each(backends)('Store contract on $name', (backend) => {
 
   beforeAll(async () => {
     db = await backend.open();
-    store = await openSqlStore({ url: db.url, models: [Thing, Job, Doc], synchronize: true });
+    store = await openSqlStore({ url: db.url, models: [Thing, Job, Doc, Value], synchronize: true });
     things = store.repo<ThingT>(Thing);
     jobs = store.repo<JobT>(Job);
     docs = store.repo<{ owner: string; at: number }>(Doc);
@@ -59,6 +68,28 @@ describe.each(backends)('Store contract on $name', (backend) => {
     expect(got).toMatchObject({ name: 'a', owner: 'o1', size: 3, flagged: false, tags: ['x', 'y'], version: 1 });
     expect(got!.createdAt).toBeInstanceOf(Date);
     expect(await things.get('00000000-0000-7000-8000-000000000000')).toBeNull();
+  });
+
+  it('reads every kind of value back exactly as written (list, get and a write that returns the record)', async () => {
+    const values = store.repo<ValueT>(Value);
+    const cases: Array<Omit<ValueT, 'key'>> = [
+      { text: 'quotes " \\ back\\slash, tab\t, newline\n, \u00e9\u4e2d\ud83d\udce8, \u2028', big: 2 ** 53 - 1, real: 0.1, on: true, meta: 'just a string', at: new Date('2026-01-02T03:04:05.678Z') },
+      { text: '', big: -5_000_000_000, real: -1.5e-7, on: false, meta: { nested: { list: [1, 'two', null, true] }, n: 1e300 }, at: null },
+      { text: null, big: 0, real: 1e300, on: false, meta: [{ a: '"[]{}' }], at: new Date('1999-12-31T23:59:59.999Z') },
+      { text: '{"not":"json to decode"}', big: 42, real: -0.5, on: true, meta: false, at: new Date(0) },
+    ];
+    const made = [];
+    for (const [i, c] of cases.entries()) made.push(await values.create({ key: `k${i}`, ...c }));
+    const listed = await values.list({ sort: [{ field: 'key', dir: 'asc' }] });
+    expect(listed.map(({ key, text, big, real, on, meta, at }) => ({ key, text, big, real, on, meta, at }))).toEqual(cases.map((c, i) => ({ key: `k${i}`, ...c })));
+    for (const [i, c] of cases.entries()) {
+      const got = await values.get(made[i].uid);
+      expect(got).toMatchObject({ ...c, version: 1 });
+      expect(JSON.stringify(got!.at)).toBe(JSON.stringify(c.at));
+      expect(JSON.stringify(got!.createdAt)).toBe(JSON.stringify(made[i].createdAt));
+    }
+    const updated = await values.update(made[0].uid, { real: 2.5 }, { expectedVersion: 1 });
+    expect(updated).toMatchObject({ ...cases[0], real: 2.5, version: 2 });
   });
 
   it('refuses a duplicate unique value with api-112', async () => {
