@@ -78,7 +78,7 @@ async function runOn(backend: Backend): Promise<Record<string, unknown>> {
     const list = `/api/mail/messages?folderUid=${inbox.uid}&sort=-date&limit=100`;
     const first = (await (await send(list)).json()) as Array<{ uid: string }>;
     const hits = (await (await send(`/api/mail/search?mailboxUid=${p.aliceBox.uid}&q=zephyr`)).json()) as unknown[];
-    // SQLite keeps a read's result while the database is unchanged (lib/storage/sql/select.ts), so a
+    // Both engines keep a read's result while the database is unchanged (lib/storage/sql/select.ts), so a
     // repeated request can be answered from it; the *_after_write figures flip a flag on another
     // message before each sample, as a live mailbox does, so every read goes to the database.
     let flip = false;

@@ -344,6 +344,13 @@ export class SqlStore implements Store {
     return schemaGaps(this.ctx.ds, this.kind, (fn) => (this.ctx.lock ? this.ctx.lock.run(fn) : fn())).catch((e: unknown) => { throw mapError(e); });
   }
 
+  /** Reads answered from kept results since the store opened (select.ts: SQLite stamps, PostgreSQL snapshots). */
+  get readsServedKept(): number {
+    let n = 0;
+    for (const sel of this.ctx.selects.values()) n += sel.servedKept;
+    return n;
+  }
+
   /** SQLite file databases: the WAL checkpointer (checkpointer.ts); null elsewhere. */
   get checkpointer(): Checkpointer | null {
     return this.ctx.checkpoints;

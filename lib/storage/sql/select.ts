@@ -60,6 +60,36 @@ function preparedName(sql: string): string | undefined {
  */
 const PG_JSON_ROW_MAX_COLUMNS = 100;
 
+/**
+ * PostgreSQL read results are kept with the snapshot they were read at: pg_current_snapshot() of
+ * the reading statement itself (an InitPlan, evaluated once), so the rows and the stamp describe
+ * the same instant. A snapshot names the last transaction to finish and every one still running;
+ * while it reads the same, no transaction anywhere in the cluster has committed (or rolled back)
+ * since, so the same query would answer the same rows. A commit by another process, or one that was
+ * still running when the rows were read, changes it. Reads inside a transaction are never kept or
+ * served. Only with JSON rows (the kept rows are the parsed arrays) and on PostgreSQL 13 or later.
+ */
+const PG_SNAPSHOT = '(SELECT pg_current_snapshot()::text)';
+const PG_SNAPSHOT_SQL = 'SELECT pg_current_snapshot()::text';
+/** Below this share of checks finding their result current, reads skip the check but one in PG_CHECK_PROBE. */
+const PG_CHECK_WORTH = 0.3;
+const PG_CHECK_PROBE = 16;
+
+const pgSnapshotSupport = new WeakMap<DataSource, Promise<boolean>>();
+/** pg_current_snapshot() exists from PostgreSQL 13 on; asked once per data source. */
+function pgSnapshotsUsable(ds: DataSource): Promise<boolean> {
+  let p = pgSnapshotSupport.get(ds);
+  if (!p) {
+    p = (ds.driver as unknown as { master: PgQueryable }).master
+      .query({ text: "SELECT current_setting('server_version_num')::int >= 130000 AS ok", values: [] })
+      .then((r) => Boolean((r.rows[0] as { ok?: boolean } | undefined)?.ok), () => false);
+    pgSnapshotSupport.set(ds, p);
+  }
+  return p;
+}
+
+type KeptResult = { stamp: string; rows: unknown[][]; mapped?: Record<string, unknown>[] };
+
 const STATEMENT_CACHE = 256;
 /** Cached SQLite results per model (most recently used kept) and the largest result kept. */
 const RESULT_CACHE = 256;
@@ -89,7 +119,7 @@ export class SelectRunner {
   /** PostgreSQL: each row comes as the text of one JSON array of its values, in column order (see PG_JSON_ROW_MAX_COLUMNS). */
   readonly #jsonRows: boolean = false;
   readonly #statements = new Map<string, { stmt: RawStatement; map: Mapper }>();
-  readonly #results = new Map<string, { stamp: string; rows: unknown[][]; mapped?: Record<string, unknown>[] }>();
+  readonly #results = new Map<string, KeptResult>();
   /** Without JSON columns a mapped row holds only primitives and dates: a shallow copy is a private copy. */
   readonly #flat: boolean;
   #stamp: { changes: PluckStatement; version: PluckStatement } | null = null;
@@ -223,6 +253,9 @@ export class SelectRunner {
   }
 
   #pgMapper: Mapper | null = null;
+  #pgMap(): Mapper {
+    return (this.#pgMapper ??= this.#mapper(this.#cols.map(([f]) => f)));
+  }
 
   /**
    * Inside a transaction, its connection; otherwise straight to the pool (no QueryRunner per read).
@@ -236,7 +269,7 @@ export class SelectRunner {
   /** Rows of this.#select as arrays in column order (no object per row for the driver to build), mapped. */
   async #pgRecords(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
     const rows = (await this.#pgQuery(manager, sql, params, 'array')) as unknown[][];
-    const map = (this.#pgMapper ??= this.#mapper(this.#cols.map(([f]) => f)));
+    const map = this.#pgMap();
     if (!this.#jsonRows) return rows.map(map);
     const out = new Array<Record<string, unknown>>(rows.length);
     for (let i = 0; i < rows.length; i++) out[i] = map(JSON.parse(rows[i][0] as string) as unknown[]);
@@ -270,12 +303,14 @@ export class SelectRunner {
     return stmt.run(...params).changes;
   }
 
-  async #all(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+  /** `tail`: what follows the select list (FROM …). */
+  async #all(manager: EntityManager, tail: string, params: unknown[]): Promise<Record<string, unknown>[]> {
     if (this.dialect === 'sqlite') {
+      const sql = `SELECT ${this.#select}${tail}`;
       const entry = this.#sqliteStatement(sql);
       return this.#cachedRows(sql, params, entry.stmt, entry.map);
     }
-    return this.#pgRecords(manager, sql, params);
+    return this.#pgRead(manager, tail, params);
   }
 
   /** A prepared SQLite statement answering raw rows, and the mapper of its columns (most recently used kept). */
@@ -296,23 +331,76 @@ export class SelectRunner {
     const st = (this.#stamp ??= { changes: db.prepare(CHANGES_SQL).pluck(true), version: db.prepare(DATA_VERSION_SQL).pluck(true) });
     const stamp = `${st.changes.get() as number}:${st.version.get() as number}`;
     const key = `${sql}\u0000${JSON.stringify(params)}`;
+    const hit = this.#kept(key);
+    if (hit?.stamp === stamp) {
+      this.servedKept++;
+      return this.#serve(hit, map);
+    }
+    const rows = stmt.all(...params);
+    this.#keep(key, stamp, rows);
+    return rows.map(map);
+  }
+
+  /** A kept result (now the most recently used), whatever its stamp. */
+  #kept(key: string): KeptResult | undefined {
     const hit = this.#results.get(key);
     if (hit) {
       this.#results.delete(key);
-      if (hit.stamp === stamp) {
-        this.#results.set(key, hit);
-        if (!this.#flat) return hit.rows.map(map);
-        hit.mapped ??= hit.rows.map(map);
-        return hit.mapped.map((r) => ({ ...r }));
+      this.#results.set(key, hit);
+    }
+    return hit;
+  }
+
+  #keep(key: string, stamp: string, rows: unknown[][]): void {
+    if (rows.length > RESULT_CACHE_MAX_ROWS) return;
+    this.#results.delete(key);
+    if (this.#results.size >= RESULT_CACHE) this.#results.delete(this.#results.keys().next().value!);
+    this.#results.set(key, { stamp, rows });
+  }
+
+  /** A kept result as records of the caller's own: mapped afresh, or (no JSON columns) copies of mapped rows. */
+  #serve(hit: KeptResult, map: Mapper): Record<string, unknown>[] {
+    if (!this.#flat) return hit.rows.map(map);
+    hit.mapped ??= hit.rows.map(map);
+    return hit.mapped.map((r) => ({ ...r }));
+  }
+
+  /**
+   * PostgreSQL: a read outside a transaction is kept with the snapshot it was read at (see
+   * PG_SNAPSHOT). Asked again, the kept rows are served when the current snapshot is the same one:
+   * one round trip answering a few bytes instead of the rows. When a check rarely finds its result
+   * still current (steady writes), most reads skip it and go straight to the query, which keeps
+   * them up to date; one in PG_CHECK_PROBE checks anyway so the cache comes back when writes stop.
+   */
+  async #pgRead(manager: EntityManager, tail: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+    this.#pgSnapshots ??= await pgSnapshotsUsable(this.ds);
+    if (manager.queryRunner || !this.#jsonRows || !this.#pgSnapshots) return this.#pgRecords(manager, `SELECT ${this.#select}${tail}`, params);
+    const map = this.#pgMap();
+    const key = `${tail}\u0000${JSON.stringify(params)}`;
+    const hit = this.#results.get(key);
+    if (hit && (this.#pgCurrentShare >= PG_CHECK_WORTH || ++this.#pgSkipped % PG_CHECK_PROBE === 0)) {
+      const rows = (await this.#pgQuery(manager, PG_SNAPSHOT_SQL, [], 'array')) as unknown[][];
+      const current = rows[0]?.[0] === hit.stamp;
+      this.#pgCurrentShare = this.#pgCurrentShare * 0.9 + (current ? 0.1 : 0);
+      // Still kept (another read may have replaced it meanwhile) and read at this very snapshot.
+      if (current && this.#results.get(key) === hit) {
+        this.servedKept++;
+        return this.#serve(this.#kept(key)!, map);
       }
     }
-    const rows = stmt.all(...params);
-    if (rows.length <= RESULT_CACHE_MAX_ROWS) {
-      if (this.#results.size >= RESULT_CACHE) this.#results.delete(this.#results.keys().next().value!);
-      this.#results.set(key, { stamp, rows });
-    }
-    return rows.map(map);
+    const rows = (await this.#pgQuery(manager, `SELECT ${this.#select}, ${PG_SNAPSHOT}${tail}`, params, 'array')) as unknown[][];
+    const values = new Array<unknown[]>(rows.length);
+    for (let i = 0; i < rows.length; i++) values[i] = JSON.parse(rows[i][0] as string) as unknown[];
+    if (rows.length) this.#keep(key, rows[0][1] as string, values);
+    return values.map(map);
   }
+
+  /** Share of recent snapshot checks that found the kept result current (a moving average). */
+  #pgCurrentShare = 1;
+  #pgSnapshots: boolean | undefined;
+  /** Reads answered from a kept result (diagnostics and tests). */
+  servedKept = 0;
+  #pgSkipped = 0;
 
   /** `extra` adds one more condition (full-text match) built with the same placeholders. */
   async list(manager: EntityManager, q: { filter?: Filter; sort?: SortKey[]; limit?: number; offset?: number }, extra?: (ph: (v: unknown) => string) => string): Promise<Record<string, unknown>[]> {
@@ -325,10 +413,10 @@ export class SelectRunner {
       });
       where = where ? `${where} AND ${cond}` : ` WHERE ${cond}`;
     }
-    let sql = `SELECT ${this.#select} FROM ${this.#table}${where}${this.orderBy(q.sort)}`;
-    if (q.limit !== undefined) sql += ` LIMIT ${Math.max(0, Math.trunc(q.limit))}`;
-    if (q.offset) sql += `${q.limit === undefined && this.dialect === 'sqlite' ? ' LIMIT -1' : ''} OFFSET ${Math.max(0, Math.trunc(q.offset))}`;
-    return this.#all(manager, sql, params);
+    let tail = ` FROM ${this.#table}${where}${this.orderBy(q.sort)}`;
+    if (q.limit !== undefined) tail += ` LIMIT ${Math.max(0, Math.trunc(q.limit))}`;
+    if (q.offset) tail += `${q.limit === undefined && this.dialect === 'sqlite' ? ' LIMIT -1' : ''} OFFSET ${Math.max(0, Math.trunc(q.offset))}`;
+    return this.#all(manager, tail, params);
   }
 
   /** The uids of the records matching the filter (writes that must know which records they touch). */
@@ -364,7 +452,7 @@ export class SelectRunner {
   }
 
   async get(manager: EntityManager, uid: string): Promise<Record<string, unknown> | null> {
-    const rows = await this.#all(manager, `SELECT ${this.#select} FROM ${this.#table} WHERE "uid" = ${this.dialect === 'postgres' ? '$1' : '?'}`, [uid]);
+    const rows = await this.#all(manager, ` FROM ${this.#table} WHERE "uid" = ${this.dialect === 'postgres' ? '$1' : '?'}`, [uid]);
     return rows[0] ?? null;
   }
 

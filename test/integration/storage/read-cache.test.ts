@@ -1,12 +1,13 @@
 // The SQLite read path keeps results while the database is unchanged (lib/storage/sql/select.ts).
-// A kept result must never outlive a change: not one made through this store, not one committed by
-// another connection (another process: the worker, the CLI), not one made and rolled back inside a
-// transaction. And callers never share objects. PostgreSQL reads format timestamps in the database;
+// PostgreSQL keeps results with the snapshot they were read at. A kept result must never outlive a
+// change: not one made through this store, not one committed by another connection (another
+// process: the worker, the CLI), not one that was still uncommitted when the result was read, not one
+// made and rolled back inside a transaction. And callers never share objects. PostgreSQL reads format timestamps in the database;
 // the dates read back must be the instants written.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineModel, type Store } from '../../../lib/storage/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore, type SqlStore } from '../../../lib/storage/sql/adapter.js';
 import { sqlBackends, type TestDatabase } from '../../helpers/databases.js';
 
 const Flat = defineModel({ name: 'cache_flat', table: 'cache_flats', fields: { owner: z.string(), n: z.number().int(), at: z.date().nullable().optional() }, indexes: [{ fields: ['owner'] }] });
@@ -63,6 +64,36 @@ describe.each(backends)('read path ($name)', (backend) => {
     })).rejects.toThrow('roll back');
     expect(ns(await flats.list({ filter: { owner: 'o2' } }))).toEqual([1]);
     expect(ns(await flats.list({ filter: { owner: 'o2' } }))).toEqual([1]);
+  });
+
+  it('a repeated read is answered from the kept result while nothing has changed', async () => {
+    const flats = store.repo<FlatT>(Flat);
+    await flats.create({ owner: 'o5', n: 1 });
+    await flats.list({ filter: { owner: 'o5' } });
+    const before = (store as SqlStore).readsServedKept;
+    for (let i = 0; i < 3; i++) expect(ns(await flats.list({ filter: { owner: 'o5' } }))).toEqual([1]);
+    expect((store as SqlStore).readsServedKept - before).toBe(3);
+    await other.repo<FlatT>(Flat).create({ owner: 'elsewhere', n: 9 }); // any commit: not served again
+    expect(ns(await flats.list({ filter: { owner: 'o5' } }))).toEqual([1]);
+    expect((store as SqlStore).readsServedKept - before).toBe(3);
+  });
+
+  it('a change that was still uncommitted when the result was read is seen once it commits', async () => {
+    const flats = store.repo<FlatT>(Flat);
+    await flats.create({ owner: 'o6', n: 1 });
+    await other.transaction(async (tx) => {
+      await tx.repo<FlatT>(Flat).create({ owner: 'o6', n: 2 });
+      // read (and kept) while the other connection's transaction is open: its row is not visible yet
+      expect(ns(await flats.list({ filter: { owner: 'o6' } }))).toEqual([1]);
+      expect(ns(await flats.list({ filter: { owner: 'o6' } }))).toEqual([1]);
+    });
+    expect(ns(await flats.list({ filter: { owner: 'o6' } }))).toEqual([1, 2]);
+    const one = (await flats.list({ filter: { owner: 'o6', n: 1 } }))[0]!;
+    await other.transaction(async (tx) => {
+      await tx.repo<FlatT>(Flat).update(one.uid, { n: 3 });
+      expect((await flats.get(one.uid))!.n).toBe(1);
+    });
+    expect((await flats.get(one.uid))!.n).toBe(3);
   });
 
   it('callers never share objects: changing a returned record changes no later read', async () => {
