@@ -13,7 +13,7 @@ import { productModels, productRegistry } from '../lib/catalog.js';
 import { loadConfig } from '../lib/config/index.js';
 import { IngestEntryModel, filingAvailable, type IngestEntry } from '../lib/ingest/index.js';
 import { openSqlStore } from '../lib/storage/sql/adapter.js';
-import { freshPostgres, postgresAvailable } from '../test/helpers/databases.js';
+import { freshPostgres, overLocalSocket, postgresAvailable } from '../test/helpers/databases.js';
 import { freePort, startScanners } from '../test/helpers/scanners.js';
 import { dovecotInstalled, LmtpClient, startDovecot } from './_dovecot.js';
 import { commandCpuMs, cpuMsOf, percentile, round } from './_stats.js';
@@ -213,7 +213,15 @@ export default async function ingest(args: string[]): Promise<Record<string, unk
   try {
     const backends: Array<{ name: string; url: () => Promise<{ url: string; drop(): Promise<void> }> }> = [];
     if (which === 'all' || which === 'sqlite') backends.push({ name: 'sqlite', url: async () => { const d = mkdtempSync(join(tmpdir(), 'svcmail-bench-db-')); return { url: `sqlite:${join(d, 'b.sqlite')}`, drop: async () => rmSync(d, { recursive: true, force: true }) }; } });
-    if ((which === 'all' || which === 'postgres') && (await postgresAvailable())) backends.push({ name: 'postgres', url: freshPostgres });
+    if ((which === 'all' || which === 'postgres') && (await postgresAvailable())) {
+      // The daemons reach a server on this machine over its Unix socket (BENCH_PG_TCP=1: 127.0.0.1).
+      backends.push({ name: 'postgres', url: async () => {
+        const db = await freshPostgres();
+        const url = process.env.BENCH_PG_TCP ? db.url : overLocalSocket(db.url);
+        out.postgres_connection = url === db.url ? 'tcp' : 'unix socket';
+        return { url, drop: db.drop };
+      } });
+    }
     for (const b of backends) {
       for (const s of scans) {
         const db = await b.url();

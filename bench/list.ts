@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { signToken } from '../lib/auth/index.js';
 import { loadConfig } from '../lib/config/index.js';
-import { freshPostgres, postgresAvailable } from '../test/helpers/databases.js';
+import { freshPostgres, overLocalSocket, postgresAvailable } from '../test/helpers/databases.js';
 import { cpuMsOf, median, round } from './_stats.js';
 
 const SECRET = 'bench-secret-0123456789abcdef';
@@ -86,7 +86,10 @@ export default async function list(): Promise<Record<string, unknown>> {
   if (only) backends.splice(0, backends.length, ...backends.filter((b) => only.includes(b.name)));
   if ((!only || only.includes('postgres')) && (await postgresAvailable())) {
     const pg = await freshPostgres();
-    backends.push({ name: 'postgres', url: pg.url, drop: pg.drop });
+    // The api daemon reaches a server on this machine over its Unix socket, as svcmail.conf(5) advises for a local server (BENCH_PG_TCP=1: 127.0.0.1).
+    const url = process.env.BENCH_PG_TCP ? pg.url : overLocalSocket(pg.url);
+    out.postgres_connection = url === pg.url ? 'tcp' : 'unix socket';
+    backends.push({ name: 'postgres', url, drop: pg.drop });
   }
   const servers: ChildProcess[] = [];
   try {

@@ -20,7 +20,7 @@ import { createRateLimits, trustProxySetting, type RateLimits } from '../../lib/
 import { serverInfoRouter } from '../../lib/http/well-known.js';
 import { PluginHost, documentOtherRoutes, pluginAdminRouter, pluginRouter, productPlugins, type PluginManifest } from '../../lib/plugins/index.js';
 import { forwardProtocolRequests } from './front-door.js';
-import { gateByPrefix } from '../../lib/http/route-gate.js';
+import { gateGroup } from '../../lib/http/route-gate.js';
 import { impersonationRouter, lifecycleRouter } from '../../lib/lifecycle/index.js';
 import { pagesRouter } from '../../lib/web/pages.js';
 
@@ -84,34 +84,37 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   app.use(limits.countingFailures(basicAuth(deps.config, { ...deps, failures: limits.failures('basic') }))); // app passwords on mail:basic_auth:paths only; before authenticate
   app.use(limits.countingFailures(authenticate(deps.config)));
   app.use(limits.general);
-  // Routers are entered only by paths their routes can match (lib/http/route-gate.ts).
-  const gated = (r: Router) => gateByPrefix(r);
-  app.use(gated(serverInfoRouter(deps.config, openapi)));
-
+  // The feature routers, in order, as one layer: each is entered only by paths its routes can match (lib/http/route-gate.ts).
   const service = new ResourceService(registry);
-  // Feature routers go before the generic routes: /occurrences, /export, /import, /matter-search are not ids.
-  app.use(gated(pimRouter(service, deps, openapi)));
-  app.use(gated(messageRouter(service, deps, openapi)));
-  app.use(gated(sendRouter(service, deps, openapi, { limiter: limits.perUser('send', deps.config.get('mail:send:rate_limit:window_ms'), deps.config.get('mail:send:rate_limit:max')) })));
-  app.use(gated(searchRouter(service, deps, openapi)));
-  app.use(gated(composeRouter(service, deps, openapi)));
-  app.use(gated(directoryRouter(deps, openapi)));
-  app.use(gated(escrowRouter(deps, openapi)));
-  app.use(gated(wellKnownKeysRouter(deps, openapi))); // public: the general limiter above counts anonymous callers
-  app.use(gated(keysRouter(deps, openapi))); // before the generic routes: /mailboxes/:id/keyvault is not a property
-  app.use(gated(adminRouter(deps, openapi))); // /api/system policies, branding, setup; /api/admin/diagnostics
-  app.use(gated(lifecycleRouter(service, deps, openapi))); // before the generic routes: import upload, /:id/archive, /on-behalf
-  app.use(gated(impersonationRouter(service, deps, openapi))); // /mailboxes/:id/impersonation-sessions is not a property
   const plugins = new PluginHost(deps, service, opts.plugins ?? productPlugins());
-  app.use(gated(pluginAdminRouter(plugins, deps, openapi)));
-  app.use(gated(pluginRouter(plugins, { side: 'api', openapi })));
+  const routers: Router[] = [
+    serverInfoRouter(deps.config, openapi),
+    // Feature routers go before the generic routes: /occurrences, /export, /import, /matter-search are not ids.
+    pimRouter(service, deps, openapi),
+    messageRouter(service, deps, openapi),
+    sendRouter(service, deps, openapi, { limiter: limits.perUser('send', deps.config.get('mail:send:rate_limit:window_ms'), deps.config.get('mail:send:rate_limit:max')) }),
+    searchRouter(service, deps, openapi),
+    composeRouter(service, deps, openapi),
+    directoryRouter(deps, openapi),
+    escrowRouter(deps, openapi),
+    wellKnownKeysRouter(deps, openapi), // public: the general limiter above counts anonymous callers
+    keysRouter(deps, openapi), // before the generic routes: /mailboxes/:id/keyvault is not a property
+    adminRouter(deps, openapi), // /api/system policies, branding, setup; /api/admin/diagnostics
+    lifecycleRouter(service, deps, openapi), // before the generic routes: import upload, /:id/archive, /on-behalf
+    impersonationRouter(service, deps, openapi), // /mailboxes/:id/impersonation-sessions is not a property
+    pluginAdminRouter(plugins, deps, openapi),
+    pluginRouter(plugins, { side: 'api', openapi }),
+  ];
   documentOtherRoutes(openapi, plugins.manifests, 'api'); // the protocols daemon's routes: one document lists every plugin route
-  app.use(gated(resourceRouter(registry.all(), service, deps, openapi)));
-  app.use(gated(aclRouter(registry, deps, openapi)));
-  app.use(gated(ingestAdminRouter(ingestDeps, openapi)));
-  app.use(gated(dnsChecklistRouter(deps, openapi)));
-  app.use(gated(metrics.router(deps, openapi)));
-  app.use(gated(openApiRouter(openapi, { title: 'svcmail API', version: PRODUCT.version })));
+  routers.push(
+    resourceRouter(registry.all(), service, deps, openapi),
+    aclRouter(registry, deps, openapi),
+    ingestAdminRouter(ingestDeps, openapi),
+    dnsChecklistRouter(deps, openapi),
+    metrics.router(deps, openapi),
+    openApiRouter(openapi, { title: 'svcmail API', version: PRODUCT.version }),
+  );
+  app.use(gateGroup(routers));
 
   app.use(notFoundHandler);
   app.use(errorHandler);

@@ -4,7 +4,7 @@ import type { RequestHandler, Router } from 'express';
 // routers before the generic resource routes, each with its own routes, so a request for
 // /api/mail/folders was matched against some 170 route patterns before reaching its own (about a
 // tenth of the list route's CPU in the list benchmark). A gated router is entered only by requests
-// whose path starts with one of its routes' literal prefixes.
+// whose path starts with one of its routes' literal prefixes; the gated routers are one layer of the app.
 
 /** What the router package keeps of a layer: the path it was declared with, and whether it matches every path. */
 interface LayerLike {
@@ -36,24 +36,32 @@ export function prefixesOf(router: Router): string[] | null {
 }
 
 /**
- * The router behind a prefix check. The prefixes are worked out again whenever the router gained
- * layers (plugin routes), so a route added later is never skipped.
+ * Several routers, in order, as one layer of the app: the request's path is read once, and each
+ * router is entered only when one of its routes' literal prefixes starts it (or it can match any
+ * path), the rest are passed over. One layer instead of one per router: Express walks every
+ * layer of the app in turn (matching its path, trimming, restoring) for each request.
  */
-export function gateByPrefix(router: Router): RequestHandler {
-  let layers = -1;
-  let prefixes: string[] | null = null;
-  const gate: RequestHandler = function gatedRouter(req, res, next) {
-    if (router.stack.length !== layers) {
-      layers = router.stack.length;
-      prefixes = prefixesOf(router);
-    }
-    if (prefixes) {
-      const path = req.path.toLowerCase();
-      if (!prefixes.some((p) => path.startsWith(p))) return next();
-    }
-    return router(req, res, next);
+export function gateGroup(routers: readonly Router[]): RequestHandler {
+  // The prefixes of a router are worked out again whenever it gained layers (plugin routes), so a route added later is never skipped.
+  const gates = routers.map((router) => ({ router, layers: -1, prefixes: null as string[] | null }));
+  const group: RequestHandler = function gatedRouters(req, res, next) {
+    const path = req.path.toLowerCase();
+    let i = 0;
+    const step = (err?: unknown): void => {
+      if (err) return next(err);
+      while (i < gates.length) {
+        const g = gates[i++];
+        if (g.router.stack.length !== g.layers) {
+          g.layers = g.router.stack.length;
+          g.prefixes = prefixesOf(g.router);
+        }
+        if (!g.prefixes || g.prefixes.some((p) => path.startsWith(p))) return void g.router(req, res, step);
+      }
+      next();
+    };
+    step();
   };
-  // Looked through like the router itself (its layers: route listings, the OpenAPI completeness test).
-  Object.defineProperty(gate, 'stack', { get: () => router.stack });
-  return gate;
+  // Looked through like one router holding all their layers (route listings, the OpenAPI completeness test).
+  Object.defineProperty(group, 'stack', { get: () => routers.flatMap((r) => r.stack) });
+  return group;
 }

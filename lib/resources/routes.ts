@@ -48,9 +48,14 @@ function docFor(decl: ResourceDecl, op: Operation, auth: AuthRequirement): Opera
   }
 }
 
-/** Mounts the generic routes of the spec for each resource and describes them in OpenAPI. */
+/**
+ * The generic routes of the spec for each resource, described in OpenAPI. Each resource's routes
+ * are a router of their own (full paths), found by the request path's resource prefix in one map
+ * lookup: Express would try each resource's layer in turn. Looked through like a router (`stack`:
+ * every resource's route layers) by route listings and the gates in lib/http/route-gate.ts.
+ */
 export function resourceRouter(decls: readonly ResourceDecl[], service: ResourceService, deps: Deps, openapi: OpenApiRegistry): Router {
-  const router = express.Router();
+  const byBase = new Map<string, Router>();
   const wrap = (fn: Handler) => async (req: Request, res: Response, next: (e?: unknown) => void) => {
     try {
       await fn(ctxOf(req, deps), req, res);
@@ -62,12 +67,11 @@ export function resourceRouter(decls: readonly ResourceDecl[], service: Resource
   for (const decl of decls) {
     const base = pathOf(decl);
     const ops = new Set(operationsOf(decl));
-    // One sub-router per resource prefix: a request is matched by prefix first, not against every route.
     const sub = express.Router();
-    router.use(base, sub);
+    byBase.set(base.toLowerCase(), sub);
     const add = (op: Operation, method: 'head' | 'get' | 'post' | 'put' | 'delete', path: string, fn: Handler) => {
       if (!ops.has(op)) return;
-      sub[method](path.slice(base.length) || '/', wrap(fn));
+      sub[method](path, wrap(fn));
       openapi.add(method, path, docFor(decl, op, authOf(decl, op, trusted)));
     };
     const q = (req: Request) => req.query as QueryParams;
@@ -89,6 +93,17 @@ export function resourceRouter(decls: readonly ResourceDecl[], service: Resource
       res.status(204).end();
     });
   }
-  return router;
+  const subs = [...byBase.values()];
+  const dispatch = function resourceRoutes(req: Request, res: Response, next: (e?: unknown) => void) {
+    // The resource whose path is the request's path or starts it, up to a '/' (routes match case-insensitively).
+    const path = req.path.toLowerCase();
+    for (let end = path.length; end > 0; end = path.lastIndexOf('/', end - 1)) {
+      const sub = byBase.get(path.slice(0, end));
+      if (sub) return void sub(req, res, next);
+    }
+    next();
+  };
+  Object.defineProperty(dispatch, 'stack', { get: () => subs.flatMap((r) => r.stack) });
+  return dispatch as unknown as Router;
 }
 

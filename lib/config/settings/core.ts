@@ -24,7 +24,7 @@ export const coreSettings = {
   'cors:origins': setting(z.array(z.string().min(1)), { default: [], doc: 'Origins allowed for CORS and for /push WebSocket connections.' }),
 
   'datastore': setting(z.enum(['sql', 'document']), { default: 'sql', doc: 'Storage backend chosen at start: sql (TypeORM) or document (mongoose).' }),
-  'datastores:sql:url': setting(z.string(), { default: '', doc: 'SQL database URL: empty for the embedded SQLite file in data_dir, sqlite:/path/file.sqlite, or postgres://user@host/db.' }),
+  'datastores:sql:url': setting(z.string(), { default: '', doc: 'SQL database URL: empty for the embedded SQLite file in data_dir, sqlite:/path/file.sqlite, or postgres://user@host/db; for a PostgreSQL server on this machine prefer its Unix socket, postgres://user@%2Fvar%2Frun%2Fpostgresql/db (each query costs the daemons less CPU than over 127.0.0.1).' }),
   'datastores:sql:synchronize': setting(z.boolean(), { default: true, doc: 'Create and update tables and columns from the models at start.' }),
   'datastores:sql:pool_size': setting(z.number().int().positive(), { default: 10, doc: 'PostgreSQL connection pool size per process.' }),
   'datastores:sql:prepared_statements': setting(z.boolean(), { default: true, doc: 'PostgreSQL: run reads as named prepared statements (parsed and planned once per connection). Turn off behind a pooler in transaction mode that cannot keep them (PgBouncer before 1.21).' }),

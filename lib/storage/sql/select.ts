@@ -94,6 +94,8 @@ const STATEMENT_CACHE = 256;
 /** Cached SQLite results per model (most recently used kept) and the largest result kept. */
 const RESULT_CACHE = 256;
 const RESULT_CACHE_MAX_ROWS = 1000;
+/** All kept results of a model together hold at most this many rows (least recently used dropped first). */
+const RESULT_CACHE_ROWS = 20_000;
 
 /**
  * SQLite read results are kept, as the raw rows (arrays of primitives) the driver returned, while
@@ -353,10 +355,21 @@ export class SelectRunner {
 
   #keep(key: string, stamp: string, rows: unknown[][]): void {
     if (rows.length > RESULT_CACHE_MAX_ROWS) return;
-    this.#results.delete(key);
-    if (this.#results.size >= RESULT_CACHE) this.#results.delete(this.#results.keys().next().value!);
+    this.#drop(key);
+    while (this.#results.size && (this.#results.size >= RESULT_CACHE || this.#keptRows + rows.length > RESULT_CACHE_ROWS)) this.#drop(this.#results.keys().next().value!);
     this.#results.set(key, { stamp, rows });
+    this.#keptRows += rows.length;
   }
+
+  #drop(key: string): void {
+    const old = this.#results.get(key);
+    if (!old) return;
+    this.#results.delete(key);
+    this.#keptRows -= old.rows.length;
+  }
+
+  /** Rows held by the kept results (bounded by RESULT_CACHE_ROWS). */
+  #keptRows = 0;
 
   /** A kept result as records of the caller's own: mapped afresh, or (no JSON columns) copies of mapped rows. */
   #serve(hit: KeptResult, map: Mapper): Record<string, unknown>[] {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineModel, type Store } from '../../../lib/storage/index.js';
 import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
-import { freshPostgres, postgresAvailable, type TestDatabase } from '../../helpers/databases.js';
+import { freshPostgres, overLocalSocket, postgresAvailable, type TestDatabase } from '../../helpers/databases.js';
 
 // PostgreSQL reads run as named prepared statements unless datastores:sql:prepared_statements is off
 // (a pooler in transaction mode cannot keep them). One pooled connection, so the session whose
@@ -22,6 +22,21 @@ describe.runIf(available)('PostgreSQL prepared reads', () => {
     db = await freshPostgres();
   });
   afterAll(async () => db?.drop());
+
+  it('opens a store over the local server\'s Unix socket (datastores:sql:url with the socket directory as host)', async () => {
+    const url = overLocalSocket(db.url);
+    expect(url).toMatch(/^postgres:\/\/[^@]*@%2Fvar%2Frun%2Fpostgresql(:\d+)?\//);
+    const store = await openSqlStore({ url, models: [Note], synchronize: true, poolSize: 1 });
+    try {
+      const notes = store.repo<{ owner: string; n: number }>(Note);
+      await notes.create({ owner: 'socket', n: 7 });
+      expect((await notes.list({ filter: { owner: 'socket' } })).map((r) => r.n)).toEqual([7]);
+      const ds = (store as unknown as { ctx: { ds: DataSource } }).ctx.ds;
+      expect(await ds.query('SELECT inet_server_addr() AS addr')).toEqual([{ addr: null }]); // null: not a TCP connection
+    } finally {
+      await store.close();
+    }
+  });
 
   for (const on of [true, false]) {
     it(`${on ? 'prepares' : 'does not prepare'} reads when prepared_statements is ${on}, answering the same rows`, async () => {

@@ -96,6 +96,22 @@ describe.each(backends)('read path ($name)', (backend) => {
     expect((await flats.get(one.uid))!.n).toBe(3);
   });
 
+  it('kept results together hold a bounded number of rows: the least recently used go first', async () => {
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < 1000; i++) await tx.repo<FlatT>(Flat).create({ owner: 'bulk', n: i });
+    });
+    const flats = store.repo<FlatT>(Flat);
+    const page = (k: number) => flats.list({ filter: { owner: 'bulk', n: { $gte: 0, $lt: 1000 + k } }, limit: 1000 });
+    const served = () => (store as SqlStore).readsServedKept;
+    for (let k = 0; k < 25; k++) expect(await page(k)).toHaveLength(1000); // 25 000 rows kept at most 20 000
+    let before = served();
+    await page(24);
+    expect(served() - before).toBe(1); // the most recent is kept
+    before = served();
+    await page(0);
+    expect(served() - before).toBe(0); // the oldest was dropped for the row budget
+  });
+
   it('callers never share objects: changing a returned record changes no later read', async () => {
     const flats = store.repo<FlatT>(Flat);
     const nested = store.repo<NestedT>(Nested);

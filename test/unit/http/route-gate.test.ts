@@ -1,10 +1,10 @@
-// lib/http/route-gate.ts: a router behind a prefix check answers exactly as the router alone would,
-// and is not entered by paths none of its routes can match.
+// lib/http/route-gate.ts: routers behind prefix checks answer exactly as the routers alone would, in
+// order, and none is entered by paths none of its routes can match.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Router } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gateByPrefix, prefixesOf } from '../../../lib/http/route-gate.js';
+import { gateGroup, prefixesOf } from '../../../lib/http/route-gate.js';
 
 let server: Server | null = null;
 afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
@@ -19,7 +19,7 @@ async function serve(router: Router): Promise<{ get(path: string, method?: strin
     return handle(...args);
   };
   const app = express();
-  app.use(gateByPrefix(router));
+  app.use(gateGroup([router]));
   app.use((_req, res) => void res.status(404).send('fallthrough'));
   server = createServer(app);
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
@@ -33,7 +33,7 @@ async function serve(router: Router): Promise<{ get(path: string, method?: strin
   };
 }
 
-describe('gateByPrefix', () => {
+describe('gateGroup', () => {
   it('serves the router\'s routes (any case, HEAD, trailing slash, parameters) and does not enter it for other paths', async () => {
     const router = express.Router();
     router.get('/api/mail/things/:id/parts', (req, res) => void res.send(`parts of ${req.params.id}`));
@@ -78,12 +78,50 @@ describe('gateByPrefix', () => {
     expect(prefixesOf(params)).toBeNull();
   });
 
-  it('keeps the router\'s layers visible through the gate (route listings)', () => {
-    const router = express.Router();
-    router.get('/api/a', (_req, res) => void res.end());
-    const gate = gateByPrefix(router) as unknown as { stack: unknown[] };
-    expect(gate.stack).toBe(router.stack);
-    router.get('/api/b', (_req, res) => void res.end());
-    expect(gate.stack.length).toBe(2);
+  it('keeps the routers\' layers visible through the gate (route listings)', () => {
+    const a = express.Router();
+    a.get('/api/a', (_req, res) => void res.end());
+    const b = express.Router();
+    b.get('/api/b', (_req, res) => void res.end());
+    const gate = gateGroup([a, b]) as unknown as { stack: unknown[] };
+    expect(gate.stack).toEqual([...a.stack, ...b.stack]);
+    b.get('/api/c', (_req, res) => void res.end());
+    expect(gate.stack.length).toBe(3);
+  });
+
+  it('tries the routers in order: a router that does not answer passes on to the next; an error skips the rest', async () => {
+    const entered: string[] = [];
+    const first = express.Router();
+    first.use('/api/shared', (_req, _res, next) => {
+      entered.push('first');
+      next();
+    });
+    first.get('/api/first/boom', () => {
+      throw new Error('boom');
+    });
+    const second = express.Router();
+    second.get('/api/shared/thing', (_req, res) => {
+      entered.push('second');
+      res.send('second');
+    });
+    const third = express.Router();
+    third.get('/api/shared/thing', (_req, res) => void res.send('third'));
+    third.get('/api/third', (_req, res) => void res.send('third'));
+    const app = express();
+    app.use(gateGroup([first, second, third]));
+    app.use((_req, res) => void res.status(404).send('fallthrough'));
+    app.use((e: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(500).send(`error ${e.message}`));
+    server = createServer(app);
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const get = async (path: string) => {
+      const r = await fetch(base + path);
+      return { status: r.status, text: await r.text() };
+    };
+    expect(await get('/api/shared/thing')).toEqual({ status: 200, text: 'second' });
+    expect(entered).toEqual(['first', 'second']);
+    expect(await get('/api/third')).toEqual({ status: 200, text: 'third' });
+    expect(await get('/api/first/boom')).toEqual({ status: 500, text: 'error boom' });
+    expect(await get('/api/none')).toEqual({ status: 404, text: 'fallthrough' });
   });
 });
