@@ -71,7 +71,7 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   // Spec: Internal mail hand-off. Before the JSON parser and the JWT middleware: raw body, ingest-secret guard.
   const mailData = mailPort(deps);
   const ingestDeps = { ...deps, port: mailData, outbound: recordingOutbound(deps, mailData) };
-  app.use(ingestRouter(ingestDeps, openapi));
+  app.use(gateGroup([ingestRouter(ingestDeps, openapi)])); // entered by /internal/mta paths only
 
   app.use(express.json({ limit: deps.config.get('body_limit_bytes'), type: ['application/json', 'application/*+json'] }));
   app.use(rejectNul);

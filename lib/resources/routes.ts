@@ -93,7 +93,6 @@ export function resourceRouter(decls: readonly ResourceDecl[], service: Resource
       res.status(204).end();
     });
   }
-  const subs = [...byBase.values()];
   const dispatch = function resourceRoutes(req: Request, res: Response, next: (e?: unknown) => void) {
     // The resource whose path is the request's path or starts it, up to a '/' (routes match case-insensitively).
     const path = req.path.toLowerCase();
@@ -103,7 +102,9 @@ export function resourceRouter(decls: readonly ResourceDecl[], service: Resource
     }
     next();
   };
-  Object.defineProperty(dispatch, 'stack', { get: () => subs.flatMap((r) => r.stack) });
+  // Fixed once built (no route is added later): worked out once, since the gates read its length per request.
+  const stack = [...byBase.values()].flatMap((r) => r.stack);
+  Object.defineProperty(dispatch, 'stack', { value: stack });
   return dispatch as unknown as Router;
 }
 
