@@ -4,6 +4,7 @@ import { jsonSchema, type AuthRequirement, type OpenApiRegistry, type OperationD
 import { operationsOf, pathOf, type Ctx, type Deps, type Operation, type ResourceDecl } from './define.js';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, queryFields, type QueryParams } from './query.js';
 import { schemasOf } from './schemas.js';
+import { queryableColumns } from '../storage/model.js';
 import type { ResourceService } from './service.js';
 
 type Handler = (ctx: Ctx, req: Request, res: Response) => Promise<void>;
@@ -49,6 +50,22 @@ function docFor(decl: ResourceDecl, op: Operation, auth: AuthRequirement): Opera
 }
 
 /**
+ * A list answer's date fields as their ISO text, in place, before it is serialised: JSON.stringify
+ * calls a Date's toJSON from the engine for every date (two per record), which cost more than a
+ * third again of serialising a page of 100 records; a call from here costs a fraction of that.
+ * The bytes are the same. The records are the caller's own (the store never shares them).
+ */
+function datesAsText(rows: Array<Record<string, unknown>>, fields: readonly string[]): Array<Record<string, unknown>> {
+  for (const row of rows) {
+    for (const f of fields) {
+      const v = row[f];
+      if (v instanceof Date) row[f] = v.toJSON();
+    }
+  }
+  return rows;
+}
+
+/**
  * The generic routes of the spec for each resource, described in OpenAPI. Each resource's routes
  * are a router of their own (full paths), found by the request path's resource prefix in one map
  * lookup: Express would try each resource's layer in turn. Looked through like a router (`stack`:
@@ -79,7 +96,8 @@ export function resourceRouter(decls: readonly ResourceDecl[], service: Resource
       const n = await service.count(ctx, decl, q(req));
       res.set({ 'Content-Length': String(n), 'X-Total-Count': String(n) }).status(200).end();
     });
-    add('list', 'get', base, async (ctx, req, res) => void res.json(await service.list(ctx, decl, q(req))));
+    const dates = Object.entries(queryableColumns(decl.model)).filter(([, c]) => c.kind === 'date').map(([f]) => f);
+    add('list', 'get', base, async (ctx, req, res) => void res.json(datesAsText(await service.list(ctx, decl, q(req)), dates)));
     add('get', 'get', `${base}/:id`, async (ctx, req, res) => void res.json(await service.get(ctx, decl, String(req.params.id), q(req))));
     add('create', 'post', base, async (ctx, req, res) => void res.status(201).json(await service.create(ctx, decl, req.body)));
     add('bulkUpdate', 'put', base, async (ctx, req, res) => void res.json({ results: await service.bulkUpdate(ctx, decl, req.body) }));

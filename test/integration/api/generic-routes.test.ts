@@ -56,6 +56,11 @@ describe.each(backends)('generic resource routes on $name', (backend) => {
       expect(r.body).toHaveLength(1);
       expect(r.body[0]).toMatchObject({ name: 'd1.test', enabled: true, verified: true, aliases: [], dkimSelector: 's5', version: 1 });
       expect(typeof r.body[0].uid).toBe('string');
+      // dates as the ISO text of the stored instants, the same in the list as in GET /:id
+      const stored = (await domains().get(r.body[0].uid))!;
+      expect(r.body[0].createdAt).toBe((stored as unknown as { createdAt: Date }).createdAt.toISOString());
+      expect(r.body[0].updatedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      expect((await api.call('GET', `${D}/${r.body[0].uid}`, { token: people.admin })).body).toEqual(r.body[0]);
     });
 
     it('limit defaults to 100 and accepts 1000', async () => {
