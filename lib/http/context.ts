@@ -6,6 +6,8 @@ import type { Ctx, Deps } from '../resources/define.js';
 export function ctxOf(req: Request, deps: Deps): Ctx {
   return {
     ...deps,
+    // One request's reads share a consistency point until it writes (Store.session).
+    store: deps.store.session ? deps.store.session() : deps.store,
     log: req.log ?? deps.log,
     principal: requireSignedIn(req.principal),
     ip: req.ip ?? req.socket.remoteAddress ?? '',

@@ -80,6 +80,12 @@ export interface Store {
   repo<T extends object>(model: ModelDef): Repo<T>;
   /** Runs fn with a store whose writes commit or roll back together. */
   transaction<R>(fn: (tx: Store) => Promise<R>): Promise<R>;
+  /**
+   * A view of this store for one caller (an API request) whose reads may be answered at one
+   * consistency point taken after the caller asked, until the caller writes (the SQL adapter's kept
+   * results). Adapters without one leave it out; callers use the store itself then.
+   */
+  session?(): Store;
   /** Throws when the datastore does not answer (readiness). */
   ping(): Promise<void>;
   /** The datastore server's version (diagnostics); adapters that cannot tell leave it out. */

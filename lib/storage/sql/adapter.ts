@@ -8,7 +8,7 @@ import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Sort
 import { entityFor, type SqlDialect } from './entities.js';
 import { dropText, ensureFullText, matchClause, queryWords, setText } from './fulltext.js';
 import { schemaGaps, type SchemaGap } from './schema-gaps.js';
-import { SelectRunner } from './select.js';
+import { type ReadSession, SelectRunner } from './select.js';
 import { dropValues, ensureValueIndexes, hasValueIndexes, touchesValues, writeValues } from './value-index.js';
 import { inserterOf } from './insert.js';
 import { writerOf, type UpdateSpec, type Writer } from './update.js';
@@ -50,6 +50,8 @@ interface Ctx {
   selects: Map<string, SelectRunner>;
   /** PostgreSQL reads as named prepared statements (datastores:sql:prepared_statements). */
   prepared: boolean;
+  /** A caller's reads since its last write (SqlStore.session); none on the shared store. */
+  session?: ReadSession;
 }
 
 /** Compares records as ORDER BY sorts them (the keys, then uid). */
@@ -89,7 +91,11 @@ class SqlRepo<T extends object> implements Repo<T> {
 
   /** A write outside a transaction: committed under the lock, then durable (the lock is free meanwhile). */
   async #write<R>(fn: () => Promise<R>): Promise<R> {
-    const r = await this.#run(fn);
+    // The caller's next read takes a new stamp: it must see this write (and whatever else committed).
+    if (this.ctx.session) this.ctx.session.stamp = null;
+    const r = await this.#run(fn).finally(() => {
+      if (this.ctx.session) this.ctx.session.stamp = null;
+    });
     this.ctx.checkpoints?.committed();
     await this.ctx.durable?.sync();
     return r;
@@ -150,7 +156,7 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   get(uid: string): Promise<Row<T> | null> {
-    return this.#run(() => this.#byUid(uid));
+    return this.#run(() => this.#sel.get(this.ctx.manager, uid, this.ctx.session) as Promise<Row<T> | null>);
   }
 
   async findOne(filter: Filter): Promise<Row<T> | null> {
@@ -159,7 +165,7 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   list(q: ListQuery = {}): Promise<Row<T>[]> {
-    return this.#run(async () => (await this.#sel.list(this.ctx.manager, q)) as Row<T>[]);
+    return this.#run(async () => (await this.#sel.list(this.ctx.manager, q, undefined, this.ctx.session)) as Row<T>[]);
   }
 
   count(filter?: Filter): Promise<number> {
@@ -248,7 +254,7 @@ class SqlRepo<T extends object> implements Repo<T> {
     if (!this.model.fullText) throw new Error(`model ${this.model.name} has no full-text documents`);
     const words = queryWords(text);
     if (!words.length) return [];
-    return this.#run(async () => (await this.#sel.list(this.ctx.manager, q, (ph) => matchClause(this.ctx.dialect, this.model, words, ph))) as Row<T>[]);
+    return this.#run(async () => (await this.#sel.list(this.ctx.manager, q, (ph) => matchClause(this.ctx.dialect, this.model, words, ph), this.ctx.session)) as Row<T>[]);
   }
 
   increment(uid: string, deltas: Record<string, number>): Promise<Row<T> | null> {
@@ -307,9 +313,23 @@ export class SqlStore implements Store {
     return r as unknown as Repo<T>;
   }
 
+  /**
+   * A view of this store for one caller (an API request): its reads of kept results share one stamp
+   * until it writes (select.ts, ReadSession), so a request reads the stamp or snapshot once, not
+   * once per read. Same connections, lock and transactions as this store.
+   */
+  session(): Store {
+    return new SqlStore({ ...this.ctx, session: { stamp: null } });
+  }
+
   transaction<R>(fn: (tx: Store) => Promise<R>): Promise<R> {
+    const session = this.ctx.session;
+    if (session) session.stamp = null;
     const body = () => inTransaction(this.ctx.ds, this.ctx.dialect, (manager) => fn(new SqlStore({ ...this.ctx, manager, lock: null, durable: null, checkpoints: null })))
-      .catch((e: unknown) => { throw mapError(e); });
+      .catch((e: unknown) => { throw mapError(e); })
+      .finally(() => {
+        if (session) session.stamp = null;
+      });
     if (!this.ctx.lock) return body();
     // Committed under the lock; made durable after it (the next transaction need not wait for the fsync).
     return this.ctx.lock.run(body).then(async (r) => {

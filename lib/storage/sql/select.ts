@@ -90,6 +90,18 @@ function pgSnapshotsUsable(ds: DataSource): Promise<boolean> {
 
 type KeptResult = { stamp: string; rows: unknown[][]; mapped?: Record<string, unknown>[] };
 
+/**
+ * The reads of one caller (an API request) since its last write: the stamp (SQLite) or snapshot
+ * (PostgreSQL) its latest read was taken at. A kept result with that very stamp is what a read now
+ * could answer as well — the stamp was taken after the caller asked, so nothing the caller could
+ * have known of is missing from it — and is served without reading the stamp again (PostgreSQL: no
+ * round trip). Any write through the caller's store forgets it (adapter.ts), so a caller always
+ * reads its own writes.
+ */
+export interface ReadSession {
+  stamp: string | null;
+}
+
 const STATEMENT_CACHE = 256;
 /** Cached SQLite results per model (most recently used kept) and the largest result kept. */
 const RESULT_CACHE = 256;
@@ -306,13 +318,13 @@ export class SelectRunner {
   }
 
   /** `tail`: what follows the select list (FROM …). */
-  async #all(manager: EntityManager, tail: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+  async #all(manager: EntityManager, tail: string, params: unknown[], session?: ReadSession): Promise<Record<string, unknown>[]> {
     if (this.dialect === 'sqlite') {
       const sql = `SELECT ${this.#select}${tail}`;
       const entry = this.#sqliteStatement(sql);
-      return this.#cachedRows(sql, params, entry.stmt, entry.map);
+      return this.#cachedRows(sql, params, entry.stmt, entry.map, session);
     }
-    return this.#pgRead(manager, tail, params);
+    return this.#pgRead(manager, tail, params, session);
   }
 
   /** A prepared SQLite statement answering raw rows, and the mapper of its columns (most recently used kept). */
@@ -327,13 +339,18 @@ export class SelectRunner {
     return entry;
   }
 
-  #cachedRows(sql: string, params: unknown[], stmt: RawStatement, map: Mapper): Record<string, unknown>[] {
+  #cachedRows(sql: string, params: unknown[], stmt: RawStatement, map: Mapper, session?: ReadSession): Record<string, unknown>[] {
     const db = this.#db();
     if (db.inTransaction) return stmt.all(...params).map(map);
-    const st = (this.#stamp ??= { changes: db.prepare(CHANGES_SQL).pluck(true), version: db.prepare(DATA_VERSION_SQL).pluck(true) });
-    const stamp = `${st.changes.get() as number}:${st.version.get() as number}`;
     const key = `${sql}\u0000${JSON.stringify(params)}`;
     const hit = this.#kept(key);
+    if (hit && session?.stamp === hit.stamp) {
+      this.servedKept++;
+      return this.#serve(hit, map);
+    }
+    const st = (this.#stamp ??= { changes: db.prepare(CHANGES_SQL).pluck(true), version: db.prepare(DATA_VERSION_SQL).pluck(true) });
+    const stamp = `${st.changes.get() as number}:${st.version.get() as number}`;
+    if (session) session.stamp = stamp;
     if (hit?.stamp === stamp) {
       this.servedKept++;
       return this.#serve(hit, map);
@@ -385,15 +402,21 @@ export class SelectRunner {
    * still current (steady writes), most reads skip it and go straight to the query, which keeps
    * them up to date; one in PG_CHECK_PROBE checks anyway so the cache comes back when writes stop.
    */
-  async #pgRead(manager: EntityManager, tail: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+  async #pgRead(manager: EntityManager, tail: string, params: unknown[], session?: ReadSession): Promise<Record<string, unknown>[]> {
     this.#pgSnapshots ??= await pgSnapshotsUsable(this.ds);
     if (manager.queryRunner || !this.#jsonRows || !this.#pgSnapshots) return this.#pgRecords(manager, `SELECT ${this.#select}${tail}`, params);
     const map = this.#pgMap();
     const key = `${tail}\u0000${JSON.stringify(params)}`;
     const hit = this.#results.get(key);
+    if (hit && session?.stamp === hit.stamp) {
+      this.servedKept++;
+      return this.#serve(this.#kept(key)!, map);
+    }
     if (hit && (this.#pgCurrentShare >= PG_CHECK_WORTH || ++this.#pgSkipped % PG_CHECK_PROBE === 0)) {
       const rows = (await this.#pgQuery(manager, PG_SNAPSHOT_SQL, [], 'array')) as unknown[][];
-      const current = rows[0]?.[0] === hit.stamp;
+      const snapshot = rows[0]?.[0] as string | undefined;
+      if (session && snapshot) session.stamp = snapshot;
+      const current = snapshot === hit.stamp;
       this.#pgCurrentShare = this.#pgCurrentShare * 0.9 + (current ? 0.1 : 0);
       // Still kept (another read may have replaced it meanwhile) and read at this very snapshot.
       if (current && this.#results.get(key) === hit) {
@@ -404,7 +427,10 @@ export class SelectRunner {
     const rows = (await this.#pgQuery(manager, `SELECT ${this.#select}, ${PG_SNAPSHOT}${tail}`, params, 'array')) as unknown[][];
     const values = new Array<unknown[]>(rows.length);
     for (let i = 0; i < rows.length; i++) values[i] = JSON.parse(rows[i][0] as string) as unknown[];
-    if (rows.length) this.#keep(key, rows[0][1] as string, values);
+    if (rows.length) {
+      this.#keep(key, rows[0][1] as string, values);
+      if (session) session.stamp = rows[0][1] as string;
+    }
     return values.map(map);
   }
 
@@ -416,7 +442,7 @@ export class SelectRunner {
   #pgSkipped = 0;
 
   /** `extra` adds one more condition (full-text match) built with the same placeholders. */
-  async list(manager: EntityManager, q: { filter?: Filter; sort?: SortKey[]; limit?: number; offset?: number }, extra?: (ph: (v: unknown) => string) => string): Promise<Record<string, unknown>[]> {
+  async list(manager: EntityManager, q: { filter?: Filter; sort?: SortKey[]; limit?: number; offset?: number }, extra?: (ph: (v: unknown) => string) => string, session?: ReadSession): Promise<Record<string, unknown>[]> {
     const params: unknown[] = [];
     let where = this.where(q.filter, params, this.#valueModes(q.filter));
     if (extra) {
@@ -429,7 +455,7 @@ export class SelectRunner {
     let tail = ` FROM ${this.#table}${where}${this.orderBy(q.sort)}`;
     if (q.limit !== undefined) tail += ` LIMIT ${Math.max(0, Math.trunc(q.limit))}`;
     if (q.offset) tail += `${q.limit === undefined && this.dialect === 'sqlite' ? ' LIMIT -1' : ''} OFFSET ${Math.max(0, Math.trunc(q.offset))}`;
-    return this.#all(manager, tail, params);
+    return this.#all(manager, tail, params, session);
   }
 
   /** The uids of the records matching the filter (writes that must know which records they touch). */
@@ -464,8 +490,8 @@ export class SelectRunner {
     return stmt.all(...params.map((p) => (typeof p === 'boolean' ? Number(p) : p))).map(map);
   }
 
-  async get(manager: EntityManager, uid: string): Promise<Record<string, unknown> | null> {
-    const rows = await this.#all(manager, ` FROM ${this.#table} WHERE "uid" = ${this.dialect === 'postgres' ? '$1' : '?'}`, [uid]);
+  async get(manager: EntityManager, uid: string, session?: ReadSession): Promise<Record<string, unknown> | null> {
+    const rows = await this.#all(manager, ` FROM ${this.#table} WHERE "uid" = ${this.dialect === 'postgres' ? '$1' : '?'}`, [uid], session);
     return rows[0] ?? null;
   }
 
