@@ -9,7 +9,14 @@ import { isAlive, listHeartbeats } from './heartbeat.js';
 
 /** The path with ids and secrets replaced by :id (UUIDs, long tokens, numbers). */
 export function routeTemplate(url: string): string {
-  return url.split('?')[0].split('/').map((seg) => (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(seg) || /^[\w-]{24,}$/.test(seg) || /^\d+$/.test(seg) ? ':id' : seg)).join('/').replace(/(.)\/$/, '$1');
+  return url.split('?')[0].split('/').map((seg) => (isId(seg) ? ':id' : seg)).join('/').replace(/(.)\/$/, '$1');
+}
+
+/** A long token (24 characters or more: uuids, ids) or a number: a path segment that names one record, not a route. */
+function isId(seg: string): boolean {
+  // A uuid (36 characters) is a long token too.
+  if (seg.length >= 24) return /^[\w-]+$/.test(seg);
+  return seg.length > 0 && /^\d+$/.test(seg);
 }
 
 /** A count read from the store at scrape time, per value of a state field. */

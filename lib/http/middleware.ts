@@ -3,9 +3,14 @@ import type { RequestHandler } from 'express';
 import type { Logger } from '../log/index.js';
 import { ApiError } from '../errors/index.js';
 
-/** A request id on every request and answer; a child logger that carries it. */
+/**
+ * A request id on every request and answer; a child logger that carries it. And the query string
+ * parsed once: Express 5's req.query is a getter that parses it again on every read (the sign-in
+ * check, the NUL check, the route and the list parser each read it).
+ */
 export function requestContext(log: Logger): RequestHandler {
   return (req, res, next) => {
+    Object.defineProperty(req, 'query', { value: req.query, writable: true, configurable: true, enumerable: true });
     const incoming = req.headers['x-request-id'];
     req.requestId = typeof incoming === 'string' && /^[\w-]{1,64}$/.test(incoming) ? incoming : randomUUID();
     req.log = log.child({ reqId: req.requestId });

@@ -95,6 +95,8 @@ export function faultyStore(inner: Store, f: StoreFaults): Store {
       const v = Reflect.get(target, prop, target) as unknown;
       if (prop === 'repo') return (model: ModelDef) => faultyRepo(target.repo(model), model.name, f);
       if (prop === 'transaction') return <R>(fn: (tx: Store) => Promise<R>) => f.run({ method: 'transaction', model: null }, () => target.transaction((tx) => fn(faultyStore(tx, f))));
+      // A request's view of the store (synchronous): as faulty as the store.
+      if (prop === 'session') return target.session ? () => faultyStore(target.session!(), f) : undefined;
       if (typeof v !== 'function') return v;
       if (prop === 'close') return v.bind(target);
       return (...args: unknown[]) => f.run({ method: String(prop), model: null }, () => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args));
