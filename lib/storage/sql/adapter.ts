@@ -8,7 +8,8 @@ import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Sort
 import { entityFor, type SqlDialect } from './entities.js';
 import { dropText, ensureFullText, matchClause, queryWords, setText } from './fulltext.js';
 import { schemaGaps, type SchemaGap } from './schema-gaps.js';
-import { type ReadSession, SelectRunner } from './select.js';
+import type { ReadSession } from './kept.js';
+import { SelectRunner } from './select.js';
 import { dropValues, ensureValueIndexes, hasValueIndexes, touchesValues, writeValues } from './value-index.js';
 import { inserterOf } from './insert.js';
 import { writerOf, type UpdateSpec, type Writer } from './update.js';

@@ -4,6 +4,7 @@ import { invalid } from '../../errors/index.js';
 import { isoDate, queryableColumns, sqliteDate, StoredDate, type ColumnKind, type ModelDef } from '../model.js';
 import type { Condition, Filter, Scalar, SortKey } from '../port.js';
 import type { SqlDialect } from './entities.js';
+import { KeptResults, PG_SNAPSHOT, PG_SNAPSHOT_SQL, pgSnapshotsUsable, type ReadSession } from './kept.js';
 import { boundedCountSql, DRIVE_MAX, valueClause, valueIndexOf, valueWhere, type ValueMode } from './value-index.js';
 
 // The read path (get, list, count) builds its SQL here and maps rows itself: TypeORM's query
@@ -60,61 +61,15 @@ function preparedName(sql: string): string | undefined {
  */
 const PG_JSON_ROW_MAX_COLUMNS = 100;
 
-/**
- * PostgreSQL read results are kept with the snapshot they were read at: pg_current_snapshot() of
- * the reading statement itself (an InitPlan, evaluated once), so the rows and the stamp describe
- * the same instant. A snapshot names the last transaction to finish and every one still running;
- * while it reads the same, no transaction anywhere in the cluster has committed (or rolled back)
- * since, so the same query would answer the same rows. A commit by another process, or one that was
- * still running when the rows were read, changes it. Reads inside a transaction are never kept or
- * served. Only with JSON rows (the kept rows are the parsed arrays) and on PostgreSQL 13 or later.
- */
-const PG_SNAPSHOT = '(SELECT pg_current_snapshot()::text)';
-const PG_SNAPSHOT_SQL = 'SELECT pg_current_snapshot()::text';
-/** Below this share of checks finding their result current, reads skip the check but one in PG_CHECK_PROBE. */
-const PG_CHECK_WORTH = 0.3;
-const PG_CHECK_PROBE = 16;
-
-const pgSnapshotSupport = new WeakMap<DataSource, Promise<boolean>>();
-/** pg_current_snapshot() exists from PostgreSQL 13 on; asked once per data source. */
-function pgSnapshotsUsable(ds: DataSource): Promise<boolean> {
-  let p = pgSnapshotSupport.get(ds);
-  if (!p) {
-    p = (ds.driver as unknown as { master: PgQueryable }).master
-      .query({ text: "SELECT current_setting('server_version_num')::int >= 130000 AS ok", values: [] })
-      .then((r) => Boolean((r.rows[0] as { ok?: boolean } | undefined)?.ok), () => false);
-    pgSnapshotSupport.set(ds, p);
-  }
-  return p;
-}
-
-type KeptResult = { stamp: string; rows: unknown[][]; mapped?: Record<string, unknown>[] };
-
-/**
- * The reads of one caller (an API request) since its last write: the stamp (SQLite) or snapshot
- * (PostgreSQL) its latest read was taken at. A kept result with that very stamp is what a read now
- * could answer as well — the stamp was taken after the caller asked, so nothing the caller could
- * have known of is missing from it — and is served without reading the stamp again (PostgreSQL: no
- * round trip). Any write through the caller's store forgets it (adapter.ts), so a caller always
- * reads its own writes.
- */
-export interface ReadSession {
-  stamp: string | null;
-}
-
 const STATEMENT_CACHE = 256;
-/** Cached SQLite results per model (most recently used kept) and the largest result kept. */
-const RESULT_CACHE = 256;
-const RESULT_CACHE_MAX_ROWS = 1000;
-/** All kept results of a model together hold at most this many rows (least recently used dropped first). */
-const RESULT_CACHE_ROWS = 20_000;
 
 /**
  * SQLite read results are kept, as the raw rows (arrays of primitives) the driver returned, while
  * the database is unchanged: `total_changes()` moves with every write on this connection (ours),
  * `PRAGMA data_version` with every commit by another connection (the worker, the CLI, another
- * process). Both are read before each cached read (~5 µs); any change anywhere invalidates every
- * kept result. Nothing is kept or served inside a transaction (a rollback does not move the counter).
+ * process). Both are read before a kept result is served (~5 µs each), unless the caller's session (kept.ts,
+ * ReadSession) already holds the stamp it was kept with; any change anywhere invalidates every kept result.
+ * Nothing is kept or served inside a transaction (a rollback does not move the counter).
  * Callers never share objects: rows are mapped afresh, or (no JSON columns) copied from the mapped rows.
  */
 // Two single-value statements read cheaper than one two-column row of pragma_data_version (15 vs 22 µs).
@@ -133,9 +88,8 @@ export class SelectRunner {
   /** PostgreSQL: each row comes as the text of one JSON array of its values, in column order (see PG_JSON_ROW_MAX_COLUMNS). */
   readonly #jsonRows: boolean = false;
   readonly #statements = new Map<string, { stmt: RawStatement; map: Mapper }>();
-  readonly #results = new Map<string, KeptResult>();
-  /** Without JSON columns a mapped row holds only primitives and dates: a shallow copy is a private copy. */
-  readonly #flat: boolean;
+  /** Kept read results (kept.ts): SQLite stamps, PostgreSQL snapshots. */
+  readonly #kept: KeptResults;
   #stamp: { changes: PluckStatement; version: PluckStatement } | null = null;
 
   constructor(private readonly ds: DataSource, private readonly dialect: SqlDialect, readonly model: ModelDef, private readonly prepared = true) {
@@ -143,7 +97,8 @@ export class SelectRunner {
     this.#kinds = Object.fromEntries(Object.entries(cols).map(([k, c]) => [k, c.kind]));
     this.#cols = Object.entries(this.#kinds);
     this.#table = this.q(model.table);
-    this.#flat = !this.#cols.some(([, kind]) => kind === 'json');
+    // Without JSON columns a mapped row holds only primitives and dates: a shallow copy is a private copy.
+    this.#kept = new KeptResults(!this.#cols.some(([, kind]) => kind === 'json'));
     if (dialect === 'postgres') {
       const values = this.#cols.map(([f, kind]) => (kind === 'date' ? `to_char(${this.q(f)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')` : this.q(f)));
       // One JSON array per row: the driver reads one text field per row instead of one per column.
@@ -343,56 +298,15 @@ export class SelectRunner {
     const db = this.#db();
     if (db.inTransaction) return stmt.all(...params).map(map);
     const key = `${sql}\u0000${JSON.stringify(params)}`;
-    const hit = this.#kept(key);
-    if (hit && session?.stamp === hit.stamp) {
-      this.servedKept++;
-      return this.#serve(hit, map);
-    }
+    const hit = this.#kept.touch(key);
+    if (hit && session?.stamp === hit.stamp) return this.#kept.serve(hit, map);
     const st = (this.#stamp ??= { changes: db.prepare(CHANGES_SQL).pluck(true), version: db.prepare(DATA_VERSION_SQL).pluck(true) });
     const stamp = `${st.changes.get() as number}:${st.version.get() as number}`;
     if (session) session.stamp = stamp;
-    if (hit?.stamp === stamp) {
-      this.servedKept++;
-      return this.#serve(hit, map);
-    }
+    if (hit?.stamp === stamp) return this.#kept.serve(hit, map);
     const rows = stmt.all(...params);
-    this.#keep(key, stamp, rows);
+    this.#kept.keep(key, stamp, rows);
     return rows.map(map);
-  }
-
-  /** A kept result (now the most recently used), whatever its stamp. */
-  #kept(key: string): KeptResult | undefined {
-    const hit = this.#results.get(key);
-    if (hit) {
-      this.#results.delete(key);
-      this.#results.set(key, hit);
-    }
-    return hit;
-  }
-
-  #keep(key: string, stamp: string, rows: unknown[][]): void {
-    if (rows.length > RESULT_CACHE_MAX_ROWS) return;
-    this.#drop(key);
-    while (this.#results.size && (this.#results.size >= RESULT_CACHE || this.#keptRows + rows.length > RESULT_CACHE_ROWS)) this.#drop(this.#results.keys().next().value!);
-    this.#results.set(key, { stamp, rows });
-    this.#keptRows += rows.length;
-  }
-
-  #drop(key: string): void {
-    const old = this.#results.get(key);
-    if (!old) return;
-    this.#results.delete(key);
-    this.#keptRows -= old.rows.length;
-  }
-
-  /** Rows held by the kept results (bounded by RESULT_CACHE_ROWS). */
-  #keptRows = 0;
-
-  /** A kept result as records of the caller's own: mapped afresh, or (no JSON columns) copies of mapped rows. */
-  #serve(hit: KeptResult, map: Mapper): Record<string, unknown>[] {
-    if (!this.#flat) return hit.rows.map(map);
-    hit.mapped ??= hit.rows.map(map);
-    return hit.mapped.map((r) => ({ ...r }));
   }
 
   /**
@@ -407,41 +321,35 @@ export class SelectRunner {
     if (manager.queryRunner || !this.#jsonRows || !this.#pgSnapshots) return this.#pgRecords(manager, `SELECT ${this.#select}${tail}`, params);
     const map = this.#pgMap();
     const key = `${tail}\u0000${JSON.stringify(params)}`;
-    const hit = this.#results.get(key);
-    if (hit && session?.stamp === hit.stamp) {
-      this.servedKept++;
-      return this.#serve(this.#kept(key)!, map);
-    }
-    if (hit && (this.#pgCurrentShare >= PG_CHECK_WORTH || ++this.#pgSkipped % PG_CHECK_PROBE === 0)) {
+    const hit = this.#kept.peek(key);
+    if (hit && session?.stamp === hit.stamp) return this.#kept.serve(this.#kept.touch(key)!, map);
+    if (hit && this.#kept.worthChecking()) {
       // No parameters, no name: pg sends it as a simple query (one message), which costs the daemon
       // about 28 µs of CPU against 47 µs as a named prepared statement (Bind, Execute, Sync).
       const rows = (await this.#pgResult(manager, PG_SNAPSHOT_SQL, [], 'array', false)).rows as unknown[][];
       const snapshot = rows[0]?.[0] as string | undefined;
       if (session && snapshot) session.stamp = snapshot;
       const current = snapshot === hit.stamp;
-      this.#pgCurrentShare = this.#pgCurrentShare * 0.9 + (current ? 0.1 : 0);
+      this.#kept.checked(current);
       // Still kept (another read may have replaced it meanwhile) and read at this very snapshot.
-      if (current && this.#results.get(key) === hit) {
-        this.servedKept++;
-        return this.#serve(this.#kept(key)!, map);
-      }
+      if (current && this.#kept.peek(key) === hit) return this.#kept.serve(this.#kept.touch(key)!, map);
     }
     const rows = (await this.#pgQuery(manager, `SELECT ${this.#select}, ${PG_SNAPSHOT}${tail}`, params, 'array')) as unknown[][];
     const values = new Array<unknown[]>(rows.length);
     for (let i = 0; i < rows.length; i++) values[i] = JSON.parse(rows[i][0] as string) as unknown[];
     if (rows.length) {
-      this.#keep(key, rows[0][1] as string, values);
+      this.#kept.keep(key, rows[0][1] as string, values);
       if (session) session.stamp = rows[0][1] as string;
     }
     return values.map(map);
   }
 
-  /** Share of recent snapshot checks that found the kept result current (a moving average). */
-  #pgCurrentShare = 1;
   #pgSnapshots: boolean | undefined;
+
   /** Reads answered from a kept result (diagnostics and tests). */
-  servedKept = 0;
-  #pgSkipped = 0;
+  get servedKept(): number {
+    return this.#kept.served;
+  }
 
   /** `extra` adds one more condition (full-text match) built with the same placeholders. */
   async list(manager: EntityManager, q: { filter?: Filter; sort?: SortKey[]; limit?: number; offset?: number }, extra?: (ph: (v: unknown) => string) => string, session?: ReadSession): Promise<Record<string, unknown>[]> {
