@@ -316,7 +316,7 @@ export class SqlStore implements Store {
 
   /**
    * A view of this store for one caller (an API request): its reads of kept results share one stamp
-   * until it writes (select.ts, ReadSession), so a request reads the stamp or snapshot once, not
+   * until it writes (kept.ts, ReadSession), so a request reads the stamp or snapshot once, not
    * once per read. Same connections, lock and transactions as this store.
    */
   session(): Store {
