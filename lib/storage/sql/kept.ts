@@ -14,7 +14,7 @@ import type { DataSource } from 'typeorm';
  */
 export const PG_SNAPSHOT = '(SELECT pg_current_snapshot()::text)';
 export const PG_SNAPSHOT_SQL = 'SELECT pg_current_snapshot()::text';
-/** Below this share of checks finding their result current, reads skip the check but one in PG_CHECK_PROBE. */
+/** Below this share of checks finding their result current, reads skip the kept results but one in PG_CHECK_PROBE (pgKeeping). */
 const PG_CHECK_WORTH = 0.3;
 const PG_CHECK_PROBE = 16;
 
@@ -107,8 +107,14 @@ export class KeptResults {
     return hit.mapped.map((r) => ({ ...r }));
   }
 
-  /** PostgreSQL: whether to check a kept result's snapshot now (always, unless checks have rarely found one current lately). */
-  worthChecking(): boolean {
+  /**
+   * PostgreSQL: whether this read goes through the kept results (a check when one is kept, else a
+   * read that keeps its rows with their snapshot). Always, unless checks have rarely found a result
+   * current lately (steady writes): then one read in PG_CHECK_PROBE does, so the kept results come
+   * back when the writes stop, and the others are plain reads, with no snapshot to read and nothing
+   * to keep (a process that mostly writes, such as the worker filing mail, pays nothing for them).
+   */
+  pgKeeping(): boolean {
     return this.#currentShare >= PG_CHECK_WORTH || ++this.#skipped % PG_CHECK_PROBE === 0;
   }
 

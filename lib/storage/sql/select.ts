@@ -312,9 +312,8 @@ export class SelectRunner {
   /**
    * PostgreSQL: a read outside a transaction is kept with the snapshot it was read at (see
    * PG_SNAPSHOT). Asked again, the kept rows are served when the current snapshot is the same one:
-   * one round trip answering a few bytes instead of the rows. When a check rarely finds its result
-   * still current (steady writes), most reads skip it and go straight to the query, which keeps
-   * them up to date; one in PG_CHECK_PROBE checks anyway so the cache comes back when writes stop.
+   * one round trip answering a few bytes instead of the rows. When checks rarely find their result
+   * still current (steady writes), most reads are plain reads (KeptResults.pgKeeping).
    */
   async #pgRead(manager: EntityManager, tail: string, params: unknown[], session?: ReadSession): Promise<Record<string, unknown>[]> {
     this.#pgSnapshots ??= await pgSnapshotsUsable(this.ds);
@@ -323,7 +322,12 @@ export class SelectRunner {
     const key = `${tail}\u0000${JSON.stringify(params)}`;
     const hit = this.#kept.peek(key);
     if (hit && session?.stamp === hit.stamp) return this.#kept.serve(this.#kept.touch(key)!, map);
-    if (hit && this.#kept.worthChecking()) {
+    // A request's reads always go through the kept results (its later reads share the snapshot);
+    // other callers' only while checks are worth it.
+    if (!session && !this.#kept.pgKeeping()) return this.#pgRecords(manager, `SELECT ${this.#select}${tail}`, params);
+    // A session that already holds a snapshot other than the result's needs no check: the snapshot
+    // it would answer is that one or a later one, never the result's again (snapshots only move on).
+    if (hit && !session?.stamp) {
       // No parameters, no name: pg sends it as a simple query (one message), which costs the daemon
       // about 28 µs of CPU against 47 µs as a named prepared statement (Bind, Execute, Sync).
       const rows = (await this.#pgResult(manager, PG_SNAPSHOT_SQL, [], 'array', false)).rows as unknown[][];
