@@ -61,6 +61,13 @@ function preparedName(sql: string): string | undefined {
  */
 const PG_JSON_ROW_MAX_COLUMNS = 100;
 
+/** The values of JSON rows (first column: the text of a json_build_array) as arrays in column order. */
+function jsonValues(rows: unknown[][]): unknown[][] {
+  const values = new Array<unknown[]>(rows.length);
+  for (let i = 0; i < rows.length; i++) values[i] = JSON.parse(rows[i][0] as string) as unknown[];
+  return values;
+}
+
 const STATEMENT_CACHE = 256;
 
 /**
@@ -238,11 +245,7 @@ export class SelectRunner {
   /** Rows of this.#select as arrays in column order (no object per row for the driver to build), mapped. */
   async #pgRecords(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
     const rows = (await this.#pgQuery(manager, sql, params, 'array')) as unknown[][];
-    const map = this.#pgMap();
-    if (!this.#jsonRows) return rows.map(map);
-    const out = new Array<Record<string, unknown>>(rows.length);
-    for (let i = 0; i < rows.length; i++) out[i] = map(JSON.parse(rows[i][0] as string) as unknown[]);
-    return out;
+    return (this.#jsonRows ? jsonValues(rows) : rows).map(this.#pgMap());
   }
 
   async #pgQuery(manager: EntityManager, sql: string, params: unknown[], rowMode?: 'array'): Promise<unknown[]> {
@@ -339,8 +342,7 @@ export class SelectRunner {
       if (current && this.#kept.peek(key) === hit) return this.#kept.serve(this.#kept.touch(key)!, map);
     }
     const rows = (await this.#pgQuery(manager, `SELECT ${this.#select}, ${PG_SNAPSHOT}${tail}`, params, 'array')) as unknown[][];
-    const values = new Array<unknown[]>(rows.length);
-    for (let i = 0; i < rows.length; i++) values[i] = JSON.parse(rows[i][0] as string) as unknown[];
+    const values = jsonValues(rows);
     if (rows.length) {
       this.#kept.keep(key, rows[0][1] as string, values);
       if (session) session.stamp = rows[0][1] as string;
