@@ -8,7 +8,7 @@ import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Sort
 import { entityFor, type SqlDialect } from './entities.js';
 import { dropText, ensureFullText, matchClause, queryWords, setText } from './fulltext.js';
 import { schemaGaps, type SchemaGap } from './schema-gaps.js';
-import type { ReadSession } from './kept.js';
+import { pgSnapshotChecks, type ReadSession } from './kept.js';
 import { SelectRunner } from './select.js';
 import { dropValues, ensureValueIndexes, hasValueIndexes, touchesValues, writeValues } from './value-index.js';
 import { inserterOf } from './insert.js';
@@ -370,6 +370,11 @@ export class SqlStore implements Store {
     let n = 0;
     for (const sel of this.ctx.selects.values()) n += sel.servedKept;
     return n;
+  }
+
+  /** PostgreSQL: snapshot checks sent so far (kept.ts, pgCurrentSnapshot: one per turn of the event loop that needs one); 0 on SQLite. */
+  get snapshotChecks(): number {
+    return pgSnapshotChecks(this.ctx.ds);
   }
 
   /** SQLite file databases: the WAL checkpointer (checkpointer.ts); null elsewhere. */

@@ -37,6 +37,47 @@ export function pgSnapshotsUsable(ds: DataSource): Promise<boolean> {
   return p;
 }
 
+type PgMaster = { query(q: { text: string; values: unknown[]; rowMode?: 'array' }): Promise<{ rows: unknown[] }> };
+interface PendingCheck {
+  promise: Promise<string | undefined>;
+  /** Handed to the driver: a caller arriving now could have sent its request after the snapshot was taken. */
+  submitted: boolean;
+}
+const pgChecks = new WeakMap<DataSource, { pending: PendingCheck | null; sent: number }>();
+
+/**
+ * PostgreSQL: the current snapshot (PG_SNAPSHOT_SQL), read by a check handed to the driver after
+ * this call. Callers in the same turn of the event loop share one check: it is submitted once the
+ * I/O callbacks of that turn have run (setImmediate), so its snapshot is still taken after every one
+ * of them asked — as good as a check of its own, for one round trip instead of one per caller (under
+ * load, several requests reach their first read in the same turn). A caller arriving after the check
+ * was submitted waits for the next one.
+ */
+export function pgCurrentSnapshot(ds: DataSource): Promise<string | undefined> {
+  let state = pgChecks.get(ds);
+  if (!state) pgChecks.set(ds, (state = { pending: null, sent: 0 }));
+  if (state.pending && !state.pending.submitted) return state.pending.promise;
+  const s = state;
+  const pending: PendingCheck = { submitted: false, promise: undefined as unknown as Promise<string | undefined> };
+  pending.promise = new Promise<string | undefined>((resolve, reject) => {
+    setImmediate(() => {
+      pending.submitted = true;
+      s.sent++;
+      if (s.pending === pending) s.pending = null;
+      // No parameters, no name: pg sends it as a simple query (one message), which costs the daemon
+      // about 28 µs of CPU against 47 µs as a named prepared statement (Bind, Execute, Sync).
+      (ds.driver as unknown as { master: PgMaster }).master
+        .query({ text: PG_SNAPSHOT_SQL, values: [], rowMode: 'array' })
+        .then((r) => resolve((r.rows[0] as unknown[] | undefined)?.[0] as string | undefined), reject);
+    });
+  });
+  s.pending = pending;
+  return pending.promise;
+}
+
+/** Snapshot checks sent on this data source (diagnostics and tests). */
+export const pgSnapshotChecks = (ds: DataSource): number => pgChecks.get(ds)?.sent ?? 0;
+
 /**
  * The reads of one caller (an API request) since its last write: the stamp (SQLite) or snapshot
  * (PostgreSQL) its latest read was taken at. A kept result with that very stamp is what a read now

@@ -153,6 +153,32 @@ describe.each(backends)('read path ($name)', (backend) => {
     expect(served() - before).toBe(0);
   });
 
+  if (backend.name === 'postgres') {
+    it('requests reaching a read in the same turn share one snapshot check; one arriving after it was sent gets a check of its own and sees what committed meanwhile', async () => {
+      const pg = store as SqlStore;
+      const flats = store.repo<FlatT>(Flat);
+      await flats.create({ owner: 'o8', n: 1 });
+      const read = () => pg.session().repo<FlatT>(Flat).list({ filter: { owner: 'o8' } });
+      expect(ns(await read())).toEqual([1]); // kept with its snapshot
+      // Three requests in one turn: one check between them (or a fresh read when a commit elsewhere moved the snapshot).
+      let checks = pg.snapshotChecks;
+      const same = await Promise.all([read(), read(), read()]);
+      for (const rows of same) expect(ns(rows)).toEqual([1]);
+      expect(pg.snapshotChecks - checks).toBe(1);
+      // A request whose check was already sent: a commit that completes before the next request
+      // arrives must be seen by that request, so it cannot share the earlier check.
+      checks = pg.snapshotChecks;
+      const early = read();
+      await new Promise((r) => setImmediate(r)); // the early request's check is sent now
+      expect(pg.snapshotChecks - checks).toBe(1);
+      await other.repo<FlatT>(Flat).create({ owner: 'o8', n: 2 });
+      const late = await read();
+      expect(ns(late)).toEqual([1, 2]);
+      expect(pg.snapshotChecks - checks).toBeGreaterThanOrEqual(2);
+      expect([[1], [1, 2]]).toContainEqual(ns(await early)); // either point is after the early request arrived
+    });
+  }
+
   it('callers never share objects: changing a returned record changes no later read', async () => {
     const flats = store.repo<FlatT>(Flat);
     const nested = store.repo<NestedT>(Nested);
