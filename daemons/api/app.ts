@@ -20,7 +20,7 @@ import { createRateLimits, trustProxySetting, type RateLimits } from '../../lib/
 import { serverInfoRouter } from '../../lib/http/well-known.js';
 import { PluginHost, documentOtherRoutes, pluginAdminRouter, pluginRouter, productPlugins, type PluginManifest } from '../../lib/plugins/index.js';
 import { forwardProtocolRequests } from './front-door.js';
-import { gateGroup } from '../../lib/http/route-gate.js';
+import { except, gateGroup, series } from '../../lib/http/route-gate.js';
 import { impersonationRouter, lifecycleRouter } from '../../lib/lifecycle/index.js';
 import { pagesRouter } from '../../lib/web/pages.js';
 
@@ -50,12 +50,15 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
     { name: 'svcmail_outbound_jobs', help: 'Outbound send jobs (Outbox) by state (queued and handing are the depth; sent, failed, review are outcomes)', model: OutboundJobModel, field: 'state', states: OUTBOUND_STATES },
   ], { daemon: 'api' });
   // Without nginx the protocol paths go on to the protocols daemon, body unread (Architecture: Supervision).
-  app.use(forwardProtocolRequests(deps.config.get('listen:protocols'), deps.log));
-  app.use(metrics.middleware());
-  app.use(requestContext(deps.log));
-  app.use(securityHeaders);
-  app.use(cors(deps.config.get('cors:origins')));
-  app.use(requestTimeout(deps.config.get('request_timeout_ms'))); // a hanging datastore answers 503 api-113, not never
+  // What every request passes through first, as one layer (lib/http/route-gate.ts, series).
+  app.use(series([
+    forwardProtocolRequests(deps.config.get('listen:protocols'), deps.log),
+    metrics.middleware(),
+    requestContext(deps.log),
+    securityHeaders,
+    cors(deps.config.get('cors:origins')),
+    requestTimeout(deps.config.get('request_timeout_ms')), // a hanging datastore answers 503 api-113, not never
+  ]));
 
   // Readiness: 200 only when the store answers (Spec: GET /api/status). Public, for load balancers.
   app.get('/api/status', async (_req, res, next) => {
@@ -73,17 +76,18 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   const ingestDeps = { ...deps, port: mailData, outbound: recordingOutbound(deps, mailData) };
   app.use(gateGroup([ingestRouter(ingestDeps, openapi)])); // entered by /internal/mta paths only
 
-  app.use(express.json({ limit: deps.config.get('body_limit_bytes'), type: ['application/json', 'application/*+json'] }));
-  app.use(rejectNul);
+  app.use(series([express.json({ limit: deps.config.get('body_limit_bytes'), type: ['application/json', 'application/*+json'] }), rejectNul]));
   const limits = createRateLimits(deps.config, deps.log);
   // The pages and their assets are public shells (no user data): before sign-in, so an expired
   // cookie still gets the page that sends the user to sign in; counted as anonymous callers.
-  app.use(pagesRouter(deps, openapi, limits.general));
+  app.use(except(['/api/', '/internal/'], pagesRouter(deps, openapi, limits.general)));
   // Spec: Limits. A failed sign-in (bad token, rejected Basic) is counted before it is answered;
   // a caller that passes is counted once, by limits.general.
-  app.use(limits.countingFailures(basicAuth(deps.config, { ...deps, failures: limits.failures('basic') }))); // app passwords on mail:basic_auth:paths only; before authenticate
-  app.use(limits.countingFailures(authenticate(deps.config)));
-  app.use(limits.general);
+  app.use(series([
+    limits.countingFailures(basicAuth(deps.config, { ...deps, failures: limits.failures('basic') })), // app passwords on mail:basic_auth:paths only; before authenticate
+    limits.countingFailures(authenticate(deps.config)),
+    limits.general,
+  ]));
   // The feature routers, in order, as one layer: each is entered only by paths its routes can match (lib/http/route-gate.ts).
   const service = new ResourceService(registry);
   const plugins = new PluginHost(deps, service, opts.plugins ?? productPlugins());

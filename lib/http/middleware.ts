@@ -13,12 +13,18 @@ export function requestContext(log: Logger): RequestHandler {
     Object.defineProperty(req, 'query', { value: req.query, writable: true, configurable: true, enumerable: true });
     const incoming = req.headers['x-request-id'];
     req.requestId = typeof incoming === 'string' && /^[\w-]{1,64}$/.test(incoming) ? incoming : randomUUID();
-    req.log = log.child({ reqId: req.requestId });
+    // The child logger is made when something logs (most answers log nothing at the default level).
+    let child: Logger | undefined;
+    Object.defineProperty(req, 'log', {
+      get: () => (child ??= log.child({ reqId: req.requestId })),
+      set: (v: Logger) => void (child = v),
+      configurable: true, enumerable: true,
+    });
     res.setHeader('X-Request-Id', req.requestId);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       if (res.statusCode >= 500) req.log!.warn({ method: req.method, url: req.originalUrl.split('?')[0], status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request failed');
-      else req.log!.debug({ method: req.method, url: req.originalUrl.split('?')[0], status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request');
+      else if (log.isLevelEnabled('debug')) req.log!.debug({ method: req.method, url: req.originalUrl.split('?')[0], status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request');
     });
     next();
   };

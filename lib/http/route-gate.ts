@@ -65,3 +65,42 @@ export function gateGroup(routers: readonly Router[]): RequestHandler {
   Object.defineProperty(group, 'stack', { get: () => routers.flatMap((r) => r.stack) });
   return group;
 }
+
+/**
+ * Middleware run one after another as one layer of the app (the first error, or an answer, ends
+ * the run). For the handful every request passes through before sign-in: Express would match,
+ * trim and restore the path around each of them.
+ */
+export function series(handlers: readonly RequestHandler[]): RequestHandler {
+  const inSeries: RequestHandler = (req, res, next) => {
+    let i = 0;
+    const step = (err?: unknown): void => {
+      if (err) return next(err);
+      const h = handlers[i++];
+      if (!h) return next();
+      try {
+        const r = h(req, res, step) as unknown;
+        if (r instanceof Promise) r.catch(next);
+      } catch (e) {
+        next(e);
+      }
+    };
+    step();
+  };
+  return withStackOf(handlers, inSeries);
+}
+
+/** Looked through like one router holding the layers of the routers among `handlers` (route listings, the OpenAPI completeness test). */
+function withStackOf(handlers: readonly RequestHandler[], fn: RequestHandler): RequestHandler {
+  Object.defineProperty(fn, 'stack', { get: () => handlers.flatMap((h) => (h as unknown as { stack?: unknown[] }).stack ?? []) });
+  return fn;
+}
+
+/** A router entered only by paths outside the given prefixes (the pages: never under /api/ or /internal/). */
+export function except(prefixes: readonly string[], handler: RequestHandler): RequestHandler {
+  return withStackOf([handler], function unlessPrefixed(req, res, next) {
+    const path = req.path.toLowerCase();
+    if (prefixes.some((p) => path.startsWith(p))) return next();
+    return handler(req, res, next);
+  });
+}
