@@ -15,6 +15,7 @@ import { IngestEntryModel, filingAvailable, type IngestEntry } from '../lib/inge
 import { openSqlStore } from '../lib/storage/sql/adapter.js';
 import { freshPostgres, overLocalSocket, postgresAvailable } from '../test/helpers/databases.js';
 import { freePort, startScanners } from '../test/helpers/scanners.js';
+import { stageBuild, type Staged } from './_build.js';
 import { dovecotInstalled, LmtpClient, startDovecot } from './_dovecot.js';
 import { commandCpuMs, cpuMsOf, percentile, round } from './_stats.js';
 
@@ -22,7 +23,8 @@ const SECRET = 'bench-secret-0123456789abcdef';
 const INGEST = 'bench-ingest-secret-0123456789';
 const SENDERS = 16;
 const MAILBOXES = 50;
-const root = new URL('..', import.meta.url).pathname;
+/** What the daemons run: the product's build staged like the installed package (bench/_build.ts), or the checkout with BENCH_FROM_SOURCES=1. */
+let appRoot = new URL('..', import.meta.url).pathname;
 const rcptsOf = (i: number) => Array.from({ length: 1 + (i % 3) }, (_, k) => `user${(i * 7 + k * 13) % MAILBOXES}@bench.test`);
 
 function corpus(): Buffer[] {
@@ -39,7 +41,7 @@ function daemon(bin: string, env: string, sets: Record<string, unknown>, core: s
   const args = Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]);
   // BENCH_PROF_DIR=dir writes a V8 CPU profile of each daemon there (node --cpu-prof) for analysis.
   const prof = process.env.BENCH_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF_DIR}`] : [];
-  return spawn('taskset', ['-c', core, process.execPath, ...prof, join(root, 'bin', bin), ...args], { env: { ...process.env, NODE_ENV: env, SVCMAIL_CONFIG: '' }, stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 2 : 'ignore', 'inherit'] });
+  return spawn('taskset', ['-c', core, process.execPath, ...prof, join(appRoot, 'bin', bin), ...args], { env: { ...process.env, NODE_ENV: env, SVCMAIL_CONFIG: '' }, stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 2 : 'ignore', 'inherit'] });
 }
 
 /** CPU seconds a daemon has used so far (Linux /proc; null elsewhere or once it is gone). */
@@ -207,7 +209,17 @@ export default async function ingest(args: string[]): Promise<Record<string, unk
   const which = args[1] ?? 'all';
   const scans = (args[2] ?? 'all') === 'all' ? (['dev', 'real'] as const) : [args[2] as 'dev' | 'real'];
   const messages = corpus();
-  const out: Record<string, unknown> = { senders: SENDERS, mailboxes: MAILBOXES, corpus: messages.length, recipients_per_message: '1-3' };
+  const stage = stageBuild();
+  appRoot = stage.root;
+  try {
+    return await measure(count, which, scans, messages, stage.code);
+  } finally {
+    stage.remove();
+  }
+}
+
+async function measure(count: number, which: string, scans: ReadonlyArray<'dev' | 'real'>, messages: Buffer[], code: Staged['code']): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = { code, senders: SENDERS, mailboxes: MAILBOXES, corpus: messages.length, recipients_per_message: '1-3' };
   out.dovecot_lmtp = dovecotInstalled() ? await dovecot(count, messages) : 'not measured: dovecot-lmtpd is not installed';
   const scanners = scans.includes('real') ? await startScanners() : null;
   try {

@@ -9,6 +9,7 @@ import autocannon from 'autocannon';
 import { signToken } from '../lib/auth/index.js';
 import { loadConfig } from '../lib/config/index.js';
 import { freshPostgres, overLocalSocket, postgresAvailable } from '../test/helpers/databases.js';
+import { stageBuild, type Staged } from './_build.js';
 import { cpuMsOf, median, round } from './_stats.js';
 
 const SECRET = 'bench-secret-0123456789abcdef';
@@ -16,11 +17,11 @@ const CONNECTIONS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 
-async function startServer(mode: string, arg: string): Promise<{ child: ChildProcess; url: string }> {
+async function startServer(stage: Staged, mode: string, arg: string): Promise<{ child: ChildProcess; url: string }> {
   // Server on core 0, the load generator (this process) on core 1.
   // BENCH_PROF_DIR=dir writes a V8 CPU profile of each server there (node --cpu-prof) for analysis.
   const prof = process.env.BENCH_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF_DIR}`] : [];
-  const child = spawn('taskset', ['-c', '0', process.execPath, ...prof, '--import', 'tsx', new URL('./_list-server.ts', import.meta.url).pathname, mode, arg], {
+  const child = spawn('taskset', ['-c', '0', process.execPath, ...prof, ...stage.entry('_list-server'), mode, arg], {
     env: { ...process.env, BENCH_SECRET: SECRET, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   const line = await new Promise<string>((resolve, reject) => {
@@ -79,7 +80,9 @@ async function interleaved(targets: Array<{ pid: number; url: string; headers?: 
 
 export default async function list(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-bench-'));
-  const out: Record<string, unknown> = { connections: CONNECTIONS, seconds_per_run: SECONDS, records: 100 };
+  // The servers run the product's build, as the package ships it (bench/_build.ts; BENCH_FROM_SOURCES=1: the sources through tsx).
+  const stage = stageBuild(['_list-server']);
+  const out: Record<string, unknown> = { code: stage.code, connections: CONNECTIONS, seconds_per_run: SECONDS, records: 100 };
   const backends: Array<{ name: string; url: string; drop?: () => Promise<void> }> = [{ name: 'sqlite', url: `sqlite:${join(dir, 'bench.sqlite')}` }];
   // BENCH_BACKENDS=postgres (or sqlite) measures one backend only.
   const only = process.env.BENCH_BACKENDS?.split(',');
@@ -96,7 +99,7 @@ export default async function list(): Promise<Record<string, unknown>> {
     const targets: Array<{ name: string; pid: number; url: string; headers?: Record<string, string> }> = [];
     let bareBody: unknown = null;
     for (const b of backends) {
-      const { child, url } = await startServer('db', b.url);
+      const { child, url } = await startServer(stage, 'db', b.url);
       servers.push(child);
       const { path, token } = await seed(url);
       if (!bareBody) bareBody = await call(url + path, 'GET', token);
@@ -104,7 +107,7 @@ export default async function list(): Promise<Record<string, unknown>> {
     }
     const file = join(dir, 'records.json');
     writeFileSync(file, JSON.stringify(bareBody));
-    const bare = await startServer('bare', file);
+    const bare = await startServer(stage, 'bare', file);
     servers.push(bare.child);
     targets.push({ name: 'bare', pid: bare.child.pid!, url: `${bare.url}/bare` });
     const runs = await interleaved(targets);
@@ -124,5 +127,6 @@ export default async function list(): Promise<Record<string, unknown>> {
     await new Promise((r) => setTimeout(r, 200)); // the servers let go of the databases
     for (const b of backends) await b.drop?.();
     rmSync(dir, { recursive: true, force: true });
+    stage.remove();
   }
 }
