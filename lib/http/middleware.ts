@@ -13,13 +13,7 @@ export function requestContext(log: Logger): RequestHandler {
     Object.defineProperty(req, 'query', { value: req.query, writable: true, configurable: true, enumerable: true });
     const incoming = req.headers['x-request-id'];
     req.requestId = typeof incoming === 'string' && /^[\w-]{1,64}$/.test(incoming) ? incoming : randomUUID();
-    // The child logger is made when something logs (most answers log nothing at the default level).
-    let child: Logger | undefined;
-    Object.defineProperty(req, 'log', {
-      get: () => (child ??= log.child({ reqId: req.requestId })),
-      set: (v: Logger) => void (child = v),
-      configurable: true, enumerable: true,
-    });
+    req.log = log.child({ reqId: req.requestId });
     res.setHeader('X-Request-Id', req.requestId);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
