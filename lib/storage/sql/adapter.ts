@@ -372,6 +372,13 @@ export class SqlStore implements Store {
     return n;
   }
 
+  /** Reads outside a request that skipped the kept results while writes kept moving the stamp (kept.ts, KeptResults.keeping). */
+  get plainReads(): number {
+    let n = 0;
+    for (const sel of this.ctx.selects.values()) n += sel.plainReads;
+    return n;
+  }
+
   /** PostgreSQL: snapshot checks sent so far (kept.ts, pgCurrentSnapshot: one per turn of the event loop that needs one); 0 on SQLite. */
   get snapshotChecks(): number {
     return pgSnapshotChecks(this.ctx.ds);

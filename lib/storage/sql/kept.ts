@@ -14,9 +14,9 @@ import type { DataSource } from 'typeorm';
  */
 export const PG_SNAPSHOT = '(SELECT pg_current_snapshot()::text)';
 export const PG_SNAPSHOT_SQL = 'SELECT pg_current_snapshot()::text';
-/** Below this share of checks finding their result current, reads skip the kept results but one in PG_CHECK_PROBE (pgKeeping). */
-const PG_CHECK_WORTH = 0.3;
-const PG_CHECK_PROBE = 16;
+/** Below this share of checks finding their result current, reads outside a request skip the kept results but one in CHECK_PROBE (keeping). */
+const CHECK_WORTH = 0.3;
+const CHECK_PROBE = 16;
 
 /** Kept results per model (most recently used kept) and the largest result kept. */
 const RESULT_CACHE = 256;
@@ -106,6 +106,8 @@ export class KeptResults {
   #skipped = 0;
   /** Reads answered from a kept result (diagnostics and tests). */
   served = 0;
+  /** Reads outside a request that skipped the kept results while checks rarely found them current (keeping). */
+  plainReads = 0;
 
   /** `flat`: the model has no JSON columns, so a shallow copy of a mapped row is a private copy. */
   constructor(private readonly flat: boolean) {}
@@ -149,17 +151,23 @@ export class KeptResults {
   }
 
   /**
-   * PostgreSQL: whether this read goes through the kept results (a check when one is kept, else a
-   * read that keeps its rows with their snapshot). Always, unless checks have rarely found a result
-   * current lately (steady writes): then one read in PG_CHECK_PROBE does, so the kept results come
-   * back when the writes stop, and the others are plain reads, with no snapshot to read and nothing
-   * to keep (a process that mostly writes, such as the worker filing mail, pays nothing for them).
+   * Whether a read outside a request goes through the kept results (SQLite: reads the stamp, keeps
+   * its rows; PostgreSQL: a check when one is kept, else a read that keeps its rows with their
+   * snapshot). Always, unless checks have rarely found a result current lately (steady writes):
+   * then one read in CHECK_PROBE does, so the kept results come back when the writes stop, and the
+   * others are plain reads, with no stamp to read and nothing to keep (a process that mostly writes,
+   * such as the worker filing mail, pays nothing for them). A request's reads always go through them.
    */
-  pgKeeping(): boolean {
-    return this.#currentShare >= PG_CHECK_WORTH || ++this.#skipped % PG_CHECK_PROBE === 0;
+  keeping(): boolean {
+    this.plainReads++;
+    if (this.#currentShare >= CHECK_WORTH || ++this.#skipped % CHECK_PROBE === 0) {
+      this.plainReads--;
+      return true;
+    }
+    return false;
   }
 
-  /** PostgreSQL: what a snapshot check found. */
+  /** What a check of a kept result's stamp or snapshot found. */
   checked(current: boolean): void {
     this.#currentShare = this.#currentShare * 0.9 + (current ? 0.1 : 0);
   }

@@ -303,9 +303,11 @@ export class SelectRunner {
     const key = `${sql}\u0000${JSON.stringify(params)}`;
     const hit = this.#kept.touch(key);
     if (hit && session?.stamp === hit.stamp) return this.#kept.serve(hit, map);
+    if (!session && !this.#kept.keeping()) return stmt.all(...params).map(map);
     const st = (this.#stamp ??= { changes: db.prepare(CHANGES_SQL).pluck(true), version: db.prepare(DATA_VERSION_SQL).pluck(true) });
     const stamp = `${st.changes.get() as number}:${st.version.get() as number}`;
     if (session) session.stamp = stamp;
+    if (hit) this.#kept.checked(hit.stamp === stamp);
     if (hit?.stamp === stamp) return this.#kept.serve(hit, map);
     const rows = stmt.all(...params);
     this.#kept.keep(key, stamp, rows);
@@ -316,7 +318,7 @@ export class SelectRunner {
    * PostgreSQL: a read outside a transaction is kept with the snapshot it was read at (see
    * PG_SNAPSHOT). Asked again, the kept rows are served when the current snapshot is the same one:
    * one round trip answering a few bytes instead of the rows. When checks rarely find their result
-   * still current (steady writes), most reads are plain reads (KeptResults.pgKeeping).
+   * still current (steady writes), most reads are plain reads (KeptResults.keeping).
    */
   async #pgRead(manager: EntityManager, tail: string, params: unknown[], session?: ReadSession): Promise<Record<string, unknown>[]> {
     this.#pgSnapshots ??= await pgSnapshotsUsable(this.ds);
@@ -327,7 +329,7 @@ export class SelectRunner {
     if (hit && session?.stamp === hit.stamp) return this.#kept.serve(this.#kept.touch(key)!, map);
     // A request's reads always go through the kept results (its later reads share the snapshot);
     // other callers' only while checks are worth it.
-    if (!session && !this.#kept.pgKeeping()) return this.#pgRecords(manager, `SELECT ${this.#select}${tail}`, params);
+    if (!session && !this.#kept.keeping()) return this.#pgRecords(manager, `SELECT ${this.#select}${tail}`, params);
     // A session that already holds a snapshot other than the result's needs no check: the snapshot
     // it would answer is that one or a later one, never the result's again (snapshots only move on).
     if (hit && !session?.stamp) {
@@ -353,6 +355,11 @@ export class SelectRunner {
   /** Reads answered from a kept result (diagnostics and tests). */
   get servedKept(): number {
     return this.#kept.served;
+  }
+
+  /** Reads outside a request that skipped the kept results (steady writes; KeptResults.keeping). */
+  get plainReads(): number {
+    return this.#kept.plainReads;
   }
 
   /** `extra` adds one more condition (full-text match) built with the same placeholders. */

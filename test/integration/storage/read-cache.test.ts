@@ -12,6 +12,7 @@ import { sqlBackends, type TestDatabase } from '../../helpers/databases.js';
 
 const Flat = defineModel({ name: 'cache_flat', table: 'cache_flats', fields: { owner: z.string(), n: z.number().int(), at: z.date().nullable().optional() }, indexes: [{ fields: ['owner'] }] });
 const Nested = defineModel({ name: 'cache_nested', table: 'cache_nesteds', fields: { owner: z.string(), tags: z.array(z.string()).default([]) } });
+const Busy = defineModel({ name: 'cache_busy', table: 'cache_busies', fields: { owner: z.string(), n: z.number().int() } });
 type FlatT = { owner: string; n: number; at?: Date | null };
 type NestedT = { owner: string; tags: string[] };
 
@@ -24,9 +25,9 @@ describe.each(backends)('read path ($name)', (backend) => {
 
   beforeAll(async () => {
     db = await backend.open();
-    store = await openSqlStore({ url: db.url, models: [Flat, Nested], synchronize: true });
+    store = await openSqlStore({ url: db.url, models: [Flat, Nested, Busy], synchronize: true });
     // a second store on the same database: another connection, as another process would have
-    other = await openSqlStore({ url: db.url, models: [Flat, Nested], synchronize: false });
+    other = await openSqlStore({ url: db.url, models: [Flat, Nested, Busy], synchronize: false });
   });
   afterAll(async () => {
     await other?.close();
@@ -178,6 +179,33 @@ describe.each(backends)('read path ($name)', (backend) => {
       expect([[1], [1, 2]]).toContainEqual(ns(await early)); // either point is after the early request arrived
     });
   }
+
+  it('while commits keep outdating the kept results, reads outside a request become plain reads (nothing read to check, nothing kept), never stale; kept again once the commits stop', async () => {
+    const sql = store as SqlStore;
+    const busy = store.repo<FlatT>(Busy);
+    await busy.create({ owner: 'b', n: 0 });
+    const plain = sql.plainReads;
+    for (let i = 1; i <= 40; i++) {
+      expect(await busy.list({ filter: { owner: 'b' } })).toHaveLength(i);
+      await other.repo<FlatT>(Busy).create({ owner: 'b', n: i });
+    }
+    expect(sql.plainReads - plain).toBeGreaterThanOrEqual(20);
+    // A request's reads still go through the kept results.
+    const mine = sql.session().repo<FlatT>(Busy);
+    expect(await mine.list({ filter: { owner: 'b' } })).toHaveLength(41);
+    const served = sql.readsServedKept;
+    expect(await mine.list({ filter: { owner: 'b' } })).toHaveLength(41);
+    expect(sql.readsServedKept - served).toBe(1);
+    if (backend.name === 'sqlite') {
+      // The commits stopped: the probes (one read in 16) find their result current, and keeping comes back.
+      for (let i = 0; i < 100; i++) expect(await busy.list({ filter: { owner: 'b' } })).toHaveLength(41);
+      const before = sql.readsServedKept;
+      const plainBefore = sql.plainReads;
+      for (let i = 0; i < 3; i++) expect(await busy.list({ filter: { owner: 'b' } })).toHaveLength(41);
+      expect(sql.readsServedKept - before).toBe(3);
+      expect(sql.plainReads - plainBefore).toBe(0);
+    }
+  });
 
   it('callers never share objects: changing a returned record changes no later read', async () => {
     const flats = store.repo<FlatT>(Flat);
