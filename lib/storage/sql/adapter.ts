@@ -8,6 +8,7 @@ import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Sort
 import { entityFor, type SqlDialect } from './entities.js';
 import { dropText, ensureFullText, matchClause, queryWords, setText } from './fulltext.js';
 import { schemaGaps, type SchemaGap } from './schema-gaps.js';
+import { groupTransaction } from './group-commit.js';
 import { pgSnapshotChecks, type ReadSession } from './kept.js';
 import { SelectRunner } from './select.js';
 import { dropValues, ensureValueIndexes, hasValueIndexes, touchesValues, writeValues } from './value-index.js';
@@ -326,14 +327,16 @@ export class SqlStore implements Store {
   transaction<R>(fn: (tx: Store) => Promise<R>): Promise<R> {
     const session = this.ctx.session;
     if (session) session.stamp = null;
-    const body = () => inTransaction(this.ctx.ds, this.ctx.dialect, (manager) => fn(new SqlStore({ ...this.ctx, manager, lock: null, durable: null, checkpoints: null })))
+    const member = (manager: EntityManager) => fn(new SqlStore({ ...this.ctx, manager, lock: null, durable: null, checkpoints: null }));
+    const settle = (p: Promise<R>) => p
       .catch((e: unknown) => { throw mapError(e); })
       .finally(() => {
         if (session) session.stamp = null;
       });
-    if (!this.ctx.lock) return body();
-    // Committed under the lock; made durable after it (the next transaction need not wait for the fsync).
-    return this.ctx.lock.run(body).then(async (r) => {
+    if (!this.ctx.lock) return settle(inTransaction(this.ctx.ds, this.ctx.dialect, member));
+    // SQLite: committed under the lock together with the transactions waiting beside it (group-commit.ts);
+    // made durable after it (the next transaction need not wait for the fsync).
+    return settle(groupTransaction(this.ctx.ds, this.ctx.lock, member)).then(async (r) => {
       this.ctx.checkpoints?.committed();
       await this.ctx.durable?.sync();
       return r;
