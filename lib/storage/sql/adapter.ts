@@ -4,7 +4,8 @@ import { DataSource, QueryFailedError, type EntityManager, type ObjectLiteral } 
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, notFound } from '../../errors/index.js';
 import { withDefaults, type ModelDef } from '../model.js';
-import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, SortKey, Store, UpdateOptions } from '../port.js';
+import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Store, UpdateOptions } from '../port.js';
+import { byKeys } from './order.js';
 import { entityFor, type SqlDialect } from './entities.js';
 import { dropText, ensureFullText, matchClause, queryWords, setText } from './fulltext.js';
 import { schemaGaps, type SchemaGap } from './schema-gaps.js';
@@ -54,22 +55,6 @@ interface Ctx {
   prepared: boolean;
   /** A caller's reads since its last write (SqlStore.session); none on the shared store. */
   session?: ReadSession;
-}
-
-/** Compares records as ORDER BY sorts them (the keys, then uid). */
-function byKeys(sort: SortKey[]): (a: object, b: object) => number {
-  const keys = [...sort, ...(sort.some((k) => k.field === 'uid') ? [] : [{ field: 'uid', dir: 'asc' as const }])];
-  const value = (v: unknown) => (v instanceof Date ? v.getTime() : v);
-  return (a, b) => {
-    for (const k of keys) {
-      const x = value((a as Record<string, unknown>)[k.field]);
-      const y = value((b as Record<string, unknown>)[k.field]);
-      if (x === y) continue;
-      const c = x === null || x === undefined ? -1 : y === null || y === undefined ? 1 : (x as number | string) < (y as number | string) ? -1 : 1;
-      return k.dir === 'desc' ? -c : c;
-    }
-    return 0;
-  };
 }
 
 class SqlRepo<T extends object> implements Repo<T> {
