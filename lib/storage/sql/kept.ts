@@ -159,11 +159,8 @@ export class KeptResults {
    * such as the worker filing mail, pays nothing for them). A request's reads always go through them.
    */
   keeping(): boolean {
+    if (this.#currentShare >= CHECK_WORTH || ++this.#skipped % CHECK_PROBE === 0) return true;
     this.plainReads++;
-    if (this.#currentShare >= CHECK_WORTH || ++this.#skipped % CHECK_PROBE === 0) {
-      this.plainReads--;
-      return true;
-    }
     return false;
   }
 

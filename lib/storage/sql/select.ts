@@ -252,10 +252,10 @@ export class SelectRunner {
     return (await this.#pgResult(manager, sql, params, rowMode)).rows;
   }
 
-  async #pgResult(manager: EntityManager, sql: string, params: unknown[], rowMode?: 'array', prepare = this.prepared): Promise<{ rows: unknown[]; rowCount: number | null }> {
+  async #pgResult(manager: EntityManager, sql: string, params: unknown[], rowMode?: 'array'): Promise<{ rows: unknown[]; rowCount: number | null }> {
     const runner = manager.queryRunner as unknown as { connect(): Promise<PgQueryable> } | undefined;
     const target: PgQueryable = runner ? await runner.connect() : (this.ds.driver as unknown as { master: PgQueryable }).master;
-    return target.query({ name: prepare ? preparedName(sql) : undefined, text: sql, values: params, rowMode });
+    return target.query({ name: this.prepared ? preparedName(sql) : undefined, text: sql, values: params, rowMode });
   }
 
   readonly #writes = new Map<string, { run(...params: unknown[]): { changes: number } }>();
