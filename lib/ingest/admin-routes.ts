@@ -5,7 +5,6 @@ import { ApiError, notFound } from '../errors/index.js';
 import { ctxOf } from '../http/context.js';
 import type { OpenApiRegistry } from '../http/openapi.js';
 import type { Ctx } from '../resources/index.js';
-import { sanitizeMailHtml } from '../scan/index.js';
 import type { IngestDeps } from './accept.js';
 import { IngestEntryModel, QuarantineModel, type IngestEntry, type QuarantineItem } from './models.js';
 import { wakeWorkers } from './wake.js';
@@ -51,9 +50,7 @@ export function ingestAdminRouter(deps: IngestDeps, openapi: OpenApiRegistry): R
     const item = await qrepo.get(String(req.params.id));
     if (!item) throw notFound();
     const raw = await deps.port.loadRaw(item.rawRef);
-    const parsed = await deps.port.parse(raw);
-    if (typeof parsed.html === 'string' && parsed.html) parsed.html = sanitizeMailHtml(parsed.html);
-    const filed = await deps.port.file({ mailboxUid: item.mailboxUid, folderRole: 'inbox', raw, parsed, idempotencyKey: `release:${item.uid}`, rawRef: item.rawRef });
+    const filed = await deps.port.file({ mailboxUid: item.mailboxUid, folderRole: 'inbox', raw, prepared: await deps.port.prepare(raw), idempotencyKey: `release:${item.uid}`, rawRef: item.rawRef });
     await qrepo.delete(item.uid);
     await ctx.store.repo<IngestEntry>(IngestEntryModel).updateMany({ uid: item.entryUid }, { state: 'delivered', folderRole: 'inbox', messageUid: filed.messageUid, finishedAt: new Date() });
     await writeAudit(ctx.store, ctx, { action: 'quarantine.release', resource: 'quarantine', resourceUid: item.uid, details: { mailboxUid: item.mailboxUid, reason: item.reason, messageUid: filed.messageUid } });

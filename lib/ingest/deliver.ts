@@ -1,13 +1,13 @@
-import type { ParsedMail } from 'mailparser';
 import { isApiError } from '../errors/index.js';
 import { exceedsQuota, MailboxModel, type Mailbox } from '../mail/index.js';
-import { sanitizeMailHtml, scanMessage, type Scanners, type ScanVerdict } from '../scan/index.js';
+import { scanMessage, type Scanners, type ScanVerdict } from '../scan/index.js';
 import type { Patch } from '../storage/index.js';
 import type { IngestDeps } from './accept.js';
 import {
   classifyFocused, consumeControl, controlKindOf, isAutomated, isDispositionReport, maybeAutoReply, processInvitations, recordCorrespondent, senderListVerdict, senderOf, type ControlHooks,
 } from './delivery-rules.js';
 import { crashPoint } from './crash.js';
+import type { PreparedMail } from './prepare.js';
 import { rewriteFrom } from './from-rewrite.js';
 import { bareAddress, domainOf, headerValue, readHeaders, type HeaderBlock } from './headers.js';
 import { QuarantineModel, type IngestEntry, type QuarantineItem } from './models.js';
@@ -19,10 +19,10 @@ export interface WorkerDeps extends IngestDeps {
   control: ControlHooks;
 }
 
-/** One message, loaded, parsed and scanned once however many entries (recipients) share it. */
+/** One message, loaded, prepared (parsed, sanitized, indexed) and scanned once however many entries (recipients) share it. */
 export interface Prepared {
   raw: Buffer;
-  parsed: ParsedMail;
+  mail: PreparedMail;
   headers: HeaderBlock;
   verdict: ScanVerdict;
 }
@@ -44,13 +44,12 @@ export function prepare(deps: WorkerDeps, entry: IngestEntry, cache: PrepareCach
   if (!p) {
     p = (async () => {
       const raw = await deps.port.loadRaw(entry.rawRef);
-      const [parsed, verdict] = await Promise.all([
-        deps.port.parse(raw),
+      // HTML is sanitized before any client can see it (the filed copy carries the clean HTML).
+      const [mail, verdict] = await Promise.all([
+        deps.port.prepare(raw),
         scanMessage(deps.config, deps.log, deps.scanners, { raw, from: entry.envelopeFrom || undefined, rcpt: [entry.recipient] }),
       ]);
-      // HTML is sanitized before any client can see it (the filed copy carries the clean HTML).
-      if (typeof parsed.html === 'string' && parsed.html) parsed.html = sanitizeMailHtml(parsed.html);
-      return { raw, parsed, headers: readHeaders(raw), verdict };
+      return { raw, mail, headers: readHeaders(raw), verdict };
     })();
     cache.set(entry.rawRef, p);
     p.catch(() => cache.delete(entry.rawRef));
@@ -84,7 +83,8 @@ const verdictOf = (v: ScanVerdict, extra?: string): Record<string, unknown> => (
  */
 export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid: string }, cache: PrepareCache, round?: RoundWrites): Promise<Patch<IngestEntry>> {
   const prep = await prepare(deps, entry, cache);
-  const { headers, verdict, parsed } = prep;
+  const { headers, verdict } = prep;
+  const { parsed } = prep.mail;
   if (entry.transportQuarantine) return quarantine(deps, entry, prep, 'transport-rule', null);
   if (verdict.quarantine) return quarantine(deps, entry, prep, verdict.virus ? 'virus' : 'virus-scan-failed', verdict.virus);
 
@@ -120,7 +120,7 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   const focused = folderRole === 'inbox' && !rules.folderUid ? await classifyFocused(deps, entry.mailboxUid, sender, automated) : undefined;
   const receiptTo = junk ? null : receiptAddress(headers, auth);
   const deferText = round ? (uid: string, doc: string) => round.text(uid, doc) : undefined;
-  const common = { mailboxUid: entry.mailboxUid, folderRole, labels: rules.labels, raw: prep.raw, parsed, flags: rules.flags, receiptTo, rawRef: entry.rawRef, deferText } as const;
+  const common = { mailboxUid: entry.mailboxUid, folderRole, labels: rules.labels, raw: prep.raw, prepared: prep.mail, flags: rules.flags, receiptTo, rawRef: entry.rawRef, deferText } as const;
   const filed = await deps.port.file({ ...common, folderUid: junk ? undefined : rules.folderUid, focused, idempotencyKey: entry.uid });
   crashPoint('ingest.between-copies');
   // Filter-rule copy: one more message record per folder, sharing the raw blob (each holds a reference).

@@ -14,3 +14,4 @@ export { INGEST_RESOURCES, ingestQueueResource, quarantineResource, transportRul
 export { wakeWorkers } from './wake.js';
 export { readHeaders, headerValue } from './headers.js';
 export { crashPoint } from './crash.js';
+export { prepareMail, type PreparedMail } from './prepare.js';

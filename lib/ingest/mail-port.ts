@@ -1,6 +1,7 @@
 import type { ParsedMail } from 'mailparser';
 import * as mail from '../mail/index.js';
 import type { Deps } from '../resources/index.js';
+import { prepareMail, type PreparedMail } from './prepare.js';
 
 
 /** What delivery needs to know about a filed copy. */
@@ -16,7 +17,8 @@ export interface FileRequest {
   folderUid?: string;
   labels?: string[];
   raw: Buffer;
-  parsed: ParsedMail;
+  /** The message as prepared once (MailPort.prepare): each copy takes its fields and search document from it. */
+  prepared: PreparedMail;
   flags?: string[];
   focused?: boolean;
   /** The verified sender's Disposition-Notification-To (read receipts are owed to it when read). */
@@ -40,7 +42,8 @@ export interface StoredRawRef {
 export interface MailPort {
   storeRaw(raw: Buffer): Promise<StoredRawRef>;
   loadRaw(ref: string): Promise<Buffer>;
-  parse(raw: Buffer): Promise<ParsedMail>;
+  /** The one parse per message, its HTML sanitized, its stored fields and search document. */
+  prepare(raw: Buffer): Promise<PreparedMail>;
   /** Filter rules of the mailbox applied to a non-junk message (size: the raw message's): where it goes and what else happens. */
   applyRules(mailboxUid: string, parsed: ParsedMail, size: number): Promise<{ folderUid?: string; flags?: string[]; labels?: string[]; discard?: boolean; forwardTo?: string[]; copyTo?: string[] }>;
   file(req: FileRequest): Promise<FiledCopy>;
@@ -68,8 +71,8 @@ export function mailPort(deps: Deps): MailPort {
       return { ref: r.blobId, size: r.size };
     },
     loadRaw: (ref) => mail.loadRaw(deps, ref),
-    // The one parse per message; filing derives its fields from this result without parsing again.
-    parse: (raw) => mail.parseMail(raw, { skipImageLinks: true, skipTextToHtml: true }),
+    // The one parse per message; filing takes each copy's fields and document from it without parsing again.
+    prepare: prepareMail,
     async applyRules(mailboxUid, parsed, size) {
       // Spec: delivery rule 3 — the mailbox's filter rules, in position order, on mail that is not junk.
       const rules = await deps.store.repo<mail.FilterRule>(mail.FilterRuleModel).list({ filter: { mailboxUid, enabled: true }, sort: [{ field: 'position', dir: 'asc' }], limit: 1000 });
@@ -88,7 +91,7 @@ export function mailPort(deps: Deps): MailPort {
       const filed = await mail.fileMessage(deps, {
         mailboxUid: req.mailboxUid, folderRole: req.folderRole, folderUid: req.folderUid, labels: req.labels,
         raw: { blobId: req.rawRef, sha256: req.rawRef, size: req.raw.length },
-        parsed: mail.fromParsedMail(req.parsed, req.raw), flags,
+        parsed: req.prepared.message, document: req.prepared.document, flags,
         focused: req.focused === undefined ? null : req.focused ? 'focused' : 'other', receiptTo: req.receiptTo ?? null,
         idempotencyKey: req.idempotencyKey, deferText: req.deferText,
       });

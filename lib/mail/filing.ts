@@ -33,6 +33,8 @@ export interface FileRequest {
   folderRole?: FolderRole;
   raw: StoredRaw;
   parsed: ParsedMessage;
+  /** searchDocument(parsed), when the caller has it already (delivery works it out once per message). */
+  document?: string;
   flags?: Partial<Pick<Message, 'seen' | 'flagged' | 'answered' | 'forwarded' | 'draft'>>;
   labels?: string[];
   focused?: 'focused' | 'other' | null;
@@ -85,7 +87,7 @@ export async function fileMessage(deps: Deps, req: FileRequest): Promise<Message
     filed = existing;
   }
   // A copy filed the first time by a run whose deferred document was never written (it crashed first) gets it now.
-  req.deferText?.(filed.uid, searchDocument(req.parsed));
+  req.deferText?.(filed.uid, req.document ?? searchDocument(req.parsed));
   return filed;
 }
 
@@ -100,7 +102,7 @@ async function fileOnce(deps: Deps, req: FileRequest): Promise<MessageRecord> {
       ...req.parsed.fields, ...flags, mailboxUid: req.mailboxUid, folderUid: folderRec.uid, blobId: req.raw.blobId, size: req.raw.size,
       labels: req.labels ?? [], focused: req.focused ?? null, ingestKey: req.idempotencyKey ?? null, receiptTo: req.receiptTo ?? null, receipts: [], sendAt: req.sendAt ?? null,
     });
-    if (!req.deferText) await messages.setText(created.uid, searchDocument(req.parsed));
+    if (!req.deferText) await messages.setText(created.uid, req.document ?? searchDocument(req.parsed));
     crashPoint('ingest.mid-filing'); // the message row written, the counters not yet: the transaction must undo it
     const f = await countIn(tx, folderRec.uid, 1, flags.seen ? 0 : 1);
     await tx.repo<Mailbox>(MailboxModel).increment(req.mailboxUid, { usedBytes: req.raw.size });
