@@ -8,7 +8,7 @@ import { headerValue, prependHeaders, readHeaders } from './headers.js';
 import type { MailPort } from './mail-port.js';
 import { IngestEntryModel, type IngestEntry } from './models.js';
 import { nonDeliveryReport, systemMessage, type OutboundHook } from './outbound.js';
-import { expandRecipient, resolveRecipient, servedDomains, type Expansion } from './resolve.js';
+import { expandRecipient, knownAddresses, resolveRecipient, servedDomains, type Expansion } from './resolve.js';
 import { evaluateTransportRules, type TransportDecision } from './transport-rules.js';
 import { verifySender } from './verify.js';
 
@@ -55,21 +55,21 @@ export function transactionIdOf(h: Handoff): string {
 
 export const entryUid = (transactionId: string, mailboxUid: string, kind = 'rcpt'): string => sha(`${transactionId}\0${kind}\0${mailboxUid}`);
 
-/** Queues entries that are not queued yet, all in one transaction (one commit however many mailboxes). */
+/**
+ * Queues entries that are not queued yet, all in one transaction (one commit however many
+ * mailboxes). An entry queued before (a retried hand-off) is refused by its derived uid (api-112),
+ * which leaves the transaction usable on both engines (lib/storage/sql adapter.ts #insert): no read first.
+ */
 function createOnce(deps: Deps, entries: Array<IngestEntry & { uid: string }>): Promise<Array<'queued' | 'duplicate'>> {
   return deps.store.transaction(async (tx) => {
     const repo = tx.repo<IngestEntry>(IngestEntryModel);
     const out: Array<'queued' | 'duplicate'> = [];
     for (const data of entries) {
-      if (await repo.get(data.uid)) {
-        out.push('duplicate');
-        continue;
-      }
       try {
         await repo.create(data);
       } catch (e) {
         if (!(isApiError(e) && e.code === 'api-112')) throw e;
-        out.push('duplicate'); // another hand-off of the transaction was first
+        out.push('duplicate'); // an earlier hand-off of the transaction (a retry, or one at the same time) was first
         continue;
       }
       out.push('queued');
@@ -120,8 +120,9 @@ export async function acceptHandoff(deps: IngestDeps, h: Handoff): Promise<Hando
   const unknown: string[] = [];
   const allRecipients = [...h.recipients, ...rules.addRecipients.filter((r) => !h.recipients.includes(r))];
   const byRecipient = new Map<string, Set<string>>();
+  const known = await knownAddresses(deps, allRecipients, domains);
   for (const rcpt of allRecipients) {
-    const r = await resolveRecipient(deps, rcpt, domains);
+    const r = await resolveRecipient(deps, rcpt, domains, known);
     if (r.kind === 'unknown') {
       if (r.reason === 'domain' && rules.addRecipients.includes(rcpt)) {
         expansion.external.push({ address: rcpt, viaList: 'transport-rule' });

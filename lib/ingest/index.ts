@@ -3,7 +3,7 @@ export { acceptHandoff, transactionIdOf, entryUid, type Handoff, type HandoffRes
 export { ingestRouter } from './routes.js';
 export { ingestAdminRouter } from './admin-routes.js';
 export { checkIngestSecret, ingestGuard, PROXY_HEADERS } from './guard.js';
-export { resolveRecipient, expandRecipient, servedDomains, type Resolution, type Expansion } from './resolve.js';
+export { resolveRecipient, knownAddresses, expandRecipient, servedDomains, type Resolution, type Expansion, type KnownAddresses } from './resolve.js';
 export { evaluateTransportRules, type TransportDecision } from './transport-rules.js';
 export { verifySender, type SenderVerification } from './verify.js';
 export { mailPort, filingAvailable, type MailPort, type FileRequest, type FiledCopy } from './mail-port.js';

@@ -24,16 +24,41 @@ export async function servedDomains(deps: Pick<Deps, 'store'>): Promise<Map<stri
   return out;
 }
 
-async function mailboxOf(deps: Pick<Deps, 'store'>, candidates: string[]): Promise<{ mailboxUid: string; address: string } | null> {
-  const row = await deps.store.repo<{ address: string; mailboxUid: string }>(AddressModel).findOne({ address: { $in: candidates } });
+type MailboxAddress = { mailboxUid: string; address: string };
+/** Mailbox addresses (primary and aliases) already looked up, by address: what resolveRecipient finds first. */
+export type KnownAddresses = Map<string, MailboxAddress>;
+
+async function mailboxOf(deps: Pick<Deps, 'store'>, candidates: string[]): Promise<MailboxAddress | null> {
+  const row = await deps.store.repo<MailboxAddress>(AddressModel).findOne({ address: { $in: candidates } });
   return row ? { mailboxUid: row.mailboxUid, address: row.address } : null;
+}
+
+/** The addresses a recipient is found under first: itself, and its local part in the canonical domain of a domain alias. */
+function candidatesOf(addr: string, canonical: string): string[] {
+  return [...new Set([addr, `${addr.slice(0, addr.lastIndexOf('@'))}@${canonical}`])];
+}
+
+/**
+ * The first step of resolveRecipient (primary address or alias) for several recipients in one
+ * query: a hand-off resolves all its recipients with one read instead of one each.
+ */
+export async function knownAddresses(deps: Pick<Deps, 'store'>, addresses: string[], domains: Map<string, string>): Promise<KnownAddresses> {
+  const candidates = new Set<string>();
+  for (const a of addresses) {
+    const addr = a.trim().toLowerCase();
+    const canonical = addr.lastIndexOf('@') > 0 ? domains.get(domainOf(addr)) : undefined;
+    if (canonical) for (const c of candidatesOf(addr, canonical)) candidates.add(c);
+  }
+  if (!candidates.size) return new Map();
+  const rows = await deps.store.repo<MailboxAddress>(AddressModel).list({ filter: { address: { $in: [...candidates] } }, limit: candidates.size });
+  return new Map(rows.map((r) => [r.address, { mailboxUid: r.mailboxUid, address: r.address }]));
 }
 
 /**
  * Spec: Recipient resolution order — primary address, alias (also through domain aliases),
  * distribution list, plus-addressing (mailboxes only, when mail:plus_addressing:enabled).
  */
-export async function resolveRecipient(deps: Pick<Deps, 'store' | 'config'>, address: string, domains?: Map<string, string>): Promise<Resolution> {
+export async function resolveRecipient(deps: Pick<Deps, 'store' | 'config'>, address: string, domains?: Map<string, string>, known?: KnownAddresses): Promise<Resolution> {
   const addr = address.trim().toLowerCase();
   const at = addr.lastIndexOf('@');
   if (at < 1) return { kind: 'unknown', reason: 'recipient' };
@@ -42,8 +67,9 @@ export async function resolveRecipient(deps: Pick<Deps, 'store' | 'config'>, add
   const canonical = served.get(domain);
   if (!canonical) return { kind: 'unknown', reason: 'domain' };
   const local = addr.slice(0, at);
-  const candidates = [...new Set([addr, `${local}@${canonical}`])];
-  const box = await mailboxOf(deps, candidates);
+  const candidates = candidatesOf(addr, canonical);
+  // known: looked up together with the other recipients (knownAddresses), the recipient itself before the canonical form.
+  const box = known ? candidates.map((c) => known.get(c)).find(Boolean) ?? null : await mailboxOf(deps, candidates);
   if (box) return { kind: 'mailbox', ...box, tag: null };
   const list = await deps.store.repo<DistributionList>(DistributionListModel).findOne({ address: { $in: candidates } });
   if (list) return { kind: 'list', list };

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { productModels, productRegistry } from '../../../lib/catalog.js';
 import { loadConfig } from '../../../lib/config/index.js';
-import { DistributionListModel, expandRecipient, resolveRecipient, type DistributionList } from '../../../lib/ingest/index.js';
+import { DistributionListModel, expandRecipient, knownAddresses, resolveRecipient, type DistributionList } from '../../../lib/ingest/index.js';
 import { AddressModel } from '../../../lib/mail/index.js';
 import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
 import type { Store } from '../../../lib/storage/index.js';
@@ -67,6 +67,19 @@ describe('recipient resolution (fast-check, SQLite)', () => {
       expect(await resolveRecipient(deps, `${aliasLocal.toUpperCase()}X@${ns.alias}`, ns.domains)).toMatchObject({ kind: 'mailbox', mailboxUid: owner, tag: null });
       expect(await resolveRecipient(deps, `${base}@unserved-${run}.example`, ns.domains)).toEqual({ kind: 'unknown', reason: 'domain' });
       expect(await resolveRecipient(deps, `nobody-${base}@${ns.domain}`, ns.domains)).toEqual({ kind: 'unknown', reason: 'recipient' });
+    }), RUNS);
+  });
+
+  it('recipients looked up together (knownAddresses: one read for a hand-off) resolve exactly as each does alone', async () => {
+    await fc.assert(fc.asyncProperty(local, local, tag, fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }), async (base, aliasLocal, t, mask) => {
+      const ns = namespace();
+      await addMailbox([`${base}@${ns.domain}`, `${aliasLocal}x@${ns.domain}`]);
+      await addMailbox([`${base}+${t}z@${ns.domain}`]);
+      const deps = { store, config: config() };
+      const rcpts = [`${base}@${ns.alias}`, mixCase(`${aliasLocal}x@${ns.alias}`, mask), `${base}+${t}z@${ns.domain}`, mixCase(`${base}+${t}@${ns.alias}`, mask), `nobody-${base}@${ns.domain}`, `${base}@unserved-${run}.example`, 'not-an-address'];
+      const known = await knownAddresses(deps, rcpts, ns.domains);
+      expect(known.size).toBe(3);
+      for (const r of rcpts) expect(await resolveRecipient(deps, r, ns.domains, known)).toEqual(await resolveRecipient(deps, r, ns.domains));
     }), RUNS);
   });
 
