@@ -136,7 +136,7 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
     const acceptSeconds = (performance.now() - started) / 1000;
     const apiCpu = used(cpuSeconds(api), cpuAtStart.api);
     if (!filingAvailable() || process.env.BENCH_ACCEPT_ONLY) {
-      return { messages: count, copies, errors, accepted_per_s: round(count / acceptSeconds, 0), filed: process.env.BENCH_ACCEPT_ONLY ? 'not measured: BENCH_ACCEPT_ONLY (hand-off only, no worker)' : 'not measured: lib/mail does not export fileMessage yet' };
+      return { messages: count, copies, errors, accepted_per_s: round(count / acceptSeconds, 0), api_cpu_ms_per_message: apiCpu === null ? null : round((apiCpu * 1000) / count, 2), filed: process.env.BENCH_ACCEPT_ONLY ? 'not measured: BENCH_ACCEPT_ONLY (hand-off only, no worker)' : 'not measured: lib/mail does not export fileMessage yet' };
     }
     const workerStarted = Date.now();
     if (process.env.BENCH_WORKER_AFTER) {

