@@ -3,7 +3,7 @@ export { acceptHandoff, transactionIdOf, entryUid, type Handoff, type HandoffRes
 export { ingestRouter } from './routes.js';
 export { ingestAdminRouter } from './admin-routes.js';
 export { checkIngestSecret, ingestGuard, PROXY_HEADERS } from './guard.js';
-export { resolveRecipient, knownAddresses, expandRecipient, servedDomains, type Resolution, type Expansion, type KnownAddresses } from './resolve.js';
+export { resolveRecipient, knownAddresses, expandRecipient, servedDomains, type Resolution, type Expansion } from './resolve.js';
 export { evaluateTransportRules, type TransportDecision } from './transport-rules.js';
 export { verifySender, type SenderVerification } from './verify.js';
 export { mailPort, filingAvailable, type MailPort, type FileRequest, type FiledCopy } from './mail-port.js';
@@ -14,4 +14,4 @@ export { INGEST_RESOURCES, ingestQueueResource, quarantineResource, transportRul
 export { wakeWorkers } from './wake.js';
 export { readHeaders, headerValue } from './headers.js';
 export { crashPoint } from './crash.js';
-export { prepareMail, type PreparedMail } from './prepare.js';
+export type { PreparedMail } from './prepare.js';
