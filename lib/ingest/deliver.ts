@@ -52,7 +52,7 @@ export function prepare(deps: WorkerDeps, entry: IngestEntry, cache: PrepareCach
       return { raw, mail, headers: readHeaders(raw), verdict };
     })();
     cache.set(entry.rawRef, p);
-    p.catch(() => cache.delete(entry.rawRef));
+    p.catch(() => undefined); // kept for the round: every entry of a message that could not be prepared fails alike, without a second try now
   }
   return p;
 }

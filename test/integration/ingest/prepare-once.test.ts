@@ -3,10 +3,11 @@
 // must still read and search as a message of its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestEntryModel, type IngestEntry, type WorkerDeps } from '../../../lib/ingest/index.js';
-import { drainQueue } from '../../../lib/jobs/index.js';
+import { drainQueue, runScanRound } from '../../../lib/jobs/index.js';
 import { MessageModel, type Message } from '../../../lib/mail/index.js';
+import { groupStats } from '../../../lib/storage/sql/group-commit.js';
 import { sqlBackends } from '../../helpers/databases.js';
-import { ingestFixture, type IngestFixture } from './setup.js';
+import { ingestFixture, message, type IngestFixture } from './setup.js';
 
 const backends = await sqlBackends();
 
@@ -56,5 +57,38 @@ describe.each(backends)('a message filed to several mailboxes ($name)', (backend
       const found = await messages.search('zebrafish', { filter: { mailboxUid: box } });
       expect(found.map((x) => x.uid)).toEqual([m.uid]);
     }
+  });
+
+  it('a message that cannot be prepared is tried once in a round: each of its entries fails alike and is retried later', async () => {
+    const r = await f.deliver({ to: ['alice@example.test', 'bob@example.test'], raw: message({ subject: 'Not now' }), tx: 'prepare-fails-1' });
+    expect(r.status).toBe(202);
+    const prepare = w.port.prepare;
+    let tried = 0;
+    w.port.prepare = () => (tried++, Promise.reject(new Error('parser gave up')));
+    let round;
+    try {
+      round = await runScanRound(w, 'test-worker');
+    } finally {
+      w.port.prepare = prepare;
+    }
+    expect(tried).toBe(1);
+    expect(round).toMatchObject({ claimed: 2, finished: 0, retried: 2 });
+    const entries = await f.api.deps.store.repo<IngestEntry>(IngestEntryModel).list({ filter: { transactionId: r.body.transactionId } });
+    expect(entries.map((e) => [e.state, e.attempts, e.lastError])).toEqual([['queued', 1, 'parser gave up'], ['queued', 1, 'parser gave up']]);
+    await drainQueue(w, 'test-worker');
+    const after = await f.api.deps.store.repo<IngestEntry>(IngestEntryModel).list({ filter: { transactionId: r.body.transactionId } });
+    expect(after.map((e) => e.state)).toEqual(['delivered', 'delivered']);
+  });
+
+  if (backend.name === 'sqlite') it('files a round\'s copies side by side: their transactions share commits', async () => {
+    for (let i = 0; i < 12; i++) expect((await f.deliver({ to: ['alice@example.test', 'bob@example.test'], raw: message({ subject: `Side by side ${i}` }), tx: `side-${i}` })).status).toBe(202);
+    const before = { ...groupStats };
+    const round = await runScanRound(w, 'test-worker');
+    expect(round).toMatchObject({ claimed: 24, finished: 24 });
+    const members = groupStats.members - before.members;
+    const transactions = groupStats.transactions - before.transactions;
+    // 24 filings and the round's closing transaction; one after another they took 25 commits.
+    expect(members).toBe(25);
+    expect(transactions).toBeLessThanOrEqual(Math.ceil(members / 4));
   });
 });
