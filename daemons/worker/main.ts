@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { productModels, productRegistry } from '../../lib/catalog.js';
 import type { Config } from '../../lib/config/index.js';
 import { createEventBus } from '../../lib/events/index.js';
-import { mailPort, recordingOutbound, type WorkerDeps } from '../../lib/ingest/index.js';
+import { mailPort, recordingOutbound, type WakeJob, type WorkerDeps } from '../../lib/ingest/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { realScanners } from '../../lib/scan/index.js';
 import { openStore } from '../../lib/storage/index.js';
@@ -38,12 +38,13 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
   const exportLoop = startEscrowExportLoop(base, loop.owner); // escrow matter exports (issue 10)
   const lifecycle = startLifecycleLoop({ ...base, models }, loop.owner); // mailbox exports, imports, erasures
   const wakeAddress = config.get('mail:jobs:wake_address');
+  const wakers: Record<WakeJob, () => void> = { scan: loop.wake, send: sendLoop.wake, export: exportLoop.wake, lifecycle: lifecycle.wake };
   const server = createServer((req, res) => {
-    if (req.method === 'POST' && req.url === '/wake') {
-      loop.wake();
-      sendLoop.wake();
-      exportLoop.wake();
-      lifecycle.wake();
+    // POST /wake/<job> wakes that job (lib/ingest/wake.ts); POST /wake, every job.
+    const job = req.method === 'POST' ? /^\/wake(?:\/([a-z]+))?$/.exec(req.url ?? '') : null;
+    const woken = job && (!job[1] ? () => Object.values(wakers).forEach((w) => w()) : Object.hasOwn(wakers, job[1]) ? wakers[job[1] as WakeJob] : null);
+    if (woken) {
+      woken();
       res.writeHead(204).end();
     } else res.writeHead(404).end();
   });

@@ -63,7 +63,7 @@ export function exportRoutes(route: AddRoute): void {
       await escrowAudit({ ...ctx, store: tx }, 'export.create', held.scope.uid, { uid: created.uid, accessRequestUid, matterUid: held.matter.uid });
       return created;
     });
-    wakeWorkers(ctx.config);
+    wakeWorkers(ctx.config, 'export');
     res.status(201).json(exportView(exp));
   }, {
     summary: "Ask for an export of the matter's custodians' messages within its date range",

@@ -34,7 +34,7 @@ export function ingestAdminRouter(deps: IngestDeps, openapi: OpenApiRegistry): R
     if (entry.state === 'queued') throw new ApiError('api-120', 'the entry is already queued');
     const updated = await repo.update(entry.uid, { state: 'queued', attempts: 0, nextAttemptAt: new Date(), lastError: null, finishedAt: null });
     await writeAudit(ctx.store, ctx, { action: 'ingest-queue.retry', resource: 'ingest-queue', resourceUid: entry.uid, details: { previousState: entry.state } });
-    wakeWorkers(ctx.config);
+    wakeWorkers(ctx.config, 'scan');
     res.json({ uid: updated.uid, version: updated.version, state: updated.state });
   });
 

@@ -3,6 +3,7 @@ import { isApiError } from '../errors/index.js';
 import type { Deps } from '../resources/index.js';
 import type { MailPort } from './mail-port.js';
 import { OutboundHandoffModel } from './models.js';
+import { wakeWorkers } from './wake.js';
 
 export type OutboundKind = 'ndr' | 'list-relay' | 'auto-reply' | 'reject-notice' | 'forward' | 'acme-reply' | 'itip-reply' | 'receipt';
 
@@ -24,7 +25,7 @@ export interface OutboundHook {
   send(msg: OutboundMessage): Promise<void>;
 }
 
-export function recordingOutbound(deps: Pick<Deps, 'store'>, port: MailPort): OutboundHook {
+export function recordingOutbound(deps: Pick<Deps, 'store' | 'config'>, port: MailPort): OutboundHook {
   return {
     async send(msg) {
       const repo = deps.store.repo<Record<string, unknown>>(OutboundHandoffModel);
@@ -34,7 +35,10 @@ export function recordingOutbound(deps: Pick<Deps, 'store'>, port: MailPort): Ou
         await repo.create({ ...(msg.id ? { uid: msg.id } : {}), kind: msg.kind, envelopeFrom: msg.envelopeFrom, envelopeTo: msg.envelopeTo, rawRef: ref, state: 'queued' });
       } catch (e) {
         if (!(isApiError(e) && e.code === 'api-112')) throw e;
+        return;
       }
+      wakeWorkers(deps.config, 'send'); // the send job relays it
+
     },
   };
 }

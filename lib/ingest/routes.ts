@@ -85,7 +85,7 @@ export function ingestRouter(deps: IngestDeps, openapi: OpenApiRegistry, opts: {
   checkIngestSecret(deps.config);
   const router = express.Router();
   const guard = ingestGuard(deps.config);
-  const onQueued = opts.onQueued ?? (() => wakeWorkers(deps.config));
+  const onQueued = opts.onQueued ?? (() => wakeWorkers(deps.config, 'scan'));
   router.use('/internal/mta', guard);
 
   router.get('/internal/mta/domain', async (req, res, next) => {

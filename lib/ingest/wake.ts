@@ -1,8 +1,16 @@
 import { request } from 'node:http';
 import type { Config } from '../config/index.js';
 
-/** Per configuration (one per daemon): is a wake-up on its way, and was another asked for meanwhile? */
-const pending = new WeakMap<Config, { again: boolean }>();
+/**
+ * The worker's jobs a wake-up names (POST /wake/<job>; a bare POST /wake wakes every job). Each job
+ * is woken only by the work it does: a hand-off used to wake the send, export and lifecycle loops
+ * too, and each of them then claimed nothing in a transaction of its own, once per wake-up.
+ */
+export const WAKE_JOBS = ['scan', 'send', 'export', 'lifecycle'] as const;
+export type WakeJob = (typeof WAKE_JOBS)[number];
+
+/** Per configuration (one per daemon) and job: is a wake-up on its way, and was another asked for meanwhile? */
+const pending = new WeakMap<Config, Map<WakeJob, { again: boolean }>>();
 
 /**
  * Tells the worker daemon that work arrived (best effort: the job also runs every
@@ -14,25 +22,27 @@ const pending = new WeakMap<Config, { again: boolean }>();
  * was travelling is still followed by one sent after it was queued. Under a burst of hand-offs this
  * is a handful of requests instead of one connection per message (bench/ingest.ts).
  */
-export function wakeWorkers(config: Config): void {
+export function wakeWorkers(config: Config, job: WakeJob): void {
   const address = config.get('mail:jobs:wake_address');
   if (!address) return;
-  const state = pending.get(config);
+  let jobs = pending.get(config);
+  if (!jobs) pending.set(config, (jobs = new Map()));
+  const state = jobs.get(job);
   if (state) {
     state.again = true;
     return;
   }
   const mine = { again: false };
-  pending.set(config, mine);
+  jobs.set(job, mine);
   let settled = false;
   const done = () => {
     if (settled) return;
     settled = true;
-    pending.delete(config);
-    if (mine.again) wakeWorkers(config);
+    jobs.delete(job);
+    if (mine.again) wakeWorkers(config, job);
   };
   const target = address.startsWith('/') ? { socketPath: address } : { host: address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, ''), port: Number(address.slice(address.lastIndexOf(':') + 1)) };
-  const req = request({ ...target, method: 'POST', path: '/wake', timeout: 500, agent: false }, (res) => {
+  const req = request({ ...target, method: 'POST', path: `/wake/${job}`, timeout: 500, agent: false }, (res) => {
     res.on('end', done);
     res.on('error', done);
     res.resume();

@@ -92,7 +92,7 @@ export function lifecycleRouter(service: ResourceService, deps: Deps, openapi: O
       return created;
     });
     ctx.events.publish([rec.uid, rec.mailboxUid], { type: 'dataExportRequest', action: 'create', data: service.view(dataExportRequestsResource, rec as never) });
-    wakeWorkers(ctx.config);
+    wakeWorkers(ctx.config, 'lifecycle');
     res.status(201).json(await dataExportRequestsResource.adminView!(ctx, rec as never));
   }));
   openapi.add('post', `${exportsPath}/on-behalf`, { operationId: 'mail_data_export_requests_on_behalf', summary: 'An administrator starts an export of a mailbox for its owner (trusted role, fresh elevation, audited with the reason); the archive is still downloadable by the owner only', tags: ['mail/data-export-requests'], auth: 'trusted-fresh', requestBody: { schema: { type: 'object', required: ['mailboxUid', 'reason'], properties: { mailboxUid: { type: 'string' }, reason: { type: 'string', maxLength: 2000 } } } }, responses: { 201: { description: 'the request, administrative view' } } });
@@ -140,7 +140,7 @@ export function lifecycleRouter(service: ResourceService, deps: Deps, openapi: O
       });
       const view = service.view(mailboxImportRequestsResource, rec as never);
       ctx.events.publish([rec.uid, rec.mailboxUid], { type: 'mailboxImportRequest', action: 'create', data: view });
-      wakeWorkers(ctx.config);
+      wakeWorkers(ctx.config, 'lifecycle');
       res.status(201).json(view);
     } finally {
       await removeFile(tmp);

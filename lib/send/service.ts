@@ -105,7 +105,7 @@ export async function sendDraft(ctx: Ctx, deps: SendDeps, decls: { messages: Res
     // Outbox and sends it like a background send (deleting or replacing the draft cancels it).
     if (scheduled) return { status: 202, body: { ...view(job), state: 'scheduled', sendAt } };
     await placeMessage(deps, job, 'outbox', false);
-    wakeWorkers(ctx.config);
+    wakeWorkers(ctx.config, 'send');
     return { status: 202, body: view(job) };
   }
   const [claimed] = await jobs.claim({ uid: jobUid }, { owner, leaseMs, limit: 1 });

@@ -16,7 +16,7 @@ export const ingestSettings = {
   'mail:jobs:scan:batch_size': setting(z.number().int().positive(), { default: 64, doc: 'Ingest entries one worker claims per round.' }),
   'mail:jobs:scan:concurrency': setting(z.number().int().positive(), { default: 8, doc: 'Entries one worker processes at the same time.' }),
   'mail:jobs:scan:lease_seconds': setting(z.number().int().positive(), { default: 120, doc: 'Lease on a claimed ingest entry; a killed worker\'s entries are picked up again after it.' }),
-  'mail:jobs:wake_address': setting(z.union([socketAddress, z.literal('')]), { default: '127.0.0.1:8091', doc: 'Where the worker daemon listens for wake-ups from the api daemon (host:port or unix socket; empty: no wake-ups, the period only).' }),
+  'mail:jobs:wake_address': setting(z.union([socketAddress, z.literal('')]), { default: '127.0.0.1:8091', doc: 'Where the worker daemon listens for wake-ups from the api daemon (host:port or unix socket; POST /wake/<scan|send|export|lifecycle> wakes that job, POST /wake every job; empty: no wake-ups, the period only).' }),
   'mail:scan:rspamd:url': setting(z.url(), { default: 'http://127.0.0.1:11333', doc: 'rspamd normal worker; messages are POSTed to <url>/checkv2.' }),
   'mail:scan:rspamd:password': setting(z.string(), { default: '', secret: true, doc: 'rspamd controller password, sent as the Password header when set.' }),
   'mail:scan:clamd:address': setting(socketAddress, { default: '127.0.0.1:3310', doc: 'clamd address: host:port or a unix socket path (INSTREAM).' }),

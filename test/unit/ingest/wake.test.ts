@@ -12,9 +12,11 @@ afterEach(async () => {
 /** A stand-in worker wake-up listener that holds each answer until released, counting arrivals. */
 async function listener() {
   const held: ServerResponse[] = [];
+  const paths: string[] = [];
   let arrived = 0;
   const server = createServer((req, res) => {
     arrived++;
+    paths.push(req.url ?? '');
     req.resume();
     held.push(res);
   });
@@ -27,6 +29,7 @@ async function listener() {
   return {
     config,
     arrived: () => arrived,
+    paths,
     answerAll: () => {
       for (const res of held.splice(0)) res.end('ok');
     },
@@ -41,9 +44,9 @@ const until = async (cond: () => boolean) => {
 describe('waking the worker', () => {
   it('coalesces wake-ups asked for while one is on its way into one sent after it', async () => {
     const w = await listener();
-    wakeWorkers(w.config);
+    wakeWorkers(w.config, 'scan');
     await until(() => w.arrived() === 1);
-    for (let i = 0; i < 50; i++) wakeWorkers(w.config); // a burst of hand-offs while the first is unanswered
+    for (let i = 0; i < 50; i++) wakeWorkers(w.config, 'scan'); // a burst of hand-offs while the first is unanswered
     await new Promise((r) => setTimeout(r, 100));
     expect(w.arrived()).toBe(1);
     w.answerAll();
@@ -51,7 +54,7 @@ describe('waking the worker', () => {
     w.answerAll();
     await new Promise((r) => setTimeout(r, 100));
     expect(w.arrived()).toBe(2);
-    wakeWorkers(w.config); // nothing on its way: sent at once
+    wakeWorkers(w.config, 'scan'); // nothing on its way: sent at once
     await until(() => w.arrived() === 3);
   });
 
@@ -65,10 +68,25 @@ describe('waking the worker', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     closers.push(() => new Promise((r) => server.close(() => r())));
     const config = loadConfig({ env: { NODE_ENV: 'test' }, values: { 'mail:jobs:wake_address': `127.0.0.1:${(server.address() as AddressInfo).port}` } });
-    wakeWorkers(config);
-    wakeWorkers(config); // owed while the first is on its way
+    wakeWorkers(config, 'scan');
+    wakeWorkers(config, 'scan'); // owed while the first is on its way
     await until(() => arrived === 2);
     await new Promise((r) => setTimeout(r, 100));
     expect(arrived).toBe(2);
+  });
+
+  it('names the job it wakes, and coalesces each job on its own', async () => {
+    const w = await listener();
+    wakeWorkers(w.config, 'scan');
+    wakeWorkers(w.config, 'send'); // another job: not owed behind the scan wake-up, sent at once
+    await until(() => w.arrived() === 2);
+    expect(w.paths.sort()).toEqual(['/wake/scan', '/wake/send']);
+    wakeWorkers(w.config, 'scan');
+    wakeWorkers(w.config, 'scan');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(w.arrived()).toBe(2);
+    w.answerAll();
+    await until(() => w.arrived() === 3);
+    expect(w.paths[2]).toBe('/wake/scan');
   });
 });

@@ -1,0 +1,55 @@
+// The worker daemon's wake-up address: POST /wake/<job> wakes that job (a hand-off wakes the scan
+// job only), POST /wake every job, anything else 404. The scan period here is an hour, so a filed
+// message proves that the hand-off's wake-up reached the scan job.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MessageModel, type Message } from '../../../lib/mail/index.js';
+import { sqlBackends } from '../../helpers/databases.js';
+import { freePort } from '../../helpers/scanners.js';
+import { daemons, type Daemons } from './daemons.js';
+import { ingestFixture, message, type IngestFixture } from './setup.js';
+
+const [sqlite] = await sqlBackends();
+
+describe('waking the worker daemon', () => {
+  let f: IngestFixture;
+  let d: Daemons;
+  let wake: string;
+  beforeAll(async () => {
+    wake = `127.0.0.1:${await freePort()}`;
+    f = await ingestFixture(sqlite, { 'mail:jobs:wake_address': wake });
+    d = daemons(f);
+    const worker = await d.start('worker', {}, { 'mail:jobs:wake_address': wake, 'mail:jobs:scan:interval_seconds': 3600 });
+    for (let i = 0; ; i++) {
+      const up = await fetch(`http://${wake}/wake/scan`, { method: 'POST' }).then((r) => r.status, () => 0);
+      if (up === 204) break;
+      if (i > 300 || worker.exitCode !== null) throw new Error(`worker did not listen: ${d.said(worker)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }, 60_000);
+  afterAll(async () => {
+    d?.killAll();
+    await f?.close();
+  });
+
+  it('answers 204 for each job and for all, 404 for anything else', async () => {
+    for (const path of ['/wake', '/wake/scan', '/wake/send', '/wake/export', '/wake/lifecycle']) {
+      expect([path, (await fetch(`http://${wake}${path}`, { method: 'POST' })).status]).toEqual([path, 204]);
+    }
+    for (const path of ['/wake/constructor', '/wake/nope', '/wake/scan/x', '/wakeup']) {
+      expect([path, (await fetch(`http://${wake}${path}`, { method: 'POST' })).status]).toEqual([path, 404]);
+    }
+    expect((await fetch(`http://${wake}/wake/scan`)).status).toBe(404); // POST only
+  });
+
+  it('a hand-off wakes the scan job: the message is filed long before the scan period', async () => {
+    const r = await f.deliver({ to: ['alice@example.test'], raw: message({ subject: 'Woken' }), tx: 'wake-1' });
+    expect(r.status).toBe(202);
+    const messages = f.api.deps.store.repo<Message>(MessageModel);
+    let filed: Message[] = [];
+    for (let i = 0; i < 150 && !filed.length; i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      filed = await messages.list({ filter: { mailboxUid: f.users.aliceBox.uid, subject: 'Woken' } });
+    }
+    expect(filed).toHaveLength(1);
+  }, 30_000);
+});
