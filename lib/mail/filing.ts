@@ -96,15 +96,16 @@ async function fileOnce(deps: Deps, req: FileRequest): Promise<MessageRecord> {
     const messages = tx.repo<Message>(MessageModel);
     // A key filed before: the unique (mailboxUid, ingestKey) refuses the row (api-112), the transaction
     // is undone and fileMessage answers the copy filed the first time (no read first for the rare retry).
-    const folderRec = await folderOf(tx, req.mailboxUid, req);
     const flags = { seen: false, flagged: false, answered: false, forwarded: false, draft: false, ...req.flags };
+    // The folder is found and its counts raised in one statement (the one folderOf would answer).
+    const f = await tx.repo<Folder>(FolderModel).increment(req.folderUid ? { uid: req.folderUid, mailboxUid: req.mailboxUid } : { mailboxUid: req.mailboxUid, role: req.folderRole ?? 'inbox' }, { totalCount: 1, unreadCount: flags.seen ? 0 : 1 });
+    if (!f) throw new ApiError('api-107', 'No such folder in this mailbox');
     const created = await messages.create({
-      ...req.parsed.fields, ...flags, mailboxUid: req.mailboxUid, folderUid: folderRec.uid, blobId: req.raw.blobId, size: req.raw.size,
+      ...req.parsed.fields, ...flags, mailboxUid: req.mailboxUid, folderUid: f.uid, blobId: req.raw.blobId, size: req.raw.size,
       labels: req.labels ?? [], focused: req.focused ?? null, ingestKey: req.idempotencyKey ?? null, receiptTo: req.receiptTo ?? null, receipts: [], sendAt: req.sendAt ?? null,
     });
     if (!req.deferText) await messages.setText(created.uid, req.document ?? searchDocument(req.parsed));
-    crashPoint('ingest.mid-filing'); // the message row written, the counters not yet: the transaction must undo it
-    const f = await countIn(tx, folderRec.uid, 1, flags.seen ? 0 : 1);
+    crashPoint('ingest.mid-filing'); // the message row and folder counts written, the mailbox usage not yet: the transaction must undo it
     await tx.repo<Mailbox>(MailboxModel).increment(req.mailboxUid, { usedBytes: req.raw.size });
     await addBlobRef(tx, req.raw);
     return { message: created, folder: f };

@@ -60,8 +60,17 @@ export interface Repo<T extends object> {
   delete(uid: string, opts?: UpdateOptions): Promise<boolean>;
   updateMany(filter: Filter, patch: Patch<T>): Promise<number>;
   deleteMany(filter: Filter): Promise<number>;
-  /** Atomic numeric deltas (counters): field = field + delta, in one statement. Null when absent. */
-  increment(uid: string, deltas: Record<string, number>): Promise<Row<T> | null>;
+  /**
+   * Creates the record, or, when one with its uid exists, adds data's values of the `adding` fields
+   * to the stored ones (counters): one atomic write either way. Not for models with value indexes
+   * or full-text documents.
+   */
+  createOrAdd(data: NewRecord<T> & { uid: string }, adding: Array<keyof T & string>): Promise<void>;
+  /**
+   * Atomic numeric deltas (counters): field = field + delta, in one statement, of the record with
+   * this uid or of the one findOne(filter) would answer (found and raised together). Null when absent.
+   */
+  increment(target: string | Filter, deltas: Record<string, number>): Promise<Row<T> | null>;
   /** Lease models: claim up to `limit` unleased (or lease-expired) records matching the filter. */
   claim(filter: Filter, opts: ClaimOptions): Promise<Row<T>[]>;
   /** Lease models: drop the lease if `owner` still holds it, applying `patch` in the same write. */

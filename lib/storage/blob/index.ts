@@ -261,15 +261,8 @@ export class BlobWriter {
 
 /** One more record refers to the blob (inside the caller's transaction). */
 export async function addBlobRef(store: Store, blob: StoredBlob): Promise<void> {
-  const repo = store.repo<z.infer<z.ZodObject<typeof blobFields>>>(BlobModel);
-  if (!(await repo.increment(blob.blobId, { refs: 1 }))) {
-    try {
-      await repo.create({ uid: blob.blobId, size: blob.size, refs: 1 });
-    } catch (e) {
-      if (!(e instanceof ApiError && e.code === 'api-112')) throw e;
-      await repo.increment(blob.blobId, { refs: 1 }); // created meanwhile by another writer
-    }
-  }
+  // One statement: the record made with one reference, or one more reference on the record there.
+  await store.repo<z.infer<z.ZodObject<typeof blobFields>>>(BlobModel).createOrAdd({ uid: blob.blobId, size: blob.size, refs: 1 }, ['refs']);
 }
 
 /** One record fewer refers to the blob; answers true when it was the last (free the file after commit). */

@@ -244,8 +244,23 @@ class SqlRepo<T extends object> implements Repo<T> {
     return this.#run(async () => (await this.#sel.list(this.ctx.manager, q, (ph) => matchClause(this.ctx.dialect, this.model, words, ph), this.ctx.session)) as Row<T>[]);
   }
 
-  increment(uid: string, deltas: Record<string, number>): Promise<Row<T> | null> {
-    return this.#write(() => this.#updateReturning({ set: {}, increments: deltas, where: [{ uid }] }));
+  createOrAdd(data: NewRecord<T> & { uid: string }, adding: string[]): Promise<void> {
+    if (this.#values || this.model.fullText) throw new Error(`model ${this.model.name}: createOrAdd writes no value-index rows or documents`);
+    const now = new Date();
+    const rec = { ...withDefaults(this.model, data as Record<string, unknown>), uid: data.uid, version: 1, createdAt: now, updatedAt: now } as ObjectLiteral;
+    return this.#write(async () => {
+      await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).createOrAdd(this.ctx.manager, rec, adding);
+    });
+  }
+
+  increment(target: string | Filter, deltas: Record<string, number>): Promise<Row<T> | null> {
+    if (typeof target === 'string') return this.#write(() => this.#updateReturning({ set: {}, increments: deltas, where: [{ uid: target }] }));
+    // The record findOne(target) answers (the first by uid), found and raised in the one statement.
+    const table = this.#sel.q(this.model.table);
+    return this.#write(() => this.#updateReturning({
+      set: {}, increments: deltas, where: [],
+      raw: (_ph, params) => `"uid" = (SELECT "uid" FROM ${table}${this.#sel.where(target, params)} ORDER BY "uid" ASC LIMIT 1)`,
+    }));
   }
 
   /**

@@ -32,6 +32,30 @@ export class Inserter {
     }
     return this.sel.execute(manager, sql, cols.map((c) => this.ds.driver.preparePersistentValue(rec[c.propertyName], c)));
   }
+
+  /**
+   * INSERT of one record, or, when a record with its uid exists, its `adding` columns raised by the
+   * values given (`"n" = "n" + excluded."n"`), `updatedAt` moved and `version` raised: one statement.
+   */
+  createOrAdd(manager: EntityManager, rec: ObjectLiteral, adding: string[]): Promise<number> {
+    const cols = this.#columns.filter((c) => rec[c.propertyName] !== undefined);
+    const key = `+${adding.join('\u0000')}\u0001${cols.map((c) => c.propertyName).join('\u0000')}`;
+    let sql = this.#texts.get(key);
+    if (sql === undefined) {
+      const byName = new Map(cols.map((c) => [c.propertyName, c]));
+      const sets = adding.map((field) => {
+        const c = byName.get(field);
+        if (!c) throw new Error(`createOrAdd ${field}: not a column given`);
+        const name = this.sel.q(c.databaseName);
+        return `${name} = ${this.#table}.${name} + excluded.${name}`;
+      });
+      sets.push('"updatedAt" = excluded."updatedAt"', `"version" = ${this.#table}."version" + 1`);
+      const ph = cols.map((_, i) => (this.dialect === 'postgres' ? `$${i + 1}` : '?')).join(', ');
+      sql = `INSERT INTO ${this.#table} (${cols.map((c) => this.sel.q(c.databaseName)).join(', ')}) VALUES (${ph}) ON CONFLICT ("uid") DO UPDATE SET ${sets.join(', ')}`;
+      this.#texts.set(key, sql);
+    }
+    return this.sel.execute(manager, sql, cols.map((c) => this.ds.driver.preparePersistentValue(rec[c.propertyName], c)));
+  }
 }
 
 const inserters = new WeakMap<SelectRunner, Inserter>();

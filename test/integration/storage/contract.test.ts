@@ -166,6 +166,40 @@ describe.each(backends)('Store contract on $name', (backend) => {
     expect(await things.increment('00000000-0000-7000-8000-000000000000', { size: 1 })).toBeNull();
   });
 
+  it('increments the record a filter names (the first by uid, as findOne), found and raised in one write', async () => {
+    const a = await things.create({ name: 'by-filter-a', owner: 'o8f', size: 5, flagged: true, tags: [] });
+    const b = await things.create({ name: 'by-filter-b', owner: 'o8f', size: 7, flagged: true, tags: [] });
+    const first = [a, b].sort((x, y) => (x.uid < y.uid ? -1 : 1))[0];
+    const raised = await things.increment({ owner: 'o8f', flagged: true }, { size: 10 });
+    expect(raised).toMatchObject({ uid: first.uid, size: first.size + 10, version: 2 });
+    const other = await things.get(first === a ? b.uid : a.uid);
+    expect(other).toMatchObject({ size: (first === a ? b : a).size, version: 1 }); // only one record
+    expect(await things.increment({ owner: 'o8f', flagged: false }, { size: 1 })).toBeNull();
+    await Promise.all(Array.from({ length: 20 }, () => things.increment({ name: 'by-filter-b' }, { size: 1 })));
+    expect((await things.get(b.uid))!.size).toBe(b.size + 20 + (first === b ? 10 : 0));
+  });
+
+  it('createOrAdd makes the record once and adds to its counters afterwards, exact under concurrency, also in transactions', async () => {
+    const uid = '00000000-0000-7000-8000-00000000c0a1';
+    await Promise.all(Array.from({ length: 30 }, () => things.createOrAdd({ uid, name: 'create-or-add', owner: 'o8c', size: 2, flagged: false, tags: [] }, ['size'])));
+    const after = await things.get(uid);
+    expect(after).toMatchObject({ name: 'create-or-add', owner: 'o8c', size: 60, version: 30 });
+    await store.transaction(async (tx) => {
+      const repo = tx.repo<ThingT>(Thing);
+      await repo.createOrAdd({ uid, name: 'ignored', owner: 'ignored', size: -10, flagged: true, tags: [] }, ['size']);
+      await repo.createOrAdd({ uid: '00000000-0000-7000-8000-00000000c0a2', name: 'create-or-add-2', owner: 'o8c', size: 1, flagged: false, tags: [] }, ['size']);
+    });
+    expect(await things.get(uid)).toMatchObject({ name: 'create-or-add', owner: 'o8c', size: 50, flagged: false, version: 31 });
+    expect(await things.get('00000000-0000-7000-8000-00000000c0a2')).toMatchObject({ size: 1, version: 1 });
+    await expect(store.transaction(async (tx) => {
+      await tx.repo<ThingT>(Thing).createOrAdd({ uid, name: 'x', owner: 'x', size: 100, flagged: false, tags: [] }, ['size']);
+      throw new Error('undo');
+    })).rejects.toThrow('undo');
+    expect((await things.get(uid))!.size).toBe(50);
+    // another unique key still refuses the row
+    await expect(things.createOrAdd({ uid: '00000000-0000-7000-8000-00000000c0a3', name: 'create-or-add', owner: 'o8c', size: 1, flagged: false, tags: [] }, ['size'])).rejects.toMatchObject({ code: 'api-112' });
+  });
+
   it('commits or rolls back a transaction as a whole', async () => {
     await store.transaction(async (tx) => {
       await tx.repo<ThingT>(Thing).create({ name: 'tx1', owner: 'o9', size: 1, flagged: false, tags: [] });
