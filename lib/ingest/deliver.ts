@@ -7,6 +7,7 @@ import {
   classifyFocused, consumeControl, controlKindOf, isAutomated, isDispositionReport, maybeAutoReply, processInvitations, recordCorrespondent, senderListVerdict, senderOf, type ControlHooks,
 } from './delivery-rules.js';
 import { crashPoint } from './crash.js';
+import type { FiledCopy } from './mail-port.js';
 import type { PreparedMail } from './prepare.js';
 import { rewriteFrom } from './from-rewrite.js';
 import { bareAddress, domainOf, headerValue, readHeaders, type HeaderBlock } from './headers.js';
@@ -37,6 +38,11 @@ export interface RoundWrites {
   correspondent(mailboxUid: string, address: string): void;
   /** A filed copy's full-text document (written when the round's entries are released). */
   text(messageUid: string, document: string): void;
+  /**
+   * Sends events once the round's closing commit is done: the round files its copies with
+   * asynchronous commits (FileRequest.durableLater), which that synchronous commit makes durable.
+   */
+  publish(send: () => void): void;
 }
 
 export function prepare(deps: WorkerDeps, entry: IngestEntry, cache: PrepareCache): Promise<Prepared> {
@@ -120,11 +126,12 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   const focused = folderRole === 'inbox' && !rules.folderUid ? await classifyFocused(deps, entry.mailboxUid, sender, automated) : undefined;
   const receiptTo = junk ? null : receiptAddress(headers, auth);
   const deferText = round ? (uid: string, doc: string) => round.text(uid, doc) : undefined;
-  const common = { mailboxUid: entry.mailboxUid, folderRole, labels: rules.labels, raw: prep.raw, prepared: prep.mail, flags: rules.flags, receiptTo, rawRef: entry.rawRef, deferText } as const;
+  const durableLater = round ? { publish: (send: () => void) => round.publish(send) } : undefined;
+  const common = { mailboxUid: entry.mailboxUid, folderRole, labels: rules.labels, raw: prep.raw, prepared: prep.mail, flags: rules.flags, receiptTo, rawRef: entry.rawRef, deferText, durableLater } as const;
   const filed = await deps.port.file({ ...common, folderUid: junk ? undefined : rules.folderUid, focused, idempotencyKey: entry.uid });
   crashPoint('ingest.between-copies');
   // Filter-rule copy: one more message record per folder, sharing the raw blob (each holds a reference).
-  const copied = [];
+  const copied: FiledCopy[] = [];
   for (const folderUid of copies) copied.push(await deps.port.file({ ...common, folderUid, idempotencyKey: `${entry.uid}:copy:${folderUid}` }));
   crashPoint('ingest.after-file');
   // 6. out-of-office, invitations and known correspondents for delivered non-junk mail.
@@ -138,9 +145,13 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   }
   // 7. the mail event stream.
   crashPoint('ingest.before-event');
-  for (const copy of [filed, ...copied]) {
-    deps.events.emitMail('message.delivered', { mailboxUid: entry.mailboxUid, messageUid: copy.messageUid, folderUid: copy.folderUid ?? null, folderRole, junk, entryUid: entry.uid, from: sender, subject: headerValue(headers, 'subject'), ...(copy === filed ? {} : { copy: true }) });
-  }
+  const delivered = () => {
+    for (const copy of [filed, ...copied]) {
+      deps.events.emitMail('message.delivered', { mailboxUid: entry.mailboxUid, messageUid: copy.messageUid, folderUid: copy.folderUid ?? null, folderRole, junk, entryUid: entry.uid, from: sender, subject: headerValue(headers, 'subject'), ...(copy === filed ? {} : { copy: true }) });
+    }
+  };
+  if (round) round.publish(delivered);
+  else delivered();
   return { state: junk ? 'junk' : 'delivered', folderRole, messageUid: filed.messageUid, verdict: verdictOf(verdict), finishedAt: new Date() };
 }
 

@@ -27,6 +27,8 @@ export interface FileRequest {
   rawRef: string;
   /** The copy's full-text document goes to this instead of into the filing commit (lib/mail FileRequest.deferText). */
   deferText?: (messageUid: string, document: string) => void;
+  /** A later commit makes the filing durable; events wait for it (lib/mail FileRequest.durableLater). */
+  durableLater?: { publish(send: () => void): void };
 }
 
 /**
@@ -93,7 +95,7 @@ export function mailPort(deps: Deps): MailPort {
         raw: { blobId: req.rawRef, sha256: req.rawRef, size: req.raw.length },
         parsed: req.prepared.message, document: req.prepared.document, flags,
         focused: req.focused === undefined ? null : req.focused ? 'focused' : 'other', receiptTo: req.receiptTo ?? null,
-        idempotencyKey: req.idempotencyKey, deferText: req.deferText,
+        idempotencyKey: req.idempotencyKey, deferText: req.deferText, durableLater: req.durableLater,
       });
       return { messageUid: filed.uid, folderUid: filed.folderUid };
     },

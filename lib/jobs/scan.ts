@@ -55,7 +55,11 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
   };
   const correspondents = new Map<string, { mailboxUid: string; address: string; n: number }>();
   const texts = new Map<string, string>();
+  const published: Array<() => void> = [];
   const writes: RoundWrites = {
+    publish(send) {
+      published.push(send);
+    },
     correspondent(mailboxUid, address) {
       const key = `${mailboxUid}\0${address}`;
       const c = correspondents.get(key) ?? { mailboxUid, address, n: 0 };
@@ -91,7 +95,10 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
       } else round.retried++;
     }
   });
-  if (!done.length && !counts.size) return round;
+  if (!done.length && !counts.size) {
+    for (const send of published) send(); // copies filed by entries that failed after filing (their release above was a synchronous commit)
+    return round;
+  }
   for (const { patch } of done) {
     const verdict = verdictClass(patch.verdict);
     if (verdict) count('svcmail_scan_verdicts_total', { verdict });
@@ -116,6 +123,11 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
     });
   } catch (e) {
     deps.log.error({ err: (e as Error).message, entries: done.length }, 'scan round: delivered entries not released; they are delivered again when their lease ends');
+  } finally {
+    // The round's copies were filed with asynchronous commits: their events go out only now that a
+    // synchronous commit came after them (or, had it failed, once the attempt is over: the copies
+    // are committed and the next synchronous commit of any writer makes them durable).
+    for (const send of published) send();
   }
   return round;
 }

@@ -49,6 +49,13 @@ export interface FileRequest {
    * own (the scan round's closing one: one full-text flush per round instead of one per copy).
    */
   deferText?: (messageUid: string, document: string) => void;
+  /**
+   * Given: the caller makes the filing durable with a commit of its own afterwards (a scan round
+   * releasing its entries), so the copy is filed with an asynchronous commit (Store.transaction
+   * syncCommit false) and its events are handed to publish(), to be sent once that commit is done
+   * (no client hears of a copy a database crash could still take back).
+   */
+  durableLater?: { publish(send: () => void): void };
 }
 
 export async function folderOf(store: Store, mailboxUid: string, ref: { folderUid?: string; folderRole?: FolderRole }): Promise<Row<Folder>> {
@@ -109,9 +116,13 @@ async function fileOnce(deps: Deps, req: FileRequest): Promise<MessageRecord> {
     await tx.repo<Mailbox>(MailboxModel).increment(req.mailboxUid, { usedBytes: req.raw.size });
     await addBlobRef(tx, req.raw);
     return { message: created, folder: f };
-  });
-  publishMessage(deps, 'create', message);
-  publishFolder(deps, folder);
+  }, { syncCommit: !req.durableLater });
+  const publish = () => {
+    publishMessage(deps, 'create', message);
+    publishFolder(deps, folder);
+  };
+  if (req.durableLater) req.durableLater.publish(publish);
+  else publish();
   return message;
 }
 

@@ -84,11 +84,22 @@ export interface Repo<T extends object> {
   search(text: string, query?: ListQuery): Promise<Row<T>[]>;
 }
 
+export interface TransactionOptions {
+  /**
+   * false: the commit is not waited for on its way to disk (PostgreSQL `synchronous_commit = off`
+   * for this transaction; SQLite: no WAL fsync awaited). Its changes are visible at once; they are
+   * durable once any later synchronous commit of the same datastore is (the log is one sequence),
+   * and a crash of the database before then loses them. Only for work that is done again when it
+   * is lost: the scan round's filings, made durable by the commit that releases their entries.
+   */
+  syncCommit?: boolean;
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres' | 'document';
   repo<T extends object>(model: ModelDef): Repo<T>;
   /** Runs fn with a store whose writes commit or roll back together. */
-  transaction<R>(fn: (tx: Store) => Promise<R>): Promise<R>;
+  transaction<R>(fn: (tx: Store) => Promise<R>, opts?: TransactionOptions): Promise<R>;
   /**
    * A view of this store for one caller (an API request) whose reads may be answered at one
    * consistency point taken after the caller asked, until the caller writes (the SQL adapter's kept

@@ -2,7 +2,7 @@
 // its calls throw or hang, and the checks every faulted answer must pass. The injected errors carry
 // internals (a connection string with a password, a host name, a file path) that must never reach a
 // client.
-import type { ModelDef, Repo, Store } from '../../lib/storage/index.js';
+import type { ModelDef, Repo, Store, TransactionOptions } from '../../lib/storage/index.js';
 import { catalogue } from '../../lib/errors/index.js';
 
 /** Strings only the injected faults carry: finding one in an answer is a leak. */
@@ -94,7 +94,7 @@ export function faultyStore(inner: Store, f: StoreFaults): Store {
     get(target, prop) {
       const v = Reflect.get(target, prop, target) as unknown;
       if (prop === 'repo') return (model: ModelDef) => faultyRepo(target.repo(model), model.name, f);
-      if (prop === 'transaction') return <R>(fn: (tx: Store) => Promise<R>) => f.run({ method: 'transaction', model: null }, () => target.transaction((tx) => fn(faultyStore(tx, f))));
+      if (prop === 'transaction') return <R>(fn: (tx: Store) => Promise<R>, opts?: TransactionOptions) => f.run({ method: 'transaction', model: null }, () => target.transaction((tx) => fn(faultyStore(tx, f)), opts));
       // A request's view of the store (synchronous): as faulty as the store.
       if (prop === 'session') return target.session ? () => faultyStore(target.session!(), f) : undefined;
       if (typeof v !== 'function') return v;

@@ -4,7 +4,7 @@ import { DataSource, QueryFailedError, type EntityManager, type ObjectLiteral } 
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, notFound } from '../../errors/index.js';
 import { withDefaults, type ModelDef } from '../model.js';
-import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Store, UpdateOptions } from '../port.js';
+import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Store, TransactionOptions, UpdateOptions } from '../port.js';
 import { byKeys } from './order.js';
 import { entityFor, type SqlDialect } from './entities.js';
 import { dropText, ensureFullText, matchClause, queryWords, setText } from './fulltext.js';
@@ -32,6 +32,31 @@ function mapError(e: unknown): unknown {
     return new ApiError('api-113', 'The datastore does not answer');
   }
   return e;
+}
+
+/**
+ * PostgreSQL: a transaction whose COMMIT does not wait for the WAL flush (SET LOCAL
+ * synchronous_commit = off, sent with its START TRANSACTION in one round trip). Store.transaction
+ * with syncCommit false.
+ */
+export async function asyncCommitTransaction<R>(ds: DataSource, fn: (m: EntityManager) => Promise<R>): Promise<R> {
+  const qr = ds.createQueryRunner();
+  await qr.connect();
+  try {
+    await qr.query('START TRANSACTION; SET LOCAL synchronous_commit = off');
+    Object.assign(qr, { isTransactionActive: true, transactionDepth: 1 });
+    let result: R;
+    try {
+      result = await fn(qr.manager);
+    } catch (e) {
+      await qr.rollbackTransaction().catch(() => undefined);
+      throw e;
+    }
+    await qr.commitTransaction();
+    return result;
+  } finally {
+    await qr.release();
+  }
 }
 
 /** A transaction on the store's connection: TypeORM's on PostgreSQL, BEGIN IMMEDIATE on SQLite (sqlite-lock.ts). */
@@ -324,7 +349,7 @@ export class SqlStore implements Store {
     return new SqlStore({ ...this.ctx, session: { stamp: null } });
   }
 
-  transaction<R>(fn: (tx: Store) => Promise<R>): Promise<R> {
+  transaction<R>(fn: (tx: Store) => Promise<R>, opts: TransactionOptions = {}): Promise<R> {
     const session = this.ctx.session;
     if (session) session.stamp = null;
     const member = (manager: EntityManager) => fn(new SqlStore({ ...this.ctx, manager, lock: null, durable: null, checkpoints: null }));
@@ -333,12 +358,13 @@ export class SqlStore implements Store {
       .finally(() => {
         if (session) session.stamp = null;
       });
-    if (!this.ctx.lock) return settle(inTransaction(this.ctx.ds, this.ctx.dialect, member));
+    const sync = opts.syncCommit !== false;
+    if (!this.ctx.lock) return settle(sync || this.ctx.dialect !== 'postgres' ? inTransaction(this.ctx.ds, this.ctx.dialect, member) : asyncCommitTransaction(this.ctx.ds, member));
     // SQLite: committed under the lock together with the transactions waiting beside it (group-commit.ts);
-    // made durable after it (the next transaction need not wait for the fsync).
+    // made durable after it (the next transaction need not wait for the fsync; one that need not be durable yet does not wait at all).
     return settle(groupTransaction(this.ctx.ds, this.ctx.lock, member)).then(async (r) => {
       this.ctx.checkpoints?.committed();
-      await this.ctx.durable?.sync();
+      if (sync) await this.ctx.durable?.sync();
       return r;
     });
   }
