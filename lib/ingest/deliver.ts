@@ -9,6 +9,7 @@ import {
 import { crashPoint } from './crash.js';
 import type { FiledCopy } from './mail-port.js';
 import type { PreparedMail } from './prepare.js';
+import type { RoundReads } from './round-reads.js';
 import { rewriteFrom } from './from-rewrite.js';
 import { bareAddress, domainOf, headerValue, readHeaders, type HeaderBlock } from './headers.js';
 import { QuarantineModel, type IngestEntry, type QuarantineItem } from './models.js';
@@ -87,14 +88,14 @@ const verdictOf = (v: ScanVerdict, extra?: string): Record<string, unknown> => (
  * Spec: Inbound message state table and per-mailbox delivery rules, in order. Returns the patch
  * that finishes the entry. Filing is idempotent per entry uid, so a re-run after a crash files once.
  */
-export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid: string }, cache: PrepareCache, round?: RoundWrites): Promise<Patch<IngestEntry>> {
+export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid: string }, cache: PrepareCache, round?: RoundWrites, reads?: RoundReads): Promise<Patch<IngestEntry>> {
   const prep = await prepare(deps, entry, cache);
   const { headers, verdict } = prep;
   const { parsed } = prep.mail;
   if (entry.transportQuarantine) return quarantine(deps, entry, prep, 'transport-rule', null);
   if (verdict.quarantine) return quarantine(deps, entry, prep, verdict.virus ? 'virus' : 'virus-scan-failed', verdict.virus);
 
-  const box = await deps.store.repo<Mailbox>(MailboxModel).get(entry.mailboxUid);
+  const box = reads ? reads.mailbox(entry.mailboxUid) : await deps.store.repo<Mailbox>(MailboxModel).get(entry.mailboxUid);
   if (!box) return { state: 'discarded', lastError: 'the mailbox no longer exists', finishedAt: new Date() };
   const auth = verifySender(deps.config, headers);
   const sender = senderOf(headers, entry.envelopeFrom);
@@ -109,7 +110,7 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
     }
   }
   // 3. filter rules on mail that is not junk (size conditions see the raw message size).
-  const rules = junk ? {} : await deps.port.applyRules(entry.mailboxUid, parsed, entry.size);
+  const rules = junk ? {} : await deps.port.applyRules(entry.mailboxUid, parsed, entry.size, reads?.filterRules(entry.mailboxUid));
   if (rules.forwardTo?.length) {
     // Filter-rule forward: handed to the outbound path once per entry (the id is derived from it).
     // Spec: Trusting sender verification — an unverified sender's forwarding copy gets a rewritten From.
@@ -119,11 +120,12 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   if (rules.discard) return { state: 'discarded', verdict: verdictOf(verdict, 'filter rule'), finishedAt: new Date() };
   const copies = rules.copyTo ?? [];
   // 4. quota: every copy a rule files counts (the mailbox as read above, a moment ago).
-  if (exceedsQuota(box, entry.size * (1 + copies.length))) return quarantine(deps, entry, prep, 'over-quota', null);
+  const size = entry.size * (1 + copies.length);
+  if (reads ? !reads.reserve(entry.mailboxUid, size) : exceedsQuota(box, size)) return quarantine(deps, entry, prep, 'over-quota', null);
   // 5. filing; mail arriving in the Inbox is classified Focused or Other.
   const automated = isAutomated(headers, entry.envelopeFrom);
   const folderRole = junk ? 'junk' : 'inbox';
-  const focused = folderRole === 'inbox' && !rules.folderUid ? await classifyFocused(deps, entry.mailboxUid, sender, automated) : undefined;
+  const focused = folderRole === 'inbox' && !rules.folderUid ? await classifyFocused(deps, entry.mailboxUid, sender, automated, reads) : undefined;
   const receiptTo = junk ? null : receiptAddress(headers, auth);
   const deferText = round ? (uid: string, doc: string) => round.text(uid, doc) : undefined;
   const durableLater = round ? { publish: (send: () => void) => round.publish(send) } : undefined;
@@ -136,7 +138,7 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   crashPoint('ingest.after-file');
   // 6. out-of-office, invitations and known correspondents for delivered non-junk mail.
   if (!junk) {
-    await maybeAutoReply(deps, deps.outbound, { mailboxUid: entry.mailboxUid, mailboxAddress: box.address, sender, automated, subject: headerValue(headers, 'subject') });
+    await maybeAutoReply(deps, deps.outbound, { mailboxUid: entry.mailboxUid, mailboxAddress: box.address, sender, automated, subject: headerValue(headers, 'subject') }, reads);
     await processInvitations(deps, entry.uid, { mailboxUid: entry.mailboxUid, addresses: [box.address, ...box.aliases, entry.recipient], from: auth.fromAddress, verified: auth.verified }, filed.messageUid, parsed);
     if (!automated && sender) {
       if (round) round.correspondent(entry.mailboxUid, sender);

@@ -4,6 +4,7 @@ import { isApiError } from '../errors/index.js';
 import { FocusedOverrideModel } from '../mail/index.js';
 import type { Deps } from '../resources/index.js';
 import { bareAddress, domainOf, headerValue, type HeaderBlock } from './headers.js';
+import { overrideKeys, type RoundReads } from './round-reads.js';
 import { AutoReplyModel, AutoReplySentModel, ControlMessageModel, CorrespondentModel, InvitationModel, type AutoReply } from './models.js';
 import { systemMessage, type OutboundHook } from './outbound.js';
 import { applyItip, calendarPartsOf, type InboundItip } from '../pim/invitations.js';
@@ -83,22 +84,21 @@ export async function consumeControl(deps: Deps, hooks: ControlHooks, entryUid: 
  * then @domain and its parent domains), then known correspondents (Focused), then the heuristic:
  * automated and bulk mail is Other.
  */
-export async function classifyFocused(deps: Deps, mailboxUid: string, sender: string, automated: boolean): Promise<boolean> {
+export async function classifyFocused(deps: Deps, mailboxUid: string, sender: string, automated: boolean, reads?: RoundReads): Promise<boolean> {
   if (sender) {
-    const labels = domainOf(sender).split('.');
-    const keys = [sender, ...labels.slice(0, -1).map((_, i) => `@${labels.slice(i).join('.')}`)];
-    const overrides = await deps.store.repo<{ sender: string; classification: 'focused' | 'other' }>(FocusedOverrideModel).list({ filter: { mailboxUid, sender: { $in: keys } }, limit: keys.length });
+    const keys = overrideKeys(sender);
+    const overrides = reads ? reads.overrides(mailboxUid) : await deps.store.repo<{ sender: string; classification: 'focused' | 'other' }>(FocusedOverrideModel).list({ filter: { mailboxUid, sender: { $in: keys } }, limit: keys.length });
     const best = keys.map((k) => overrides.find((o) => o.sender === k)).find(Boolean);
     if (best) return best.classification === 'focused';
   }
-  if (sender && (await deps.store.repo<Record<string, unknown>>(CorrespondentModel).findOne({ mailboxUid, address: sender }))) return true;
+  if (sender && (reads ? reads.isCorrespondent(mailboxUid, sender) : await deps.store.repo<Record<string, unknown>>(CorrespondentModel).findOne({ mailboxUid, address: sender }))) return true;
   return !automated;
 }
 
 /** Spec rule 6: out-of-office at most one per sender per day, never to automated mail. */
-export async function maybeAutoReply(deps: Deps, outbound: OutboundHook, opts: { mailboxUid: string; mailboxAddress: string; sender: string; automated: boolean; subject: string; now?: Date }): Promise<boolean> {
+export async function maybeAutoReply(deps: Deps, outbound: OutboundHook, opts: { mailboxUid: string; mailboxAddress: string; sender: string; automated: boolean; subject: string; now?: Date }, reads?: RoundReads): Promise<boolean> {
   if (opts.automated || !opts.sender || opts.sender === opts.mailboxAddress) return false;
-  const ar = await deps.store.repo<AutoReply>(AutoReplyModel).findOne({ mailboxUid: opts.mailboxUid });
+  const ar = reads ? reads.autoReply(opts.mailboxUid) : await deps.store.repo<AutoReply>(AutoReplyModel).findOne({ mailboxUid: opts.mailboxUid });
   const now = opts.now ?? new Date();
   if (!ar?.enabled || (ar.startsAt && now < ar.startsAt) || (ar.endsAt && now > ar.endsAt)) return false;
   const day = now.toISOString().slice(0, 10);

@@ -47,7 +47,8 @@ export interface MailPort {
   /** The one parse per message, its HTML sanitized, its stored fields and search document. */
   prepare(raw: Buffer): Promise<PreparedMail>;
   /** Filter rules of the mailbox applied to a non-junk message (size: the raw message's): where it goes and what else happens. */
-  applyRules(mailboxUid: string, parsed: ParsedMail, size: number): Promise<{ folderUid?: string; flags?: string[]; labels?: string[]; discard?: boolean; forwardTo?: string[]; copyTo?: string[] }>;
+  /** `rules`: the mailbox's enabled rules in position order when the caller read them already (RoundReads). */
+  applyRules(mailboxUid: string, parsed: ParsedMail, size: number, rules?: mail.FilterRule[]): Promise<{ folderUid?: string; flags?: string[]; labels?: string[]; discard?: boolean; forwardTo?: string[]; copyTo?: string[] }>;
   file(req: FileRequest): Promise<FiledCopy>;
 }
 
@@ -75,9 +76,9 @@ export function mailPort(deps: Deps): MailPort {
     loadRaw: (ref) => mail.loadRaw(deps, ref),
     // The one parse per message; filing takes each copy's fields and document from it without parsing again.
     prepare: prepareMail,
-    async applyRules(mailboxUid, parsed, size) {
+    async applyRules(mailboxUid, parsed, size, read) {
       // Spec: delivery rule 3 — the mailbox's filter rules, in position order, on mail that is not junk.
-      const rules = await deps.store.repo<mail.FilterRule>(mail.FilterRuleModel).list({ filter: { mailboxUid, enabled: true }, sort: [{ field: 'position', dir: 'asc' }], limit: 1000 });
+      const rules = read ?? await deps.store.repo<mail.FilterRule>(mail.FilterRuleModel).list({ filter: { mailboxUid, enabled: true }, sort: [{ field: 'position', dir: 'asc' }], limit: 1000 });
       if (!rules.length) return {};
       const r = mail.evaluateRules(rules, ruleInputOf(parsed, size));
       // A folder deleted since the rule was written is skipped (the copy stays in the Inbox), not a failed delivery.

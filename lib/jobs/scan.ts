@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { IngestEntryModel, deliverEntry, prepare, type IngestEntry, type PrepareCache, type RoundWrites, type WorkerDeps } from '../ingest/index.js';
-import { recordCorrespondent } from '../ingest/delivery-rules.js';
+import { recordCorrespondent, senderOf } from '../ingest/delivery-rules.js';
+import { readRound } from '../ingest/round-reads.js';
 import type { Patch, Row, Store } from '../storage/index.js';
 import { countEvent, type CounterName } from '../admin/counters.js';
 import { MessageModel, type Message } from '../mail/index.js';
@@ -78,9 +79,16 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
   // SQLite's group commit writes them in a few commits instead of one commit per copy.
   const messages = [...new Map(entries.map((e) => [e.rawRef, e])).values()];
   await pool(messages, cfg.get('mail:jobs:scan:concurrency'), (entry) => prepare(deps, entry, cache).then(() => undefined, () => undefined));
+  // The mailboxes' settings for every entry, read once for the round (lib/ingest/round-reads.ts);
+  // should that fail, each entry reads its own (and fails and is retried as it would have).
+  const senders = await Promise.all(entries.map((e) => cache.get(e.rawRef)!.then((p) => senderOf(p.headers, e.envelopeFrom), () => '')));
+  const reads = await readRound(deps, entries.map((e, i) => ({ mailboxUid: e.mailboxUid, sender: senders[i] }))).catch((e: unknown) => {
+    deps.log.warn({ err: (e as Error).message }, 'scan round: reading the mailboxes\' settings failed; each entry reads its own');
+    return undefined;
+  });
   await pool(entries, entries.length, async (entry: Row<IngestEntry>) => {
     try {
-      done.push({ uid: entry.uid, patch: await deliverEntry(deps, entry, cache, writes) });
+      done.push({ uid: entry.uid, patch: await deliverEntry(deps, entry, cache, writes, reads) });
     } catch (e) {
       const attempts = entry.attempts + 1;
       const failed = attempts >= cfg.get('mail:ingest:max_attempts');
