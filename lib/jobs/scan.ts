@@ -146,7 +146,7 @@ export async function writeRoundTexts(tx: Store, texts: Map<string, string>): Pr
   const messages = tx.repo<Message>(MessageModel);
   const uids = [...texts.keys()].sort();
   const alive = new Set((await messages.list({ filter: { uid: { $in: uids } }, limit: uids.length })).map((m) => m.uid));
-  for (const uid of uids) if (alive.has(uid)) await messages.setText(uid, texts.get(uid)!);
+  await messages.setTexts(new Map(uids.filter((uid) => alive.has(uid)).map((uid) => [uid, texts.get(uid)!])));
 }
 
 /** Runs rounds until the queue has nothing due (used on wake-up and by tests). */

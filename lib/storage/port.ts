@@ -77,6 +77,8 @@ export interface Repo<T extends object> {
   release(uid: string, owner: string, patch?: Patch<T>): Promise<boolean>;
   /** Full-text models: (re)places the text document of a record; deleting the record drops it. */
   setText(uid: string, text: string): Promise<void>;
+  /** Full-text models: setText for each uid → text (on PostgreSQL in one statement). */
+  setTexts(docs: Map<string, string>): Promise<void>;
   /**
    * Full-text models: records whose document holds every word of `text` (each word also as a
    * prefix, case-insensitive), narrowed and ordered by the query like list(). No word: no records.

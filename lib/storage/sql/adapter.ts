@@ -7,7 +7,7 @@ import { withDefaults, type ModelDef } from '../model.js';
 import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Store, TransactionOptions, UpdateOptions } from '../port.js';
 import { byKeys } from './order.js';
 import { entityFor, type SqlDialect } from './entities.js';
-import { dropText, ensureFullText, matchClause, queryWords, setText } from './fulltext.js';
+import { dropText, ensureFullText, matchClause, queryWords, setText, setTexts } from './fulltext.js';
 import { schemaGaps, type SchemaGap } from './schema-gaps.js';
 import { groupTransaction } from './group-commit.js';
 import { pgSnapshotChecks, type ReadSession } from './kept.js';
@@ -255,6 +255,12 @@ class SqlRepo<T extends object> implements Repo<T> {
       }
       return n;
     }));
+  }
+
+  setTexts(docs: Map<string, string>): Promise<void> {
+    if (!this.model.fullText) throw new Error(`model ${this.model.name} has no full-text documents`);
+    if (!docs.size) return Promise.resolve();
+    return this.#write(() => setTexts(this.ctx.manager, this.ctx.dialect, this.model, docs));
   }
 
   setText(uid: string, text: string): Promise<void> {

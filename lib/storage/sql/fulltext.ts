@@ -40,10 +40,32 @@ export async function ensureFullText(ds: DataSource, dialect: SqlDialect, models
   }
 }
 
+/** Words exactly as queries split them (an address is its parts on both engines); NUL never reaches the driver. */
+const documentText = (raw: string) => raw.replace(/[^\p{L}\p{N}]+/gu, ' ');
+
+/**
+ * Several documents: on PostgreSQL one INSERT … SELECT FROM unnest(…) per 1 000 (one round trip
+ * instead of one per document: a scan round writes its copies' documents together); on SQLite
+ * one setText after another (statements on the store's connection, no round trips).
+ */
+export async function setTexts(manager: EntityManager, dialect: SqlDialect, model: ModelDef, docs: Map<string, string>): Promise<void> {
+  if (dialect === 'sqlite') {
+    for (const [uid, raw] of docs) await setText(manager, dialect, model, uid, raw);
+    return;
+  }
+  const all = [...docs];
+  for (let i = 0; i < all.length; i += 1000) {
+    const chunk = all.slice(i, i + 1000);
+    await manager.query(
+      `INSERT INTO ${ftsTable(model)} (uid, doc) SELECT u, to_tsvector('simple', d) FROM unnest($1::varchar[], $2::text[]) AS x(u, d) ON CONFLICT (uid) DO UPDATE SET doc = EXCLUDED.doc`,
+      [chunk.map(([uid]) => uid), chunk.map(([, raw]) => documentText(raw))],
+    );
+  }
+}
+
 export async function setText(manager: EntityManager, dialect: SqlDialect, model: ModelDef, uid: string, raw: string): Promise<void> {
   const t = ftsTable(model);
-  // Words exactly as queries split them (an address is its parts on both engines); NUL never reaches the driver.
-  const text = raw.replace(/[^\p{L}\p{N}]+/gu, ' ');
+  const text = documentText(raw);
   if (dialect === 'sqlite') {
     const k = keysTable(model);
     // The key's rowid (new or kept), then the document under it: FTS5 honours OR REPLACE on rowid.

@@ -271,6 +271,28 @@ describe.each(backends)('Store contract on $name', (backend) => {
     expect((await things.list({ filter: { owner: 'o10', size: { $gt: 2 ** 32 } } })).map((r) => r.name)).toEqual(['big']);
   });
 
+  it('setTexts writes several documents at once, new and replaced alike, inside a transaction too', async () => {
+    const made = await Promise.all([1, 2, 3].map((at) => docs.create({ owner: 'o-many', at })));
+    await docs.setText(made[0].uid, 'walrus');
+    await docs.setTexts(new Map([[made[0].uid, 'narwhal one'], [made[1].uid, 'narwhal two; a@b.example'], [made[2].uid, 'beluga']]));
+    const uids = (rows: Array<{ uid: string }>) => rows.map((r) => r.uid).sort();
+    expect(uids(await docs.search('narwhal'))).toEqual([made[0].uid, made[1].uid].sort());
+    expect(await docs.search('walrus')).toEqual([]);
+    expect(uids(await docs.search('b example'))).toEqual([made[1].uid]);
+    await docs.setTexts(new Map());
+    await expect(store.transaction(async (tx) => {
+      await tx.repo(Doc).setTexts(new Map([[made[2].uid, 'orca']]));
+      throw new Error('undo');
+    })).rejects.toThrow('undo');
+    expect(uids(await docs.search('beluga'))).toEqual([made[2].uid]);
+    expect(await docs.search('orca')).toEqual([]);
+    const more = await Promise.all(Array.from({ length: 1200 }, (_, at) => docs.create({ owner: 'o-many', at: 10 + at })));
+    await store.transaction((tx) => tx.repo(Doc).setTexts(new Map(more.map((d, i) => [d.uid, `plankton n${i}`]))));
+    expect((await docs.search('plankton', { limit: 1000 })).length).toBe(1000);
+    expect((await docs.search('n1199'))).toHaveLength(1);
+    await docs.deleteMany({ owner: 'o-many' });
+  });
+
   it('searches full-text documents: every word, prefixes, case-insensitive, with filter, order and paging', async () => {
     const a = await docs.create({ owner: 'o1', at: 1 });
     const b = await docs.create({ owner: 'o1', at: 2 });
