@@ -12,7 +12,7 @@ import { schemaGaps, type SchemaGap } from './schema-gaps.js';
 import { groupTransaction } from './group-commit.js';
 import { pgSnapshotChecks, type ReadSession } from './kept.js';
 import { SelectRunner } from './select.js';
-import { dropValues, ensureValueIndexes, hasValueIndexes, touchesValues, writeValues } from './value-index.js';
+import { BATCH as VALUE_BATCH, dropValues, ensureValueIndexes, hasValueIndexes, termsOf, termsTable, touchesValues, writeValues } from './value-index.js';
 import { inserterOf } from './insert.js';
 import { writerOf, type UpdateSpec, type Writer } from './update.js';
 import { WalSync } from './wal-sync.js';
@@ -128,6 +128,16 @@ class SqlRepo<T extends object> implements Repo<T> {
     if (this.model.lease) {
       rec.claimedBy ??= null;
       rec.leaseUntil ??= null;
+    }
+    if (this.#values && this.ctx.dialect === 'postgres') {
+      const terms = termsOf(this.model, rec);
+      if (terms.length && terms.length <= VALUE_BATCH) {
+        return this.#write(async () => {
+          const skip = Boolean(this.ctx.manager.queryRunner?.isTransactionActive);
+          if ((await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).insertWithTerms(this.ctx.manager, rec, skip, termsTable(this.model), terms)) === 0) throw new ApiError('api-112');
+          return rec as Row<T>;
+        });
+      }
     }
     if (this.#values) {
       return this.#write(() => this.#atomic(async (m) => {

@@ -34,6 +34,27 @@ export class Inserter {
   }
 
   /**
+   * PostgreSQL: INSERT of one record and of its value-index rows (`terms`, at most a few hundred)
+   * in one statement (a data-modifying WITH; the rows are written only if the record was), so a
+   * record with values needs neither a second round trip nor, outside a transaction, a
+   * transaction of its own. Answers 1, or 0 when `skipConflict` skipped the record.
+   */
+  insertWithTerms(manager: EntityManager, rec: ObjectLiteral, skipConflict: boolean, termsTable: string, terms: string[][]): Promise<number> {
+    const cols = this.#columns.filter((c) => rec[c.propertyName] !== undefined);
+    const key = `t${terms.length}\u0001${skipConflict ? 1 : 0}${cols.map((c) => c.propertyName).join('\u0000')}`;
+    let sql = this.#texts.get(key);
+    if (sql === undefined) {
+      let n = 0;
+      const ph = cols.map(() => `$${++n}`).join(', ');
+      const rows = terms.map(() => `($${++n}, $${++n}, $${++n}, $${++n})`).join(', ');
+      sql = `WITH r AS (INSERT INTO ${this.#table} (${cols.map((c) => this.sel.q(c.databaseName)).join(', ')}) VALUES (${ph})${skipConflict ? ' ON CONFLICT DO NOTHING' : ''} RETURNING 1), `
+        + `v AS (INSERT INTO ${termsTable} (name, value, scope, uid) SELECT x.a, x.b, x.c, x.d FROM (VALUES ${rows}) AS x(a, b, c, d) WHERE EXISTS (SELECT 1 FROM r) ON CONFLICT DO NOTHING) SELECT 1 FROM r`;
+      this.#texts.set(key, sql);
+    }
+    return this.sel.execute(manager, sql, [...cols.map((c) => this.ds.driver.preparePersistentValue(rec[c.propertyName], c)), ...terms.flat()]);
+  }
+
+  /**
    * INSERT of one record, or, when a record with its uid exists, its `adding` columns raised by the
    * values given (`"n" = "n" + excluded."n"`), `updatedAt` moved and `version` raised: one statement.
    */

@@ -89,9 +89,10 @@ export function boundedCountSql(model: ModelDef, where: string): string {
   return `SELECT COUNT(*) FROM (SELECT 1 FROM ${termsTable(model)} WHERE ${where} LIMIT ${DRIVE_MAX + 1})`;
 }
 
-type Term = [name: string, value: string, scope: string, uid: string];
+export type Term = [name: string, value: string, scope: string, uid: string];
 
-function termsOf(model: ModelDef, rec: Record<string, unknown>): Term[] {
+/** The value-index rows of a record. */
+export function termsOf(model: ModelDef, rec: Record<string, unknown>): Term[] {
   const out: Term[] = [];
   for (const vi of model.valueIndexes ?? []) {
     const scope = vi.scope ? String(rec[vi.scope] ?? '') : '';
@@ -100,7 +101,8 @@ function termsOf(model: ModelDef, rec: Record<string, unknown>): Term[] {
   return out;
 }
 
-const BATCH = 200;
+/** Value rows written per statement. */
+export const BATCH = 200;
 
 function placeholders(dialect: SqlDialect, rows: number, width: number): string {
   let n = 0;

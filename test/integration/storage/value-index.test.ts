@@ -68,6 +68,24 @@ describe.each(backends)('value indexes on $name', (backend) => {
     await expect(items.list({ filter: { name: { $has: 'x' } } })).rejects.toMatchObject({ code: 'api-106' });
   });
 
+  it('a record and its values are written together or not at all: a duplicate uid writes no values, in or out of a transaction', async () => {
+    const first = await items.create({ uid: '00000000-0000-7000-8000-0000000000d1', box: 'b9', name: 'Unique one', to: [{ address: 'dup@x.test' }], tags: ['solo'], at: 90 } as never);
+    expect(await names({ box: 'b9', tags: { $has: 'solo' } })).toEqual(['Unique one']);
+    await expect(items.create({ uid: first.uid, box: 'b9', name: 'Impostor', to: [{ address: 'other@x.test' }], tags: ['fake'], at: 91 } as never)).rejects.toMatchObject({ code: 'api-112' });
+    const after = await store.transaction(async (tx) => {
+      const repo = tx.repo<ItemT>(Item);
+      await expect(repo.create({ uid: first.uid, box: 'b9', name: 'Impostor two', to: [], tags: ['fake'], at: 92 } as never)).rejects.toMatchObject({ code: 'api-112' });
+      return repo.create({ box: 'b9', name: 'Unique two', to: [{ address: 'dup@x.test' }], tags: ['solo'], at: 93 }); // the transaction goes on
+    });
+    expect(await names({ box: 'b9', tags: { $has: 'fake' } })).toEqual([]);
+    expect(await names({ recipients: { $has: 'other@x.test' } })).toEqual([]);
+    expect(await names({ box: 'b9', recipients: { $has: 'dup@x.test' } })).toEqual(['Unique one', 'Unique two']);
+    expect(await items.get(after.uid)).toMatchObject({ name: 'Unique two' });
+    // no values at all: the record alone
+    const bare = await items.create({ box: 'b9', name: '', to: [], tags: [], at: 94 });
+    expect(await items.get(bare.uid)).toMatchObject({ at: 94 });
+  });
+
   it('follows update, updateMany, delete, deleteMany and a rolled-back transaction', async () => {
     const a = await items.create({ box: 'b3', name: 'Delta', to: [], tags: ['one'], at: 10 });
     const b = await items.create({ box: 'b3', name: 'Epsilon', to: [], tags: ['one'], at: 11 });
