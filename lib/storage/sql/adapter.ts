@@ -18,6 +18,7 @@ import { writerOf, type UpdateSpec, type Writer } from './update.js';
 import { WalSync } from './wal-sync.js';
 import { Checkpointer } from './checkpointer.js';
 import { BUSY_TIMEOUT_MS, Mutex, sqliteTransaction } from './sqlite-lock.js';
+import { beganTransaction } from './transaction.js';
 
 // SQLITE_BUSY: another process held the write lock past busy_timeout (5 s) — the datastore is not answering.
 const CONNECTION_CODES = new Set(['SQLITE_BUSY', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P03', '08006', '08001', '08003']);
@@ -39,24 +40,8 @@ function mapError(e: unknown): unknown {
  * synchronous_commit = off, sent with its START TRANSACTION in one round trip). Store.transaction
  * with syncCommit false.
  */
-export async function asyncCommitTransaction<R>(ds: DataSource, fn: (m: EntityManager) => Promise<R>): Promise<R> {
-  const qr = ds.createQueryRunner();
-  await qr.connect();
-  try {
-    await qr.query('START TRANSACTION; SET LOCAL synchronous_commit = off');
-    Object.assign(qr, { isTransactionActive: true, transactionDepth: 1 });
-    let result: R;
-    try {
-      result = await fn(qr.manager);
-    } catch (e) {
-      await qr.rollbackTransaction().catch(() => undefined);
-      throw e;
-    }
-    await qr.commitTransaction();
-    return result;
-  } finally {
-    await qr.release();
-  }
+export function asyncCommitTransaction<R>(ds: DataSource, fn: (m: EntityManager) => Promise<R>): Promise<R> {
+  return beganTransaction(ds, (qr) => qr.query('START TRANSACTION; SET LOCAL synchronous_commit = off'), fn);
 }
 
 /** A transaction on the store's connection: TypeORM's on PostgreSQL, BEGIN IMMEDIATE on SQLite (sqlite-lock.ts). */

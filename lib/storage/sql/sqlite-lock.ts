@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { beganTransaction } from './transaction.js';
 
 // SQLite is one file written by several processes (the api daemon queues mail while the worker
 // files it) through one connection per process: in-process work is serialised, and the
@@ -56,25 +57,8 @@ export async function beginImmediate(driver: { databaseConnection: SqliteHandle 
  * that reads and then writes cannot wait for another process's writer (SQLite answers SQLITE_BUSY
  * at once rather than let it write over a stale snapshot), so a worker filing while the api daemon
  * queues mail failed with "database is locked". IMMEDIATE takes the write lock first, where
- * busy_timeout applies. TypeORM can only issue a deferred BEGIN, so its runner's bookkeeping is set
- * as startTransaction would set it; COMMIT, ROLLBACK and savepoints stay TypeORM's.
+ * busy_timeout applies. TypeORM can only issue a deferred BEGIN (transaction.ts).
  */
-export async function sqliteTransaction<R>(ds: DataSource, fn: (m: EntityManager) => Promise<R>): Promise<R> {
-  const qr = ds.createQueryRunner();
-  await qr.connect();
-  try {
-    await beginImmediate(ds.driver as unknown as { databaseConnection: SqliteHandle });
-    Object.assign(qr, { isTransactionActive: true, transactionDepth: 1 });
-    let result: R;
-    try {
-      result = await fn(qr.manager);
-    } catch (e) {
-      await qr.rollbackTransaction().catch(() => undefined);
-      throw e;
-    }
-    await qr.commitTransaction();
-    return result;
-  } finally {
-    await qr.release();
-  }
+export function sqliteTransaction<R>(ds: DataSource, fn: (m: EntityManager) => Promise<R>): Promise<R> {
+  return beganTransaction(ds, () => beginImmediate(ds.driver as unknown as { databaseConnection: SqliteHandle }), fn);
 }
