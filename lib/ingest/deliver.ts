@@ -128,8 +128,7 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   const focused = folderRole === 'inbox' && !rules.folderUid ? await classifyFocused(deps, entry.mailboxUid, sender, automated, reads) : undefined;
   const receiptTo = junk ? null : receiptAddress(headers, auth);
   const deferText = round ? (uid: string, doc: string) => round.text(uid, doc) : undefined;
-  const durableLater = round ? { publish: (send: () => void) => round.publish(send) } : undefined;
-  const common = { mailboxUid: entry.mailboxUid, folderRole, labels: rules.labels, raw: prep.raw, prepared: prep.mail, flags: rules.flags, receiptTo, rawRef: entry.rawRef, deferText, durableLater } as const;
+  const common = { mailboxUid: entry.mailboxUid, folderRole, labels: rules.labels, raw: prep.raw, prepared: prep.mail, flags: rules.flags, receiptTo, rawRef: entry.rawRef, deferText, durableLater: round } as const;
   const filed = await deps.port.file({ ...common, folderUid: junk ? undefined : rules.folderUid, focused, idempotencyKey: entry.uid });
   crashPoint('ingest.between-copies');
   // Filter-rule copy: one more message record per folder, sharing the raw blob (each holds a reference).

@@ -11,7 +11,7 @@ export { recordingOutbound, systemMessage, nonDeliveryReport, type OutboundHook,
 export { deliverEntry, prepare, type WorkerDeps, type PrepareCache, type Prepared, type RoundWrites } from './deliver.js';
 export { isAutomated, senderListVerdict, controlKindOf, type ControlHooks, type ControlKind } from './delivery-rules.js';
 export { INGEST_RESOURCES, ingestQueueResource, quarantineResource, transportRulesResource, distributionListsResource } from './admin.js';
-export { wakeWorkers, WAKE_JOBS, type WakeJob } from './wake.js';
+export { wakeWorkers, type WakeJob } from './wake.js';
 export { readHeaders, headerValue } from './headers.js';
 export { crashPoint } from './crash.js';
 export type { PreparedMail } from './prepare.js';

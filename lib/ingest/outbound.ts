@@ -38,7 +38,6 @@ export function recordingOutbound(deps: Pick<Deps, 'store' | 'config'>, port: Ma
         return;
       }
       wakeWorkers(deps.config, 'send'); // the send job relays it
-
     },
   };
 }

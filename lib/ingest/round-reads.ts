@@ -33,7 +33,11 @@ export function overrideKeys(sender: string): string[] {
 
 const group = <T extends { mailboxUid: string }>(rows: T[]) => {
   const m = new Map<string, T[]>();
-  for (const r of rows) m.set(r.mailboxUid, [...(m.get(r.mailboxUid) ?? []), r]);
+  for (const r of rows) {
+    const list = m.get(r.mailboxUid);
+    if (list) list.push(r);
+    else m.set(r.mailboxUid, [r]);
+  }
   return m;
 };
 

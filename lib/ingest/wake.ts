@@ -6,8 +6,7 @@ import type { Config } from '../config/index.js';
  * is woken only by the work it does: a hand-off used to wake the send, export and lifecycle loops
  * too, and each of them then claimed nothing in a transaction of its own, once per wake-up.
  */
-export const WAKE_JOBS = ['scan', 'send', 'export', 'lifecycle'] as const;
-export type WakeJob = (typeof WAKE_JOBS)[number];
+export type WakeJob = 'scan' | 'send' | 'export' | 'lifecycle';
 
 /** Per configuration (one per daemon) and job: is a wake-up on its way, and was another asked for meanwhile? */
 const pending = new WeakMap<Config, Map<WakeJob, { again: boolean }>>();

@@ -56,7 +56,14 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
   };
   const correspondents = new Map<string, { mailboxUid: string; address: string; n: number }>();
   const texts = new Map<string, string>();
+  // The round's copies are filed with asynchronous commits: their events go out only once a
+  // synchronous commit came after them (the round's closing one below, or a failed entry's
+  // release), or, had that commit failed, once the attempt is over (the copies are committed and
+  // the next synchronous commit of any writer makes them durable).
   const published: Array<() => void> = [];
+  const sendEvents = () => {
+    for (const send of published.splice(0)) send();
+  };
   const writes: RoundWrites = {
     publish(send) {
       published.push(send);
@@ -104,7 +111,7 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
     }
   });
   if (!done.length && !counts.size) {
-    for (const send of published) send(); // copies filed by entries that failed after filing (their release above was a synchronous commit)
+    sendEvents();
     return round;
   }
   for (const { patch } of done) {
@@ -132,10 +139,7 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
   } catch (e) {
     deps.log.error({ err: (e as Error).message, entries: done.length }, 'scan round: delivered entries not released; they are delivered again when their lease ends');
   } finally {
-    // The round's copies were filed with asynchronous commits: their events go out only now that a
-    // synchronous commit came after them (or, had it failed, once the attempt is over: the copies
-    // are committed and the next synchronous commit of any writer makes them durable).
-    for (const send of published) send();
+    sendEvents();
   }
   return round;
 }

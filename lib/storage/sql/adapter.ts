@@ -17,8 +17,8 @@ import { inserterOf } from './insert.js';
 import { writerOf, type UpdateSpec, type Writer } from './update.js';
 import { WalSync } from './wal-sync.js';
 import { Checkpointer } from './checkpointer.js';
-import { BUSY_TIMEOUT_MS, Mutex, sqliteTransaction } from './sqlite-lock.js';
-import { beganTransaction } from './transaction.js';
+import { BUSY_TIMEOUT_MS, Mutex } from './sqlite-lock.js';
+import { asyncCommitTransaction, inTransaction } from './transaction.js';
 
 // SQLITE_BUSY: another process held the write lock past busy_timeout (5 s) — the datastore is not answering.
 const CONNECTION_CODES = new Set(['SQLITE_BUSY', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P03', '08006', '08001', '08003']);
@@ -33,20 +33,6 @@ function mapError(e: unknown): unknown {
     return new ApiError('api-113', 'The datastore does not answer');
   }
   return e;
-}
-
-/**
- * PostgreSQL: a transaction whose COMMIT does not wait for the WAL flush (SET LOCAL
- * synchronous_commit = off, sent with its START TRANSACTION in one round trip). Store.transaction
- * with syncCommit false.
- */
-export function asyncCommitTransaction<R>(ds: DataSource, fn: (m: EntityManager) => Promise<R>): Promise<R> {
-  return beganTransaction(ds, (qr) => qr.query('START TRANSACTION; SET LOCAL synchronous_commit = off'), fn);
-}
-
-/** A transaction on the store's connection: TypeORM's on PostgreSQL, BEGIN IMMEDIATE on SQLite (sqlite-lock.ts). */
-function inTransaction<R>(ds: DataSource, dialect: SqlDialect, fn: (m: EntityManager) => Promise<R>): Promise<R> {
-  return dialect === 'sqlite' ? sqliteTransaction(ds, fn) : ds.transaction(fn);
 }
 
 interface Ctx {
@@ -118,8 +104,8 @@ class SqlRepo<T extends object> implements Repo<T> {
       const terms = termsOf(this.model, rec);
       if (terms.length && terms.length <= VALUE_BATCH) {
         return this.#write(async () => {
-          const skip = Boolean(this.ctx.manager.queryRunner?.isTransactionActive);
-          if ((await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).insertWithTerms(this.ctx.manager, rec, skip, termsTable(this.model), terms)) === 0) throw new ApiError('api-112');
+          const written = await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).insertWithTerms(this.ctx.manager, rec, this.#skipConflict(this.ctx.manager), termsTable(this.model), terms);
+          if (written === 0) throw new ApiError('api-112');
           return rec as Row<T>;
         });
       }
@@ -146,8 +132,11 @@ class SqlRepo<T extends object> implements Repo<T> {
    * mail:ingest:retry_backoff_seconds).
    */
   async #insert(m: EntityManager, rec: ObjectLiteral): Promise<void> {
-    const skip = this.ctx.dialect === 'postgres' && Boolean(m.queryRunner?.isTransactionActive);
-    if ((await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).insert(m, rec, skip)) === 0) throw new ApiError('api-112');
+    if ((await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).insert(m, rec, this.#skipConflict(m))) === 0) throw new ApiError('api-112');
+  }
+
+  #skipConflict(m: EntityManager): boolean {
+    return this.ctx.dialect === 'postgres' && Boolean(m.queryRunner?.isTransactionActive);
   }
 
   #writer(): Writer {

@@ -21,16 +21,27 @@ export class Inserter {
     this.#table = sel.q(model.table);
   }
 
-  insert(manager: EntityManager, rec: ObjectLiteral, skipConflict: boolean): Promise<number> {
+  /**
+   * Runs the statement `build` writes for the columns `rec` gives (made once per variant and set of
+   * columns), with the record's values converted as TypeORM converts them, then `extra` parameters.
+   */
+  #run(manager: EntityManager, rec: ObjectLiteral, variant: string, build: (cols: ColumnMetadata[], ph: (i: number) => string) => string, extra: unknown[] = []): Promise<number> {
     const cols = this.#columns.filter((c) => rec[c.propertyName] !== undefined);
-    const key = `${skipConflict ? 1 : 0}${cols.map((c) => c.propertyName).join('\u0000')}`;
+    const key = `${variant}\u0001${cols.map((c) => c.propertyName).join('\u0000')}`;
     let sql = this.#texts.get(key);
     if (sql === undefined) {
-      const ph = cols.map((_, i) => (this.dialect === 'postgres' ? `$${i + 1}` : '?')).join(', ');
-      sql = `INSERT INTO ${this.#table} (${cols.map((c) => this.sel.q(c.databaseName)).join(', ')}) VALUES (${ph})${skipConflict ? ' ON CONFLICT DO NOTHING' : ''}`;
+      sql = build(cols, (i) => (this.dialect === 'postgres' ? `$${i + 1}` : '?'));
       this.#texts.set(key, sql);
     }
-    return this.sel.execute(manager, sql, cols.map((c) => this.ds.driver.preparePersistentValue(rec[c.propertyName], c)));
+    return this.sel.execute(manager, sql, [...cols.map((c) => this.ds.driver.preparePersistentValue(rec[c.propertyName], c)), ...extra]);
+  }
+
+  #into(cols: ColumnMetadata[], ph: (i: number) => string): string {
+    return `INSERT INTO ${this.#table} (${cols.map((c) => this.sel.q(c.databaseName)).join(', ')}) VALUES (${cols.map((_, i) => ph(i)).join(', ')})`;
+  }
+
+  insert(manager: EntityManager, rec: ObjectLiteral, skipConflict: boolean): Promise<number> {
+    return this.#run(manager, rec, skipConflict ? 'skip' : '', (cols, ph) => `${this.#into(cols, ph)}${skipConflict ? ' ON CONFLICT DO NOTHING' : ''}`);
   }
 
   /**
@@ -40,18 +51,12 @@ export class Inserter {
    * transaction of its own. Answers 1, or 0 when `skipConflict` skipped the record.
    */
   insertWithTerms(manager: EntityManager, rec: ObjectLiteral, skipConflict: boolean, termsTable: string, terms: string[][]): Promise<number> {
-    const cols = this.#columns.filter((c) => rec[c.propertyName] !== undefined);
-    const key = `t${terms.length}\u0001${skipConflict ? 1 : 0}${cols.map((c) => c.propertyName).join('\u0000')}`;
-    let sql = this.#texts.get(key);
-    if (sql === undefined) {
-      let n = 0;
-      const ph = cols.map(() => `$${++n}`).join(', ');
-      const rows = terms.map(() => `($${++n}, $${++n}, $${++n}, $${++n})`).join(', ');
-      sql = `WITH r AS (INSERT INTO ${this.#table} (${cols.map((c) => this.sel.q(c.databaseName)).join(', ')}) VALUES (${ph})${skipConflict ? ' ON CONFLICT DO NOTHING' : ''} RETURNING 1), `
+    return this.#run(manager, rec, `terms${terms.length}${skipConflict ? 'skip' : ''}`, (cols, ph) => {
+      let n = cols.length;
+      const rows = terms.map(() => `(${[0, 1, 2, 3].map(() => ph(n++)).join(', ')})`).join(', ');
+      return `WITH r AS (${this.#into(cols, ph)}${skipConflict ? ' ON CONFLICT DO NOTHING' : ''} RETURNING 1), `
         + `v AS (INSERT INTO ${termsTable} (name, value, scope, uid) SELECT x.a, x.b, x.c, x.d FROM (VALUES ${rows}) AS x(a, b, c, d) WHERE EXISTS (SELECT 1 FROM r) ON CONFLICT DO NOTHING) SELECT 1 FROM r`;
-      this.#texts.set(key, sql);
-    }
-    return this.sel.execute(manager, sql, [...cols.map((c) => this.ds.driver.preparePersistentValue(rec[c.propertyName], c)), ...terms.flat()]);
+    }, terms.flat());
   }
 
   /**
@@ -59,23 +64,16 @@ export class Inserter {
    * values given (`"n" = "n" + excluded."n"`), `updatedAt` moved and `version` raised: one statement.
    */
   createOrAdd(manager: EntityManager, rec: ObjectLiteral, adding: string[]): Promise<number> {
-    const cols = this.#columns.filter((c) => rec[c.propertyName] !== undefined);
-    const key = `+${adding.join('\u0000')}\u0001${cols.map((c) => c.propertyName).join('\u0000')}`;
-    let sql = this.#texts.get(key);
-    if (sql === undefined) {
-      const byName = new Map(cols.map((c) => [c.propertyName, c]));
+    return this.#run(manager, rec, `add:${adding.join('\u0000')}`, (cols, ph) => {
       const sets = adding.map((field) => {
-        const c = byName.get(field);
+        const c = cols.find((x) => x.propertyName === field);
         if (!c) throw new Error(`createOrAdd ${field}: not a column given`);
         const name = this.sel.q(c.databaseName);
         return `${name} = ${this.#table}.${name} + excluded.${name}`;
       });
       sets.push('"updatedAt" = excluded."updatedAt"', `"version" = ${this.#table}."version" + 1`);
-      const ph = cols.map((_, i) => (this.dialect === 'postgres' ? `$${i + 1}` : '?')).join(', ');
-      sql = `INSERT INTO ${this.#table} (${cols.map((c) => this.sel.q(c.databaseName)).join(', ')}) VALUES (${ph}) ON CONFLICT ("uid") DO UPDATE SET ${sets.join(', ')}`;
-      this.#texts.set(key, sql);
-    }
-    return this.sel.execute(manager, sql, cols.map((c) => this.ds.driver.preparePersistentValue(rec[c.propertyName], c)));
+      return `${this.#into(cols, ph)} ON CONFLICT ("uid") DO UPDATE SET ${sets.join(', ')}`;
+    });
   }
 }
 

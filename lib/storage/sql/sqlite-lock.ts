@@ -1,6 +1,3 @@
-import type { DataSource, EntityManager } from 'typeorm';
-import { beganTransaction } from './transaction.js';
-
 // SQLite is one file written by several processes (the api daemon queues mail while the worker
 // files it) through one connection per process: in-process work is serialised, and the
 // cross-process write lock is taken without blocking the event loop.
@@ -50,15 +47,4 @@ export async function beginImmediate(driver: { databaseConnection: SqliteHandle 
     }
     await sleep(delay);
   }
-}
-
-/**
- * A transaction on SQLite's connection, begun IMMEDIATE: a deferred transaction
- * that reads and then writes cannot wait for another process's writer (SQLite answers SQLITE_BUSY
- * at once rather than let it write over a stale snapshot), so a worker filing while the api daemon
- * queues mail failed with "database is locked". IMMEDIATE takes the write lock first, where
- * busy_timeout applies. TypeORM can only issue a deferred BEGIN (transaction.ts).
- */
-export function sqliteTransaction<R>(ds: DataSource, fn: (m: EntityManager) => Promise<R>): Promise<R> {
-  return beganTransaction(ds, () => beginImmediate(ds.driver as unknown as { databaseConnection: SqliteHandle }), fn);
 }

@@ -1,4 +1,6 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import type { SqlDialect } from './entities.js';
+import { beginImmediate, type SqliteHandle } from './sqlite-lock.js';
 
 /**
  * A transaction TypeORM cannot begin itself (SQLite's BEGIN IMMEDIATE; PostgreSQL's START
@@ -24,4 +26,29 @@ export async function beganTransaction<R>(ds: DataSource, begin: (qr: QueryRunne
   } finally {
     await qr.release();
   }
+}
+
+/**
+ * A transaction on SQLite's connection, begun IMMEDIATE: a deferred transaction
+ * that reads and then writes cannot wait for another process's writer (SQLite answers SQLITE_BUSY
+ * at once rather than let it write over a stale snapshot), so a worker filing while the api daemon
+ * queues mail failed with "database is locked". IMMEDIATE takes the write lock first, where
+ * busy_timeout applies. TypeORM can only issue a deferred BEGIN (transaction.ts).
+ */
+function sqliteTransaction<R>(ds: DataSource, fn: (m: EntityManager) => Promise<R>): Promise<R> {
+  return beganTransaction(ds, () => beginImmediate(ds.driver as unknown as { databaseConnection: SqliteHandle }), fn);
+}
+
+/**
+ * PostgreSQL: a transaction whose COMMIT does not wait for the WAL flush (SET LOCAL
+ * synchronous_commit = off, sent with its START TRANSACTION in one round trip). Store.transaction
+ * with syncCommit false.
+ */
+export function asyncCommitTransaction<R>(ds: DataSource, fn: (m: EntityManager) => Promise<R>): Promise<R> {
+  return beganTransaction(ds, (qr) => qr.query('START TRANSACTION; SET LOCAL synchronous_commit = off'), fn);
+}
+
+/** A transaction on the store's connection: TypeORM's on PostgreSQL, BEGIN IMMEDIATE on SQLite. */
+export function inTransaction<R>(ds: DataSource, dialect: SqlDialect, fn: (m: EntityManager) => Promise<R>): Promise<R> {
+  return dialect === 'sqlite' ? sqliteTransaction(ds, fn) : ds.transaction(fn);
 }

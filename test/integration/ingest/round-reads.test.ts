@@ -9,6 +9,7 @@ import { runScanRound } from '../../../lib/jobs/index.js';
 import { FilterRuleModel, FocusedOverrideModel, MailboxModel, MessageModel, type Message } from '../../../lib/mail/index.js';
 import type { ModelDef, Store } from '../../../lib/storage/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
+import { boundMember } from '../../helpers/proxy.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
 const backends = await sqlBackends();
@@ -16,20 +17,16 @@ const SETTINGS = new Set([MailboxModel.name, AutoReplyModel.name, FocusedOverrid
 
 /** The store, counting the reads of the mailbox settings made through it. */
 function counting(store: Store, reads: Map<string, number>): Store {
-  const bound = (t: object, p: string | symbol) => {
-    const v = Reflect.get(t, p, t) as unknown;
-    return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
-  };
   return new Proxy(store, {
     get(target, prop) {
-      if (prop !== 'repo') return bound(target, prop);
+      if (prop !== 'repo') return boundMember(target, prop);
       return (model: ModelDef) => {
         const repo = target.repo(model);
         if (!SETTINGS.has(model.name)) return repo;
         return new Proxy(repo, {
           get(r, p) {
             if (p === 'get' || p === 'list' || p === 'findOne') reads.set(model.name, (reads.get(model.name) ?? 0) + 1);
-            return bound(r, p);
+            return boundMember(r, p);
           },
         });
       };

@@ -6,6 +6,7 @@ import { IngestEntryModel } from '../../../lib/ingest/index.js';
 import { FolderModel, MessageModel, type Folder, type Message } from '../../../lib/mail/index.js';
 import type { Store } from '../../../lib/storage/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
+import { boundMember } from '../../helpers/proxy.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
 const backends = await sqlBackends();
@@ -44,20 +45,16 @@ describe.each(backends)('full-text documents of a scan round ($name)', (backend)
 
   it('sends a round\'s events only after the synchronous commit that releases its entries (its filings commit asynchronously)', async () => {
     const w = f.worker({ scanners: 'clean' });
-    const bound = (t: object, p: string | symbol) => {
-      const v = Reflect.get(t, p, t) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
-    };
     // The round's closing transaction is the one that releases entries: note when it has committed.
     let releaseCommitted = false;
     const store = new Proxy(w.store, {
       get(target, prop) {
-        if (prop !== 'transaction') return bound(target, prop);
+        if (prop !== 'transaction') return boundMember(target, prop);
         return <R>(fn: (tx: Store) => Promise<R>, opts?: { syncCommit?: boolean }) => {
           let releases = false;
           const watched = (tx: Store) => fn(new Proxy(tx, {
             get(t, p) {
-              if (p !== 'repo') return bound(t, p);
+              if (p !== 'repo') return boundMember(t, p);
               return (model: typeof IngestEntryModel) => {
                 if (model === IngestEntryModel) releases = true;
                 return t.repo(model);

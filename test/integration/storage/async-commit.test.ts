@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataSource } from 'typeorm';
 import { z } from 'zod';
 import { defineModel, type Store } from '../../../lib/storage/index.js';
-import { asyncCommitTransaction, openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { asyncCommitTransaction } from '../../../lib/storage/sql/transaction.js';
 import { freshPostgres, sqlBackends, type TestDatabase } from '../../helpers/databases.js';
 
 const Tally = defineModel({ name: 'async_tally', table: 'async_tallies', fields: { name: z.string(), n: z.number().int() } });
