@@ -35,6 +35,27 @@ function mapError(e: unknown): unknown {
   return e;
 }
 
+const RACE_ATTEMPTS = 5;
+
+/**
+ * createOrAdd on PostgreSQL outside a transaction: the statement lost a race it would win if run
+ * again (it was undone whole, so running it again adds once). Concurrent first inserts of one uid on
+ * a table with another unique index can wait for each other (deadlock, 40P01) or meet in that other
+ * index before the uid conflict is seen (23505, api-112); run again, the uid conflict is found first
+ * and the record is added to. A real clash in the other index fails every time and is answered.
+ */
+async function retryRaces<R>(fn: () => Promise<R>): Promise<R> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      const code = e instanceof QueryFailedError ? (e.driverError as { code?: string }).code : (e as { code?: string }).code;
+      const lostRace = code === '40P01' || (e instanceof ApiError && e.code === 'api-112');
+      if (!lostRace || attempt >= RACE_ATTEMPTS) throw e;
+    }
+  }
+}
+
 interface Ctx {
   ds: DataSource;
   dialect: SqlDialect;
@@ -263,9 +284,13 @@ class SqlRepo<T extends object> implements Repo<T> {
     if (this.#values || this.model.fullText) throw new Error(`model ${this.model.name}: createOrAdd writes no value-index rows or documents`);
     const now = new Date();
     const rec = { ...withDefaults(this.model, data as Record<string, unknown>), uid: data.uid, version: 1, createdAt: now, updatedAt: now } as ObjectLiteral;
-    return this.#write(async () => {
+    const once = () => this.#write(async () => {
       await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).createOrAdd(this.ctx.manager, rec, adding);
     });
+    // PostgreSQL: a concurrent first insert of the same uid may lose a race (retryRaces). Inside a
+    // transaction the caller's transaction is lost with it and the error goes to the caller.
+    if (this.ctx.dialect !== 'postgres' || this.ctx.manager.queryRunner) return once();
+    return retryRaces(once);
   }
 
   increment(target: string | Filter, deltas: Record<string, number>): Promise<Row<T> | null> {

@@ -196,6 +196,13 @@ describe.each(backends)('Store contract on $name', (backend) => {
       throw new Error('undo');
     })).rejects.toThrow('undo');
     expect((await things.get(uid))!.size).toBe(50);
+    // Many first creations at once on a model with a second unique index (name): PostgreSQL can find
+    // two speculative inserts waiting for each other (deadlock); each call still lands exactly once.
+    for (let round = 0; round < 8; round++) {
+      const ruid = `00000000-0000-7000-8000-0000000${(0xd000 + round).toString(16)}`;
+      await Promise.all(Array.from({ length: 20 }, () => things.createOrAdd({ uid: ruid, name: `create-or-add-r${round}`, owner: 'o8c', size: 1, flagged: false, tags: [] }, ['size'])));
+      expect(await things.get(ruid)).toMatchObject({ size: 20, version: 20 });
+    }
     // another unique key still refuses the row
     await expect(things.createOrAdd({ uid: '00000000-0000-7000-8000-00000000c0a3', name: 'create-or-add', owner: 'o8c', size: 1, flagged: false, tags: [] }, ['size'])).rejects.toMatchObject({ code: 'api-112' });
   });
