@@ -66,6 +66,19 @@ export interface Repo<T extends object> {
    * or full-text documents.
    */
   createOrAdd(data: NewRecord<T> & { uid: string }, adding: Array<keyof T & string>): Promise<void>;
+  /** createOrAdd of several records (several of one uid add up), together: on PostgreSQL one statement. */
+  createOrAddMany(data: Array<NewRecord<T> & { uid: string }>, adding: Array<keyof T & string>): Promise<void>;
+  /**
+   * Creates every record or none (a unique clash: api-112, nothing written); on PostgreSQL one
+   * statement (with the records' value-index rows) per set of fields given, up to 500 records each.
+   */
+  createMany(data: NewRecord<T>[]): Promise<Row<T>[]>;
+  /**
+   * increment of several records by uid (several of one uid add up), together: on PostgreSQL one
+   * statement, the rows locked in uid order. Answers the rows as written, in uid order; an absent
+   * uid answers none.
+   */
+  incrementMany(changes: Array<{ uid: string; deltas: Record<string, number> }>): Promise<Row<T>[]>;
   /**
    * Atomic numeric deltas (counters): field = field + delta, in one statement, of the record with
    * this uid or of the one findOne(filter) would answer (found and raised together). Null when absent.

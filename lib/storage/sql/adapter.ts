@@ -13,7 +13,7 @@ import { groupTransaction } from './group-commit.js';
 import { pgSnapshotChecks, type ReadSession } from './kept.js';
 import { SelectRunner } from './select.js';
 import { BATCH as VALUE_BATCH, dropValues, ensureValueIndexes, hasValueIndexes, termsOf, termsTable, touchesValues, writeValues } from './value-index.js';
-import { inserterOf } from './insert.js';
+import { inserterOf, rowsInserterOf } from './insert.js';
 import { writerOf, type UpdateSpec, type Writer } from './update.js';
 import { WalSync } from './wal-sync.js';
 import { Checkpointer } from './checkpointer.js';
@@ -34,6 +34,22 @@ function mapError(e: unknown): unknown {
   }
   return e;
 }
+
+/** Records per statement when several are written at once (PostgreSQL). */
+const MANY_ROWS = 500;
+
+function groupBy<V>(items: V[], key: (v: V) => string): Map<string, V[]> {
+  const out = new Map<string, V[]>();
+  for (const v of items) {
+    const k = key(v);
+    const list = out.get(k);
+    if (list) list.push(v);
+    else out.set(k, [v]);
+  }
+  return out;
+}
+
+const chunked = <V>(groups: V[][]): V[][] => groups.flatMap((g) => Array.from({ length: Math.ceil(g.length / MANY_ROWS) }, (_, i) => g.slice(i * MANY_ROWS, (i + 1) * MANY_ROWS)));
 
 const RACE_ATTEMPTS = 5;
 
@@ -115,12 +131,7 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   create(data: NewRecord<T>): Promise<Row<T>> {
-    const now = new Date();
-    const rec = { ...withDefaults(this.model, data as Record<string, unknown>), uid: data.uid ?? uuidv7(), version: 1, createdAt: now, updatedAt: now } as ObjectLiteral;
-    if (this.model.lease) {
-      rec.claimedBy ??= null;
-      rec.leaseUntil ??= null;
-    }
+    const rec = this.#newRecord(data, new Date());
     if (this.#values && this.ctx.dialect === 'postgres') {
       const terms = termsOf(this.model, rec);
       if (terms.length && terms.length <= VALUE_BATCH) {
@@ -291,6 +302,90 @@ class SqlRepo<T extends object> implements Repo<T> {
     // transaction the caller's transaction is lost with it and the error goes to the caller.
     if (this.ctx.dialect !== 'postgres' || this.ctx.manager.queryRunner) return once();
     return retryRaces(once);
+  }
+
+  #newRecord(data: NewRecord<T>, now: Date): ObjectLiteral {
+    const rec = { ...withDefaults(this.model, data as Record<string, unknown>), uid: data.uid ?? uuidv7(), version: 1, createdAt: now, updatedAt: now } as ObjectLiteral;
+    if (this.model.lease) {
+      rec.claimedBy ??= null;
+      rec.leaseUntil ??= null;
+    }
+    return rec;
+  }
+
+  createMany(data: NewRecord<T>[]): Promise<Row<T>[]> {
+    const now = new Date();
+    const recs = data.map((d) => this.#newRecord(d, now));
+    if (!recs.length) return Promise.resolve([]);
+    if (this.ctx.dialect === 'sqlite') {
+      return this.#write(() => this.#atomic(async (m) => {
+        for (const rec of recs) await this.#insert(m, rec);
+        if (this.#values) await writeValues(m, this.ctx.dialect, this.model, recs, true);
+        return recs as Row<T>[];
+      }));
+    }
+    // PostgreSQL: one statement per set of columns given and per MANY_ROWS records, with their value rows.
+    const rows = rowsInserterOf(this.ctx.ds, this.model, this.#sel);
+    const statements = chunked([...groupBy(recs, (r) => rows.columnsKey(r)).values()]);
+    const insert = async (m: EntityManager, chunk: ObjectLiteral[], skipConflict: boolean) => {
+      const values = this.#values ? { table: termsTable(this.model), terms: chunk.flatMap((r) => termsOf(this.model, r)) } : undefined;
+      if ((await rows.insert(m, chunk, skipConflict, values)) !== chunk.length) throw new ApiError('api-112');
+    };
+    // One statement outside a transaction is all or nothing by itself (a clash: 23505, api-112).
+    if (statements.length === 1 && !this.ctx.manager.queryRunner) return this.#write(async () => (await insert(this.ctx.manager, statements[0], false), recs as Row<T>[]));
+    return this.#write(() => this.#atomic(async (m) => {
+      for (const chunk of statements) await insert(m, chunk, this.#skipConflict(m));
+      return recs as Row<T>[];
+    }));
+  }
+
+  createOrAddMany(data: Array<NewRecord<T> & { uid: string }>, adding: string[]): Promise<void> {
+    if (this.#values || this.model.fullText) throw new Error(`model ${this.model.name}: createOrAdd writes no value-index rows or documents`);
+    const now = new Date();
+    // Several of one uid add up (one statement may write a row once); written in uid order.
+    const merged = new Map<string, ObjectLiteral>();
+    for (const d of data) {
+      const had = merged.get(d.uid);
+      if (!had) merged.set(d.uid, { ...this.#newRecord(d, now), uid: d.uid });
+      else for (const f of adding) had[f] = Number(had[f] ?? 0) + Number((d as Record<string, unknown>)[f] ?? 0);
+    }
+    const recs = [...merged.keys()].sort().map((uid) => merged.get(uid)!);
+    if (!recs.length) return Promise.resolve();
+    if (this.ctx.dialect === 'sqlite') {
+      const one = inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel);
+      return this.#write(() => this.#atomic(async (m) => {
+        for (const rec of recs) await one.createOrAdd(m, rec, adding);
+      }));
+    }
+    const rows = rowsInserterOf(this.ctx.ds, this.model, this.#sel);
+    const statements = chunked([...groupBy(recs, (r) => rows.columnsKey(r)).values()]);
+    if (statements.length === 1 && !this.ctx.manager.queryRunner) return retryRaces(() => this.#write(async () => void (await rows.createOrAdd(this.ctx.manager, statements[0], adding))));
+    return this.#write(() => this.#atomic(async (m) => {
+      for (const chunk of statements) await rows.createOrAdd(m, chunk, adding);
+    }));
+  }
+
+  incrementMany(changes: Array<{ uid: string; deltas: Record<string, number> }>): Promise<Row<T>[]> {
+    const merged = new Map<string, Record<string, number>>();
+    for (const c of changes) {
+      const d = merged.get(c.uid) ?? {};
+      for (const [f, n] of Object.entries(c.deltas)) d[f] = (d[f] ?? 0) + n;
+      merged.set(c.uid, d);
+    }
+    const sorted = [...merged.keys()].sort().map((uid) => ({ uid, deltas: merged.get(uid)! }));
+    if (!sorted.length) return Promise.resolve([]);
+    if (this.ctx.dialect === 'sqlite') {
+      return this.#write(() => this.#atomic(async (m) => {
+        const out: Row<T>[] = [];
+        for (const c of sorted) {
+          const row = await this.#updateReturning({ set: {}, increments: c.deltas, where: [{ uid: c.uid }] }, m);
+          if (row) out.push(row);
+        }
+        return out;
+      }));
+    }
+    const fields = [...new Set(sorted.flatMap((c) => Object.keys(c.deltas)))].sort();
+    return this.#write(async () => ((await this.#writer().incrementMany(this.ctx.manager, sorted, fields)) as Row<T>[]).sort((a, b) => (a.uid < b.uid ? -1 : 1)));
   }
 
   increment(target: string | Filter, deltas: Record<string, number>): Promise<Row<T> | null> {

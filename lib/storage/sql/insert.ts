@@ -77,6 +77,82 @@ export class Inserter {
   }
 }
 
+/** A column's value as PostgreSQL's JSON input of the row type takes it (bytea as its hex text form). */
+function jsonValue(v: unknown): unknown {
+  return Buffer.isBuffer(v) ? `\\x${v.toString('hex')}` : v;
+}
+
+/**
+ * PostgreSQL: several records in one statement whose text does not depend on how many there are
+ * (one prepared statement): the records travel as one JSON array and become rows of the table's
+ * own row type (json_populate_recordset), so every value is converted by the column it goes to.
+ * Every record must give the same columns (Inserter.columnsKey groups them).
+ */
+export class RowsInserter {
+  readonly #columns: ColumnMetadata[];
+  readonly #table: string;
+
+  constructor(private readonly ds: DataSource, model: ModelDef, private readonly sel: SelectRunner) {
+    this.#columns = ds.getMetadata(model.name).columns;
+    this.#table = sel.q(model.table);
+  }
+
+  /** The columns a record gives (records with the same key go in one statement). */
+  columnsKey(rec: ObjectLiteral): string {
+    return this.#columns.filter((c) => rec[c.propertyName] !== undefined).map((c) => c.propertyName).join('\u0000');
+  }
+
+  #rows(recs: ObjectLiteral[]): { cols: ColumnMetadata[]; json: string } {
+    const cols = this.#columns.filter((c) => recs[0][c.propertyName] !== undefined);
+    const rows = recs.map((rec) => Object.fromEntries(cols.map((c) => [c.databaseName, jsonValue(this.ds.driver.preparePersistentValue(rec[c.propertyName], c))])));
+    return { cols, json: JSON.stringify(rows) };
+  }
+
+  #select(cols: ColumnMetadata[]): string {
+    const names = cols.map((c) => this.sel.q(c.databaseName)).join(', ');
+    return `INSERT INTO ${this.#table} (${names}) SELECT ${names} FROM json_populate_recordset(NULL::${this.#table}, $1::json)`;
+  }
+
+  /**
+   * The records and their value-index rows (`terms`, written for the records written). `skipConflict`:
+   * a record that would break a unique key is skipped (inside a transaction, which stays usable);
+   * answers how many records were written.
+   */
+  async insert(manager: EntityManager, recs: ObjectLiteral[], skipConflict: boolean, values?: { table: string; terms: string[][] }): Promise<number> {
+    const { cols, json } = this.#rows(recs);
+    const insert = `${this.#select(cols)}${skipConflict ? ' ON CONFLICT DO NOTHING' : ''}`;
+    if (!values?.terms.length) return this.sel.execute(manager, insert, [json]);
+    const column = (i: number) => values.terms.map((t) => t[i]);
+    const sql = `WITH r AS (${insert} RETURNING "uid"), `
+      + `v AS (INSERT INTO ${values.table} (name, value, scope, uid) SELECT x.a, x.b, x.c, x.d FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS x(a, b, c, d) WHERE x.d IN (SELECT "uid" FROM r) ON CONFLICT DO NOTHING) `
+      + 'SELECT "uid" FROM r';
+    return (await this.sel.rows(manager, sql, [json, column(0), column(1), column(2), column(3)])).length;
+  }
+
+  /**
+   * createOrAdd of several records (distinct uids), made in uid order so that two writers of the
+   * same records take their row locks in the same order.
+   */
+  createOrAdd(manager: EntityManager, recs: ObjectLiteral[], adding: string[]): Promise<number> {
+    const { cols, json } = this.#rows(recs);
+    const sets = adding.map((field) => {
+      const c = cols.find((x) => x.propertyName === field);
+      if (!c) throw new Error(`createOrAdd ${field}: not a column given`);
+      const name = this.sel.q(c.databaseName);
+      return `${name} = ${this.#table}.${name} + excluded.${name}`;
+    });
+    sets.push('"updatedAt" = excluded."updatedAt"', `"version" = ${this.#table}."version" + 1`);
+    return this.sel.execute(manager, `${this.#select(cols)} ORDER BY "uid" ON CONFLICT ("uid") DO UPDATE SET ${sets.join(', ')}`, [json]);
+  }
+}
+
+const rowsInserters = new WeakMap<SelectRunner, RowsInserter>();
+export function rowsInserterOf(ds: DataSource, model: ModelDef, sel: SelectRunner): RowsInserter {
+  let i = rowsInserters.get(sel);
+  if (!i) rowsInserters.set(sel, (i = new RowsInserter(ds, model, sel)));
+  return i;
+}
+
 const inserters = new WeakMap<SelectRunner, Inserter>();
 /** One inserter per model and store, beside its read-path runner (shared with transactions). */
 export function inserterOf(ds: DataSource, dialect: SqlDialect, model: ModelDef, sel: SelectRunner): Inserter {

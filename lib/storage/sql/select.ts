@@ -275,6 +275,11 @@ export class SelectRunner {
     return stmt.run(...params).changes;
   }
 
+  /** PostgreSQL: the rows a statement answers as the driver reads them (prepared as execute's statements). */
+  rows(manager: EntityManager, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+    return this.#pg(manager, sql, params);
+  }
+
   /** `tail`: what follows the select list (FROM …). */
   async #all(manager: EntityManager, tail: string, params: unknown[], session?: ReadSession): Promise<Record<string, unknown>[]> {
     if (this.dialect === 'sqlite') {

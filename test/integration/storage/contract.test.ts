@@ -92,6 +92,96 @@ describe.each(backends)('Store contract on $name', (backend) => {
     expect(updated).toMatchObject({ ...cases[0], real: 2.5, version: 2 });
   });
 
+  it('createMany writes every kind of value exactly as create does, in one write, inside a transaction too', async () => {
+    const values = store.repo<ValueT>(Value);
+    const cases: Array<Omit<ValueT, 'key'>> = [
+      { text: 'quotes " \\ back\\slash, tab\t, newline\n, \u00e9\u4e2d\ud83d\udce8, \u2028', big: 2 ** 53 - 1, real: 0.1, on: true, meta: 'just a string', at: new Date('2026-01-02T03:04:05.678Z') },
+      { text: '', big: -5_000_000_000, real: -1.5e-7, on: false, meta: { nested: { list: [1, 'two', null, true] }, n: 1e300 }, at: null },
+      { text: null, big: 0, real: 1e300, on: false, meta: [{ a: '"[]{}' }], at: new Date('1999-12-31T23:59:59.999Z') },
+      { text: '{"not":"json to decode"}', big: 42, real: -0.5, on: true, meta: false, at: new Date(0) },
+    ];
+    const made = await values.createMany(cases.map((c, i) => ({ key: `many${i}`, ...c })));
+    expect(made.map((m) => m.version)).toEqual([1, 1, 1, 1]);
+    const listed = await values.list({ filter: { key: { $in: cases.map((_, i) => `many${i}`) } }, sort: [{ field: 'key', dir: 'asc' }] });
+    expect(listed.map(({ key, text, big, real, on, meta, at }) => ({ key, text, big, real, on, meta, at }))).toEqual(cases.map((c, i) => ({ key: `many${i}`, ...c })));
+    expect(listed.map((r) => r.uid)).toEqual(made.map((m) => m.uid));
+    expect(JSON.stringify(listed[0].createdAt)).toBe(JSON.stringify(made[0].createdAt));
+    // Records giving different fields (score left out of one): each keeps what it gave.
+    await store.transaction(async (tx) => {
+      const made2 = await tx.repo<ThingT>(Thing).createMany([
+        { name: 'many-a', owner: 'o-many', size: 1, score: 2.5, flagged: true, tags: ['x'] },
+        { name: 'many-b', owner: 'o-many', size: 2, flagged: false, tags: [] },
+      ]);
+      expect(made2).toHaveLength(2);
+    });
+    const things2 = await things.list({ filter: { owner: 'o-many' }, sort: [{ field: 'name', dir: 'asc' }] });
+    expect(things2.map(({ name, size, score, flagged, tags }) => ({ name, size, score, flagged, tags }))).toEqual([
+      { name: 'many-a', size: 1, score: 2.5, flagged: true, tags: ['x'] },
+      { name: 'many-b', size: 2, score: null, flagged: false, tags: [] },
+    ]);
+    expect(await things.createMany([])).toEqual([]);
+  });
+
+  it('createMany writes all or nothing: a unique clash answers api-112 and leaves no record, in a transaction and outside one', async () => {
+    await things.create({ name: 'many-clash', owner: 'o-clash', size: 1, flagged: false, tags: [] });
+    await expect(things.createMany([
+      { name: 'many-new1', owner: 'o-clash', size: 2, flagged: false, tags: [] },
+      { name: 'many-clash', owner: 'o-clash', size: 3, flagged: false, tags: [] },
+    ])).rejects.toMatchObject({ code: 'api-112' });
+    await expect(store.transaction(async (tx) => {
+      await tx.repo<ThingT>(Thing).create({ name: 'many-before', owner: 'o-clash', size: 4, flagged: false, tags: [] });
+      await tx.repo<ThingT>(Thing).createMany([
+        { name: 'many-new2', owner: 'o-clash', size: 5, flagged: false, tags: [] },
+        { name: 'many-clash', owner: 'o-clash', size: 6, flagged: false, tags: [] },
+      ]);
+    })).rejects.toMatchObject({ code: 'api-112' });
+    // Two records of the batch clashing with each other.
+    await expect(things.createMany([
+      { name: 'many-twin', owner: 'o-clash', size: 7, flagged: false, tags: [] },
+      { name: 'many-twin', owner: 'o-clash', size: 8, flagged: false, tags: [] },
+    ])).rejects.toMatchObject({ code: 'api-112' });
+    expect((await things.list({ filter: { owner: 'o-clash' } })).map((t) => t.name)).toEqual(['many-clash']);
+  });
+
+  it('incrementMany raises several records by their own amounts in one write (repeated uids add up), answers them in uid order', async () => {
+    const [a, b, c] = await things.createMany([0, 1, 2].map((i) => ({ name: `inc-many-${i}`, owner: 'o-incm', size: 10 * i, score: 1, flagged: false, tags: [] })));
+    const absent = '00000000-0000-7000-8000-0000000fffff';
+    const rows = await things.incrementMany([{ uid: c.uid, deltas: { size: 5 } }, { uid: a.uid, deltas: { size: -3, score: 0.5 } }, { uid: absent, deltas: { size: 1 } }, { uid: c.uid, deltas: { size: 1 } }]);
+    expect(rows.map((r) => [r.uid, r.size, r.score, r.version])).toEqual([[a.uid, -3, 1.5, 2], [c.uid, 26, 1, 2]].sort((x, y) => (String(x[0]) < String(y[0]) ? -1 : 1)));
+    expect(await things.get(b.uid)).toMatchObject({ size: 10, version: 1 });
+    expect(await things.incrementMany([])).toEqual([]);
+    // Concurrent batches over the same records in different orders neither wait on each other forever nor lose a step.
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.transaction(async (tx) => {
+      const order = i % 2 ? [a, b, c] : [c, b, a];
+      await tx.repo<ThingT>(Thing).incrementMany(order.map((t) => ({ uid: t.uid, deltas: { size: 1 } })));
+    })));
+    expect((await things.list({ filter: { owner: 'o-incm' }, sort: [{ field: 'name', dir: 'asc' }] })).map((t) => t.size)).toEqual([-3 + 20, 10 + 20, 26 + 20]);
+    // Undone with its transaction.
+    await expect(store.transaction(async (tx) => {
+      await tx.repo<ThingT>(Thing).incrementMany([{ uid: b.uid, deltas: { size: 100 } }]);
+      throw new Error('undo');
+    })).rejects.toThrow('undo');
+    expect((await things.get(b.uid))!.size).toBe(30);
+  });
+
+  it('createOrAddMany creates the new records and adds to the ones there (several of one uid add up), exact under concurrency', async () => {
+    const u = (n: number) => `00000000-0000-7000-8000-0000000e${String(n).padStart(4, '0')}`;
+    await things.createOrAdd({ uid: u(1), name: 'coam-1', owner: 'o-coam', size: 5, flagged: false, tags: [] }, ['size']);
+    await things.createOrAddMany([
+      { uid: u(2), name: 'coam-2', owner: 'o-coam', size: 1, flagged: false, tags: [] },
+      { uid: u(1), name: 'ignored', owner: 'o-coam', size: 2, flagged: false, tags: [] },
+      { uid: u(2), name: 'coam-2', owner: 'o-coam', size: 3, flagged: false, tags: [] },
+    ], ['size']);
+    expect(await things.get(u(1))).toMatchObject({ name: 'coam-1', size: 7, version: 2 });
+    expect(await things.get(u(2))).toMatchObject({ name: 'coam-2', size: 4, version: 1 });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.transaction(async (tx) => {
+      const batch = [u(3), u(2), u(1)].map((uid, j) => ({ uid, name: `coam-${3 - j}`, owner: 'o-coam', size: 1, flagged: false, tags: [] as string[] }));
+      await tx.repo<ThingT>(Thing).createOrAddMany(i % 2 ? batch : batch.reverse(), ['size']);
+    })));
+    expect((await things.list({ filter: { owner: 'o-coam' }, sort: [{ field: 'name', dir: 'asc' }] })).map((t) => [t.name, t.size])).toEqual([['coam-1', 27], ['coam-2', 24], ['coam-3', 20]]);
+    await things.createOrAddMany([], ['size']);
+  });
+
   it('refuses a duplicate unique value with api-112', async () => {
     await expect(things.create({ name: 'a', owner: 'o2', size: 9, flagged: false, tags: [] })).rejects.toMatchObject({ code: 'api-112' });
   });

@@ -86,6 +86,29 @@ describe.each(backends)('value indexes on $name', (backend) => {
     expect(await items.get(bare.uid)).toMatchObject({ at: 94 });
   });
 
+  it('createMany writes each record\'s values with it, and none when the batch is refused', async () => {
+    const made = await items.createMany([
+      { box: 'b10', name: 'Many one', to: [{ address: 'm1@x.test' }, { address: 'm2@x.test' }], tags: ['batch'], at: 100 },
+      { box: 'b10', name: 'Many two', to: [], tags: ['batch', 'second'], at: 101 },
+      { box: 'b10', name: 'Many thirdly', to: [{ address: 'm2@x.test' }], tags: [], at: 102 },
+    ]);
+    expect(await names({ box: 'b10', tags: { $has: 'batch' } })).toEqual(['Many one', 'Many two']);
+    expect(await names({ box: 'b10', recipients: { $has: 'm2@x.test' } })).toEqual(['Many one', 'Many thirdly']);
+    expect(await names({ words: { $has: 'thirdly' } })).toEqual(['Many thirdly']);
+    // A clash with a record there (its uid): the whole batch goes, its values with it.
+    await expect(items.createMany([
+      { box: 'b10', name: 'Refused one', to: [{ address: 'refused@x.test' }], tags: ['refused'], at: 103 },
+      { uid: made[0].uid, box: 'b10', name: 'Refused two', to: [], tags: ['refused'], at: 104 } as never,
+    ])).rejects.toMatchObject({ code: 'api-112' });
+    await expect(store.transaction((tx) => tx.repo<ItemT>(Item).createMany([
+      { box: 'b10', name: 'Refused three', to: [{ address: 'refused@x.test' }], tags: ['refused'], at: 105 },
+      { uid: made[1].uid, box: 'b10', name: 'Refused four', to: [], tags: [], at: 106 } as never,
+    ]))).rejects.toMatchObject({ code: 'api-112' });
+    expect(await names({ tags: { $has: 'refused' } })).toEqual([]);
+    expect(await names({ recipients: { $has: 'refused@x.test' } })).toEqual([]);
+    expect(await names({ words: { $has: 'refused' } })).toEqual([]);
+  });
+
   it('follows update, updateMany, delete, deleteMany and a rolled-back transaction', async () => {
     const a = await items.create({ box: 'b3', name: 'Delta', to: [], tags: ['one'], at: 10 });
     const b = await items.create({ box: 'b3', name: 'Epsilon', to: [], tags: ['one'], at: 11 });
