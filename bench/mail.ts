@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { MessageModel, parseMessage, storeRaw, type Message } from '../lib/mail/index.js';
-import { addBlobRef } from '../lib/storage/index.js';
+import { addBlobRefs } from '../lib/storage/index.js';
 import { freshPostgres, freshSqlite, postgresAvailable, type Backend } from '../test/helpers/databases.js';
 import { seedUsers, startTestApi } from '../test/helpers/api.js';
 import { percentile, round } from './_stats.js';
@@ -55,7 +55,7 @@ async function runOn(backend: Backend): Promise<Record<string, unknown>> {
         }
       });
     }
-    await addBlobRef(api.deps.store, blob);
+    await addBlobRefs(api.deps.store, [blob]);
     const setupSeconds = round((performance.now() - setupStart) / 1000, 1);
     // The setup kept the event loop busy past the server's keep-alive timeout: let the idle sockets
     // close before the next request, or fetch reuses one the server is closing (ECONNRESET).

@@ -5,7 +5,7 @@ import { ApiError, notFound } from '../errors/index.js';
 import { ctxOf } from '../http/context.js';
 import type { OpenApiRegistry } from '../http/openapi.js';
 import { checkRecord, parseOrThrow, type Ctx, type Deps, type ResourceService } from '../resources/index.js';
-import { addBlobRef, BlobModel } from '../storage/index.js';
+import { addBlobRefs, BlobModel } from '../storage/index.js';
 import { blobsOf, countIn, folderOf, publishFolder, publishMessage, type MessageRecord } from './filing.js';
 import { FolderModel, type Folder } from './folders.js';
 import { MailboxModel } from './mailboxes.js';
@@ -64,7 +64,7 @@ export function messageRouter(service: ResourceService, deps: Deps, openapi: Ope
       const c = await tx.repo<Message>(MessageModel).create({ ...(fields as Message), folderUid: f.uid, ingestKey: null });
       await tx.repo<Message>(MessageModel).setText(c.uid, doc);
       await tx.repo(MailboxModel).increment(msg.mailboxUid, { usedBytes: msg.size });
-      await addBlobRef(tx, { blobId: msg.blobId, sha256: msg.blobId, size: msg.size });
+      await addBlobRefs(tx, [{ blobId: msg.blobId, sha256: msg.blobId, size: msg.size }]);
       return { copy: c, folder: await countIn(tx, f.uid, 1, msg.seen ? 0 : 1) };
     });
     publishMessage(ctx, 'create', copy);

@@ -259,10 +259,10 @@ export class BlobWriter {
   }
 }
 
-/** One more record refers to the blob (inside the caller's transaction). */
-export async function addBlobRef(store: Store, blob: StoredBlob): Promise<void> {
-  // One statement: the record made with one reference, or one more reference on the record there.
-  await store.repo<z.infer<z.ZodObject<typeof blobFields>>>(BlobModel).createOrAdd({ uid: blob.blobId, size: blob.size, refs: 1 }, ['refs']);
+/** One more record refers to each blob (inside the caller's transaction; a blob given twice gets two). */
+export async function addBlobRefs(store: Store, blobs: StoredBlob[]): Promise<void> {
+  // One statement: each record made with its references, or its references added to the record there.
+  await store.repo<z.infer<z.ZodObject<typeof blobFields>>>(BlobModel).createOrAddMany(blobs.map((b) => ({ uid: b.blobId, size: b.size, refs: 1 })), ['refs']);
 }
 
 /** One record fewer refers to the blob; answers true when it was the last (free the file after commit). */
