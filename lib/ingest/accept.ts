@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ApiError, isApiError } from '../errors/index.js';
+import { ApiError } from '../errors/index.js';
 import { crashPoint } from './crash.js';
 import type { Deps } from '../resources/index.js';
 import type { StagedBlob } from '../storage/index.js';
@@ -56,29 +56,14 @@ export function transactionIdOf(h: Handoff): string {
 export const entryUid = (transactionId: string, mailboxUid: string, kind = 'rcpt'): string => sha(`${transactionId}\0${kind}\0${mailboxUid}`);
 
 /**
- * Queues entries that are not queued yet, all in one transaction (one commit however many
- * mailboxes). An entry queued before (a retried hand-off, or a concurrent one) is refused by its
- * derived uid (api-112; inside a PostgreSQL transaction an INSERT … ON CONFLICT DO NOTHING that
- * wrote nothing, so the transaction goes on). No read first: on PostgreSQL it was a round trip per
- * entry (on SQLite it measured neither faster nor slower).
+ * Queues entries that are not queued yet, in one write (one statement on PostgreSQL, one
+ * transaction on SQLite; one commit however many mailboxes). An entry queued before (a retried
+ * hand-off, or a concurrent one) is left out by its derived uid and answered 'duplicate'.
  */
-function createOnce(deps: Deps, entries: Array<IngestEntry & { uid: string }>): Promise<Array<'queued' | 'duplicate'>> {
-  return deps.store.transaction(async (tx) => {
-    const repo = tx.repo<IngestEntry>(IngestEntryModel);
-    const out: Array<'queued' | 'duplicate'> = [];
-    for (const data of entries) {
-      try {
-        await repo.create(data);
-      } catch (e) {
-        if (!(isApiError(e) && e.code === 'api-112')) throw e;
-        out.push('duplicate'); // an earlier hand-off of the transaction (a retry, or one at the same time) was first
-        continue;
-      }
-      out.push('queued');
-      crashPoint('ingest.after-queue-row'); // a row written, not committed: a crash leaves none
-    }
-    return out;
-  });
+async function createOnce(deps: Deps, entries: Array<IngestEntry & { uid: string }>): Promise<Array<'queued' | 'duplicate'>> {
+  const written = new Set((await deps.store.repo<IngestEntry>(IngestEntryModel).createMany(entries, { skipExisting: true })).map((e) => e.uid));
+  crashPoint('ingest.after-queue-row'); // the rows committed, the MTA not answered yet: its retry finds them queued
+  return entries.map((e) => (written.has(e.uid) ? 'queued' : 'duplicate'));
 }
 
 function newEntry(uid: string, fields: Pick<IngestEntry, 'transactionId' | 'mailboxUid' | 'recipient' | 'envelopeFrom' | 'rawRef' | 'size' | 'transportQuarantine' | 'tag' | 'viaList'>): IngestEntry & { uid: string } {

@@ -130,7 +130,7 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
   try {
     await deps.store.transaction(async (tx) => {
       const txRepo = tx.repo<IngestEntry>(IngestEntryModel);
-      for (const d of done) if (await txRepo.release(d.uid, owner, d.patch)) round.finished++;
+      round.finished += (await txRepo.releaseMany(done.map((d) => ({ uid: d.uid, patch: d.patch })), owner)).length;
       await writeRoundTexts(tx, texts);
       for (const c of inKeyOrder(correspondents)) await recordCorrespondent({ store: tx }, c.mailboxUid, c.address, c.n);
       // A crash before this commit loses the round's counts: metrics, not records.

@@ -32,6 +32,11 @@ export interface UpdateOptions {
   expectedVersion?: number;
 }
 
+export interface CreateManyOptions {
+  /** Leave out a record a unique key refuses (it exists) instead of refusing them all. */
+  skipExisting?: boolean;
+}
+
 export interface ClaimOptions {
   owner: string;
   leaseMs: number;
@@ -69,10 +74,12 @@ export interface Repo<T extends object> {
   /** createOrAdd of several records (several of one uid add up), together: on PostgreSQL one statement. */
   createOrAddMany(data: Array<NewRecord<T> & { uid: string }>, adding: Array<keyof T & string>): Promise<void>;
   /**
-   * Creates every record or none (a unique clash: api-112, nothing written); on PostgreSQL one
-   * statement (with the records' value-index rows) per set of fields given, up to 500 records each.
+   * Creates every record or none (a unique clash: api-112, nothing written) and answers them; on
+   * PostgreSQL one statement (with the records' value-index rows) per set of fields given, up to
+   * 500 records each. skipExisting: a record a unique key refuses is left out instead, and only
+   * the records written are answered.
    */
-  createMany(data: NewRecord<T>[]): Promise<Row<T>[]>;
+  createMany(data: NewRecord<T>[], opts?: CreateManyOptions): Promise<Row<T>[]>;
   /**
    * increment of several records by uid (several of one uid add up), together: on PostgreSQL one
    * statement, the rows locked in uid order. Answers the rows as written, in uid order; an absent
@@ -88,6 +95,8 @@ export interface Repo<T extends object> {
   claim(filter: Filter, opts: ClaimOptions): Promise<Row<T>[]>;
   /** Lease models: drop the lease if `owner` still holds it, applying `patch` in the same write. */
   release(uid: string, owner: string, patch?: Patch<T>): Promise<boolean>;
+  /** release of several records, each with its own patch, together (PostgreSQL: one statement per set of fields patched); answers the uids released. */
+  releaseMany(items: Array<{ uid: string; patch?: Patch<T> }>, owner: string): Promise<string[]>;
   /** Full-text models: (re)places the text document of a record; deleting the record drops it. */
   setText(uid: string, text: string): Promise<void>;
   /** Full-text models: setText for each uid → text (on PostgreSQL in one statement). */

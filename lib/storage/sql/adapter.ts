@@ -4,7 +4,7 @@ import { DataSource, QueryFailedError, type EntityManager, type ObjectLiteral } 
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, notFound } from '../../errors/index.js';
 import { withDefaults, type ModelDef } from '../model.js';
-import type { ClaimOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Store, TransactionOptions, UpdateOptions } from '../port.js';
+import type { ClaimOptions, CreateManyOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Store, TransactionOptions, UpdateOptions } from '../port.js';
 import { byKeys } from './order.js';
 import { entityFor, type SqlDialect } from './entities.js';
 import { dropText, ensureFullText, matchClause, queryWords, setText, setTexts } from './fulltext.js';
@@ -313,29 +313,45 @@ class SqlRepo<T extends object> implements Repo<T> {
     return rec;
   }
 
-  createMany(data: NewRecord<T>[]): Promise<Row<T>[]> {
+  createMany(data: NewRecord<T>[], opts: CreateManyOptions = {}): Promise<Row<T>[]> {
     const now = new Date();
     const recs = data.map((d) => this.#newRecord(d, now));
     if (!recs.length) return Promise.resolve([]);
+    const skip = Boolean(opts.skipExisting);
+    const kept = (written: Set<string>) => (written.size === recs.length ? recs : recs.filter((r) => written.has(String(r.uid)))) as Row<T>[];
     if (this.ctx.dialect === 'sqlite') {
+      const one = inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel);
       return this.#write(() => this.#atomic(async (m) => {
-        for (const rec of recs) await this.#insert(m, rec);
-        if (this.#values) await writeValues(m, this.ctx.dialect, this.model, recs, true);
-        return recs as Row<T>[];
+        const written = new Set<string>();
+        for (const rec of recs) {
+          if (await one.insert(m, rec, skip)) written.add(String(rec.uid));
+          else if (!skip) throw new ApiError('api-112');
+        }
+        if (this.#values) await writeValues(m, this.ctx.dialect, this.model, recs.filter((r) => written.has(String(r.uid))), true);
+        return kept(written);
       }));
     }
     // PostgreSQL: one statement per set of columns given and per MANY_ROWS records, with their value rows.
     const rows = rowsInserterOf(this.ctx.ds, this.model, this.#sel);
     const statements = chunked([...groupBy(recs, (r) => rows.columnsKey(r)).values()]);
-    const insert = async (m: EntityManager, chunk: ObjectLiteral[], skipConflict: boolean) => {
+    const insert = async (m: EntityManager, chunk: ObjectLiteral[], skipConflict: boolean, written: Set<string>) => {
       const values = this.#values ? { table: termsTable(this.model), terms: chunk.flatMap((r) => termsOf(this.model, r)) } : undefined;
-      if ((await rows.insert(m, chunk, skipConflict, values)) !== chunk.length) throw new ApiError('api-112');
+      const uids = await rows.insert(m, chunk, skipConflict, values);
+      if (!skip && uids.length !== chunk.length) throw new ApiError('api-112');
+      for (const uid of uids) written.add(uid);
     };
     // One statement outside a transaction is all or nothing by itself (a clash: 23505, api-112).
-    if (statements.length === 1 && !this.ctx.manager.queryRunner) return this.#write(async () => (await insert(this.ctx.manager, statements[0], false), recs as Row<T>[]));
+    if (statements.length === 1 && !this.ctx.manager.queryRunner) {
+      return this.#write(async () => {
+        const written = new Set<string>();
+        await insert(this.ctx.manager, statements[0], skip, written);
+        return kept(written);
+      });
+    }
     return this.#write(() => this.#atomic(async (m) => {
-      for (const chunk of statements) await insert(m, chunk, this.#skipConflict(m));
-      return recs as Row<T>[];
+      const written = new Set<string>();
+      for (const chunk of statements) await insert(m, chunk, skip || this.#skipConflict(m), written);
+      return kept(written);
     }));
   }
 
@@ -430,6 +446,26 @@ class SqlRepo<T extends object> implements Repo<T> {
 
   release(uid: string, owner: string, patch: Patch<T> = {}): Promise<boolean> {
     return this.#write(async () => (await this.#updateWhere({ uid, claimedBy: owner }, patch, { claimedBy: null, leaseUntil: null })) > 0);
+  }
+
+  releaseMany(items: Array<{ uid: string; patch?: Patch<T> }>, owner: string): Promise<string[]> {
+    if (!this.model.lease) throw new Error(`model ${this.model.name} has no leases`);
+    if (!items.length) return Promise.resolve([]);
+    const freed = { claimedBy: null, leaseUntil: null };
+    const recs = items.map((i) => ({ ...i.patch, ...freed, uid: i.uid }) as ObjectLiteral);
+    if (this.ctx.dialect === 'sqlite' || (this.#values && recs.some((r) => touchesValues(this.model, r)))) {
+      return this.#write(() => this.#atomic(async (m) => {
+        const released: string[] = [];
+        for (const i of items) if ((await this.#writer().update(m, { set: { ...i.patch, ...freed }, where: [{ uid: i.uid, claimedBy: owner }] })) > 0) released.push(i.uid);
+        return released;
+      }));
+    }
+    // PostgreSQL: one statement per set of fields patched (a round's entries mostly share one).
+    const rows = rowsInserterOf(this.ctx.ds, this.model, this.#sel);
+    const statements = chunked([...groupBy(recs, (r) => rows.columnsKey(r)).values()]);
+    const run = async (m: EntityManager) => (await Promise.all(statements.map((chunk) => rows.update(m, chunk, { claimedBy: owner })))).flat();
+    if (statements.length === 1 || this.ctx.manager.queryRunner) return this.#write(() => run(this.ctx.manager));
+    return this.#write(() => this.#atomic(run));
   }
 }
 

@@ -86,7 +86,7 @@ function jsonValue(v: unknown): unknown {
  * PostgreSQL: several records in one statement whose text does not depend on how many there are
  * (one prepared statement): the records travel as one JSON array and become rows of the table's
  * own row type (json_populate_recordset), so every value is converted by the column it goes to.
- * Every record must give the same columns (Inserter.columnsKey groups them).
+ * Every record must give the same columns (columnsKey groups them).
  */
 export class RowsInserter {
   readonly #columns: ColumnMetadata[];
@@ -108,25 +108,30 @@ export class RowsInserter {
     return { cols, json: JSON.stringify(rows) };
   }
 
+  #names(cols: ColumnMetadata[]): string[] {
+    return cols.map((c) => this.sel.q(c.databaseName));
+  }
+
   #select(cols: ColumnMetadata[]): string {
-    const names = cols.map((c) => this.sel.q(c.databaseName)).join(', ');
+    const names = this.#names(cols).join(', ');
     return `INSERT INTO ${this.#table} (${names}) SELECT ${names} FROM json_populate_recordset(NULL::${this.#table}, $1::json)`;
   }
 
   /**
    * The records and their value-index rows (`terms`, written for the records written). `skipConflict`:
-   * a record that would break a unique key is skipped (inside a transaction, which stays usable);
-   * answers how many records were written.
+   * a record that would break a unique key is left out (inside a transaction, which stays usable).
+   * Answers the uids written.
    */
-  async insert(manager: EntityManager, recs: ObjectLiteral[], skipConflict: boolean, values?: { table: string; terms: string[][] }): Promise<number> {
+  async insert(manager: EntityManager, recs: ObjectLiteral[], skipConflict: boolean, values?: { table: string; terms: string[][] }): Promise<string[]> {
     const { cols, json } = this.#rows(recs);
-    const insert = `${this.#select(cols)}${skipConflict ? ' ON CONFLICT DO NOTHING' : ''}`;
-    if (!values?.terms.length) return this.sel.execute(manager, insert, [json]);
+    const insert = `${this.#select(cols)}${skipConflict ? ' ON CONFLICT DO NOTHING' : ''} RETURNING "uid"`;
+    const uids = (rows: Record<string, unknown>[]) => rows.map((r) => String(r.uid));
+    if (!values?.terms.length) return uids(await this.sel.rows(manager, insert, [json]));
     const column = (i: number) => values.terms.map((t) => t[i]);
-    const sql = `WITH r AS (${insert} RETURNING "uid"), `
+    const sql = `WITH r AS (${insert}), `
       + `v AS (INSERT INTO ${values.table} (name, value, scope, uid) SELECT x.a, x.b, x.c, x.d FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS x(a, b, c, d) WHERE x.d IN (SELECT "uid" FROM r) ON CONFLICT DO NOTHING) `
       + 'SELECT "uid" FROM r';
-    return (await this.sel.rows(manager, sql, [json, column(0), column(1), column(2), column(3)])).length;
+    return uids(await this.sel.rows(manager, sql, [json, column(0), column(1), column(2), column(3)]));
   }
 
   /**
@@ -143,6 +148,26 @@ export class RowsInserter {
     });
     sets.push('"updatedAt" = excluded."updatedAt"', `"version" = ${this.#table}."version" + 1`);
     return this.sel.execute(manager, `${this.#select(cols)} ORDER BY "uid" ON CONFLICT ("uid") DO UPDATE SET ${sets.join(', ')}`, [json]);
+  }
+
+  /**
+   * Each record (uid and the columns to set, the same for all) written onto its row where `where`
+   * (column = value) also holds, moving updatedAt and raising version: one statement. Answers the
+   * uids written.
+   */
+  async update(manager: EntityManager, recs: ObjectLiteral[], where: Record<string, unknown>): Promise<string[]> {
+    const { cols, json } = this.#rows(recs);
+    const params: unknown[] = [json];
+    const sets = this.#names(cols.filter((c) => c.propertyName !== 'uid')).map((n) => `${n} = d.${n}`);
+    const updatedAt = this.#columns.find((c) => c.propertyName === 'updatedAt')!;
+    sets.push(`"updatedAt" = $${params.push(this.ds.driver.preparePersistentValue(new Date(), updatedAt))}`, '"version" = t."version" + 1');
+    const conds = Object.entries(where).map(([field, v]) => {
+      const c = this.#columns.find((x) => x.propertyName === field);
+      if (!c) throw new Error(`update where ${field}: no such column`);
+      return ` AND t.${this.sel.q(c.databaseName)} = $${params.push(this.ds.driver.preparePersistentValue(v, c))}`;
+    }).join('');
+    const sql = `UPDATE ${this.#table} AS t SET ${sets.join(', ')} FROM json_populate_recordset(NULL::${this.#table}, $1::json) AS d WHERE t."uid" = d."uid"${conds} RETURNING t."uid"`;
+    return (await this.sel.rows(manager, sql, params)).map((r) => String(r.uid));
   }
 }
 

@@ -337,6 +337,56 @@ describe.each(backends)('Store contract on $name', (backend) => {
     expect(await jobs.get(mine.uid)).toMatchObject({ state: 'done', claimedBy: null, leaseUntil: null });
   });
 
+  it('releaseMany releases several leased records with their own patches, only those the owner holds', async () => {
+    for (let i = 0; i < 5; i++) await jobs.create({ state: 'rm-queued' });
+    const mine = await jobs.claim({ state: 'rm-queued' }, { owner: 'rm-1', leaseMs: 60_000, limit: 4 });
+    const theirs = await jobs.claim({ state: 'rm-queued' }, { owner: 'rm-2', leaseMs: 60_000, limit: 1 });
+    expect(mine).toHaveLength(4);
+    const absent = '00000000-0000-7000-8000-00000000abcd';
+    const released = await jobs.releaseMany([
+      { uid: mine[0].uid, patch: { state: 'rm-done' } },
+      { uid: mine[1].uid, patch: { state: 'rm-failed' } },
+      { uid: mine[2].uid }, // lease dropped, nothing else changed (another set of fields: its own statement)
+      { uid: theirs[0].uid, patch: { state: 'rm-stolen' } },
+      { uid: absent, patch: { state: 'rm-done' } },
+    ], 'rm-1');
+    expect(released.sort()).toEqual([mine[0].uid, mine[1].uid, mine[2].uid].sort());
+    expect(await jobs.get(mine[0].uid)).toMatchObject({ state: 'rm-done', claimedBy: null, leaseUntil: null, version: 3 });
+    expect(await jobs.get(mine[1].uid)).toMatchObject({ state: 'rm-failed', claimedBy: null, leaseUntil: null });
+    expect(await jobs.get(mine[2].uid)).toMatchObject({ state: 'rm-queued', claimedBy: null, leaseUntil: null });
+    expect(await jobs.get(mine[3].uid)).toMatchObject({ state: 'rm-queued', claimedBy: 'rm-1' }); // not named: still held
+    expect(await jobs.get(theirs[0].uid)).toMatchObject({ state: 'rm-queued', claimedBy: 'rm-2' });
+    // In a transaction: undone with it.
+    await expect(store.transaction(async (tx) => {
+      expect(await tx.repo<JobT>(Job).releaseMany([{ uid: mine[3].uid, patch: { state: 'rm-done' } }], 'rm-1')).toEqual([mine[3].uid]);
+      throw new Error('undo');
+    })).rejects.toThrow('undo');
+    expect(await jobs.get(mine[3].uid)).toMatchObject({ state: 'rm-queued', claimedBy: 'rm-1' });
+    expect(await jobs.releaseMany([], 'rm-1')).toEqual([]);
+  });
+
+  it('createMany with skipExisting leaves out the records a unique key refuses and answers the ones written', async () => {
+    const there = await things.create({ name: 'skip-there', owner: 'o-skip', size: 1, flagged: false, tags: [] });
+    const made = await things.createMany([
+      { name: 'skip-new1', owner: 'o-skip', size: 2, flagged: false, tags: [] },
+      { uid: there.uid, name: 'skip-same-uid', owner: 'o-skip', size: 3, flagged: false, tags: [] } as never,
+      { name: 'skip-there', owner: 'o-skip', size: 4, flagged: false, tags: [] },
+      { name: 'skip-new2', owner: 'o-skip', size: 5, flagged: false, tags: [] },
+    ], { skipExisting: true });
+    expect(made.map((t) => t.name)).toEqual(['skip-new1', 'skip-new2']);
+    expect((await things.list({ filter: { owner: 'o-skip' }, sort: [{ field: 'name', dir: 'asc' }] })).map((t) => [t.name, t.size])).toEqual([['skip-new1', 2], ['skip-new2', 5], ['skip-there', 1]]);
+    // Inside a transaction, which goes on.
+    await store.transaction(async (tx) => {
+      const again = await tx.repo<ThingT>(Thing).createMany([
+        { name: 'skip-new1', owner: 'o-skip', size: 6, flagged: false, tags: [] },
+        { name: 'skip-new3', owner: 'o-skip', size: 7, flagged: false, tags: [] },
+      ], { skipExisting: true });
+      expect(again.map((t) => t.name)).toEqual(['skip-new3']);
+      await tx.repo<ThingT>(Thing).create({ name: 'skip-after', owner: 'o-skip', size: 8, flagged: false, tags: [] });
+    });
+    expect(await things.count({ owner: 'o-skip' })).toBe(5);
+  });
+
   it('gives an expired lease to the next claimer', async () => {
     const j = await jobs.create({ state: 'expiring' });
     const first = await jobs.claim({ state: 'expiring' }, { owner: 'crashed', leaseMs: 1, limit: 1 });
