@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { AclEntryModel } from '../acl/index.js';
 import { MatterModel, type Matter } from '../escrow/index.js';
 import { DistributionListModel, type DistributionList } from '../ingest/index.js';
@@ -130,8 +129,7 @@ export async function runErasure(deps: ErasureDeps, req: Row<ErasureRequest>, to
       if (used) break;
     }
     if (used) continue;
-    const file = blobsOf(deps).path(id);
-    if (!(await stat(file).then(() => true, () => false))) continue;
+    if (!blobsOf(deps).locate(id)) continue;
     await blobsOf(deps).remove(id);
     blobFilesRemoved += 1;
   }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, type ReadStream } from 'node:fs';
+import { createReadStream, statSync, type ReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -28,25 +28,56 @@ export interface StoredBlob {
 
 const ID = /^[0-9a-f]{64}$/;
 
+/** Makes the directory's entries (a rename or a new directory in it) durable. */
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
 export class BlobStore {
   readonly root: string;
   constructor(config: Config) {
     this.root = join(resolve(config.get('data_dir')), 'blobs');
   }
 
+  /**
+   * Where a blob is written: one level of 256 directories named by the first two hex digits of its
+   * hash, all made after the first few hundred blobs. (Two levels, 65 536 directories, made a new
+   * directory for nearly every new blob, and a new directory is durable only once its parent is
+   * fsynced too.)
+   */
   path(id: string): string {
     if (!ID.test(id)) throw new ApiError('api-107', 'No such blob');
+    return join(this.root, id.slice(0, 2), id);
+  }
+
+  /** Where a data directory written before the one-level layout holds it: read and removed, never written. */
+  #legacyPath(id: string): string {
     return join(this.root, id.slice(0, 2), id.slice(2, 4), id);
+  }
+
+  /** The file holding the blob (its path, or its legacy path when only that exists); null when neither does. */
+  locate(id: string): string | null {
+    const file = this.path(id);
+    if (statSync(file, { throwIfNoEntry: false })) return file;
+    const old = this.#legacyPath(id);
+    return statSync(old, { throwIfNoEntry: false }) ? old : null;
+  }
+
+  /** Is a blob of this id and size there already (in either layout)? No exception for the usual "no". */
+  #has(id: string, size: number): boolean {
+    return statSync(this.path(id), { throwIfNoEntry: false })?.size === size || statSync(this.#legacyPath(id), { throwIfNoEntry: false })?.size === size;
   }
 
   /** Writes the bytes unless a blob with the same hash exists; durable when this resolves. */
   async put(data: Buffer): Promise<StoredBlob> {
     const sha256 = createHash('sha256').update(data).digest('hex');
     const file = this.path(sha256);
-    try {
-      const st = await stat(file);
-      if (st.size === data.length) return { blobId: sha256, sha256, size: data.length };
-    } catch { /* not there yet */ }
+    if (this.#has(sha256, data.length)) return { blobId: sha256, sha256, size: data.length };
     const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
     const fh = await this.#create(tmp, 'w');
     try {
@@ -107,25 +138,16 @@ export class BlobStore {
   /** Renames a finished temporary file to its content address and makes the rename durable. */
   async #place(tmp: string, file: string): Promise<void> {
     await this.#inDir(dirname(file), () => rename(tmp, file));
-    const dir = await open(dirname(file), 'r');
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
+    await syncDir(dirname(file));
   }
 
   /** For BlobWriter: places tmp under the blob's name unless a blob with that hash is already there. */
   async placeStaged(tmp: string, sha256: string, size: number): Promise<void> {
-    const file = this.path(sha256);
-    try {
-      const st = await stat(file);
-      if (st.size === size) {
-        await rm(tmp, { force: true });
-        return;
-      }
-    } catch { /* not there yet */ }
-    await this.#place(tmp, file);
+    if (this.#has(sha256, size)) {
+      await rm(tmp, { force: true });
+      return;
+    }
+    await this.#place(tmp, this.path(sha256));
   }
 
   /** Creates a file (its directory made first when needed). */
@@ -143,21 +165,35 @@ export class BlobStore {
    */
   async #inDir<R>(dir: string, op: () => Promise<R>): Promise<R> {
     if (!this.#dirs.has(dir)) {
-      await mkdir(dir, { recursive: true });
+      await this.#mkdir(dir);
       this.#dirs.add(dir);
     }
     try {
       return await op();
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      await mkdir(dir, { recursive: true });
+      await this.#mkdir(dir);
       return op();
     }
+  }
+
+  /** Makes dir and what is missing above it, each new directory made durable in its parent (fsync of the parent). */
+  async #mkdir(dir: string): Promise<void> {
+    const first = await mkdir(dir, { recursive: true });
+    if (!first) return;
+    const made: string[] = [];
+    for (let d = dir; d.length >= first.length; d = dirname(d)) made.push(d);
+    for (const d of made.reverse()) await syncDir(dirname(d));
   }
 
   async get(id: string): Promise<Buffer> {
     try {
       return await readFile(this.path(id));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    try {
+      return await readFile(this.#legacyPath(id));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ApiError('api-107', 'No such blob');
       throw e;
@@ -165,11 +201,12 @@ export class BlobStore {
   }
 
   stream(id: string): ReadStream {
-    return createReadStream(this.path(id));
+    return createReadStream(this.locate(id) ?? this.path(id));
   }
 
   async remove(id: string): Promise<void> {
     await rm(this.path(id), { force: true });
+    await rm(this.#legacyPath(id), { force: true });
   }
 }
 
@@ -230,7 +267,7 @@ export class BlobWriter {
     const size = this.#size;
     const head = Buffer.concat(this.#head, this.#headSize);
     const complete = size === head.length;
-    const where = () => (this.#state === 'committed' ? this.blobs.path(sha256) : this.tmpPath);
+    const where = () => (this.#state === 'committed' ? (this.blobs.locate(sha256) ?? this.blobs.path(sha256)) : this.tmpPath);
     this.#staged = {
       blobId: sha256, sha256, size, head,
       read: async () => (complete ? head : readFile(where())),

@@ -108,7 +108,7 @@ describe.each(backends)('streamed hand-off body ($name)', (backend) => {
     for (let i = 0; i < chunks; i++) expected.update(CHUNK);
     // The blob is the message byte for byte, under its sha256, and nothing is left in the temporary directory.
     expect(entry).toMatchObject({ rawRef: expected.digest('hex'), size: HEAD.length + chunks * CHUNK.length, state: 'queued' });
-    const blob = join(f.dataDir, 'blobs', entry.rawRef.slice(0, 2), entry.rawRef.slice(2, 4), entry.rawRef);
+    const blob = join(f.dataDir, 'blobs', entry.rawRef.slice(0, 2), entry.rawRef); // one level of 256 directories
     expect(statSync(blob).size).toBe(entry.size);
     expect(readFileSync(blob).subarray(0, HEAD.length).equals(HEAD)).toBe(true);
     expect(tmpFiles()).toEqual([]);

@@ -1,5 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -22,7 +23,7 @@ describe('blob store directories', () => {
   it('writes a blob whose fan-out directory was removed after an earlier write into it', async () => {
     const blobs = store();
     const a = await blobs.put(Buffer.from('first'));
-    rmSync(dirname(dirname(blobs.path(a.blobId))), { recursive: true });
+    rmSync(dirname(blobs.path(a.blobId)), { recursive: true });
     const again = await blobs.put(Buffer.from('first'));
     expect((await blobs.get(again.blobId)).toString()).toBe('first');
   });
@@ -33,5 +34,38 @@ describe('blob store directories', () => {
     rmSync(blobs.tmpDir, { recursive: true });
     const b = await blobs.putStream(Readable.from([Buffer.from('two')]));
     expect((await blobs.get(b.blobId)).toString()).toBe('two');
+  });
+
+  it('writes under one level of 256 directories: the second blob in a directory makes none', async () => {
+    const blobs = store();
+    const made = [];
+    for (let i = 0; i < 300; i++) made.push(await blobs.put(Buffer.from(`blob ${i}`)));
+    for (const b of made) expect(blobs.path(b.blobId)).toBe(join(blobs.root, b.blobId.slice(0, 2), b.blobId));
+    const dirs = readdirSync(blobs.root).filter((d) => d !== 'tmp');
+    expect(dirs.length).toBeLessThanOrEqual(256);
+    expect(dirs.length).toBe(new Set(made.map((b) => b.blobId.slice(0, 2))).size);
+  });
+
+  it('reads, streams, finds and removes a blob a data directory holds in the earlier two-level layout, and stores no second copy of it', async () => {
+    const blobs = store();
+    const bytes = Buffer.from('written by an earlier version');
+    const id = createHash('sha256').update(bytes).digest('hex');
+    const legacy = join(blobs.root, id.slice(0, 2), id.slice(2, 4), id);
+    mkdirSync(dirname(legacy), { recursive: true });
+    writeFileSync(legacy, bytes);
+    expect(blobs.locate(id)).toBe(legacy);
+    expect((await blobs.get(id)).equals(bytes)).toBe(true);
+    const streamed: Buffer[] = [];
+    for await (const c of blobs.stream(id)) streamed.push(c as Buffer);
+    expect(Buffer.concat(streamed).equals(bytes)).toBe(true);
+    // The same content again, whole and streamed: found there, not written again.
+    expect(await blobs.put(bytes)).toMatchObject({ blobId: id, size: bytes.length });
+    const staged = await blobs.putStream(Readable.from([bytes]));
+    expect(staged.blobId).toBe(id);
+    expect(existsSync(blobs.path(id))).toBe(false);
+    await blobs.remove(id);
+    expect(existsSync(legacy)).toBe(false);
+    expect(blobs.locate(id)).toBeNull();
+    await expect(blobs.get(id)).rejects.toMatchObject({ code: 'api-107' });
   });
 });
