@@ -13,7 +13,8 @@ import { groupTransaction } from './group-commit.js';
 import { pgSnapshotChecks, type ReadSession } from './kept.js';
 import { SelectRunner } from './select.js';
 import { BATCH as VALUE_BATCH, dropValues, ensureValueIndexes, hasValueIndexes, termsOf, termsTable, touchesValues, writeValues } from './value-index.js';
-import { inserterOf, rowsInserterOf } from './insert.js';
+import { inserterOf } from './insert.js';
+import { createMany, createOrAddMany, incrementMany, releaseMany, retryRaces, type RepoParts } from './many.js';
 import { writerOf, type UpdateSpec, type Writer } from './update.js';
 import { WalSync } from './wal-sync.js';
 import { Checkpointer } from './checkpointer.js';
@@ -33,43 +34,6 @@ function mapError(e: unknown): unknown {
     return new ApiError('api-113', 'The datastore does not answer');
   }
   return e;
-}
-
-/** Records per statement when several are written at once (PostgreSQL). */
-const MANY_ROWS = 500;
-
-function groupBy<V>(items: V[], key: (v: V) => string): Map<string, V[]> {
-  const out = new Map<string, V[]>();
-  for (const v of items) {
-    const k = key(v);
-    const list = out.get(k);
-    if (list) list.push(v);
-    else out.set(k, [v]);
-  }
-  return out;
-}
-
-const chunked = <V>(groups: V[][]): V[][] => groups.flatMap((g) => Array.from({ length: Math.ceil(g.length / MANY_ROWS) }, (_, i) => g.slice(i * MANY_ROWS, (i + 1) * MANY_ROWS)));
-
-const RACE_ATTEMPTS = 5;
-
-/**
- * createOrAdd on PostgreSQL outside a transaction: the statement lost a race it would win if run
- * again (it was undone whole, so running it again adds once). Concurrent first inserts of one uid on
- * a table with another unique index can wait for each other (deadlock, 40P01) or meet in that other
- * index before the uid conflict is seen (23505, api-112); run again, the uid conflict is found first
- * and the record is added to. A real clash in the other index fails every time and is answered.
- */
-async function retryRaces<R>(fn: () => Promise<R>): Promise<R> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn();
-    } catch (e) {
-      const code = e instanceof QueryFailedError ? (e.driverError as { code?: string }).code : (e as { code?: string }).code;
-      const lostRace = code === '40P01' || (e instanceof ApiError && e.code === 'api-112');
-      if (!lostRace || attempt >= RACE_ATTEMPTS) throw e;
-    }
-  }
 }
 
 interface Ctx {
@@ -313,49 +277,21 @@ class SqlRepo<T extends object> implements Repo<T> {
     return rec;
   }
 
-  createMany(data: NewRecord<T>[], opts: CreateManyOptions = {}): Promise<Row<T>[]> {
-    const now = new Date();
-    const recs = data.map((d) => this.#newRecord(d, now));
-    if (!recs.length) return Promise.resolve([]);
-    const skip = Boolean(opts.skipExisting);
-    const kept = (written: Set<string>) => (written.size === recs.length ? recs : recs.filter((r) => written.has(String(r.uid)))) as Row<T>[];
-    if (this.ctx.dialect === 'sqlite') {
-      const one = inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel);
-      return this.#write(() => this.#atomic(async (m) => {
-        const written = new Set<string>();
-        for (const rec of recs) {
-          if (await one.insert(m, rec, skip)) written.add(String(rec.uid));
-          else if (!skip) throw new ApiError('api-112');
-        }
-        if (this.#values) await writeValues(m, this.ctx.dialect, this.model, recs.filter((r) => written.has(String(r.uid))), true);
-        return kept(written);
-      }));
-    }
-    // PostgreSQL: one statement per set of columns given and per MANY_ROWS records, with their value rows.
-    const rows = rowsInserterOf(this.ctx.ds, this.model, this.#sel);
-    const statements = chunked([...groupBy(recs, (r) => rows.columnsKey(r)).values()]);
-    const insert = async (m: EntityManager, chunk: ObjectLiteral[], skipConflict: boolean, written: Set<string>) => {
-      const values = this.#values ? { table: termsTable(this.model), terms: chunk.flatMap((r) => termsOf(this.model, r)) } : undefined;
-      const uids = await rows.insert(m, chunk, skipConflict, values);
-      if (!skip && uids.length !== chunk.length) throw new ApiError('api-112');
-      for (const uid of uids) written.add(uid);
+  /** What the several-record writes (many.ts) need of this repo. */
+  #parts(): RepoParts {
+    return {
+      ds: this.ctx.ds, dialect: this.ctx.dialect, model: this.model, sel: this.#sel, values: this.#values, manager: this.ctx.manager,
+      write: (fn) => this.#write(fn), atomic: (fn) => this.#atomic(fn), skipConflict: (m) => this.#skipConflict(m), writer: () => this.#writer(),
     };
-    // One statement outside a transaction is all or nothing by itself (a clash: 23505, api-112).
-    if (statements.length === 1 && !this.ctx.manager.queryRunner) {
-      return this.#write(async () => {
-        const written = new Set<string>();
-        await insert(this.ctx.manager, statements[0], skip, written);
-        return kept(written);
-      });
-    }
-    return this.#write(() => this.#atomic(async (m) => {
-      const written = new Set<string>();
-      for (const chunk of statements) await insert(m, chunk, skip || this.#skipConflict(m), written);
-      return kept(written);
-    }));
   }
 
-  createOrAddMany(data: Array<NewRecord<T> & { uid: string }>, adding: string[]): Promise<void> {
+  async createMany(data: NewRecord<T>[], opts: CreateManyOptions = {}): Promise<Row<T>[]> {
+    const now = new Date();
+    const recs = data.map((d) => this.#newRecord(d, now));
+    return recs.length ? ((await createMany(this.#parts(), recs, Boolean(opts.skipExisting))) as Row<T>[]) : [];
+  }
+
+  async createOrAddMany(data: Array<NewRecord<T> & { uid: string }>, adding: string[]): Promise<void> {
     if (this.#values || this.model.fullText) throw new Error(`model ${this.model.name}: createOrAdd writes no value-index rows or documents`);
     const now = new Date();
     // Several of one uid add up (one statement may write a row once); written in uid order.
@@ -365,43 +301,18 @@ class SqlRepo<T extends object> implements Repo<T> {
       if (!had) merged.set(d.uid, { ...this.#newRecord(d, now), uid: d.uid });
       else for (const f of adding) had[f] = Number(had[f] ?? 0) + Number((d as Record<string, unknown>)[f] ?? 0);
     }
-    const recs = [...merged.keys()].sort().map((uid) => merged.get(uid)!);
-    if (!recs.length) return Promise.resolve();
-    if (this.ctx.dialect === 'sqlite') {
-      const one = inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel);
-      return this.#write(() => this.#atomic(async (m) => {
-        for (const rec of recs) await one.createOrAdd(m, rec, adding);
-      }));
-    }
-    const rows = rowsInserterOf(this.ctx.ds, this.model, this.#sel);
-    const statements = chunked([...groupBy(recs, (r) => rows.columnsKey(r)).values()]);
-    if (statements.length === 1 && !this.ctx.manager.queryRunner) return retryRaces(() => this.#write(async () => void (await rows.createOrAdd(this.ctx.manager, statements[0], adding))));
-    return this.#write(() => this.#atomic(async (m) => {
-      for (const chunk of statements) await rows.createOrAdd(m, chunk, adding);
-    }));
+    if (merged.size) await createOrAddMany(this.#parts(), [...merged.keys()].sort().map((uid) => merged.get(uid)!), adding);
   }
 
-  incrementMany(changes: Array<{ uid: string; deltas: Record<string, number> }>): Promise<Row<T>[]> {
+  async incrementMany(changes: Array<{ uid: string; deltas: Record<string, number> }>): Promise<Row<T>[]> {
     const merged = new Map<string, Record<string, number>>();
     for (const c of changes) {
       const d = merged.get(c.uid) ?? {};
       for (const [f, n] of Object.entries(c.deltas)) d[f] = (d[f] ?? 0) + n;
       merged.set(c.uid, d);
     }
-    const sorted = [...merged.keys()].sort().map((uid) => ({ uid, deltas: merged.get(uid)! }));
-    if (!sorted.length) return Promise.resolve([]);
-    if (this.ctx.dialect === 'sqlite') {
-      return this.#write(() => this.#atomic(async (m) => {
-        const out: Row<T>[] = [];
-        for (const c of sorted) {
-          const row = await this.#updateReturning({ set: {}, increments: c.deltas, where: [{ uid: c.uid }] }, m);
-          if (row) out.push(row);
-        }
-        return out;
-      }));
-    }
-    const fields = [...new Set(sorted.flatMap((c) => Object.keys(c.deltas)))].sort();
-    return this.#write(async () => ((await this.#writer().incrementMany(this.ctx.manager, sorted, fields)) as Row<T>[]).sort((a, b) => (a.uid < b.uid ? -1 : 1)));
+    if (!merged.size) return [];
+    return (await incrementMany(this.#parts(), [...merged.keys()].sort().map((uid) => ({ uid, deltas: merged.get(uid)! })))) as Row<T>[];
   }
 
   increment(target: string | Filter, deltas: Record<string, number>): Promise<Row<T> | null> {
@@ -448,24 +359,9 @@ class SqlRepo<T extends object> implements Repo<T> {
     return this.#write(async () => (await this.#updateWhere({ uid, claimedBy: owner }, patch, { claimedBy: null, leaseUntil: null })) > 0);
   }
 
-  releaseMany(items: Array<{ uid: string; patch?: Patch<T> }>, owner: string): Promise<string[]> {
+  async releaseMany(items: Array<{ uid: string; patch?: Patch<T> }>, owner: string): Promise<string[]> {
     if (!this.model.lease) throw new Error(`model ${this.model.name} has no leases`);
-    if (!items.length) return Promise.resolve([]);
-    const freed = { claimedBy: null, leaseUntil: null };
-    const recs = items.map((i) => ({ ...i.patch, ...freed, uid: i.uid }) as ObjectLiteral);
-    if (this.ctx.dialect === 'sqlite' || (this.#values && recs.some((r) => touchesValues(this.model, r)))) {
-      return this.#write(() => this.#atomic(async (m) => {
-        const released: string[] = [];
-        for (const i of items) if ((await this.#writer().update(m, { set: { ...i.patch, ...freed }, where: [{ uid: i.uid, claimedBy: owner }] })) > 0) released.push(i.uid);
-        return released;
-      }));
-    }
-    // PostgreSQL: one statement per set of fields patched (a round's entries mostly share one).
-    const rows = rowsInserterOf(this.ctx.ds, this.model, this.#sel);
-    const statements = chunked([...groupBy(recs, (r) => rows.columnsKey(r)).values()]);
-    const run = async (m: EntityManager) => (await Promise.all(statements.map((chunk) => rows.update(m, chunk, { claimedBy: owner })))).flat();
-    if (statements.length === 1 || this.ctx.manager.queryRunner) return this.#write(() => run(this.ctx.manager));
-    return this.#write(() => this.#atomic(run));
+    return items.length ? releaseMany(this.#parts(), items.map((i) => ({ uid: i.uid, patch: (i.patch ?? {}) as ObjectLiteral })), owner) : [];
   }
 }
 

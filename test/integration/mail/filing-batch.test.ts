@@ -4,14 +4,27 @@
 // per key, and one copy's trouble staying its own.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FolderModel, MailboxModel, MessageModel, type Folder, type Mailbox, type Message } from '../../../lib/mail/index.js';
+import { FolderModel, MailboxModel, MessageModel, fileMessage, type FileRequest, type Folder, type Mailbox, type Message } from '../../../lib/mail/index.js';
 import { BlobModel } from '../../../lib/storage/index.js';
 import { groupStats } from '../../../lib/storage/sql/group-commit.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
-import { deliverRaw, simpleMail } from '../../helpers/messages.js';
+import { deliverRaw, fileRequest, simpleMail } from '../../helpers/messages.js';
 
 const backends = await sqlBackends();
+
+/**
+ * Files the requests in one turn of the event loop, as a round's deliveries reach filing (stored
+ * and parsed first, so no request waits for its own file write while the others are collected).
+ */
+const fileTogether = async (api: TestApi, reqs: Array<Promise<FileRequest>>) => {
+  const ready = await Promise.all(reqs);
+  return Promise.allSettled(ready.map((r) => fileMessage(api.deps, r)));
+};
+const filedAll = async (api: TestApi, reqs: Array<Promise<FileRequest>>) => (await fileTogether(api, reqs)).map((x) => {
+  if (x.status === 'rejected') throw x.reason;
+  return x.value;
+});
 
 /** A round's stand-in: events handed to publish() wait until release(). */
 function round() {
@@ -39,9 +52,9 @@ describe.each(backends)('filing a round\'s copies together on $name', (backend) 
     // One raw message filed to both mailboxes three times (one blob, six references) and five more to Alice, one of them read.
     const shared = simpleMail(500);
     const commits = { ...groupStats };
-    const filed = await Promise.all([
-      ...[0, 1, 2].flatMap((i) => boxes.map((b) => deliverRaw(api, b, shared, { idempotencyKey: `batch-shared-${i}-${b}`, durableLater: r }))),
-      ...[0, 1, 2, 3, 4].map((i) => deliverRaw(api, p.aliceBox.uid, simpleMail(510 + i), { idempotencyKey: `batch-alice-${i}`, durableLater: r, flags: i === 0 ? { seen: true } : {} })),
+    const filed = await filedAll(api, [
+      ...[0, 1, 2].flatMap((i) => boxes.map((b) => fileRequest(api, b, shared, { idempotencyKey: `batch-shared-${i}-${b}`, durableLater: r }))),
+      ...[0, 1, 2, 3, 4].map((i) => fileRequest(api, p.aliceBox.uid, simpleMail(510 + i), { idempotencyKey: `batch-alice-${i}`, durableLater: r, flags: i === 0 ? { seen: true } : {} })),
     ]);
     expect(new Set(filed.map((m) => m.uid)).size).toBe(11);
     // One transaction wrote them all (filed alone: eleven).
@@ -77,10 +90,10 @@ describe.each(backends)('filing a round\'s copies together on $name', (backend) 
     const inbox = await inboxOf(p.aliceBox.uid);
     const used = await usage(p.aliceBox.uid);
     const r = round();
-    const again = await Promise.all([
-      deliverRaw(api, p.aliceBox.uid, simpleMail(600), { idempotencyKey: 'rerun-0', durableLater: r }),
-      deliverRaw(api, p.aliceBox.uid, simpleMail(601), { idempotencyKey: 'rerun-1', durableLater: r }),
-      deliverRaw(api, p.aliceBox.uid, simpleMail(602), { idempotencyKey: 'rerun-2', durableLater: r }),
+    const again = await filedAll(api, [
+      fileRequest(api, p.aliceBox.uid, simpleMail(600), { idempotencyKey: 'rerun-0', durableLater: r }),
+      fileRequest(api, p.aliceBox.uid, simpleMail(601), { idempotencyKey: 'rerun-1', durableLater: r }),
+      fileRequest(api, p.aliceBox.uid, simpleMail(602), { idempotencyKey: 'rerun-2', durableLater: r }),
     ]);
     r.release();
     expect(again[0].uid).toBe(first.uid);
@@ -92,10 +105,10 @@ describe.each(backends)('filing a round\'s copies together on $name', (backend) 
   it('fails only the copy whose folder is not in its mailbox (api-107); the others are filed', async () => {
     const bobInbox = await inboxOf(p.bobBox.uid);
     const r = round();
-    const results = await Promise.allSettled([
-      deliverRaw(api, p.aliceBox.uid, simpleMail(700), { idempotencyKey: 'wrong-0', durableLater: r, folderUid: bobInbox.uid }),
-      deliverRaw(api, p.aliceBox.uid, simpleMail(701), { idempotencyKey: 'wrong-1', durableLater: r }),
-      deliverRaw(api, p.bobBox.uid, simpleMail(702), { idempotencyKey: 'wrong-2', durableLater: r }),
+    const results = await fileTogether(api, [
+      fileRequest(api, p.aliceBox.uid, simpleMail(700), { idempotencyKey: 'wrong-0', durableLater: r, folderUid: bobInbox.uid }),
+      fileRequest(api, p.aliceBox.uid, simpleMail(701), { idempotencyKey: 'wrong-1', durableLater: r }),
+      fileRequest(api, p.bobBox.uid, simpleMail(702), { idempotencyKey: 'wrong-2', durableLater: r }),
     ]);
     r.release();
     expect(results.map((x) => x.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
@@ -108,7 +121,7 @@ describe.each(backends)('filing a round\'s copies together on $name', (backend) 
     const boxes = [p.aliceBox.uid, p.bobBox.uid];
     const before = await Promise.all(boxes.map(async (b) => ({ inbox: await inboxOf(b), used: await usage(b) })));
     const rounds = Array.from({ length: 4 }, () => round());
-    const filed = await Promise.all(rounds.flatMap((r, k) => Array.from({ length: 10 }, (_, i) => deliverRaw(api, boxes[(i + k) % 2], simpleMail(800 + k * 10 + i), { idempotencyKey: `many-${k}-${i}`, durableLater: r }))));
+    const filed = await filedAll(api, rounds.flatMap((r, k) => Array.from({ length: 10 }, (_, i) => fileRequest(api, boxes[(i + k) % 2], simpleMail(800 + k * 10 + i), { idempotencyKey: `many-${k}-${i}`, durableLater: r }))));
     rounds.forEach((r) => r.release());
     for (const [j, b] of boxes.entries()) {
       const mine = filed.filter((m) => m.mailboxUid === b);
