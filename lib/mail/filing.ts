@@ -138,7 +138,7 @@ async function fileOnce(deps: Deps, req: FileRequest): Promise<MessageRecord> {
     await addBlobRefs(tx, [req.raw]);
     return { message: created, folder: f };
   }, { syncCommit: !req.durableLater });
-  publishFiled(deps, req, [message], folder ? [folder] : []);
+  publishFiled(deps, req, [message], [folder]);
   return message;
 }
 

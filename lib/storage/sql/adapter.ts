@@ -257,8 +257,7 @@ class SqlRepo<T extends object> implements Repo<T> {
 
   createOrAdd(data: NewRecord<T> & { uid: string }, adding: string[]): Promise<void> {
     if (this.#values || this.model.fullText) throw new Error(`model ${this.model.name}: createOrAdd writes no value-index rows or documents`);
-    const now = new Date();
-    const rec = { ...withDefaults(this.model, data as Record<string, unknown>), uid: data.uid, version: 1, createdAt: now, updatedAt: now } as ObjectLiteral;
+    const rec = this.#newRecord(data, new Date());
     const once = () => this.#write(async () => {
       await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).createOrAdd(this.ctx.manager, rec, adding);
     });

@@ -5,6 +5,21 @@ import type { SqlDialect } from './entities.js';
 import type { SelectRunner } from './select.js';
 
 /**
+ * createOrAdd's conflict clause: on a record with the same uid, its `adding` columns raised by the
+ * values given (`"n" = "n" + excluded."n"`), `updatedAt` moved and `version` raised.
+ */
+function onConflictAdd(sel: SelectRunner, table: string, cols: ColumnMetadata[], adding: string[]): string {
+  const sets = adding.map((field) => {
+    const c = cols.find((x) => x.propertyName === field);
+    if (!c) throw new Error(`createOrAdd ${field}: not a column given`);
+    const name = sel.q(c.databaseName);
+    return `${name} = ${table}.${name} + excluded.${name}`;
+  });
+  sets.push('"updatedAt" = excluded."updatedAt"', `"version" = ${table}."version" + 1`);
+  return ` ON CONFLICT ("uid") DO UPDATE SET ${sets.join(', ')}`;
+}
+
+/**
  * INSERT of one record without TypeORM's query builder (it was the largest share of the builder's
  * cost per filed message): the statement text is made once per set of columns given and prepared
  * once, values converted exactly as TypeORM converts them (the driver's preparePersistentValue per
@@ -64,16 +79,7 @@ export class Inserter {
    * values given (`"n" = "n" + excluded."n"`), `updatedAt` moved and `version` raised: one statement.
    */
   createOrAdd(manager: EntityManager, rec: ObjectLiteral, adding: string[]): Promise<number> {
-    return this.#run(manager, rec, `add:${adding.join('\u0000')}`, (cols, ph) => {
-      const sets = adding.map((field) => {
-        const c = cols.find((x) => x.propertyName === field);
-        if (!c) throw new Error(`createOrAdd ${field}: not a column given`);
-        const name = this.sel.q(c.databaseName);
-        return `${name} = ${this.#table}.${name} + excluded.${name}`;
-      });
-      sets.push('"updatedAt" = excluded."updatedAt"', `"version" = ${this.#table}."version" + 1`);
-      return `${this.#into(cols, ph)} ON CONFLICT ("uid") DO UPDATE SET ${sets.join(', ')}`;
-    });
+    return this.#run(manager, rec, `add:${adding.join('\u0000')}`, (cols, ph) => `${this.#into(cols, ph)}${onConflictAdd(this.sel, this.#table, cols, adding)}`);
   }
 }
 
@@ -140,14 +146,7 @@ export class RowsInserter {
    */
   createOrAdd(manager: EntityManager, recs: ObjectLiteral[], adding: string[]): Promise<number> {
     const { cols, json } = this.#rows(recs);
-    const sets = adding.map((field) => {
-      const c = cols.find((x) => x.propertyName === field);
-      if (!c) throw new Error(`createOrAdd ${field}: not a column given`);
-      const name = this.sel.q(c.databaseName);
-      return `${name} = ${this.#table}.${name} + excluded.${name}`;
-    });
-    sets.push('"updatedAt" = excluded."updatedAt"', `"version" = ${this.#table}."version" + 1`);
-    return this.sel.execute(manager, `${this.#select(cols)} ORDER BY "uid" ON CONFLICT ("uid") DO UPDATE SET ${sets.join(', ')}`, [json]);
+    return this.sel.execute(manager, `${this.#select(cols)} ORDER BY "uid"${onConflictAdd(this.sel, this.#table, cols, adding)}`, [json]);
   }
 
   /**

@@ -29,6 +29,12 @@ const Value = defineModel({
   fields: { key: z.string(), text: z.string().nullable(), big: z.number().int(), real: z.number(), on: z.boolean(), meta: z.unknown(), at: z.date().nullable() },
 });
 type ValueT = { key: string; text: string | null; big: number; real: number; on: boolean; meta: unknown; at: Date | null };
+const VALUE_CASES: Array<Omit<ValueT, 'key'>> = [
+  { text: 'quotes " \\ back\\slash, tab\t, newline\n, \u00e9\u4e2d\ud83d\udce8, \u2028', big: 2 ** 53 - 1, real: 0.1, on: true, meta: 'just a string', at: new Date('2026-01-02T03:04:05.678Z') },
+  { text: '', big: -5_000_000_000, real: -1.5e-7, on: false, meta: { nested: { list: [1, 'two', null, true] }, n: 1e300 }, at: null },
+  { text: null, big: 0, real: 1e300, on: false, meta: [{ a: '"[]{}' }], at: new Date('1999-12-31T23:59:59.999Z') },
+  { text: '{"not":"json to decode"}', big: 42, real: -0.5, on: true, meta: false, at: new Date(0) },
+];
 
 const Job = defineModel({ name: 'contract_job', table: 'contract_jobs', fields: { state: z.string() }, lease: true });
 
@@ -72,12 +78,7 @@ describe.each(backends)('Store contract on $name', (backend) => {
 
   it('reads every kind of value back exactly as written (list, get and a write that returns the record)', async () => {
     const values = store.repo<ValueT>(Value);
-    const cases: Array<Omit<ValueT, 'key'>> = [
-      { text: 'quotes " \\ back\\slash, tab\t, newline\n, \u00e9\u4e2d\ud83d\udce8, \u2028', big: 2 ** 53 - 1, real: 0.1, on: true, meta: 'just a string', at: new Date('2026-01-02T03:04:05.678Z') },
-      { text: '', big: -5_000_000_000, real: -1.5e-7, on: false, meta: { nested: { list: [1, 'two', null, true] }, n: 1e300 }, at: null },
-      { text: null, big: 0, real: 1e300, on: false, meta: [{ a: '"[]{}' }], at: new Date('1999-12-31T23:59:59.999Z') },
-      { text: '{"not":"json to decode"}', big: 42, real: -0.5, on: true, meta: false, at: new Date(0) },
-    ];
+    const cases = VALUE_CASES;
     const made = [];
     for (const [i, c] of cases.entries()) made.push(await values.create({ key: `k${i}`, ...c }));
     const listed = await values.list({ sort: [{ field: 'key', dir: 'asc' }] });
@@ -94,12 +95,7 @@ describe.each(backends)('Store contract on $name', (backend) => {
 
   it('createMany writes every kind of value exactly as create does, in one write, inside a transaction too', async () => {
     const values = store.repo<ValueT>(Value);
-    const cases: Array<Omit<ValueT, 'key'>> = [
-      { text: 'quotes " \\ back\\slash, tab\t, newline\n, \u00e9\u4e2d\ud83d\udce8, \u2028', big: 2 ** 53 - 1, real: 0.1, on: true, meta: 'just a string', at: new Date('2026-01-02T03:04:05.678Z') },
-      { text: '', big: -5_000_000_000, real: -1.5e-7, on: false, meta: { nested: { list: [1, 'two', null, true] }, n: 1e300 }, at: null },
-      { text: null, big: 0, real: 1e300, on: false, meta: [{ a: '"[]{}' }], at: new Date('1999-12-31T23:59:59.999Z') },
-      { text: '{"not":"json to decode"}', big: 42, real: -0.5, on: true, meta: false, at: new Date(0) },
-    ];
+    const cases = VALUE_CASES;
     const made = await values.createMany(cases.map((c, i) => ({ key: `many${i}`, ...c })));
     expect(made.map((m) => m.version)).toEqual([1, 1, 1, 1]);
     const listed = await values.list({ filter: { key: { $in: cases.map((_, i) => `many${i}`) } }, sort: [{ field: 'key', dir: 'asc' }] });
