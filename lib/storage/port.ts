@@ -68,7 +68,9 @@ export interface Repo<T extends object> {
   /**
    * Creates the record, or, when one with its uid exists, adds data's values of the `adding` fields
    * to the stored ones (counters): one atomic write either way. Not for models with value indexes
-   * or full-text documents.
+   * or full-text documents. On a model with another unique key, first creations of one uid racing
+   * each other inside transactions can fail (PostgreSQL: deadlock, or api-112 from that key) and
+   * the caller's transaction with them; outside a transaction they are run again and add up.
    */
   createOrAdd(data: NewRecord<T> & { uid: string }, adding: Array<keyof T & string>): Promise<void>;
   /** createOrAdd of several records (several of one uid add up), together: on PostgreSQL one statement. */
