@@ -153,16 +153,47 @@ export async function writeRoundTexts(tx: Store, texts: Map<string, string>): Pr
   await messages.setTexts(new Map(uids.filter((uid) => alive.has(uid)).map((uid) => [uid, texts.get(uid)!])));
 }
 
-/** Runs rounds until the queue has nothing due (used on wake-up and by tests). */
+/**
+ * Runs rounds until the queue has nothing due (used on wake-up and by tests):
+ * mail:jobs:scan:rounds_in_flight of them side by side, each claiming its own entries, so the
+ * worker parses and scans one round while the database writes another (one round at a time left
+ * each idle while the other worked). Side-by-side rounds are what several workers are anyway:
+ * leases keep their entries apart and shared rows are written in key order.
+ */
 export async function drainQueue(deps: WorkerDeps, owner: string, maxRounds = 1000): Promise<ScanRound> {
   const total: ScanRound = { claimed: 0, finished: 0, retried: 0, failed: 0 };
-  for (let i = 0; i < maxRounds; i++) {
-    const r = await runScanRound(deps, owner);
-    total.claimed += r.claimed;
-    total.finished += r.finished;
-    total.retried += r.retried;
-    total.failed += r.failed;
-    if (r.claimed === 0) break;
-  }
+  const wanted = deps.config.get('mail:jobs:scan:rounds_in_flight');
+  let rounds = 0;
+  let active = 0;
+  let error: unknown = null;
+  let settle!: () => void;
+  const settled = new Promise<void>((r) => (settle = r));
+  // A lane runs rounds until one finds nothing due; a lane that found work starts the missing ones
+  // again (a lane that stopped on an empty queue is wanted back once mail comes in).
+  const lane = async (): Promise<void> => {
+    try {
+      while (rounds < maxRounds && error === null) {
+        rounds++;
+        const r = await runScanRound(deps, owner);
+        total.claimed += r.claimed;
+        total.finished += r.finished;
+        total.retried += r.retried;
+        total.failed += r.failed;
+        if (r.claimed === 0) break;
+        while (active < wanted && rounds + active < maxRounds) start();
+      }
+    } catch (e) {
+      error ??= e;
+    } finally {
+      if (--active === 0) settle();
+    }
+  };
+  const start = () => {
+    active++;
+    void lane();
+  };
+  start();
+  await settled;
+  if (error !== null) throw error;
   return total;
 }

@@ -14,6 +14,7 @@ export const ingestSettings = {
   'mail:ingest:max_attempts': setting(z.number().int().positive(), { default: 5, doc: 'Attempts before an ingest entry is marked failed (visible in the admin ingest queue).' }),
   'mail:jobs:scan:interval_seconds': setting(z.number().positive(), { default: 10, doc: 'Period of the scan job in the worker daemon (it also runs at once when woken).' }),
   'mail:jobs:scan:batch_size': setting(z.number().int().positive(), { default: 64, doc: 'Ingest entries one worker claims per round.' }),
+  'mail:jobs:scan:rounds_in_flight': setting(z.number().int().positive().max(16), { default: 2, doc: 'Rounds one worker runs side by side while the queue has work (one parses and scans while another writes to the database).' }),
   'mail:jobs:scan:concurrency': setting(z.number().int().positive(), { default: 8, doc: 'Entries one worker processes at the same time.' }),
   'mail:jobs:scan:lease_seconds': setting(z.number().int().positive(), { default: 120, doc: 'Lease on a claimed ingest entry; a killed worker\'s entries are picked up again after it.' }),
   'mail:jobs:wake_address': setting(z.union([socketAddress, z.literal('')]), { default: '127.0.0.1:8091', doc: 'Where the worker daemon listens for wake-ups from the api daemon (host:port or unix socket; POST /wake/<scan|send|export|lifecycle> wakes that job, POST /wake every job; empty: no wake-ups, the period only).' }),

@@ -69,3 +69,19 @@ describe('blob store directories', () => {
     await expect(blobs.get(id)).rejects.toMatchObject({ code: 'api-107' });
   });
 });
+
+// get() reads a blob up to 256 KiB in one synchronous go and a larger one asynchronously: both whole.
+describe('blob store reads', () => {
+  it('answers every size byte for byte, on either side of the synchronous read limit', async () => {
+    const blobs = store();
+    for (const size of [0, 1, 4096, 256 * 1024, 256 * 1024 + 1, 3 * 1024 * 1024 + 7]) {
+      const data = Buffer.alloc(size);
+      for (let i = 0; i < size; i++) data[i] = (i * 31 + size) & 0xff;
+      const b = await blobs.put(data);
+      const back = await blobs.get(b.blobId);
+      expect(back.length, `size ${size}`).toBe(size);
+      expect(back.equals(data), `size ${size}`).toBe(true);
+    }
+    await expect(blobs.get('0'.repeat(64))).rejects.toMatchObject({ code: 'api-107' });
+  });
+});
