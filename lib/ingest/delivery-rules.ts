@@ -139,17 +139,25 @@ export async function processInvitations(deps: Deps, entryUid: string, msg: Inbo
 }
 
 /** Spec rule 6: known correspondents recorded (one record per mailbox and address). */
-export async function recordCorrespondent(deps: Pick<Deps, 'store'>, mailboxUid: string, address: string, messages = 1): Promise<void> {
-  if (!address) return;
-  const repo = deps.store.repo<{ mailboxUid: string; address: string; messages: number; lastAt: Date }>(CorrespondentModel);
-  const uid = sha(`${mailboxUid}\0${address}`);
-  if (await repo.increment(uid, { messages })) return;
-  try {
-    await repo.create({ uid, mailboxUid, address, messages, lastAt: new Date() });
-  } catch (e) {
-    if (isApiError(e) && e.code === 'api-112') await repo.increment(uid, { messages });
-    else throw e;
-  }
+/** The uid of a mailbox's correspondent record: derived, so each pair has one record. */
+export const correspondentUid = (mailboxUid: string, address: string): string => sha(`${mailboxUid}\0${address}`);
+
+/**
+ * Counts messages from correspondents: each (mailbox, address) record made, or its count raised,
+ * all in one statement (PostgreSQL; SQLite one transaction). Several of one pair add up.
+ */
+export async function recordCorrespondents(deps: Pick<Deps, 'store'>, seen: Array<{ mailboxUid: string; address: string; messages?: number }>): Promise<void> {
+  const known = seen.filter((c) => c.address);
+  if (!known.length) return;
+  const now = new Date();
+  await deps.store.repo<{ mailboxUid: string; address: string; messages: number; lastAt: Date }>(CorrespondentModel).createOrAddMany(
+    known.map((c) => ({ uid: correspondentUid(c.mailboxUid, c.address), mailboxUid: c.mailboxUid, address: c.address, messages: c.messages ?? 1, lastAt: now })),
+    ['messages'],
+  );
+}
+
+export function recordCorrespondent(deps: Pick<Deps, 'store'>, mailboxUid: string, address: string, messages = 1): Promise<void> {
+  return recordCorrespondents(deps, [{ mailboxUid, address, messages }]);
 }
 
 export const senderOf = (h: HeaderBlock, envelopeFrom: string): string => bareAddress(headerValue(h, 'from')) || envelopeFrom;

@@ -112,9 +112,15 @@ export const AutoReplyModel = defineModel({ name: 'auto_reply', table: 'auto_rep
 export const autoReplySentFields = { mailboxUid: z.string(), sender: z.string(), day: z.string() };
 export const AutoReplySentModel = defineModel({ name: 'auto_reply_sent', table: 'auto_replies_sent', fields: autoReplySentFields, indexes: [{ fields: ['mailboxUid'] }] });
 
-/** Known correspondents of a mailbox (Focused/Other and later key discovery read them). */
+/**
+ * Known correspondents of a mailbox (Focused/Other and later key discovery read them). The uid is
+ * derived from mailbox and address (correspondentUid), so it is what keeps them unique: the index
+ * on the pair is for lookups only (a second unique index would let concurrent first records of
+ * one pair fail with a unique violation instead of adding up: PostgreSQL checks only the conflict
+ * target's index before inserting).
+ */
 export const correspondentFields = { mailboxUid: z.string(), address: z.string(), messages: z.number().int().nonnegative().default(0), lastAt: z.date() };
-export const CorrespondentModel = defineModel({ name: 'correspondent', table: 'correspondents', fields: correspondentFields, indexes: [{ fields: ['mailboxUid', 'address'], unique: true }] });
+export const CorrespondentModel = defineModel({ name: 'correspondent', table: 'correspondents', fields: correspondentFields, indexes: [{ fields: ['mailboxUid', 'address'] }] });
 
 /** Meeting invitations seen on delivery and what processing them did (lib/pim/invitations). */
 export const invitationFields = {

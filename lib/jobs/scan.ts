@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { IngestEntryModel, deliverEntry, prepare, type IngestEntry, type PrepareCache, type RoundWrites, type WorkerDeps } from '../ingest/index.js';
-import { recordCorrespondent, senderOf } from '../ingest/delivery-rules.js';
+import { recordCorrespondents, senderOf } from '../ingest/delivery-rules.js';
 import { readRound } from '../ingest/round-reads.js';
 import type { Patch, Row, Store } from '../storage/index.js';
 import { countEvent, type CounterName } from '../admin/counters.js';
@@ -132,7 +132,7 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
       const txRepo = tx.repo<IngestEntry>(IngestEntryModel);
       round.finished += (await txRepo.releaseMany(done.map((d) => ({ uid: d.uid, patch: d.patch })), owner)).length;
       await writeRoundTexts(tx, texts);
-      for (const c of inKeyOrder(correspondents)) await recordCorrespondent({ store: tx }, c.mailboxUid, c.address, c.n);
+      await recordCorrespondents({ store: tx }, inKeyOrder(correspondents).map((c) => ({ mailboxUid: c.mailboxUid, address: c.address, messages: c.n })));
       // A crash before this commit loses the round's counts: metrics, not records.
       for (const c of inKeyOrder(counts)) await countEvent({ store: tx, log: deps.log }, c.name, c.labels, c.n);
     });

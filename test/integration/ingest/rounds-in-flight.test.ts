@@ -3,6 +3,8 @@
 // entry is still delivered exactly once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestEntryModel, type IngestEntry, type WorkerDeps } from '../../../lib/ingest/index.js';
+import { correspondentUid, recordCorrespondents } from '../../../lib/ingest/delivery-rules.js';
+import { CorrespondentModel } from '../../../lib/ingest/models.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { MessageModel, type Message } from '../../../lib/mail/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
@@ -50,6 +52,22 @@ describe.each(backends)('scan rounds side by side ($name)', (backend) => {
     const { most } = await drainWith(2, 12, 'lanes2');
     expect(most).toBe(2);
     await filedOnce('lanes2', 12);
+  });
+
+  it('rounds releasing side by side count a correspondent new to both exactly (no unique violation, no lost count)', async () => {
+    const store = f.api.deps.store;
+    const box = f.users.bobBox.uid;
+    for (let round = 0; round < 4; round++) {
+      const address = `new-${round}@remote.example`;
+      // Eight transactions, as eight rounds' release commits, each first to see the pair; two pairs in opposite orders.
+      await Promise.all(Array.from({ length: 8 }, (_, i) => store.transaction(async (tx) => {
+        const pairs = [{ mailboxUid: box, address, messages: 2 }, { mailboxUid: box, address: `other-${round}@remote.example`, messages: 1 }];
+        await recordCorrespondents({ store: tx }, i % 2 ? pairs : pairs.reverse());
+      })));
+      const rec = await store.repo<{ messages: number; address: string }>(CorrespondentModel).get(correspondentUid(box, address));
+      expect(rec).toMatchObject({ address, messages: 16 });
+      expect((await store.repo<{ messages: number }>(CorrespondentModel).get(correspondentUid(box, `other-${round}@remote.example`)))?.messages).toBe(8);
+    }
   });
 
   it('rounds_in_flight = 1: one round at a time, the same result', async () => {
