@@ -437,6 +437,11 @@ describe.each(backends)('Store contract on $name', (backend) => {
     await store.transaction((tx) => tx.repo(Doc).setTexts(new Map(more.map((d, i) => [d.uid, `plankton n${i}`]))));
     expect((await docs.search('plankton', { limit: 1000 })).length).toBe(1000);
     expect((await docs.search('n1199'))).toHaveLength(1);
+    // The same text for several records (a message's copies), among others, in one call: each record gets it.
+    const copies = await Promise.all([1, 2, 3, 4].map((at) => docs.create({ owner: 'o-many', at: 5000 + at })));
+    await docs.setTexts(new Map([[copies[0].uid, 'manatee shared'], [copies[1].uid, 'dugong alone'], [copies[2].uid, 'manatee shared'], [copies[3].uid, 'manatee shared']]));
+    expect(uids(await docs.search('manatee shared'))).toEqual([copies[0].uid, copies[2].uid, copies[3].uid].sort());
+    expect(uids(await docs.search('dugong'))).toEqual([copies[1].uid]);
     await docs.deleteMany({ owner: 'o-many' });
   });
 
