@@ -138,12 +138,12 @@ export async function processInvitations(deps: Deps, entryUid: string, msg: Inbo
   return n;
 }
 
-/** Spec rule 6: known correspondents recorded (one record per mailbox and address). */
 /** The uid of a mailbox's correspondent record: derived, so each pair has one record. */
 export const correspondentUid = (mailboxUid: string, address: string): string => sha(`${mailboxUid}\0${address}`);
 
 /**
- * Counts messages from correspondents: each (mailbox, address) record made, or its count raised,
+ * Spec rule 6, known correspondents recorded (one record per mailbox and address): counts
+ * messages from correspondents, each (mailbox, address) record made, or its count raised,
  * all in one statement (PostgreSQL; SQLite one transaction). Several of one pair add up.
  */
 export async function recordCorrespondents(deps: Pick<Deps, 'store'>, seen: Array<{ mailboxUid: string; address: string; messages?: number }>): Promise<void> {

@@ -214,13 +214,14 @@ export class BlobStore {
   }
 
   async get(id: string): Promise<Buffer> {
+    const read = async (file: string) => readSmall(file) ?? await readFile(file);
     try {
-      return readSmall(this.path(id)) ?? await readFile(this.path(id));
+      return await read(this.path(id));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
     try {
-      return readSmall(this.#legacyPath(id)) ?? await readFile(this.#legacyPath(id));
+      return await read(this.#legacyPath(id));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ApiError('api-107', 'No such blob');
       throw e;
