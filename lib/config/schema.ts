@@ -10,6 +10,7 @@ import { pushSettings } from './settings/push.js';
 import { adminSettings } from './settings/admin.js';
 import { pluginSettings } from './settings/plugins.js';
 import { lifecycleSettings } from './settings/lifecycle.js';
+import { securitySettings } from './settings/security.js';
 
 // Every setting of the product. Each area declares its own file under settings/ and is listed here.
 export const schema = {
@@ -25,6 +26,7 @@ export const schema = {
   ...adminSettings,
   ...pluginSettings,
   ...lifecycleSettings,
+  ...securitySettings,
 } satisfies Record<string, SettingDecl>;
 
 export type SettingName = keyof typeof schema;

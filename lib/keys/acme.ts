@@ -2,8 +2,14 @@ import { createPrivateKey, generateKeyPairSync, createPublicKey, createHash, typ
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, FlattenedSign, type JWK } from 'jose';
+import type { Config } from '../config/index.js';
+import { checkedRequest, OutboundRefused, systemHostResolver } from '../http/outbound.js';
 
 // A small ACME (RFC 8555) client for S/MIME certificates (RFC 8823, challenge type email-reply-00).
+
+const ACME_TIMEOUT_MS = 30_000;
+const ACME_MAX_BYTES = 1_048_576;
+const NULL_BODY = new Set([204, 205, 304]);
 
 export interface AcmeOrder {
   url: string;
@@ -44,7 +50,26 @@ export class AcmeClient {
   #dir: Record<string, string> | null = null;
   #jwk: JWK | null = null;
 
-  constructor(readonly directoryUrl: string, readonly key: KeyObject, readonly contact = '') {}
+  /**
+   * `config` gives the outbound check for URLs the CA names on another origin than its directory
+   * (see #fetch); without it such URLs are refused.
+   */
+  constructor(readonly directoryUrl: string, readonly key: KeyObject, readonly contact = '', readonly config?: Config) {}
+
+  /**
+   * The directory is the administrator's; the URLs in its answers are the CA's. One on the
+   * directory's origin is fetched as configured; one elsewhere is a target a remote party chose, so
+   * it passes the outbound check (lib/http/outbound.ts). No redirects either way.
+   */
+  async #fetch(url: string, init: { method?: 'GET' | 'POST' | 'HEAD'; headers?: Record<string, string>; body?: string } = {}): Promise<Response> {
+    const target = new URL(url);
+    if (target.origin === new URL(this.directoryUrl).origin) return fetch(target, { ...init, redirect: 'error', signal: AbortSignal.timeout(ACME_TIMEOUT_MS) });
+    if (!this.config) throw new OutboundRefused(`the ACME server named ${target.origin}, another origin than its directory`);
+    const answer = await checkedRequest(url, { ...init, config: this.config, resolve: systemHostResolver, timeoutMs: ACME_TIMEOUT_MS, maxBytes: ACME_MAX_BYTES });
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(answer.headers)) for (const one of [v ?? []].flat()) headers.append(k, one);
+    return new Response(NULL_BODY.has(answer.status) ? null : new Uint8Array(answer.body), { status: answer.status, headers });
+  }
 
   async thumbprint(): Promise<string> {
     return calculateJwkThumbprint(await this.#publicJwk());
@@ -57,7 +82,7 @@ export class AcmeClient {
 
   async #directory(): Promise<Record<string, string>> {
     if (!this.#dir) {
-      const res = await fetch(this.directoryUrl);
+      const res = await this.#fetch(this.directoryUrl);
       if (!res.ok) throw new Error(`ACME directory answered HTTP ${res.status}`);
       this.#dir = (await res.json()) as Record<string, string>;
     }
@@ -70,7 +95,7 @@ export class AcmeClient {
       this.#nonce = null;
       return n;
     }
-    const res = await fetch((await this.#directory()).newNonce!, { method: 'HEAD' });
+    const res = await this.#fetch((await this.#directory()).newNonce!, { method: 'HEAD' });
     const n = res.headers.get('replay-nonce');
     if (!n) throw new Error('ACME server gave no nonce');
     return n;
@@ -82,7 +107,7 @@ export class AcmeClient {
     if (useJwk) header.jwk = await this.#publicJwk();
     else header.kid = this.#kid ?? (await this.account());
     const jws = await new FlattenedSign(new TextEncoder().encode(payload === undefined ? '' : JSON.stringify(payload))).setProtectedHeader(header as never).sign(this.key);
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/jose+json' }, body: JSON.stringify(jws) });
+    const res = await this.#fetch(url, { method: 'POST', headers: { 'content-type': 'application/jose+json' }, body: JSON.stringify(jws) });
     this.#nonce = res.headers.get('replay-nonce');
     const text = await res.text();
     const body = res.headers.get('content-type')?.includes('json') && text ? JSON.parse(text) : text;
@@ -129,9 +154,9 @@ export class AcmeClient {
 }
 
 /** The ACME client of the configured CA (mail:signing:acme:*), or null when none is configured. */
-export function acmeClientFromConfig(config: { get(name: 'mail:signing:acme:directory_url' | 'mail:signing:acme:account_key_file' | 'mail:signing:acme:contact' | 'data_dir'): string }): AcmeClient | null {
+export function acmeClientFromConfig(config: Config): AcmeClient | null {
   const dir = config.get('mail:signing:acme:directory_url');
   if (!dir) return null;
   const file = config.get('mail:signing:acme:account_key_file') || `${config.get('data_dir').replace(/\/$/, '')}/pki/acme-account.key`;
-  return new AcmeClient(dir, loadAccountKey(file), config.get('mail:signing:acme:contact'));
+  return new AcmeClient(dir, loadAccountKey(file), config.get('mail:signing:acme:contact'), config);
 }

@@ -1,6 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 import dnsPacket from 'dns-packet';
 import type { Config } from '../config/index.js';
+import type { HostResolver } from '../http/outbound.js';
 
 // Spec: Finding the server from an address. TXT `_svc.<domain>`: `v=SVCv1; id=<id>; host=<host>;`,
 // through node's resolver or DNS over HTTPS with DNSSEC validation required (mail:dns:resolver).
@@ -10,7 +11,11 @@ export interface SvcRecord {
   host: string;
 }
 
-const HOST = /^(?=.{1,253}(:\d{1,5})?$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(:\d{1,5})?$/i;
+// host= names a host (Spec: Other shapes): a name of two or more labels whose last starts with a
+// letter. No port (the port is mail:keys:federation:url_template's) and no IP literal; whatever the
+// name resolves to is checked again where the connection is made (lib/http/outbound.ts).
+const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+const HOST = new RegExp(`^(?=.{1,253}$)(?:${LABEL}\\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$`, 'i');
 
 /** Parses one TXT string; null unless it is a well-formed v=SVCv1 record. */
 export function parseSvcRecord(txt: string): SvcRecord | null {
@@ -29,28 +34,40 @@ export function parseSvcRecord(txt: string): SvcRecord | null {
   return { id, host };
 }
 
-async function txtSystem(config: Config, name: string, signal?: AbortSignal): Promise<string[]> {
+function systemResolver(config: Config, signal?: AbortSignal): { r: Resolver; done: () => void } {
   const r = new Resolver({ timeout: config.get('mail:dns:timeout_ms'), tries: 2 });
   const servers = config.get('mail:dns:nameservers');
   if (servers.length) r.setServers(servers);
   // a caller that stops waiting cancels the question, so nothing lingers until the resolver timeout
   const cancel = () => r.cancel();
   signal?.addEventListener('abort', cancel, { once: true });
+  return { r, done: () => signal?.removeEventListener('abort', cancel) };
+}
+
+/** No such name, or no record of the type: an empty answer, not an error. */
+async function orEmpty<T>(q: Promise<T[]>): Promise<T[]> {
   try {
-    return (await r.resolveTxt(name)).map((chunks) => chunks.join(''));
+    return await q;
   } catch (e) {
     const code = (e as { code?: string }).code;
     if (code === 'ENOTFOUND' || code === 'ENODATA') return [];
     throw e;
+  }
+}
+
+async function txtSystem(config: Config, name: string, signal?: AbortSignal): Promise<string[]> {
+  const { r, done } = systemResolver(config, signal);
+  try {
+    return (await orEmpty(r.resolveTxt(name))).map((chunks) => chunks.join(''));
   } finally {
-    signal?.removeEventListener('abort', cancel);
+    done();
   }
 }
 
 /** RFC 8484 POST; answers must carry the AD bit (validated by the resolver), else they are refused. */
-async function txtDoh(config: Config, name: string, signal?: AbortSignal): Promise<string[]> {
-  const query = dnsPacket.encode({ type: 'query', id: 0, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'TXT', name, class: 'IN' }], additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 4096, flags: dnsPacket.DNSSEC_OK } as unknown as dnsPacket.Answer] });
-  const res = await fetch(config.get('mail:dns:doh_url'), { method: 'POST', headers: { 'content-type': 'application/dns-message', accept: 'application/dns-message' }, body: query, signal: AbortSignal.any([AbortSignal.timeout(config.get('mail:dns:timeout_ms')), ...(signal ? [signal] : [])]) });
+async function doh(config: Config, name: string, type: 'TXT' | 'A' | 'AAAA', signal?: AbortSignal): Promise<dnsPacket.Answer[]> {
+  const query = dnsPacket.encode({ type: 'query', id: 0, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name, class: 'IN' }], additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 4096, flags: dnsPacket.DNSSEC_OK } as unknown as dnsPacket.Answer] });
+  const res = await fetch(config.get('mail:dns:doh_url'), { method: 'POST', redirect: 'error', headers: { 'content-type': 'application/dns-message', accept: 'application/dns-message' }, body: query, signal: AbortSignal.any([AbortSignal.timeout(config.get('mail:dns:timeout_ms')), ...(signal ? [signal] : [])]) });
   if (!res.ok) throw new Error(`DoH answered HTTP ${res.status}`);
   const packet = dnsPacket.decode(Buffer.from(await res.arrayBuffer()));
   const flags = (packet as { flags?: number }).flags ?? 0;
@@ -58,7 +75,31 @@ async function txtDoh(config: Config, name: string, signal?: AbortSignal): Promi
   const rcode = (packet as { rcode?: string }).rcode;
   if (rcode === 'NXDOMAIN') return [];
   if (rcode && rcode !== 'NOERROR') throw new Error(`DoH answered ${rcode}`);
-  return (packet.answers ?? []).filter((a) => a.type === 'TXT').map((a) => ((a as { data: Buffer[] }).data).map((b) => b.toString()).join(''));
+  return (packet.answers ?? []).filter((a) => a.type === type);
+}
+
+async function txtDoh(config: Config, name: string, signal?: AbortSignal): Promise<string[]> {
+  return (await doh(config, name, 'TXT', signal)).map((a) => ((a as { data: Buffer[] }).data).map((b) => b.toString()).join(''));
+}
+
+/**
+ * The addresses (A and AAAA) of a host named by a _svc record, through the same resolver as the
+ * record itself (mail:dns:resolver, mail:dns:nameservers), not the system's getaddrinfo: the
+ * outbound check (lib/http/outbound.ts) connects to exactly these.
+ */
+export function svcHostResolver(config: Config): HostResolver {
+  return async (host, signal) => {
+    if (config.get('mail:dns:resolver') === 'doh-dnssec') {
+      const answers = await Promise.all([doh(config, host, 'A', signal), doh(config, host, 'AAAA', signal)]);
+      return answers.flat().map((a) => (a as { data: string }).data);
+    }
+    const { r, done } = systemResolver(config, signal);
+    try {
+      return (await Promise.all([orEmpty(r.resolve4(host)), orEmpty(r.resolve6(host))])).flat();
+    } finally {
+      done();
+    }
+  };
 }
 
 /** The _svc record of a domain, or null when it has none; an aborted signal cancels the question. */

@@ -3,7 +3,8 @@ import { DomainModel } from '../admin/domains.js';
 import { ApiError, notFound } from '../errors/index.js';
 import { parseOrThrow, type Ctx } from '../resources/index.js';
 import { discoveryHash, splitAddress } from './directory.js';
-import { findSvcRecord } from './dns.js';
+import { checkedRequest } from '../http/outbound.js';
+import { findSvcRecord, svcHostResolver } from './dns.js';
 import { observeKey, pinnedKey, type PinView } from './discovered.js';
 import { checkFoundCertificate } from './validate.js';
 import { certificateOf, loadMailbox } from './vault-service.js';
@@ -28,19 +29,24 @@ async function isLocalDomain(ctx: Ctx, domain: string): Promise<boolean> {
   return all.some((d) => d.aliases.includes(domain));
 }
 
-/** Asks the other server; null when it has no key for the address. */
+/**
+ * Asks the other server; null when it has no key for the address. The host comes from a record the
+ * address's domain publishes, so the connection goes through the outbound check (no internal
+ * addresses, the checked address connected to, no redirects, the answer capped).
+ */
 export async function fetchRemoteKey(ctx: Pick<Ctx, 'config'>, address: string): Promise<{ certificate: string; fingerprint: string } | null> {
   const { local, domain } = splitAddress(address);
   const svc = await findSvcRecord(ctx.config, domain);
   if (!svc) return null;
   const base = ctx.config.get('mail:keys:federation:url_template').replace('{host}', svc.host).replace(/\/$/, '');
   const hash = discoveryHash(local);
-  const res = await fetch(`${base}/.well-known/svc/keys/${hash}?domain=${encodeURIComponent(domain)}`, { redirect: 'error', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(ctx.config.get('mail:keys:federation:timeout_ms')) });
+  const res = await checkedRequest(`${base}/.well-known/svc/keys/${hash}?domain=${encodeURIComponent(domain)}`, {
+    config: ctx.config, resolve: svcHostResolver(ctx.config), headers: { accept: 'application/json' },
+    timeoutMs: ctx.config.get('mail:keys:federation:timeout_ms'), maxBytes: ctx.config.get('mail:keys:federation:max_response_bytes'),
+  });
   if (res.status === 404) return null;
-  if (!res.ok) throw new Error(`${svc.host} answered HTTP ${res.status}`);
-  const text = await res.text();
-  if (text.length > ctx.config.get('mail:keys:federation:max_response_bytes')) throw new Error(`${svc.host} answered too much`);
-  const body = JSON.parse(text) as { hash?: unknown; domain?: unknown; certificate?: unknown };
+  if (res.status < 200 || res.status >= 300) throw new Error(`${svc.host} answered HTTP ${res.status}`);
+  const body = JSON.parse(res.body.toString('utf8')) as { hash?: unknown; domain?: unknown; certificate?: unknown };
   if (body.hash !== hash || body.domain !== domain || typeof body.certificate !== 'string') throw new Error(`${svc.host} answered for another address`);
   const checked = await checkFoundCertificate(body.certificate, address);
   if (!checked.ok) throw new Error(`${svc.host} answered an unusable certificate: ${checked.reason}`);

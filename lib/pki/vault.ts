@@ -41,7 +41,7 @@ export class VaultPki implements PkiBackend {
     if (this.opts.namespace) headers['x-vault-namespace'] = this.opts.namespace;
     let res: Response;
     try {
-      res = await fetch(`${this.opts.addr.replace(/\/$/, '')}/v1/${this.opts.mount}/${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(this.opts.timeoutMs) });
+      res = await fetch(`${this.opts.addr.replace(/\/$/, '')}/v1/${this.opts.mount}/${path}`, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'error', signal: AbortSignal.timeout(this.opts.timeoutMs) });
     } catch (e) {
       throw new ApiError('api-113', `the PKI vault does not answer: ${(e as Error).message}`);
     }

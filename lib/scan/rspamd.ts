@@ -46,7 +46,7 @@ export async function rspamdCheck(config: Config, input: SpamInput): Promise<Spa
   if (input.ip) headers.IP = input.ip;
   const pw = config.get('mail:scan:rspamd:password');
   if (pw) headers.Password = pw;
-  const init: RequestInit & { duplex?: string } = { method: 'POST', headers, body: new Uint8Array(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength), signal: AbortSignal.timeout(config.get('mail:scan:timeout_ms')) };
+  const init: RequestInit & { duplex?: string } = { method: 'POST', headers, body: new Uint8Array(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength), redirect: 'error', signal: AbortSignal.timeout(config.get('mail:scan:timeout_ms')) };
   // rspamd takes repeated Rcpt headers; fetch joins them, so send the first (it is informative only).
   if (input.rcpt?.length) headers.Rcpt = input.rcpt[0];
   let res: Response;

@@ -31,6 +31,8 @@ export interface TestApiHooks {
   wrapStore?: (store: Store) => Store;
   /** The app's logger (e.g. one writing to a buffer); else silent unless TEST_LOG is set. */
   log?: Logger;
+  /** Where the server listens; a random port on 127.0.0.1 by default. */
+  listen?: { host: string; port: number };
 }
 
 /** A real api app on a random loopback port with a fresh database and real token verification. */
@@ -51,8 +53,8 @@ export async function startTestApi(backend: Backend, values: Partial<Record<Sett
   const deps: Deps = { config, store, events: new LocalEventBus(), log: hooks.log ?? createLogger({ level: process.env.TEST_LOG ?? 'silent' }) };
   const { app, limits } = buildApiApp(deps, registry);
   const server: Server = createServer(app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((r) => server.listen(hooks.listen?.port ?? 0, hooks.listen?.host ?? '127.0.0.1', r));
+  const url = `http://${hooks.listen?.host ?? '127.0.0.1'}:${(server.address() as AddressInfo).port}`;
   return {
     url, deps, config,
     token: (opts) => signToken(config, opts),

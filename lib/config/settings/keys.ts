@@ -22,7 +22,7 @@ export const keySettings = {
   'mail:dns:doh_url': setting(z.url(), { default: 'https://cloudflare-dns.com/dns-query', doc: 'DNS-over-HTTPS endpoint (RFC 8484, POST application/dns-message) for mail:dns:resolver doh-dnssec; it must validate DNSSEC.' }),
   'mail:dns:timeout_ms': setting(z.number().int().positive(), { default: 3000, doc: 'Timeout of one DNS question for key discovery.' }),
 
-  'mail:keys:federation:url_template': setting(z.string().regex(/^https?:\/\/\{host\}\/?$/, 'must be https://{host} (http://{host} only for tests)'), { default: 'https://{host}', doc: 'How the host= of a _svc.<domain> record becomes a base URL for /.well-known/svc/keys; keep https://{host} outside tests.' }),
+  'mail:keys:federation:url_template': setting(z.string().regex(/^https?:\/\/\{host\}(:\d{1,5})?\/?$/, 'must be https://{host} or https://{host}:<port> (http only for tests)'), { default: 'https://{host}', doc: 'How the host= of a _svc.<domain> record becomes a base URL for /.well-known/svc/keys: https://{host}, or https://{host}:<port> for a federation of servers on another port. A record cannot name a port itself. Keep https outside tests.' }),
   'mail:keys:federation:timeout_ms': setting(z.number().int().positive(), { default: 5000, doc: "Timeout of one call to another server's /.well-known/svc/keys route." }),
   'mail:keys:federation:max_response_bytes': setting(z.number().int().positive(), { default: 65_536, doc: "Largest answer accepted from another server's key route." }),
   'mail:keys:federation:cache_seconds': setting(z.number().int().min(0).max(86_400), { default: 300, doc: 'How long send remembers whether a recipient domain has a _svc record (federated or external, Spec: Encryption policy); 0 asks DNS on every send.' }),

@@ -28,6 +28,7 @@ export function apiTransport(opts: ApiTransportOptions): Transport {
           method: 'POST',
           headers: { authorization: `Bearer ${opts.token}`, 'content-type': 'application/json', ...(req.id ? { 'idempotency-key': req.id } : {}) },
           body: JSON.stringify({ raw: req.raw.toString('base64'), envelopeFrom: req.envelopeFrom, envelopeTo: req.envelopeTo }),
+          redirect: 'error', // a redirect would carry the message and the token to another address
           signal: AbortSignal.timeout(opts.timeoutMs),
         });
       } catch (e) {

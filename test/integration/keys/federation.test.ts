@@ -1,39 +1,31 @@
-import { createSocket, type Socket } from 'node:dgram';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import dnsPacket from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshSqlite } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 import { createVault, decryptAndVerify, encryptEntity, masterKeyFromPassword, unlockWithMasterKey, type VaultView } from '../../../lib/keys/client/index.js';
 import { discoveryHash, refuseDowngrade } from '../../../lib/keys/index.js';
-import { TEST_ARGON2, keyTestValues } from './helpers.js';
+import { TEST_ARGON2, keyTestValues, startTxtDns, type TxtDns } from './helpers.js';
 
 // Spec: Finding the server from an address; key lookup and the well-known route; Discovered keys.
-// Two servers on loopback find each other's keys through a real DNS server (UDP on 127.0.0.1).
+// Two servers find each other's keys through a real DNS server (UDP on 127.0.0.1): _svc TXT names a
+// host, its A record an address on loopback that mail:security:outbound:allowed_ranges lets the
+// servers connect to (they would refuse loopback otherwise), on the port of the url_template.
 
-const txt = new Map<string, string>();
-let dns: Socket;
-function startDns(): Promise<number> {
-  dns = createSocket('udp4');
-  dns.on('message', (msg, rinfo) => {
-    const q = dnsPacket.decode(msg);
-    const question = q.questions?.[0];
-    const value = question && question.type === 'TXT' ? txt.get(question.name.toLowerCase()) : undefined;
-    const answer = dnsPacket.encode({
-      type: 'response', id: q.id, flags: dnsPacket.AUTHORITATIVE_ANSWER | (value ? 0 : 3), questions: q.questions,
-      answers: value ? [{ type: 'TXT', name: question!.name, ttl: 60, class: 'IN', data: [value] }] : [],
-    });
-    dns.send(answer, rinfo.port, rinfo.address);
-  });
-  return new Promise((r) => dns.bind(0, '127.0.0.1', () => r((dns.address() as AddressInfo).port)));
+/** A port free on the given loopback address (the servers share it, each on its own address). */
+async function freePortOn(host: string): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, host, r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
 }
-
-const hostOf = (api: TestApi) => new URL(api.url).host;
 
 describe('federated key lookup between two servers', () => {
   let a: TestApi;
   let b: TestApi;
+  let dns: TxtDns;
+  let port: number;
   let sa: Awaited<ReturnType<typeof seedUsers>>;
   let carolToken: string;
   let carolBox: { uid: string };
@@ -41,13 +33,19 @@ describe('federated key lookup between two servers', () => {
   let fake: Server;
 
   beforeAll(async () => {
-    const port = await startDns();
-    const common = { 'mail:dns:nameservers': [`127.0.0.1:${port}`], 'mail:keys:federation:url_template': 'http://{host}', 'mail:dns:timeout_ms': 1000, 'mail:keys:lookup_floor_ms': 100 };
+    dns = await startTxtDns();
+    port = await freePortOn('127.0.0.2');
+    const common = {
+      'mail:dns:nameservers': [dns.server], 'mail:keys:federation:url_template': `http://{host}:${port}`, 'mail:dns:timeout_ms': 1000, 'mail:keys:lookup_floor_ms': 100,
+      'mail:security:outbound:allowed_ranges': ['127.0.0.2/32', '127.0.0.3/32', '127.0.0.4/32'],
+    };
     const sqlite = { name: 'sqlite', open: async () => freshSqlite() };
-    a = await startTestApi(sqlite, await keyTestValues(common));
-    b = await startTestApi(sqlite, await keyTestValues(common));
-    txt.set('_svc.example.test', `v=SVCv1; id=serverA01; host=${hostOf(a)};`);
-    txt.set('_svc.other.test', `v=SVCv1; id=serverB01; host=${hostOf(b)};`);
+    a = await startTestApi(sqlite, await keyTestValues(common), { listen: { host: '127.0.0.3', port } });
+    b = await startTestApi(sqlite, await keyTestValues(common), { listen: { host: '127.0.0.2', port } });
+    dns.hosts.set('mail.example.test', ['127.0.0.3']);
+    dns.hosts.set('mail.other.test', ['127.0.0.2']);
+    dns.txt.set('_svc.example.test', 'v=SVCv1; id=serverA01; host=mail.example.test;');
+    dns.txt.set('_svc.other.test', 'v=SVCv1; id=serverB01; host=mail.other.test;');
     sa = await seedUsers(a);
     const adminB = await b.token({ uid: 'root', roles: ['admin'], elevated: true });
     carolToken = await b.token({ uid: 'carol' });
@@ -117,7 +115,7 @@ describe('federated key lookup between two servers', () => {
   });
 
   it('downgrade is refused while a key is pinned: the pinned key survives a vanished record, plaintext is refused', async () => {
-    txt.delete('_svc.other.test');
+    dns.txt.delete('_svc.other.test');
     const r = await lookupFromA('carol@other.test');
     expect(r.status).toBe(200);
     expect(r.body.remote).toBe('absent');
@@ -125,7 +123,7 @@ describe('federated key lookup between two servers', () => {
     await expect(refuseDowngrade(a.deps, sa.aliceBox.uid, ['carol@other.test'], false)).rejects.toMatchObject({ code: 'api-121' });
     await expect(refuseDowngrade(a.deps, sa.aliceBox.uid, ['carol@other.test'], true)).resolves.toBeUndefined();
     await expect(refuseDowngrade(a.deps, sa.aliceBox.uid, ['dave@nowhere.test'], false)).resolves.toBeUndefined();
-    txt.set('_svc.other.test', `v=SVCv1; id=serverB01; host=${hostOf(b)};`);
+    dns.txt.set('_svc.other.test', 'v=SVCv1; id=serverB01; host=mail.other.test;');
   });
 
   it('a domain without the record has no key; an answer for another address is refused', async () => {
@@ -136,8 +134,9 @@ describe('federated key lookup between two servers', () => {
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ v: 'SVCv1', hash: u.pathname.split('/').pop(), domain: u.searchParams.get('domain'), certificate: cert }));
     });
-    await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
-    txt.set('_svc.evil.test', `v=SVCv1; id=evil0001; host=127.0.0.1:${(fake.address() as AddressInfo).port};`);
+    await new Promise<void>((r) => fake.listen(port, '127.0.0.4', r));
+    dns.hosts.set('mail.evil.test', ['127.0.0.4']);
+    dns.txt.set('_svc.evil.test', 'v=SVCv1; id=evil0001; host=mail.evil.test;');
     const r = await lookupFromA('mallory@evil.test');
     expect(r.status).toBe(503);
     expect(r.body.code).toBe('api-113');

@@ -21,32 +21,49 @@ export interface TxtDns {
   server: string;
   /** TXT answers by lowercased name; any other name is NXDOMAIN. */
   txt: Map<string, string>;
+  /** A and AAAA answers by lowercased name (a function answers anew at every question: rebinding). */
+  hosts: Map<string, string[] | (() => string[])>;
   /** Names never answered (a resolver that times out). */
   silent: Set<string>;
-  /** How many questions for a name (lowercased) the server has received. */
-  asked(name: string): number;
+  /** How many questions for a name (lowercased), of any type or of one type, the server has received. */
+  asked(name: string, type?: string): number;
   close(): void;
 }
 
-/** A real DNS server (UDP on 127.0.0.1) answering TXT questions from a map. */
+/** A real DNS server (UDP on 127.0.0.1) answering TXT, A and AAAA questions from maps. */
 export async function startTxtDns(): Promise<TxtDns> {
   const txt = new Map<string, string>();
+  const hosts: TxtDns['hosts'] = new Map();
   const silent = new Set<string>();
   const questions = new Map<string, number>();
+  const count = (key: string) => questions.set(key, (questions.get(key) ?? 0) + 1);
+  const answersFor = (name: string, type: string): dnsPacket.Answer[] | null => {
+    if (type === 'TXT') return txt.has(name) ? [{ type: 'TXT', name, ttl: 60, class: 'IN', data: [txt.get(name)!] }] : null;
+    const entry = hosts.get(name);
+    if (!entry || (type !== 'A' && type !== 'AAAA')) return null;
+    const all = typeof entry === 'function' ? entry() : entry;
+    return all.filter((ip) => (type === 'A') === !ip.includes(':')).map((ip) => ({ type, name, ttl: 0, class: 'IN', data: ip }) as dnsPacket.Answer);
+  };
   const sock = createSocket('udp4');
   sock.on('message', (msg, rinfo) => {
     const q = dnsPacket.decode(msg);
     const question = q.questions?.[0];
     const name = question?.name.toLowerCase() ?? '';
-    questions.set(name, (questions.get(name) ?? 0) + 1);
+    count(name);
+    if (question) count(`${name}|${question.type}`);
     if (silent.has(name)) return;
-    const value = question && question.type === 'TXT' ? txt.get(name) : undefined;
+    const answers = question ? answersFor(name, question.type) : null;
+    const exists = txt.has(name) || hosts.has(name);
     const answer = dnsPacket.encode({
-      type: 'response', id: q.id, flags: dnsPacket.AUTHORITATIVE_ANSWER | (value ? 0 : 3), questions: q.questions,
-      answers: value ? [{ type: 'TXT', name: question!.name, ttl: 60, class: 'IN', data: [value] }] : [],
+      type: 'response', id: q.id, flags: dnsPacket.AUTHORITATIVE_ANSWER | (exists ? 0 : 3), questions: q.questions,
+      answers: answers ?? [],
     });
     sock.send(answer, rinfo.port, rinfo.address);
   });
   const port = await new Promise<number>((r) => sock.bind(0, '127.0.0.1', () => r(sock.address().port)));
-  return { server: `127.0.0.1:${port}`, txt, silent, asked: (name) => questions.get(name.toLowerCase()) ?? 0, close: () => sock.close() };
+  return {
+    server: `127.0.0.1:${port}`, txt, hosts, silent,
+    asked: (name, type) => questions.get(type ? `${name.toLowerCase()}|${type}` : name.toLowerCase()) ?? 0,
+    close: () => sock.close(),
+  };
 }
