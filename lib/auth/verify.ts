@@ -8,15 +8,27 @@ interface SessionClaims extends JWTPayload {
   elevated?: unknown;
 }
 
-/** `elevated` may be seconds, milliseconds or an ISO date; answer milliseconds. */
-function elevationTime(v: unknown): number | null {
+/**
+ * `elevated` is the time of the identity confirmation (Spec: Session token): a number of seconds (or
+ * milliseconds) since the epoch, not in the future beyond the clock tolerance. Absent, null or false:
+ * not elevated. Anything else refuses the token, so garbage never counts as an elevation.
+ */
+function elevationTime(v: unknown, nowMs: number, toleranceMs: number): number | null {
   if (v === undefined || v === null || v === false) return null;
-  if (typeof v === 'number' && Number.isFinite(v)) return v < 1e12 ? v * 1000 : v;
-  if (typeof v === 'string') {
-    const t = Date.parse(v);
-    if (!Number.isNaN(t)) return t;
-  }
-  throw new ApiError('api-101', 'Token not accepted: malformed elevated claim');
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new ApiError('api-101', 'Token not accepted: the elevated claim must be the time of the confirmation (seconds since the epoch)');
+  const ms = v < 1e12 ? v * 1000 : v;
+  if (ms > nowMs + toleranceMs) throw new ApiError('api-101', 'Token not accepted: the elevated claim lies in the future');
+  return ms;
+}
+
+/** iat present, not in the future, and exp − iat within auth:options:max_token_age_seconds (both with the tolerance). */
+function checkIssuedAt(payload: JWTPayload, config: Config, nowS: number): void {
+  const tolerance = config.get('auth:options:clock_tolerance_seconds');
+  const maxAge = config.get('auth:options:max_token_age_seconds');
+  const { iat, exp } = payload;
+  if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new ApiError('api-101', 'Token not accepted: iat (issued at) is required');
+  if (iat > nowS + tolerance) throw new ApiError('api-101', 'Token not accepted: issued in the future (check the clocks of the sign-in service and this server)');
+  if (exp! - iat > maxAge + tolerance) throw new ApiError('api-101', `Token not accepted: its lifetime exceeds ${maxAge} s (auth:options:max_token_age_seconds)`);
 }
 
 function signingAlgorithm(token: string): string {
@@ -72,11 +84,13 @@ export class TokenVerifier {
       if (e instanceof joseErrors.JWTExpired) throw new ApiError('api-100', 'Sign-in required: the token has expired');
       throw new ApiError('api-101');
     }
+    const now = Date.now();
+    checkIssuedAt(payload, this.config, Math.floor(now / 1000));
     const uid = payload.profile?.uid;
     const roles = payload.profile?.roles ?? [];
     if (typeof uid !== 'string' || !uid || !Array.isArray(roles) || !roles.every((r) => typeof r === 'string')) {
       throw new ApiError('api-101', 'Token not accepted: profile.uid and profile.roles are required');
     }
-    return { uid, roles: roles as string[], elevatedAt: elevationTime(payload.elevated), expiresAt: payload.exp! * 1000 };
+    return { uid, roles: roles as string[], elevatedAt: elevationTime(payload.elevated, now, this.config.get('auth:options:clock_tolerance_seconds') * 1000), expiresAt: payload.exp! * 1000 };
   }
 }

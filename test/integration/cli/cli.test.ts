@@ -173,6 +173,16 @@ describe.each(backends.slice(0, 1))('svcmail token against a running api ($name)
     expect(audit.body[0]).toMatchObject({ actor: 'ops' });
   });
 
+  it('--ttl longer than auth:options:max_token_age_seconds is refused with the setting named (exit 64); within it the api accepts the token', async () => {
+    const long = await svcmail(['token', '--config', f, '--user', 'alice', '--ttl', '2h']);
+    expect(long.code).toBe(64);
+    expect(long.stdout).toBe('');
+    expect(long.stderr).toMatch(/auth:options:max_token_age_seconds \(3600 s\)/);
+    const max = await svcmail(['token', '--config', f, '--user', 'alice', '--ttl', '3600s']);
+    expect(max.code).toBe(0);
+    expect((await api.call('GET', `/api/mail/mailboxes/${people.aliceBox.uid}`, { token: max.stdout.trim() })).status).toBe(200);
+  });
+
   it('a token from another secret is refused by the api; no secret configured is exit 78', async () => {
     const other = conf('token-other.json', { auth: { secret: 'another-secret-0123456789', options: { audience: AUDIENCE, issuer: ISSUER } } });
     const r = await svcmail(['token', '--config', other, '--user', 'alice']);
