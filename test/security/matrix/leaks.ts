@@ -16,7 +16,7 @@ export interface LeakAllowance {
 
 const ADMINS: readonly CallerKind[] = ['admin-elevated', 'admin-stale'];
 const SIGNED_IN: readonly CallerKind[] = ['other', 'admin-not-elevated', 'admin-stale', 'admin-elevated'];
-const EVERYONE: readonly CallerKind[] = ['no-token', 'bad-signature', 'wrong-audience', 'wrong-issuer', 'expired', ...SIGNED_IN];
+const EVERYONE: readonly CallerKind[] = ['no-token', 'bad-signature', 'wrong-audience', 'wrong-issuer', 'over-long', 'elevated-future', 'expired', ...SIGNED_IN];
 
 /** Each entry is a product decision with its spec reference; the test asserts the list stays short. */
 export const LEAK_ALLOWANCES: readonly LeakAllowance[] = [

@@ -80,9 +80,15 @@ export function targetOf(op: ApiOperation, decls: readonly ResourceDecl[]): Targ
   return { decl, byId: /^\/\{id\}(\/|$)/.test(rest), readOnly: op.method === 'GET' || op.method === 'HEAD', generic: Boolean(decl) && ['', '/{id}', '/{id}/{property}'].includes(rest) };
 }
 
-export type CallerKind = 'no-token' | 'bad-signature' | 'wrong-audience' | 'wrong-issuer' | 'expired' | 'owner' | 'other' | 'reader'
+/**
+ * over-long: the owner's token living 30 days (past auth:options:max_token_age_seconds);
+ * elevated-future: an administrator whose `elevated` claim lies an hour ahead. Both are refused
+ * tokens (api-101) whoever they name.
+ */
+export type CallerKind = 'no-token' | 'bad-signature' | 'wrong-audience' | 'wrong-issuer' | 'expired' | 'over-long' | 'elevated-future' | 'owner' | 'other' | 'reader'
   | 'admin-not-elevated' | 'admin-elevated' | 'admin-stale';
-export const CALLER_KINDS: readonly CallerKind[] = ['no-token', 'bad-signature', 'wrong-audience', 'wrong-issuer', 'expired', 'owner', 'other', 'reader', 'admin-not-elevated', 'admin-elevated', 'admin-stale'];
+export const TOKEN_PROBLEMS: readonly CallerKind[] = ['bad-signature', 'wrong-audience', 'wrong-issuer', 'over-long', 'elevated-future'];
+export const CALLER_KINDS: readonly CallerKind[] = ['no-token', ...TOKEN_PROBLEMS, 'expired', 'owner', 'other', 'reader', 'admin-not-elevated', 'admin-elevated', 'admin-stale'];
 
 /**
  * The verdict classes. unauthenticated: 401 api-100; token: 403 api-101; role: 403 api-103;
@@ -99,7 +105,7 @@ export type Verdict = 'allowed' | 'unauthenticated' | 'token' | 'role' | 'elevat
  */
 export function expectedVerdicts(op: ApiOperation, t: Target, ownerData: boolean, c: CallerKind): Verdict[] {
   if (op.auth === 'ingest-secret') return ['secret']; // no JWT caller holds the transport's secret
-  const tokenProblem: Verdict | null = c === 'no-token' ? null : c === 'expired' ? 'unauthenticated' : ['bad-signature', 'wrong-audience', 'wrong-issuer'].includes(c) ? 'token' : null;
+  const tokenProblem: Verdict | null = c === 'no-token' ? null : c === 'expired' ? 'unauthenticated' : TOKEN_PROBLEMS.includes(c) ? 'token' : null;
   // A presented token that fails verification is refused everywhere, public routes included (fail closed);
   // a route mounted before the token check (readiness) never looks at it.
   // A public route's own 404 (an unknown key hash, a revoked link) is its answer, not a denial.

@@ -22,7 +22,7 @@ export const SKIPPED: Array<{ match: (op: ApiOperation) => boolean; why: string 
 ];
 
 /** Denials are asked first so they see the fixtures untouched; the owner and the elevated admin last. */
-const ORDER: readonly CallerKind[] = ['no-token', 'bad-signature', 'wrong-audience', 'wrong-issuer', 'expired', 'other', 'reader', 'admin-not-elevated', 'admin-stale', 'admin-elevated', 'owner'];
+const ORDER: readonly CallerKind[] = ['no-token', 'bad-signature', 'wrong-audience', 'wrong-issuer', 'over-long', 'elevated-future', 'expired', 'other', 'reader', 'admin-not-elevated', 'admin-stale', 'admin-elevated', 'owner'];
 const METHOD_ORDER: Record<string, number> = { HEAD: 0, GET: 0, POST: 1, PUT: 1, DELETE: 2 };
 
 export interface Tally {

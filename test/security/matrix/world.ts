@@ -78,6 +78,7 @@ export class World {
       ['admin-not-elevated', t({ uid: 'root', roles: ['admin'] })], ['admin-stale', t({ uid: 'root', roles: ['admin'], elevated: new Date(Date.now() - 3600_000) })],
       ['no-token', null], ['bad-signature', t({ uid: 'alice', secret: 'another-secret-0123456789abcdef' })],
       ['wrong-audience', t({ uid: 'alice', audience: 'elsewhere' })], ['wrong-issuer', t({ uid: 'alice', issuer: 'elsewhere' })], ['expired', t({ uid: 'alice', ttlSeconds: -60 })],
+      ['over-long', t({ uid: 'alice', ttlSeconds: 30 * 86_400 })], ['elevated-future', t({ uid: 'root', roles: ['admin'], elevated: new Date(Date.now() + 3600_000) })],
     ];
     for (const [k, v] of entries) this.tokens.set(k, await v);
     const dir = mkdtempSync(join(tmpdir(), 'svcmail-matrix-'));
