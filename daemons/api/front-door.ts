@@ -3,6 +3,7 @@ import { createConnection, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { RequestHandler } from 'express';
 import { ApiError } from '../../lib/errors/index.js';
+import { addressKey, answerHead, carriesCredentials, clientAddress, RefusalMemory, tooManyRequests, trustOfServer, upgradeRefusal } from '../../lib/http/upgrade-limit.js';
 import type { Logger } from '../../lib/log/index.js';
 
 /** "host:port" or a unix socket path, as listen:* spell it. */
@@ -12,18 +13,42 @@ function connectTo(address: string): Socket {
   return createConnection(Number(address.slice(i + 1)), address.slice(0, i).replace(/^\[|\]$/g, ''));
 }
 
+/** Headers that name the client address: the front door sends only its own X-Forwarded-For. */
+const CLIENT_ADDRESS_HEADERS = new Set(['x-forwarded-for', 'forwarded', 'x-real-ip']);
+
 /**
  * The front door without nginx (Architecture: Supervision): WebSocket upgrades on /push are
- * passed byte for byte to the push daemon, so one base URL serves everything. The request goes on
- * unchanged (Origin, cookies, Authorization), so the push daemon makes every decision itself.
- * nginx does the same with packaging/nginx/svcmail.conf.
+ * passed to the push daemon byte for byte but for the client address, so one base URL serves
+ * everything. Origin, cookies and Authorization go on unchanged: the push daemon makes every
+ * decision itself. The client address is decided here as req.ip is for the api's own requests
+ * (the app's 'trust proxy', i.e. trusted_proxies only) and sent as the one X-Forwarded-For, any the
+ * client sent dropped: the push daemon believes X-Forwarded-For from loopback, so a header passed
+ * through unchanged would let a client name any address and dodge the per-address limit.
+ *
+ * Rate limiting (Spec: Limits) is counted by the push daemon alone, once per upgrade, under the
+ * address given here: counting here as well would count each upgrade twice in the counters shared
+ * through Redis (halving the limit), or keep a second, unshared count per api copy without it. The
+ * front door only remembers the push daemon's 429 verdicts for an address (until their
+ * Retry-After) and answers that address's next upgrades without a token itself, so a flood through
+ * the front door stops here without reaching the push daemon. An upgrade carrying a token always
+ * goes on: the push daemon may sign it in and count it per user instead, as the API does. nginx
+ * does the same with packaging/nginx/svcmail.conf (the push daemon reads the address it appends).
  */
 export function forwardPushUpgrades(server: Server, pushAddress: string, log: Logger): void {
+  const refused = new RefusalMemory();
   server.on('upgrade', (req: IncomingMessage, client: Duplex, head: Buffer) => {
     client.on('error', () => undefined);
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/push') {
       client.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const address = clientAddress(req, trustOfServer(server));
+    const key = addressKey(address);
+    const anonymous = !carriesCredentials(req);
+    const left = anonymous ? refused.secondsLeft(key) : 0;
+    if (left) {
+      client.end(upgradeRefusal(tooManyRequests(left)));
       return;
     }
     const upstream = connectTo(pushAddress);
@@ -36,10 +61,20 @@ export function forwardPushUpgrades(server: Server, pushAddress: string, log: Lo
       upstream.removeAllListeners('error');
       upstream.on('error', () => client.destroy());
       const lines = [`${req.method} ${req.url} HTTP/1.1`];
-      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        if (!CLIENT_ADDRESS_HEADERS.has(req.rawHeaders[i].toLowerCase())) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      }
+      lines.push(`X-Forwarded-For: ${address}`);
       upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
       if (head.length) upstream.write(head);
       client.pipe(upstream).pipe(client);
+      // The push daemon writes a refusal's head in one piece (lib/http/upgrade-limit.ts upgradeRefusal).
+      if (anonymous) {
+        upstream.once('data', (chunk: Buffer) => {
+          const answer = answerHead(chunk);
+          if (answer?.status === 429) refused.remember(key, answer.retryAfter ?? 60);
+        });
+      }
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });

@@ -116,6 +116,7 @@ export class PushConnection {
     if (this.#expiryTimer) clearTimeout(this.#expiryTimer);
     this.#expiryTimer = setTimeout(() => this.close(CLOSE.signInRequired, 'token expired'), Math.max(0, Math.min(p.expiresAt - Date.now(), MAX_TIMER_MS)));
     if (first) {
+      this.hub.settled(this); // no longer waiting for LOGIN (mail:push:max_unauthenticated*)
       this.channels.add(p.uid);
       this.hub.join(p.uid, this);
       const period = this.hub.config.get('mail:push:recheck_ms');

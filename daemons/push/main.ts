@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import { productModels, productRegistry } from '../../lib/catalog.js';
 import type { Config } from '../../lib/config/index.js';
 import { createEventBus } from '../../lib/events/index.js';
+import { createRateLimits } from '../../lib/http/rate-limit.js';
 import { createLogger } from '../../lib/log/index.js';
 import { openStore } from '../../lib/storage/index.js';
 import { checkStartup } from '../api/startup.js';
@@ -17,12 +18,15 @@ export async function startPush(config: Config): Promise<RunningDaemon> {
   const registry = productRegistry();
   const store = await openStore(config, productModels(registry));
   const events = await createEventBus(config, log);
-  const hub = new PushHub({ config, store, events, log }, registry);
+  // Upgrades count in the rate limiter's anonymous and signed-in counters: with redis:url the same
+  // counters as the api and protocols daemons and every push copy, else this process's own.
+  const limits = createRateLimits(config, log);
+  const hub = new PushHub({ config, store, events, log }, registry, limits);
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/push/status') {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      res.end(JSON.stringify({ status: 'ok', transport: events.transport.name, connections: hub.stats.connections, channels: hub.channelCount, dropped: hub.stats.dropped, rss: process.memoryUsage().rss }));
+      res.end(JSON.stringify({ status: 'ok', transport: events.transport.name, connections: hub.stats.connections, unauthenticated: hub.waitingCount, channels: hub.channelCount, dropped: hub.stats.dropped, rss: process.memoryUsage().rss }));
       return;
     }
     res.writeHead(path === '/push' ? 426 : 404, { 'content-type': 'application/json', ...(path === '/push' ? { upgrade: 'websocket' } : {}) });
@@ -43,6 +47,7 @@ export async function startPush(config: Config): Promise<RunningDaemon> {
         server.closeAllConnections();
       });
       await events.close();
+      await limits.close();
       await store.close();
       log.info('push daemon stopped');
     },

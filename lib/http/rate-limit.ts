@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ipKeyGenerator, rateLimit, type Store as LimitStore } from 'express-rate-limit';
+import { ipKeyGenerator, MemoryStore, rateLimit, type Store as LimitStore } from 'express-rate-limit';
 import { Redis } from 'ioredis';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import type { Config } from '../config/index.js';
@@ -29,6 +29,13 @@ export interface RateLimits {
   countingFailures(handler: RequestHandler): RequestHandler;
   /** Failed-attempt counters (Basic throttling), shared through the same Redis when redis:url is set. */
   failures(name: string): FailureCounters;
+  /**
+   * Counts one attempt that never reaches Express (a /push upgrade) in the counters `general`
+   * uses: an anonymous caller per address (IPv6 per /64), a signed-in caller per user. Answers the
+   * seconds until its window ends when the attempt is over the limit, else 0. Fails open (0) while
+   * Redis does not answer, as the middleware does.
+   */
+  count(caller: { ip: string } | { uid: string }): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -76,13 +83,16 @@ export function createRateLimits(config: Config, log?: Logger): RateLimits {
     standardHeaders: 'draft-7' as const, legacyHeaders: false, handler: (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], next: Parameters<RequestHandler>[2]) => handler(req, res, next), validate: { trustProxy: false },
     passOnStoreError: true, logger: warnings,
   };
+  // The stores are made here (a MemoryStore is what rateLimit would make itself) so count() shares them.
+  const anonStore = store('anon') ?? new MemoryStore();
+  const userStore = store('user') ?? new MemoryStore();
   const anonymous = rateLimit({
-    ...common, windowMs: config.get('rateLimit:window_ms'), limit: config.get('rateLimit:max'), store: store('anon'),
+    ...common, windowMs: config.get('rateLimit:window_ms'), limit: config.get('rateLimit:max'), store: anonStore,
     skip: (req) => Boolean(req.principal),
     keyGenerator: (req) => ipKeyGenerator(req.ip ?? '', 64),
   });
   const signedIn = rateLimit({
-    ...common, windowMs: config.get('rateLimit:authenticated:window_ms'), limit: config.get('rateLimit:authenticated:max'), store: store('user'),
+    ...common, windowMs: config.get('rateLimit:authenticated:window_ms'), limit: config.get('rateLimit:authenticated:max'), store: userStore,
     skip: (req) => !req.principal,
     keyGenerator: (req) => `u:${req.principal!.uid}`,
   });
@@ -96,6 +106,19 @@ export function createRateLimits(config: Config, log?: Logger): RateLimits {
       // Over the limit, the 429 replaces the authentication error; otherwise the error goes on.
       general(req, res, (limited?: unknown) => next(limited ?? err));
     }),
+    async count(caller) {
+      const [s, key, limit] = 'uid' in caller
+        ? [userStore, `u:${caller.uid}`, config.get('rateLimit:authenticated:max')]
+        : [anonStore, ipKeyGenerator(caller.ip, 64), config.get('rateLimit:max')];
+      try {
+        const { totalHits, resetTime } = await s.increment(key);
+        if (totalHits <= limit) return 0;
+        return resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : 60;
+      } catch (e) {
+        warnings.error(e);
+        return 0;
+      }
+    },
     failures: (name) => (redis ? new RedisFailureCounters(redis, `${config.get('redis:prefix')}fail:${name}:`) : new MemoryFailureCounters()),
     perUser: (name, windowMs, max) => rateLimit({
       ...common, windowMs, limit: max, store: store(name),
