@@ -9,6 +9,7 @@ import { byKeys } from './order.js';
 import { entityFor, type SqlDialect } from './entities.js';
 import { dropText, ensureFullText, matchClause, queryWords, setText, setTexts } from './fulltext.js';
 import { schemaGaps, type SchemaGap } from './schema-gaps.js';
+import { underSchemaLock } from './schema-lock.js';
 import { groupTransaction } from './group-commit.js';
 import { pgSnapshotChecks, type ReadSession } from './kept.js';
 import { SelectRunner } from './select.js';
@@ -481,7 +482,8 @@ export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
   const entities = opts.models.map((m) => entityFor(m, dialect));
   let ds: DataSource;
   if (dialect === 'postgres') {
-    ds = new DataSource({ type: 'postgres', url: opts.url, entities, synchronize: opts.synchronize, poolSize: opts.poolSize ?? 10, logging: false });
+    // The schema is synchronized below, under a lock that serialises every process and host.
+    ds = new DataSource({ type: 'postgres', url: opts.url, entities, synchronize: false, poolSize: opts.poolSize ?? 10, logging: false });
   } else {
     const file = opts.url.replace(/^sqlite:/, '');
     if (!file) throw new Error('sqlite URL needs a file path (sqlite:/path/file.sqlite) or :memory:');
@@ -509,14 +511,23 @@ export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
       await new Promise((r) => setTimeout(r, 100 * attempt + Math.floor(Math.random() * 100)));
     }
   }
-  await ensureFullText(ds, dialect, opts.models);
   const prepared = opts.preparedStatements ?? true;
   const readers = new Map<string, SelectRunner>();
-  await ensureValueIndexes(ds, dialect, opts.models, (m, after) => {
-    let sel = readers.get(m.name);
-    if (!sel) readers.set(m.name, (sel = new SelectRunner(ds, dialect, m, prepared)));
-    return sel.list(ds.manager, { filter: after ? { uid: { $gt: after } } : {}, sort: [{ field: 'uid', dir: 'asc' }], limit: 500 });
-  });
+  const ensureSchema = async () => {
+    if (dialect === 'postgres' && opts.synchronize) await ds.synchronize();
+    await ensureFullText(ds, dialect, opts.models);
+    await ensureValueIndexes(ds, dialect, opts.models, (m, after) => {
+      let sel = readers.get(m.name);
+      if (!sel) readers.set(m.name, (sel = new SelectRunner(ds, dialect, m, prepared)));
+      return sel.list(ds.manager, { filter: after ? { uid: { $gt: after } } : {}, sort: [{ field: 'uid', dir: 'asc' }], limit: 500 });
+    });
+  };
+  try {
+    await (dialect === 'postgres' ? underSchemaLock(opts.url, ensureSchema) : ensureSchema());
+  } catch (e) {
+    await ds.destroy().catch(() => undefined);
+    throw mapError(e);
+  }
   const models = new Map(opts.models.map((m) => [m.name, m]));
   const sqliteFile = dialect === 'sqlite' ? opts.url.replace(/^sqlite:/, '') : null;
   const fileDb = sqliteFile && sqliteFile !== ':memory:' ? sqliteFile : null;
