@@ -11,6 +11,7 @@ import { nonDeliveryReport, systemMessage, type OutboundHook } from './outbound.
 import { expandRecipient, knownAddresses, resolveRecipient, servedDomains, type Expansion } from './resolve.js';
 import { evaluateTransportRules, type TransportDecision } from './transport-rules.js';
 import { verifySender } from './verify.js';
+import { wakeWorkers } from './wake.js';
 
 export interface Handoff {
   /**
@@ -73,7 +74,7 @@ function newEntry(uid: string, fields: Pick<IngestEntry, 'transactionId' | 'mail
 /**
  * Spec: Inbound message, row "received": resolve every recipient, store the raw message once, queue
  * one entry per mailbox, and answer with a result per recipient. Every entry is committed before
- * this returns (so before the 202).
+ * this returns (so before the 202), and the worker's scan job is woken when any was queued.
  */
 export async function acceptHandoff(deps: IngestDeps, h: Handoff): Promise<HandoffResult> {
   const transactionId = transactionIdOf(h);
@@ -175,6 +176,9 @@ export async function acceptHandoff(deps: IngestDeps, h: Handoff): Promise<Hando
       if (s === 'queued') queued++;
     }
   }
+  // Whoever handed it over (the MTA's route, a local send, a recall), the scan job files it now
+  // rather than at its next period.
+  if (queued) wakeWorkers(deps.config, 'scan');
   return { transactionId, results, queued };
 }
 

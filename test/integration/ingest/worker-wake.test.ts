@@ -52,4 +52,20 @@ describe('waking the worker daemon', () => {
     }
     expect(filed).toHaveLength(1);
   }, 30_000);
+
+  it('a message sent to a local mailbox wakes the scan job too: in the inbox within 2 s', async () => {
+    const draft = await f.api.call('POST', '/api/mail/compose', { token: f.users.alice, body: { mailboxUid: f.users.aliceBox.uid, to: ['bob@example.test'], subject: 'Internal and quick', text: 'hello bob' } });
+    expect(draft.status, JSON.stringify(draft.body)).toBe(201);
+    const t0 = Date.now();
+    const sent = await f.api.call('POST', `/api/mail/messages/${draft.body.uid}/send`, { token: f.users.alice, body: {} });
+    expect(sent.status, JSON.stringify(sent.body)).toBeLessThan(300);
+    const messages = f.api.deps.store.repo<Message>(MessageModel);
+    let filed: Message[] = [];
+    while (!filed.length && Date.now() - t0 < 5000) {
+      await new Promise((res) => setTimeout(res, 50));
+      filed = await messages.list({ filter: { mailboxUid: f.users.bobBox.uid, subject: 'Internal and quick' } });
+    }
+    expect(filed).toHaveLength(1);
+    expect(Date.now() - t0).toBeLessThan(2000);
+  }, 30_000);
 });
