@@ -15,7 +15,7 @@ export function buildProgram(): Command {
   const program = new Command('svcmail')
     .description('svcmail — set up, check, script and supervise the svcmail mail-server appliance')
     .version(PRODUCT.version)
-    .option('--config <file>', 'configuration file (JSON); default $SVCMAIL_CONFIG')
+    .option('--config <file>', 'configuration file (JSON); default $SVCMAIL_CONFIG, else /etc/svcmail/svcmail.conf when it exists')
     .option('--set <a:b:c=value>', 'override one setting (repeatable)', collect)
     .option('--json', 'print machine-readable JSON')
     .showHelpAfterError('(run svcmail --help for the commands)')

@@ -24,9 +24,9 @@ export function emit(opts: GlobalOptions, data: unknown, human: (d: never) => st
 /** The packaged location, used when neither --config nor SVCMAIL_CONFIG names a file. */
 export const SYSTEM_CONFIG = '/etc/svcmail/svcmail.conf';
 
-/** --config, else SVCMAIL_CONFIG, else the packaged file when it exists. */
+/** --config, else SVCMAIL_CONFIG (an empty one counts as unset), else the packaged file when it exists. */
 export function configFileOf(opts: GlobalOptions): string | undefined {
-  return opts.config ?? process.env.SVCMAIL_CONFIG ?? (existsSync(SYSTEM_CONFIG) ? SYSTEM_CONFIG : undefined);
+  return opts.config ?? (process.env.SVCMAIL_CONFIG || undefined) ?? (existsSync(SYSTEM_CONFIG) ? SYSTEM_CONFIG : undefined);
 }
 
 export function configFrom(opts: GlobalOptions): Config {

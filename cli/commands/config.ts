@@ -1,13 +1,34 @@
-import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { flatten, parseText } from '../../lib/config/load.js';
 import { loadConfig, schema, ConfigError, type SettingName } from '../../lib/config/index.js';
-import { CliError, configFrom, emit, EXIT, type GlobalOptions } from '../output.js';
+import { checkStartupConfig } from '../../lib/setup/index.js';
+import { CliError, configFileOf, configFrom, emit, EXIT, SYSTEM_CONFIG, type GlobalOptions } from '../output.js';
 
+/** The file to edit: found as every other command finds it (--config, SVCMAIL_CONFIG, /etc/svcmail/svcmail.conf). */
 function fileOf(g: GlobalOptions): string {
-  const file = g.config ?? process.env.SVCMAIL_CONFIG;
-  if (!file) throw new CliError('name the configuration file with --config FILE (or SVCMAIL_CONFIG)', EXIT.usage);
+  const file = configFileOf(g);
+  if (!file) throw new CliError(`no configuration file: name one with --config FILE (or SVCMAIL_CONFIG), or run svcmail setup to create ${SYSTEM_CONFIG}`, EXIT.usage);
   return file;
+}
+
+/**
+ * Writes the file through a temporary one and a rename, keeping the owner, group and mode of the
+ * file it replaces (the daemons, User=svcmail, must still read it after root edits it), except that
+ * it never stays readable by others or writable by the group: it holds secrets.
+ */
+function replaceKeepingOwner(file: string, text: string): void {
+  const before = existsSync(file) ? statSync(file) : null;
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, text, { mode: 0o640 });
+  try {
+    chmodSync(tmp, before ? before.mode & 0o640 : 0o640);
+    if (before && (before.uid !== process.getuid?.() || before.gid !== process.getgid?.())) chownSync(tmp, before.uid, before.gid);
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
 }
 
 export function registerConfig(program: Command): void {
@@ -38,10 +59,11 @@ export function registerConfig(program: Command): void {
         if (e instanceof ConfigError) throw new CliError(`not written: ${e.message}`, EXIT.config);
         throw e;
       }
-      const tmp = `${file}.tmp-${process.pid}`;
-      writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o640 });
-      chmodSync(tmp, 0o640);
-      renameSync(tmp, file);
+      try {
+        replaceKeepingOwner(file, `${JSON.stringify(next, null, 2)}\n`);
+      } catch (e) {
+        throw new CliError(`not written: ${file}: ${(e as NodeJS.ErrnoException).code === 'EACCES' || (e as NodeJS.ErrnoException).code === 'EPERM' ? 'permission denied (run it as root or as the file\'s owner)' : (e as Error).message}`, EXIT.failure);
+      }
       emit(g, { file, name, written: true }, () => `${name} written to ${file}; restart the daemons to apply it (svcmail restart)`);
     });
 
@@ -50,7 +72,12 @@ export function registerConfig(program: Command): void {
     .action((_o: unknown, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
       const c = configFrom(g);
-      if (!c.isDevelopment && !c.has('auth:secret')) throw new CliError('configuration error: auth:secret: required', EXIT.config);
+      try {
+        checkStartupConfig(c);
+      } catch (e) {
+        if (e instanceof ConfigError) throw new CliError(`configuration error: ${e.message}`, EXIT.config);
+        throw e;
+      }
       emit(g, { ok: true, file: c.file ?? null, nodeEnv: c.nodeEnv }, () => `configuration OK${c.file ? ` (${c.file})` : ''}`);
     });
 }

@@ -7,7 +7,7 @@ import type { Config } from '../../lib/config/index.js';
 import { buildApiApp } from './app.js';
 import { listen } from '../shared/listen.js';
 import type { RunningDaemon } from '../shared/run.js';
-import { checkStartup } from './startup.js';
+import { checkStartup } from '../../lib/setup/index.js';
 import { forwardPushUpgrades } from './front-door.js';
 import { startHeartbeat } from '../../lib/admin/index.js';
 

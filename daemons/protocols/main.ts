@@ -4,7 +4,7 @@ import type { Config } from '../../lib/config/index.js';
 import { createEventBus } from '../../lib/events/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { openStore } from '../../lib/storage/index.js';
-import { checkStartup } from '../api/startup.js';
+import { checkStartup } from '../../lib/setup/index.js';
 import { listen } from '../shared/listen.js';
 import type { RunningDaemon } from '../shared/run.js';
 import { buildProtocolsApp } from './app.js';

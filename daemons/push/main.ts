@@ -5,7 +5,7 @@ import { createEventBus } from '../../lib/events/index.js';
 import { createRateLimits } from '../../lib/http/rate-limit.js';
 import { createLogger } from '../../lib/log/index.js';
 import { openStore } from '../../lib/storage/index.js';
-import { checkStartup } from '../api/startup.js';
+import { checkStartup } from '../../lib/setup/index.js';
 import { listen } from '../shared/listen.js';
 import type { RunningDaemon } from '../shared/run.js';
 import { PushHub } from './hub.js';

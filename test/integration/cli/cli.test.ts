@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,6 +117,35 @@ describe.concurrent('svcmail config', () => {
     expect(bad.code).toBe(78);
     expect(bad.stderr).toMatch(/log:level/);
     expect(readFileSync(f, 'utf8')).toBe(before);
+  });
+
+  it('check validates what start-up validates: a 5-character ingest secret fails with the daemons\' own message', async () => {
+    const f = conf('short-ingest.json', { ...good, 'mail:transport:ingest:secret': 'short' });
+    const r = await svcmail(['config', 'check', '--config', f], { NODE_ENV: 'production' });
+    expect(r.code).toBe(78);
+    expect(r.stderr.trim()).toBe('svcmail: configuration error: mail:transport:ingest:secret: must be at least 16 characters outside development');
+    const dflt = await svcmail(['config', 'check', '--config', conf('default-ingest.json', good)], { NODE_ENV: 'production' });
+    expect(dflt.code).toBe(78);
+    expect(dflt.stderr).toMatch(/mail:transport:ingest:secret: still the default/);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('set as root keeps the owner and group of the file, and its mode (never wider than 0640)', async () => {
+    for (const [before, after] of [[0o640, 0o640], [0o600, 0o600], [0o664, 0o640]] as const) {
+      const f = conf('owned.json', good);
+      chownSync(f, 65534, 65534);
+      chmodSync(f, before);
+      const r = await svcmail(['config', 'set', '--config', f, 'log:level', 'warn']);
+      expect(r.code, r.stderr).toBe(0);
+      const st = statSync(f);
+      expect({ uid: st.uid, gid: st.gid, mode: (st.mode & 0o777).toString(8) }).toEqual({ uid: 65534, gid: 65534, mode: after.toString(8) });
+      expect(JSON.parse(readFileSync(f, 'utf8'))['log:level']).toBe('warn');
+    }
+  });
+
+  it.skipIf(existsSync('/etc/svcmail/svcmail.conf'))('set without any configuration file says how to name or create one (exit 64)', async () => {
+    const r = await svcmail(['config', 'set', 'log:level', 'warn']);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toMatch(/--config FILE \(or SVCMAIL_CONFIG\), or run svcmail setup to create \/etc\/svcmail\/svcmail\.conf/);
   });
 
   it('set writes the value with mode 0640, and get reads it back with secrets masked', async () => {
