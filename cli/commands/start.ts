@@ -6,7 +6,9 @@ import { DAEMONS } from '../daemons.js';
 import { CliError, configFrom, EXIT, type GlobalOptions } from '../output.js';
 import { supervise } from './supervise.js';
 
-const BIN = fileURLToPath(new URL('../../bin/', import.meta.url));
+// The executables are bin/ at the package root: two folders up from cli/commands in a checkout,
+// three from dist/cli/commands in the package (/usr/lib/svcmail/bin, not dist/bin).
+const BIN = fileURLToPath(new URL('../../bin/', import.meta.url).href.replace(/\/dist\/bin\/$/, '/bin/'));
 
 function prefixLines(stream: NodeJS.ReadableStream, prefix: string, out: NodeJS.WritableStream): void {
   createInterface({ input: stream }).on('line', (line) => out.write(`${prefix} ${line}\n`));

@@ -1,10 +1,11 @@
 // npm run package:deb builds an installable Debian package; check its contents and run the CLI from it.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/scanners.js';
+import { schema } from '../../../lib/config/index.js';
 import { ROOT, SECRET, startDaemon } from './helpers.js';
 
 const run = (cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
@@ -100,5 +101,35 @@ describe('npm run package:deb', () => {
     } finally {
       await sources.stop();
     }
+  });
+
+  it('svcmail start --foreground runs the four packaged daemons (bin/ beside dist/, not dist/bin); Ctrl-C stops them with exit 0', { timeout: 180_000 }, async () => {
+    const conf = join(x, 'etc/svcmail.conf');
+    // Every daemon listening on a fixed loopback port by default gets a free one, so runs never collide.
+    const ports: Record<string, string> = {};
+    for (const [name, decl] of Object.entries(schema)) {
+      const d = (decl as { default?: unknown }).default;
+      if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) ports[name] = `127.0.0.1:${await freePort()}`;
+    }
+    const api = ports['listen:api']!;
+    const sets = [...Object.entries(ports), ['data_dir', join(x, 'var')]].flatMap(([k, v]) => ['--set', `${k}=${v}`]);
+    const child = spawn(process.execPath, [join(x, 'usr/lib/svcmail/bin/svcmail.js'), '--config', conf, ...sets, 'start', '--foreground'], { cwd: x, env: { PATH: process.env.PATH, NODE_ENV: 'production', HOME: x }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on('exit', (code, signal) => r([code, signal])));
+    try {
+      let status = 0;
+      for (let i = 0; i < 400 && child.exitCode === null && status !== 200; i++) {
+        status = await fetch(`http://${api}/api/status`).then((r) => r.status, () => 0);
+        if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(status, out).toBe(200);
+      expect(out).not.toMatch(/Cannot find module/);
+      for (const d of ['api', 'worker', 'push', 'protocols']) expect(out, out).toMatch(new RegExp(`\\[${d}\\s*\\]`));
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGINT');
+    }
+    expect(await exited, out).toEqual([0, null]);
   });
 });
