@@ -32,7 +32,7 @@ export function apiBase(config: Config, url?: string): string {
 
 /** A client with a short-lived elevated token minted here with auth:secret (audited as svcmail-cli). */
 export async function adminClient(config: Config, url?: string): Promise<ApiClient> {
-  if (!config.has('auth:secret')) throw new CliError('auth:secret is not set: run svcmail setup first', EXIT.config);
+  if (!config.has('auth:secret')) throw new CliError('auth:secret is not set: run svcmail setup (or, in development, start the appliance once with NODE_ENV=development npm start: it keeps a secret in data_dir)', EXIT.config);
   const token = await signToken(config, { uid: CLI_UID, roles: [config.get('trusted_roles')[0] ?? 'admin'], elevated: true, ttlSeconds: 300 });
   const base = apiBase(config, url);
   return {

@@ -1,7 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import { devSecretFile, type Config } from '../../lib/config/index.js';
 import { DAEMONS } from '../daemons.js';
 import { CliError, configFrom, EXIT, type GlobalOptions } from '../output.js';
 import { supervise } from './supervise.js';
@@ -14,9 +18,21 @@ function prefixLines(stream: NodeJS.ReadableStream, prefix: string, out: NodeJS.
   createInterface({ input: stream }).on('line', (line) => out.write(`${prefix} ${line}\n`));
 }
 
+/**
+ * Development without auth:secret: a random secret kept in data_dir (0600), which the daemons and
+ * the CLI then load (lib/config devSecretFile), so `svcmail token` and `svcmail admin` work at once.
+ */
+function ensureDevSecret(config: Config): void {
+  if (config.has('auth:secret') || !['development', 'dev'].includes(config.nodeEnv)) return;
+  const file = devSecretFile(config.get('data_dir'));
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+  process.stderr.write(`development: created ${file}, the token secret the daemons and svcmail token/admin share (svcmail token --user alice)\n`);
+}
+
 /** All daemons in this terminal, logs prefixed with the daemon's name; Ctrl-C stops them cleanly. */
 async function foreground(g: GlobalOptions, only?: string): Promise<number> {
-  configFrom(g); // fail here, once, with the one-line message, rather than in every child
+  ensureDevSecret(configFrom(g)); // configFrom fails here, once, with the one-line message, rather than in every child
   const args = [...(g.config ? ['--config', g.config] : []), ...(g.set ?? []).flatMap((s) => ['--set', s])];
   const chosen = DAEMONS.filter((d) => !only || d.name === only);
   const children = new Map<string, ChildProcess>();

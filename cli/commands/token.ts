@@ -21,7 +21,7 @@ export function registerToken(program: Command): void {
     .action(async (opts: { user: string; roles: string; elevated?: boolean; ttl: string }, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
       const config = configFrom(g);
-      if (!config.has('auth:secret')) throw new CliError('auth:secret is not set: run svcmail setup or svcmail config set auth:secret …', EXIT.config);
+      if (!config.has('auth:secret')) throw new CliError('auth:secret is not set: run svcmail setup (or, in development, start the appliance once with NODE_ENV=development npm start: it keeps a secret in data_dir)', EXIT.config);
       const roles = opts.roles.split(',').map((r) => r.trim()).filter(Boolean);
       const ttlSeconds = parseTtl(opts.ttl);
       const max = config.get('auth:options:max_token_age_seconds');

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { z } from 'zod';
 import { schema, type SettingName } from './schema.js';
 
@@ -97,6 +98,20 @@ function describeIssue(error: z.ZodError): string {
   return `${issue.message}${at}`;
 }
 
+/**
+ * In development without auth:secret, `svcmail start` keeps a random secret here so the daemons and
+ * the CLI (`svcmail token`, `svcmail admin`) share it; never read outside development.
+ */
+export const devSecretFile = (dataDir: string): string => join(dataDir, 'dev-auth-secret');
+
+function readDevSecret(dataDir: string): string | null {
+  try {
+    return readFileSync(devSecretFile(dataDir), 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
+
 export function loadConfig(opts: LoadOptions = {}): Config {
   const env = opts.env ?? process.env;
   const nodeEnv = env.NODE_ENV ?? 'production';
@@ -140,6 +155,11 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   }
 
   const isDev = DEV_ENVS.has(nodeEnv);
+  // Not under NODE_ENV=test: a developer's ./data must not leak into the suite's configurations.
+  if ((nodeEnv === 'development' || nodeEnv === 'dev') && values.get('auth:secret') === undefined) {
+    const dev = readDevSecret(String(values.get('data_dir')));
+    if (dev) put(new Map([['auth:secret', dev]]), `development secret ${devSecretFile(String(values.get('data_dir')))}`);
+  }
   for (const [name, decl] of Object.entries(schema) as [SettingName, (typeof schema)[SettingName]][]) {
     const v = values.get(name);
     if (v === undefined) {

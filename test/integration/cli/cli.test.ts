@@ -270,6 +270,43 @@ describe('svcmail start --foreground', () => {
     await expect(fetch(`http://127.0.0.1:${port}/api/status`)).rejects.toThrow();
   }, 180_000);
 
+  it('in development without auth:secret it keeps a secret in data_dir that svcmail token and admin then use', async () => {
+    const data = mkdtempSync(join(dir, 'data-dev-'));
+    const ports: Record<string, string> = {};
+    for (const [name, decl] of Object.entries(schema)) {
+      const d = (decl as { default?: unknown }).default;
+      if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) ports[name] = `127.0.0.1:${await freePort()}`;
+    }
+    const f = conf('start-dev.json', { ...ports, data_dir: data, datastores: { sql: { url: `sqlite:${join(data, 'svcmail.sqlite')}` } } });
+    const dev = { NODE_ENV: 'development' };
+    const child = spawn(process.execPath, [BIN, 'start', '--foreground', '--config', f], { cwd: ROOT, env: { ...process.env, SVCMAIL_CONFIG: '', ...dev }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on('exit', (code, signal) => r([code, signal])));
+    try {
+      const api = `http://${ports['listen:api']}`;
+      let up = 0;
+      for (let i = 0; i < 600 && up !== 200 && child.exitCode === null; i++) {
+        up = await fetch(`${api}/api/status`).then((r) => r.status, () => 0);
+        if (up !== 200) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(up, out).toBe(200);
+      expect(statSync(join(data, 'dev-auth-secret')).mode & 0o777).toBe(0o600);
+      const token = await svcmail(['token', '--config', f, '--user', 'alice'], dev);
+      expect(token.code, token.stderr).toBe(0);
+      // a verified token (a wrong secret would answer 403 api-101; no token is the development administrator)
+      const mine = await fetch(`${api}/api/mail/mailboxes`, { headers: { authorization: `Bearer ${token.stdout.trim()}` } });
+      expect(mine.status).toBe(200);
+      const admin = await svcmail(['admin', 'domains', 'create', 'dev.test', '--json', '--config', f], dev);
+      expect(admin.code, admin.stderr).toBe(0);
+      expect(JSON.parse(admin.stdout)).toMatchObject({ name: 'dev.test' });
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGINT');
+    }
+    expect(await exited, out).toEqual([0, null]);
+  }, 180_000);
+
   it('when the api daemon cannot start, the others are stopped and start exits non-zero', async () => {
     const busy = createServer().listen(0, '127.0.0.1');
     await new Promise((r) => busy.once('listening', r));
