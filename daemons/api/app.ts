@@ -55,7 +55,7 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
     forwardProtocolRequests(deps.config.get('listen:protocols'), deps.log),
     metrics.middleware(),
     requestContext(deps.log),
-    securityHeaders,
+    securityHeaders(deps.config),
     cors(deps.config.get('cors:origins')),
     requestTimeout(deps.config.get('request_timeout_ms')), // a hanging datastore answers 503 api-113, not never
   ]));

@@ -50,7 +50,7 @@ export function buildProtocolsApp(deps: Deps, opts: ProtocolsAppOptions = {}): P
   const limits = createRateLimits(deps.config);
 
   app.use(requestContext(deps.log));
-  app.use(securityHeaders);
+  app.use(securityHeaders(deps.config));
   app.use(rejectNul);
   // Not forwarded by the api front door nor routed by nginx: for svcmail doctor and load balancers on the host.
   app.get('/protocols/status', async (_req, res, next) => {

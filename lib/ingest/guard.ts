@@ -4,8 +4,46 @@ import { INGEST_SECRET_DEFAULT } from '../config/settings/appliance.js';
 import { ConfigError, type Config } from '../config/index.js';
 import { ApiError } from '../errors/index.js';
 
-/** Any of these means the request came through a proxy (Spec: Internal hand-off). */
-export const PROXY_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-port', 'x-client-ip', 'true-client-ip', 'cf-connecting-ip', 'x-cluster-client-ip', 'x-original-forwarded-for', 'via'];
+/**
+ * Any of these means the request came through an HTTP proxy (Spec: Internal hand-off): each names
+ * the HTTP client, the proxy chain, or the request as the client made it before a proxy. The MTA
+ * calls /internal/mta directly and sends none of them.
+ * - the standard ones: Forwarded (RFC 7239) and Via (RFC 9110, every proxy adds itself);
+ * - the X-Forwarded-* family (For, Host, Proto, Port, Server, Prefix, Scheme, Ssl, By, ...), matched
+ *   by its prefix (PROXY_HEADER_PREFIXES), and its older spellings X-Forwarded and Forwarded-For;
+ * - the client address as proxies and CDNs name it: X-Real-IP (nginx), X-Client-IP, Client-IP,
+ *   X-Originating-IP (Microsoft), X-Remote-IP, X-Remote-Addr, True-Client-IP (Akamai, Cloudflare),
+ *   CF-Connecting-IP, CF-Connecting-IPv6, CF-Pseudo-IPv4 (Cloudflare), Fastly-Client-IP,
+ *   X-Cluster-Client-IP (Rackspace, Riverbed), X-ProxyUser-Ip (Google), X-Original-Forwarded-For
+ *   (ingress-nginx), WL-Proxy-Client-IP, Proxy-Client-IP (WebLogic and Apache plug-ins),
+ *   X-Azure-ClientIP, X-Azure-SocketIP (Azure Front Door), X-AppEngine-User-IP (Google App Engine),
+ *   DO-Connecting-IP (DigitalOcean), X-Envoy-External-Address (Envoy), X-BlueCoat-Via;
+ * - the host as the client asked for it: X-Host, X-Original-Host (IIS ARR, Azure).
+ * Not here: X-Original-URL and X-Rewrite-URL (a rewritten path, not a client; Express reads neither).
+ * The hand-off's own envelope data, such as the SMTP client's address the spam scanner needs, travels
+ * under X-Envelope-* names, which none of these is or starts like.
+ */
+export const PROXY_HEADERS = [
+  'forwarded', 'via', 'x-forwarded', 'forwarded-for',
+  'x-real-ip', 'x-client-ip', 'client-ip', 'x-originating-ip', 'x-remote-ip', 'x-remote-addr',
+  'true-client-ip', 'cf-connecting-ip', 'cf-connecting-ipv6', 'cf-pseudo-ipv4', 'fastly-client-ip',
+  'x-cluster-client-ip', 'x-proxyuser-ip', 'x-original-forwarded-for', 'wl-proxy-client-ip', 'proxy-client-ip',
+  'x-azure-clientip', 'x-azure-socketip', 'x-appengine-user-ip', 'do-connecting-ip', 'x-envoy-external-address', 'x-bluecoat-via',
+  'x-host', 'x-original-host',
+] as const;
+
+/** Header name prefixes that are proxy headers whatever follows (X-Forwarded-For, -Host, -Proto ...). */
+export const PROXY_HEADER_PREFIXES = ['x-forwarded-'] as const;
+
+const proxyNames = new Set<string>(PROXY_HEADERS);
+
+/** The first proxy header among a request's header names (lower-case, as Node gives them), if any. */
+export function proxyHeaderIn(headers: Record<string, unknown>): string | undefined {
+  for (const name of Object.keys(headers)) {
+    if (proxyNames.has(name) || PROXY_HEADER_PREFIXES.some((p) => name.startsWith(p))) return name;
+  }
+  return undefined;
+}
 
 /** Outside development the secret must differ from its default and have at least 16 characters. */
 export function checkIngestSecret(config: Config): void {
@@ -34,8 +72,9 @@ export function ingestGuard(config: Config): RequestHandler {
   sweep.unref();
   return (req, _res, next) => {
     const ip = req.socket.remoteAddress ?? '';
-    if (!config.get('mail:internal:allow_forwarded') && PROXY_HEADERS.some((h) => req.headers[h] !== undefined)) {
-      return next(new ApiError('api-119', 'Forbidden: /internal/mta does not take requests through a proxy (proxy header present)', { details: [{ path: 'headers', message: 'proxy-header' }] }));
+    const proxied = config.get('mail:internal:allow_forwarded') ? undefined : proxyHeaderIn(req.headers);
+    if (proxied) {
+      return next(new ApiError('api-119', `Forbidden: /internal/mta does not take requests through a proxy (proxy header ${proxied} present)`, { details: [{ path: proxied, message: 'proxy-header' }] }));
     }
     const now = Date.now();
     const f = failures.get(ip);

@@ -2,7 +2,7 @@ export * from './models.js';
 export { acceptHandoff, transactionIdOf, entryUid, type Handoff, type HandoffResult, type RecipientResult, type IngestDeps } from './accept.js';
 export { ingestRouter } from './routes.js';
 export { ingestAdminRouter } from './admin-routes.js';
-export { checkIngestSecret, ingestGuard, PROXY_HEADERS } from './guard.js';
+export { checkIngestSecret, ingestGuard, proxyHeaderIn, PROXY_HEADERS, PROXY_HEADER_PREFIXES } from './guard.js';
 export { resolveRecipient, knownAddresses, expandRecipient, servedDomains, type Resolution, type Expansion } from './resolve.js';
 export { evaluateTransportRules, type TransportDecision } from './transport-rules.js';
 export { verifySender, type SenderVerification } from './verify.js';

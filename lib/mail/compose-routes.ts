@@ -9,7 +9,9 @@ import { loadRaw, type MessageRecord } from './filing.js';
 import { parseMessage } from './messages.js';
 
 const MAX_ATTACHMENT = 25 * 1024 * 1024 + 64 * 1024;
-const filenameParam = z.string().trim().min(1).max(255).regex(/^[^\0/\\]+$/, 'a plain file name');
+// No path separators, control characters (Cc) or bidi embeddings, overrides and isolates: a name that
+// would hide or reorder what it shows (lib/mail/attachment-names.ts makes any other name safe to show).
+const filenameParam = z.string().trim().min(1).max(255).regex(/^[^/\\\p{Cc}\u202A-\u202E\u2066-\u2069]+$/u, 'a plain file name: no /, \\, control or bidi characters');
 
 type Handler = (ctx: Ctx, req: Request, res: Response) => Promise<void>;
 

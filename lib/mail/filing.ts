@@ -3,6 +3,7 @@ import { ApiError } from '../errors/index.js';
 import { crashPoint } from '../ingest/crash.js';
 import type { Deps } from '../resources/index.js';
 import { addBlobRefs, BlobStore, type Row, type StoredBlob, type Store } from '../storage/index.js';
+import { withSafeNames } from './attachment-names.js';
 import { FolderModel, type Folder, type FolderRole } from './folders.js';
 import { MailboxModel, type Mailbox } from './mailboxes.js';
 import { MessageModel, type Message, type ParsedMessage } from './messages.js';
@@ -78,7 +79,9 @@ export function publishFolder(deps: Pick<Deps, 'events'>, folder: Row<Folder> | 
 }
 
 export function publishMessage(deps: Pick<Deps, 'events'>, action: 'create' | 'update' | 'delete', msg: MessageRecord): void {
-  deps.events.publish([msg.folderUid], { type: 'message', action, data: { ...msg } });
+  // As the messages resource shows a record: ingestKey is hidden, each attachment has its safe name.
+  const { ingestKey: _hidden, ...shown } = msg;
+  deps.events.publish([msg.folderUid], { type: 'message', action, data: withSafeNames(shown) });
 }
 
 /**

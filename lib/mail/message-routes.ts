@@ -12,6 +12,7 @@ import { MailboxModel } from './mailboxes.js';
 import { moveMessage, unfile } from './messages-resource.js';
 import { MessageModel, parseMessage, type Message } from './messages.js';
 import { sanitizeMailHtml } from '../scan/index.js';
+import { safeFilename, withSafeNames } from './attachment-names.js';
 import { searchDocument } from './search.js';
 
 const moveBody = z.object({ folderUid: z.string().min(1), version: z.number().int().positive().optional() }).strict();
@@ -19,7 +20,10 @@ const EMPTY_BATCH = 500;
 
 type Handler = (ctx: Ctx, req: Request, res: Response) => Promise<void>;
 
-/** A download never renders in the browser: attachment disposition, no sniffing, a sandbox CSP. */
+/**
+ * A download never renders in the browser: attachment disposition, no sniffing, a sandbox CSP. The
+ * name is a safe one (attachment-names.ts): the sender's name may be a path or hold control characters.
+ */
 function downloadHeaders(res: Response, filename: string, contentType: string): void {
   res.attachment(filename);
   res.set({ 'Content-Type': contentType, 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "default-src 'none'; sandbox" });
@@ -35,6 +39,8 @@ export function messageRouter(service: ResourceService, deps: Deps, openapi: Ope
     }
   };
   const messages = () => service.registry.get('messages');
+  /** A message as every route answers it: hidden fields dropped, safe attachment names added. */
+  const shown = (m: object) => service.view(messages(), m as never);
   const folders = () => service.registry.get('folders');
   const load = async (ctx: Ctx, uid: string, right: 'read' | 'write' = 'read') => (await service.load(ctx, messages(), uid, right)) as unknown as MessageRecord;
   /** The target folder must be in the same mailbox and open to the caller for new items. */
@@ -49,7 +55,7 @@ export function messageRouter(service: ResourceService, deps: Deps, openapi: Ope
   router.post('/api/mail/messages/:id/move', wrap(async (ctx, req, res) => {
     const body = parseOrThrow(moveBody, req.body, 'move takes {folderUid, version}');
     const msg = await load(ctx, String(req.params.id), 'write');
-    res.json(await moveMessage(ctx, msg, await target(ctx, msg, body.folderUid), body.version));
+    res.json(shown(await moveMessage(ctx, msg, await target(ctx, msg, body.folderUid), body.version)));
   }));
   openapi.add('post', '/api/mail/messages/:id/move', { operationId: 'mail_messages_move', summary: 'Move a message to another folder of its mailbox (counters follow)', tags, auth: 'signed-in', requestBody: { schema: { type: 'object', required: ['folderUid'], properties: { folderUid: { type: 'string' }, version: { type: 'integer' } } } }, responses: { 200: { description: 'the moved message' } } });
 
@@ -61,7 +67,7 @@ export function messageRouter(service: ResourceService, deps: Deps, openapi: Ope
     // The copy is searchable like the original (the document comes from the stored source; ciphertext has none).
     const doc = msg.smime === 'encrypted' ? searchDocument({ fields: msg, text: '' }) : searchDocument(await parseMessage(await blobsOf(ctx).get(msg.blobId)));
     const { copy, folder } = await ctx.store.transaction(async (tx) => {
-      const c = await tx.repo<Message>(MessageModel).create({ ...(fields as Message), folderUid: f.uid, ingestKey: null });
+      const c = await tx.repo<Message>(MessageModel).create({ ...(withSafeNames(fields) as Message), folderUid: f.uid, ingestKey: null });
       await tx.repo<Message>(MessageModel).setText(c.uid, doc);
       await tx.repo(MailboxModel).increment(msg.mailboxUid, { usedBytes: msg.size });
       await addBlobRefs(tx, [{ blobId: msg.blobId, sha256: msg.blobId, size: msg.size }]);
@@ -69,7 +75,7 @@ export function messageRouter(service: ResourceService, deps: Deps, openapi: Ope
     });
     publishMessage(ctx, 'create', copy);
     publishFolder(ctx, folder);
-    res.status(201).json(copy);
+    res.status(201).json(shown(copy));
   }));
   openapi.add('post', '/api/mail/messages/:id/copy', { operationId: 'mail_messages_copy', summary: 'Copy a message into another folder of its mailbox (the raw source is shared, not duplicated)', tags, auth: 'signed-in', requestBody: { schema: { type: 'object', required: ['folderUid'], properties: { folderUid: { type: 'string' } } } }, responses: { 201: { description: 'the copy' } } });
 
@@ -120,7 +126,7 @@ export function messageRouter(service: ResourceService, deps: Deps, openapi: Ope
           reject(new Error('the request was answered before the attachment was found'));
           return;
         }
-        downloadHeaders(res, want.filename, want.contentType || 'application/octet-stream');
+        downloadHeaders(res, safeFilename(want.filename, `attachment-${want.id}`), want.contentType || 'application/octet-stream');
         res.on('finish', resolve);
         res.on('close', resolve); // a client that went away: nothing left to wait for
         res.on('error', reject);
@@ -134,14 +140,14 @@ export function messageRouter(service: ResourceService, deps: Deps, openapi: Ope
       blobsOf(ctx).stream(msg.blobId).on('error', reject).pipe(parser);
     });
   }));
-  openapi.add('get', '/api/mail/messages/:id/attachments/:attachmentId', { operationId: 'mail_messages_attachment', summary: 'One attachment, streamed with its Content-Type and a safe attachment Content-Disposition (never rendered inline)', tags, auth: 'signed-in', responses: { 200: { description: 'the attachment bytes', contentType: 'application/octet-stream', schema: { type: 'string', format: 'binary' } } } });
+  openapi.add('get', '/api/mail/messages/:id/attachments/:attachmentId', { operationId: 'mail_messages_attachment', summary: 'One attachment, streamed with its Content-Type and an attachment Content-Disposition naming its safeFilename (never rendered inline)', tags, auth: 'signed-in', responses: { 200: { description: 'the attachment bytes', contentType: 'application/octet-stream', schema: { type: 'string', format: 'binary' } } } });
 
   router.post('/api/mail/messages/:id/trash', wrap(async (ctx, req, res) => {
     // Deleted Items semantics: deleting elsewhere moves the message to Deleted Items; deleting there removes it for good.
     const msg = await load(ctx, String(req.params.id), 'write');
     const trash = await folderOf(ctx.store, msg.mailboxUid, { folderRole: 'trash' });
     if (msg.folderUid !== trash.uid) {
-      res.json(await moveMessage(ctx, msg, await target(ctx, msg, trash.uid)));
+      res.json(shown(await moveMessage(ctx, msg, await target(ctx, msg, trash.uid))));
       return;
     }
     await service.remove(ctx, messages(), msg.uid, msg.version);

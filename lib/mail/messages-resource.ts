@@ -3,6 +3,7 @@ import { BlobModel, dropBlobRef, type Store } from '../storage/index.js';
 import { blobsOf, countIn, publishFolder, publishMessage, type MessageRecord } from './filing.js';
 import { FolderModel, type Folder } from './folders.js';
 import { MailboxModel } from './mailboxes.js';
+import { withSafeNames } from './attachment-names.js';
 import { MessageModel, messageFields } from './messages.js';
 import { noteReceiptOwed } from './receipts.js';
 
@@ -22,6 +23,8 @@ export const messagesResource = defineResource({
   summary: 'Messages: parsed headers, flags, labels, Focused/Other, S/MIME marker; the raw source is in the blob store. Delivery, compose and import create them; move and copy have their own routes',
   model: MessageModel, scope: 'mailbox', mailboxField: 'mailboxUid', parent: { resource: 'folders', field: 'folderUid' },
   defaultAcl: [], serverFields: SERVER_FIELDS, hiddenFields: ['ingestKey'],
+  // Every answer and event carries each attachment's safe name beside the name as sent (records filed before it was stored too).
+  view: (rec) => withSafeNames(rec as { attachments?: Array<{ id: string; filename: string }> }),
   operations: ['list', 'head', 'get', 'update', 'updateProperty', 'bulkUpdate', 'delete', 'bulkDelete'],
   eventChannels: (rec) => [rec.folderUid as string],
   hooks: {

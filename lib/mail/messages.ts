@@ -3,6 +3,7 @@ import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { z } from 'zod';
 import { ApiError } from '../errors/index.js';
 import { defineModel } from '../storage/index.js';
+import { safeFilename } from './attachment-names.js';
 
 const address = z.object({ address: z.string(), name: z.string() });
 
@@ -33,7 +34,12 @@ export const messageFields = {
   labels: z.array(z.string()).default([]),
   focused: z.enum(['focused', 'other']).nullable().default(null),
   hasAttachments: z.boolean().default(false),
-  attachments: z.array(z.object({ id: z.string(), filename: z.string(), contentType: z.string(), size: z.number(), inline: z.boolean() })).default([]),
+  /**
+   * filename is the name as the sender wrote it (it may be "../../x.html", hold control characters or
+   * a Windows device name); safeFilename is the one to show and to save under (lib/mail/attachment-names.ts).
+   * Records filed before safeFilename was stored get it from the resource's view.
+   */
+  attachments: z.array(z.object({ id: z.string(), filename: z.string(), safeFilename: z.string(), contentType: z.string(), size: z.number(), inline: z.boolean() })).default([]),
   /** Start of the plain text (never for encrypted mail). */
   preview: z.string().default(''),
   /** S/MIME: encrypted mail is stored as ciphertext and never parsed or indexed. */
@@ -134,7 +140,7 @@ export function fromParsedMail(mail: ParsedMail, raw: Buffer): ParsedMessage {
   const threadId = references[0] ?? inReplyTo ?? messageId ?? `<${createHash('sha256').update(raw).digest('hex').slice(0, 32)}@svcmail>`;
   const from = addrs(mail.from)[0] ?? null;
   const attachments = smime === 'encrypted' ? [] : mail.attachments.map((a, i) => ({
-    id: String(i + 1), filename: noNul(a.filename ?? `attachment-${i + 1}`), contentType: noNul(a.contentType || 'application/octet-stream'), size: a.size, inline: a.contentDisposition === 'inline' && Boolean(a.cid),
+    id: String(i + 1), filename: noNul(a.filename ?? `attachment-${i + 1}`), safeFilename: safeFilename(a.filename, `attachment-${i + 1}`), contentType: noNul(a.contentType || 'application/octet-stream'), size: a.size, inline: a.contentDisposition === 'inline' && Boolean(a.cid),
   }));
   const text = smime === 'encrypted' ? '' : noNul(mail.text ?? '');
   return {

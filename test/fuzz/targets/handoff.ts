@@ -39,7 +39,7 @@ const target: FuzzTarget = {
   expected: clientError('api-106'),
   generate: fc.tuple(fc.oneof(encoded, fc.constant('')), recipients, fc.oneof(word, fc.constantFrom('', 'A1B2C3', 'x'.repeat(201), 'q:1@h-2.x')), message)
     .map(([f, t, tx, raw]) => Buffer.from(`${f}\0${t}\0${tx}\0${raw}`, 'utf8')),
-  dictionary: ['%40', '%2C', ',', '@', '<', '>', '\0', '\r\nAuthentication-Results: mx.example.org; dkim=pass header.d=', '\r\nFrom: ', '\r\n\r\n'],
+  dictionary: ['%40', '%2C', ',', '@', '<', '>', '\0', '%00', '%0A', '%7F', '%C2%85', '\r\nAuthentication-Results: mx.example.org; dkim=pass header.d=', '\r\nFrom: ', '\r\n\r\n'],
   async fuzz(data) {
     const parts: Buffer[] = [];
     let rest = data;
@@ -51,6 +51,7 @@ const target: FuzzTarget = {
     const headers: Record<string, string> = { 'x-envelope-from': headerText(parts[0]), 'x-envelope-to': headerText(parts[1]), 'x-transaction-id': headerText(parts[2]) };
     const env = envelopeOf((name) => headers[name] || undefined, 1000);
     check(env.recipients.length > 0 && env.recipients.every((r) => r === r.toLowerCase() && r.includes('@')), 'recipients are lower-case addresses');
+    check(![env.from, ...env.recipients].some((a) => /\p{Cc}/u.test(a)), 'no control character survives percent-decoding (issue 25)');
     const raw = rest;
     const id = transactionIdOf({ raw, envelopeFrom: env.from, recipients: env.recipients, transactionId: env.transactionId });
     check(/^(mta|sha256):/.test(id), 'transaction id has its kind');

@@ -115,7 +115,7 @@ body
       Buffer.from(bytes.toString('base64').replace(/.{76}/g, '$&\r\n')), crlf('\n--B--\n'),
     ]);
     const p = await parseMessage(raw);
-    expect(p.fields.attachments).toEqual([{ id: '1', filename: 'big.bin', contentType: 'application/octet-stream', size: bytes.length, inline: false }]);
+    expect(p.fields.attachments).toEqual([{ id: '1', filename: 'big.bin', safeFilename: 'big.bin', contentType: 'application/octet-stream', size: bytes.length, inline: false }]);
     expect(p.mail.attachments[0].content.equals(bytes)).toBe(true);
     expect(p.text.trim()).toBe('see attached');
   }, 60_000);

@@ -125,7 +125,7 @@ Content-Transfer-Encoding: 8bit
     const b64 = data.toString('base64').replace(/.{76}/g, '$&\r\n');
     const raw = Buffer.concat([crlf('From: big@example.org\nTo: a@example.test\nSubject: huge\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="h"\n\n--h\nContent-Type: text/plain\n\nsee attached\n--h\nContent-Type: application/octet-stream; name="big.bin"\nContent-Disposition: attachment; filename="big.bin"\nContent-Transfer-Encoding: base64\n\n'), Buffer.from(b64), crlf('\n--h--\n')]);
     const p = await parseMessage(raw);
-    expect(p.fields.attachments).toEqual([{ id: '1', filename: 'big.bin', contentType: 'application/octet-stream', size: data.length, inline: false }]);
+    expect(p.fields.attachments).toEqual([{ id: '1', filename: 'big.bin', safeFilename: 'big.bin', contentType: 'application/octet-stream', size: data.length, inline: false }]);
     expect(p.text.trim()).toBe('see attached');
   }, 60_000);
 
