@@ -1,9 +1,14 @@
-import { signToken } from '../../lib/auth/index.js';
+import { signToken, type Principal } from '../../lib/auth/index.js';
 import type { Config } from '../../lib/config/index.js';
 import { CliError, EXIT } from '../output.js';
 
 /** The uid the API and the audit log see for `svcmail admin`. */
 export const CLI_UID = 'svcmail-cli';
+
+/** Who the audit log names for what the CLI writes to the datastore itself (svcmail dns --check). */
+export function cliPrincipal(): Principal {
+  return { uid: CLI_UID, roles: [], elevatedAt: null, expiresAt: Date.now() + 60_000, via: 'cli' };
+}
 
 /** API answers → exit codes (sysexits), so scripts can tell failures apart. */
 export function exitFor(status: number): number {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { describeVerdicts, type DomainVerdict } from '../../lib/dns/verdicts.js';
 import { ADMIN_GROUPS, POLICIES, type AdminGroup } from '../admin/groups.js';
 import { adminClient, fieldPair, parseBytes, type ApiClient } from '../admin/client.js';
 import { CliError, collect, configFrom, emit, EXIT, table, type GlobalOptions } from '../output.js';
@@ -123,12 +124,34 @@ function mailboxExtras(c: Command, grp: AdminGroup): void {
     });
 }
 
+/**
+ * Only verified domains accept inbound mail. verify checks the domain's records live and verifies it
+ * when its MX points here; --force verifies it without DNS (a closed network), audited like any write.
+ */
+function domainExtras(c: Command, grp: AdminGroup): void {
+  c.command('verify <name>').description('verify a domain so it accepts inbound mail: when its MX record points here, or with --force without looking at DNS (closed networks)')
+    .option('--force', 'verify without the DNS check')
+    .action(async (name: string, o: { force?: boolean }, cmd: Command) => {
+      const { g, api } = await session(cmd);
+      if (o.force) {
+        const rec = await resolveRecord(api, grp, name);
+        const r = (await api.call('PUT', `${grp.path}/${rec.uid}`, { verified: true, version: rec.version })) as Rec;
+        emit(g, r, () => `domains: ${name} verified without a DNS check (--force): inbound mail is accepted`);
+        return;
+      }
+      const r = (await api.call('POST', '/api/admin/dns-checklist/verify', { domain: name })) as { domains: DomainVerdict[] };
+      emit(g, r, (x: { domains: DomainVerdict[] }) => describeVerdicts(x.domains).join('\n'));
+      if (!r.domains.every((d) => d.verified)) process.exitCode = EXIT.failure;
+    });
+}
+
 export function registerAdmin(program: Command): void {
   const admin = program.command('admin').description('administration over the HTTP API with a locally minted elevated token (audited as svcmail-cli)')
     .option('--url <base>', 'API base URL (default: http://<listen:api>)');
   for (const grp of ADMIN_GROUPS) {
     const c = addGroup(admin, grp);
     if (grp.name === 'mailboxes') mailboxExtras(c, grp);
+    if (grp.name === 'domains') domainExtras(c, grp);
     if (grp.name === 'quarantine') {
       c.command('release <uid>').description('file a quarantined message in its mailbox\'s Inbox')
         .action(async (uid: string, _o: unknown, cmd: Command) => {

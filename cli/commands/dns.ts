@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { CheckedItem, ChecklistItem } from '../../lib/dns/index.js';
+import type { CheckedItem, ChecklistItem, DomainVerdict } from '../../lib/dns/index.js';
+import { cliPrincipal } from '../admin/client.js';
 import { CliError, collect, configFrom, emit, EXIT, table, type GlobalOptions } from '../output.js';
 
 export function renderChecklist(items: ChecklistItem[]): string {
@@ -17,7 +18,7 @@ export function renderChecked(items: CheckedItem[]): string {
 
 export function registerDns(program: Command): void {
   program.command('dns')
-    .description('the DNS records each domain needs (MX, SPF, DKIM, DMARC, _svc, autodiscover); --check looks them up live')
+    .description('the DNS records each domain needs (MX, SPF, DKIM, DMARC, _svc, autodiscover); --check looks them up live and verifies each domain whose MX points here (only verified domains accept inbound mail)')
     .option('--domain <domain>', 'only this domain')
     .option('--check', 'look each record up and report present, missing or wrong')
     .option('--resolver <ip[:port]>', 'ask this name server (repeatable; default mail:dns:check_nameservers, else the system resolvers)', collect)
@@ -25,23 +26,24 @@ export function registerDns(program: Command): void {
       const g = cmd.optsWithGlobals<GlobalOptions>();
       const config = configFrom(g);
       // Loaded on use: the datastore and the product catalog are heavy, and --help needs neither.
-      const [{ checkItems, dnsChecklist, nameservers }, { productModels, productRegistry }, { openStore }] = await Promise.all([
+      const [{ checkItems, describeVerdicts, dnsChecklist, nameservers, verifyCheckedDomains }, { productModels, productRegistry }, { openStore }] = await Promise.all([
         import('../../lib/dns/index.js'), import('../../lib/catalog.js'), import('../../lib/storage/index.js'),
       ]);
       const store = await openStore(config, productModels(productRegistry()));
-      let items: ChecklistItem[];
       try {
-        items = await dnsChecklist(config, store, opts.domain);
+        const items = await dnsChecklist(config, store, opts.domain);
+        if (opts.domain && items.length === 0) throw new CliError(`${opts.domain}: not a domain served here (svcmail setup --domain ${opts.domain})`, EXIT.usage);
+        if (!opts.check) {
+          emit(g, { items }, (d: { items: ChecklistItem[] }) => `${renderChecklist(d.items)}\n\ndns: ${d.items.length} records for ${new Set(d.items.map((i) => i.domain)).size} domain(s)`);
+          return;
+        }
+        const checked = await checkItems(items, nameservers(opts.resolver ?? config.get('mail:dns:check_nameservers')));
+        // A domain whose MX points here is verified: from now on its inbound mail is accepted.
+        const domains = await verifyCheckedDomains(store, { principal: cliPrincipal() }, checked);
+        emit(g, { items: checked, domains }, (d: { items: CheckedItem[]; domains: DomainVerdict[] }) => `${renderChecked(d.items)}\n${describeVerdicts(d.domains).join('\n')}`);
+        if (checked.some((i) => i.status !== 'present')) process.exitCode = EXIT.failure;
       } finally {
         await store.close();
       }
-      if (opts.domain && items.length === 0) throw new CliError(`${opts.domain}: not a domain served here (svcmail setup --domain ${opts.domain})`, EXIT.usage);
-      if (!opts.check) {
-        emit(g, { items }, (d: { items: ChecklistItem[] }) => `${renderChecklist(d.items)}\n\ndns: ${d.items.length} records for ${new Set(d.items.map((i) => i.domain)).size} domain(s)`);
-        return;
-      }
-      const checked = await checkItems(items, nameservers(opts.resolver ?? config.get('mail:dns:check_nameservers')));
-      emit(g, { items: checked }, (d: { items: CheckedItem[] }) => renderChecked(d.items));
-      if (checked.some((i) => i.status !== 'present')) process.exitCode = EXIT.failure;
     });
 }

@@ -33,7 +33,10 @@ export function setupInput(g: GlobalOptions, f: SetupFlags): SetupInput {
 export function renderSetup(r: SetupResult): string {
   const steps = r.steps.map((s) => `  ${s.state.padEnd(8)} ${s.step}: ${s.detail}`).join('\n');
   const changed = r.steps.filter((s) => s.state !== 'kept').length;
-  return `${steps}\n\nDNS records to publish:\n${renderChecklist(r.checklist)}\n\nsetup done: ${changed} changed, ${r.steps.length - changed} kept (${r.configFile}); next: svcmail doctor`;
+  const waiting = r.unverified.length
+    ? `\n\nStill needed for mail to flow: ${r.unverified.join(', ')} ${r.unverified.length > 1 ? 'are' : 'is'} not verified, so inbound mail is refused (5.1.2).\nPublish the MX record above, then run svcmail dns --check: it verifies each domain whose MX points here.\nOn a closed network without public DNS: svcmail admin domains verify ${r.unverified[0]} --force (with the daemons running).`
+    : '';
+  return `${steps}\n\nDNS records to publish:\n${renderChecklist(r.checklist)}${waiting}\n\nsetup done: ${changed} changed, ${r.steps.length - changed} kept (${r.configFile}); next: svcmail doctor`;
 }
 
 export async function setupOrFail(input: SetupInput, progress?: (step: string, detail: string) => void): Promise<SetupResult> {

@@ -3,3 +3,5 @@ export { checkItems, tags, type CheckedItem, type RecordStatus } from './check.j
 export { lookup, nameservers, parseNameserver, type LookupAnswer, type Nameserver } from './lookup.js';
 export { dnsChecklist, dnsInputs } from './source.js';
 export { dnsChecklistRouter } from './routes.js';
+export { describeVerdicts, verdicts, type DomainVerdict } from './verdicts.js';
+export { verifyCheckedDomains } from './verify.js';

@@ -39,6 +39,8 @@ export interface SetupResult {
   configFile: string;
   steps: SetupStep[];
   checklist: ChecklistItem[];
+  /** Served domains not yet verified: their inbound mail is refused until they are. */
+  unverified: string[];
 }
 
 export type Progress = (step: string, detail: string) => void;
@@ -154,6 +156,7 @@ export async function runSetup(input: SetupInput, progress: Progress = () => und
   note('local CA', await ensureCa(ca, Boolean(input.rotate)), ca);
 
   const checklist: ChecklistItem[] = [];
+  const unverified: string[] = [];
   const selector = config.get('mail:dkim:selector');
   progress('datastore', 'opening the datastore');
   const store = await openStore(config, productModels(productRegistry()));
@@ -163,8 +166,9 @@ export async function runSetup(input: SetupInput, progress: Progress = () => und
       progress(`DKIM ${domain}`, 'generating a 2048-bit RSA key (a few seconds)');
       note(`DKIM ${domain}`, await ensureDkimKey(files, Boolean(input.rotate)), files.key);
       const publicKey = readFileSync(files.pub, 'utf8');
-      const repo = store.repo<{ name: string; dkimSelector: string; dkimPublicKey?: string | null }>(DomainModel);
+      const repo = store.repo<{ name: string; verified: boolean; dkimSelector: string; dkimPublicKey?: string | null }>(DomainModel);
       const existing = await repo.findOne({ name: domain });
+      if (!existing?.verified) unverified.push(domain);
       if (!existing) {
         await repo.create({ name: domain, enabled: true, verified: false, aliases: [], dkimSelector: selector, dkimPublicKey: publicKey } as never);
         note(`domain ${domain}`, 'created', 'recorded with its DKIM public key');
@@ -178,5 +182,5 @@ export async function runSetup(input: SetupInput, progress: Progress = () => und
     await store.close();
   }
   handOver([resolve(config.get('data_dir')), ca, dkimDir(config)]);
-  return { configFile: file, steps, checklist };
+  return { configFile: file, steps, checklist, unverified };
 }

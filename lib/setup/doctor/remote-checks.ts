@@ -4,7 +4,7 @@ import { productModels, productRegistry } from '../../catalog.js';
 import type { SettingName } from '../../config/index.js';
 import { checkItems, dnsChecklist, nameservers } from '../../dns/index.js';
 import { openSqlStore } from '../../storage/sql/adapter.js';
-import { isAlive, listHeartbeats, MISSED_BEATS } from '../../admin/index.js';
+import { DomainModel, isAlive, listHeartbeats, MISSED_BEATS } from '../../admin/index.js';
 import { sqlUrl } from '../../storage/index.js';
 import { maybe } from './local-checks.js';
 import { httpBase, httpGet, tcpExchange } from './probes.js';
@@ -112,6 +112,10 @@ export const checkSignin: Check = async (ctx) => {
   return out;
 };
 
+/**
+ * The DNS checklist, and the domains' verified flag: an unverified domain refuses all inbound mail
+ * (5.1.2 at the MTA), which nothing else would tell an administrator.
+ */
 export const checkDns: Check = async (ctx) => {
   const title = 'DNS checklist';
   let store;
@@ -121,17 +125,24 @@ export const checkDns: Check = async (ctx) => {
     return skip('dns', title, 'the datastore does not answer (see above)');
   }
   let items;
+  let domains: Array<{ name: string; enabled: boolean; verified: boolean }> = [];
   try {
     items = await dnsChecklist(ctx.config, store).catch(() => []);
+    domains = await store.repo<{ name: string; enabled: boolean; verified: boolean }>(DomainModel).list({ limit: 10_000 }).catch(() => []);
   } finally {
     await store.close();
   }
   if (items.length === 0) return skip('dns', title, 'no domain is served');
+  const unverified = domains.filter((d) => d.enabled && !d.verified).map((d) => d.name);
+  const verified = unverified.length
+    ? fail('domains:verified', 'domains verified', `${unverified.join(', ')}: not verified, so the hand-off refuses all inbound mail for ${unverified.length > 1 ? 'them' : 'it'} (5.1.2)`,
+      `publish the MX record, then svcmail dns --check verifies the domain; on a closed network: svcmail admin domains verify ${unverified[0]} --force`)
+    : ok('domains:verified', 'domains verified', `${domains.filter((d) => d.enabled).length} enabled domain(s), all verified`);
   const checked = await checkItems(items, nameservers(ctx.nameservers ?? ctx.config.get('mail:dns:check_nameservers')));
   const bad = checked.filter((i) => i.status !== 'present');
-  return bad.length
+  return [bad.length
     ? warn('dns', title, `${checked.length - bad.length}/${checked.length} present; ${bad.map((i) => `${i.name} ${i.type} ${i.status}`).join(', ')}`, `publish the records svcmail dns --check lists, e.g. ${bad[0].record}`)
-    : ok('dns', title, `all ${checked.length} records present`);
+    : ok('dns', title, `all ${checked.length} records present`), verified];
 };
 
 export const checkRedis: Check = async (ctx) => {

@@ -28,7 +28,8 @@ describe('svcmail admin', () => {
     conf = join(dir, 'svcmail.conf');
     expect((await svcmail(setupArgs(dir, 'http://127.0.0.1:9'))).code).toBe(0);
     const port = await freePort();
-    api = await startApiDaemon(conf, port);
+    // DNS checks (domains verify) ask a port on loopback where nothing answers: no question leaves the machine.
+    api = await startApiDaemon(conf, port, { SVCMAIL__mail__dns__check_nameservers: '["127.0.0.1:9"]' });
     base = ['--config', conf, '--set', `listen:api=127.0.0.1:${port}`];
     store = await openSqlStore({ url: `sqlite:${join(dir, 'data/svcmail.sqlite')}`, models: productModels(productRegistry()), synchronize: false });
   }, 90_000);
@@ -50,6 +51,22 @@ describe('svcmail admin', () => {
     const dup = await svcmail([...base, 'admin', 'domains', 'create', 'other.test']);
     expect(dup.code).toBe(73);
     expect(dup.stderr).toMatch(/409 api-112/);
+  });
+
+  it('domains verify: without the MX it stays unverified (exit 1, the MX named); --force verifies it (audited) and inbound mail is accepted', async () => {
+    const domain = (name: string) => fetch(`${api.url}/internal/mta/domain?name=${name}`, { headers: { authorization: `Bearer ${JSON.parse(readFileSync(conf, 'utf8'))['mail:transport:ingest:secret']}` } }).then((r) => r.status);
+    expect(await domain('example.test')).toBe(403); // setup records a domain unverified
+    // the daemon asks 127.0.0.1:9, where no resolver answers: the MX cannot be found, the domain stays as it is
+    const checked = await svcmail([...base, 'admin', 'domains', 'verify', 'example.test']);
+    expect(checked.code).toBe(1);
+    expect(checked.stdout).toMatch(/example\.test: NOT verified, inbound mail is refused until its MX record points here/);
+    expect((await store.repo<{ verified: boolean }>(DomainModel).findOne({ name: 'example.test' }))?.verified).toBe(false);
+    const forced = await svcmail([...base, '--json', 'admin', 'domains', 'verify', 'example.test', '--force']);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.json()).toMatchObject({ name: 'example.test', verified: true });
+    expect(await domain('example.test')).toBe(200);
+    const audit = await store.repo<{ action: string; actor: string; resourceUid: string }>(AuditEntryModel).list({ filter: { action: 'domains.update', resourceUid: forced.json().uid } });
+    expect(audit.map((e) => e.actor)).toContain('svcmail-cli');
   });
 
   it('creates a mailbox, changes aliases and quota, and shows the admin view only', async () => {

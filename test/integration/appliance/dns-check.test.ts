@@ -37,6 +37,26 @@ describe('svcmail dns --check', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('a new domain is not verified: setup says what mail still needs, and --check without its MX keeps it so, naming the MX record', async () => {
+    const again = await svcmail(setupArgs(dir, 'http://127.0.0.1:9'));
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/Still needed for mail to flow: example\.test is not verified, so inbound mail is refused/);
+    expect(again.stdout).toMatch(/svcmail dns --check: it verifies each domain whose MX points here/);
+    const mx = dns.zone['example.test'];
+    dns.zone['example.test'] = mx.filter((r) => r.type !== 'MX');
+    try {
+      const r = await svcmail(['--config', conf, '--json', 'dns', '--check', '--resolver', dns.address]);
+      expect(r.code).toBe(1);
+      const [verdict] = r.json().domains;
+      expect(verdict).toMatchObject({ domain: 'example.test', verified: false, changed: false });
+      expect(verdict.missing.find((m: { purpose: string }) => m.purpose === 'mx')).toMatchObject({ status: 'missing', fix: 'add: example.test. 3600 IN MX 10 mail.example.test.' });
+      const human = await svcmail(['--config', conf, 'dns', '--check', '--resolver', dns.address]);
+      expect(human.stdout).toMatch(/example\.test: NOT verified, inbound mail is refused until its MX record points here \(add: example\.test\. 3600 IN MX 10 mail\.example\.test\.\)/);
+    } finally {
+      dns.zone['example.test'] = mx;
+    }
+  });
+
   it('reports each record present, missing or wrong with the exact record to add', async () => {
     const r = await svcmail(['--config', conf, '--json', 'dns', '--check', '--resolver', dns.address]);
     expect(r.code).toBe(1);
@@ -48,8 +68,13 @@ describe('svcmail dns --check', () => {
     expect(items.find((i) => i.purpose === 'autodiscover-srv')!.fix).toBe('add: _autodiscover._tcp.example.test. 3600 IN SRV 0 0 443 mail.example.test.');
     expect(items.find((i) => i.purpose === 'spf')!.found).toEqual(['v=spf1 a -all']); // the unrelated apex TXT is not counted
 
+    // the MX points here: the domain is verified now (its other records do not hold that back), once
+    expect(r.json().domains).toEqual([expect.objectContaining({ domain: 'example.test', verified: true, changed: true })]);
     const human = await svcmail(['--config', conf, 'dns', '--check', '--resolver', dns.address]);
     expect(human.stdout).toMatch(/dns: 3 present, 2 missing, 2 wrong, 0 not checked/);
+    expect(human.stdout).toMatch(/example\.test: verified$/m);
+    const setup = await svcmail(setupArgs(dir, 'http://127.0.0.1:9'));
+    expect(setup.stdout).not.toMatch(/Still needed for mail to flow/);
   });
 
   it('is all present (exit 0) once the zone is fixed', async () => {

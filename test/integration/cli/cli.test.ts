@@ -89,7 +89,8 @@ describe.concurrent('svcmail --help', () => {
 
 });
 
-describe.concurrent('svcmail config', () => {
+// Each case starts the CLI from its TypeScript sources, all at once: a loaded two-core machine needs time.
+describe.concurrent('svcmail config', { timeout: 120_000 }, () => {
   const good = { 'auth:secret': TEST_SECRET, 'log:level': 'info', listen: { api: '127.0.0.1:18080' } };
 
   it.each<[string, number, Record<string, unknown>, RegExp]>([
