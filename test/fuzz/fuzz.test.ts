@@ -21,7 +21,7 @@ describe('fuzz targets (bounded run)', () => {
   }, (TARGETS.length * (SECONDS + 30) + 60) * 1000 + HANG_MS);
 
   it('has one target per parser and decoder under test', () => {
-    expect(TARGETS).toEqual(['autodiscover', 'handoff', 'ics', 'key-vault', 'list-query', 'mime', 'rules', 'vcard']);
+    expect(TARGETS).toEqual(['autodiscover', 'handoff', 'ics', 'key-vault', 'list-query', 'mime', 'rules', 'sanitize', 'vcard']);
   });
 
   for (const name of TARGETS) {
