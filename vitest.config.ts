@@ -9,6 +9,9 @@ export default defineConfig({
     // vitest's default (available cores − 1) is a single worker on the 2-core machines this runs on;
     // most files wait on sockets, child processes and timers, so two forks keep both cores busy.
     maxWorkers: 2,
-    env: { NODE_ENV: 'test' },
+    // Nothing leaves this machine: every process a test starts (CLI, daemons) asks DNS questions of a
+    // loopback port where nothing answers unless the test names its own server; never the system's
+    // resolver. In-process servers get the same from test/helpers/api.ts.
+    env: { NODE_ENV: 'test', SVCMAIL__mail__dns__nameservers: '["127.0.0.1:9"]', SVCMAIL__mail__dns__check_nameservers: '["127.0.0.1:9"]' },
   },
 });

@@ -44,7 +44,10 @@ export async function startTestApi(backend: Backend, values: Partial<Record<Sett
       'auth:secret': TEST_SECRET, 'auth:options:audience': AUDIENCE, 'auth:options:issuer': ISSUER,
       'mail:dev_auto_login:enabled': false, 'datastores:sql:url': db.url, 'log:level': 'silent',
       // Suites send thousands of requests from 127.0.0.1; the rate-limit tests set their own limits.
-      'rateLimit:max': 1_000_000, 'rateLimit:authenticated:max': 1_000_000, ...values,
+      'rateLimit:max': 1_000_000, 'rateLimit:authenticated:max': 1_000_000,
+      // Nothing leaves this machine: DNS questions (key discovery, DNS checks) go to a loopback port
+      // where nothing answers, unless a test starts its own DNS server; never to the system's resolver.
+      'mail:dns:nameservers': ['127.0.0.1:9'], 'mail:dns:check_nameservers': ['127.0.0.1:9'], ...values,
     },
   });
   const registry = productRegistry();

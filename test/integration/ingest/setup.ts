@@ -45,7 +45,7 @@ export async function ingestFixture(backend: Backend, values: Partial<Record<Set
         env: { NODE_ENV: env },
         values: {
           'auth:secret': TEST_SECRET, 'auth:options:audience': AUDIENCE, 'auth:options:issuer': ISSUER, 'log:level': 'silent',
-          'datastores:sql:url': api.config.get('datastores:sql:url'), ...base, 'mail:ingest:retry_backoff_seconds': 0, ...extra,
+          'datastores:sql:url': api.config.get('datastores:sql:url'), 'mail:dns:nameservers': api.config.get('mail:dns:nameservers'), ...base, 'mail:ingest:retry_backoff_seconds': 0, ...extra,
         },
       });
       const deps = { config, store: api.deps.store, events: api.deps.events, log: createLogger({ level: process.env.TEST_LOG ?? 'silent' }) };
