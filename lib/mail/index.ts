@@ -2,7 +2,7 @@ export { mailboxesResource, MailboxModel, mailboxFields, emailAddress, ownersOf,
 export { foldersResource, FolderModel, folderFields, SYSTEM_FOLDERS, FOLDER_ROLES, createSystemFolders, type Folder, type FolderRole } from './folders.js';
 export { AddressModel, syncAddresses } from './addresses.js';
 export { MessageModel, messageFields, parseMessage, parseMail, fromParsedMail, type Message, type ParsedMessage } from './messages.js';
-export { storeRaw, loadRaw, fileMessage, exceedsQuota, wouldExceedQuota, folderOf, blobsOf, publishFolder, type FileRequest, type StoredRaw, type MessageRecord } from './filing.js';
+export { storeRaw, loadRaw, fileMessage, exceedsQuota, wouldExceedQuota, folderOf, blobsOf, publishFolder, publishMessage, type FileRequest, type StoredRaw, type MessageRecord } from './filing.js';
 export { messagesResource, moveMessage, unfile } from './messages-resource.js';
 export { messageRouter } from './message-routes.js';
 export { evaluateRules, ruleAction, ruleCondition, type FilterRule, type RuleInput, type RuleActions, type RuleAction, type RuleCondition } from './rules.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { crashPoint, acceptHandoff, servedDomains, type IngestDeps } from '../ingest/index.js';
-import { FolderModel, folderOf, loadRaw, MessageModel, moveMessage, type Folder, type Message } from '../mail/index.js';
+import { type Folder, FolderModel, folderOf, loadRaw, type Message, MessageModel, moveMessage, publishMessage } from '../mail/index.js';
 import type { Ctx } from '../resources/index.js';
 import { scanMessage, type Scanners } from '../scan/index.js';
 import type { Row } from '../storage/index.js';
@@ -121,7 +121,7 @@ export async function placeMessage(deps: SendDeps, j: Pick<OutboundJob, 'mailbox
   let moved = await moveMessage(deps as unknown as Ctx, msg, folder as Row<Folder>);
   if (clearDraft && moved.draft) {
     moved = await deps.store.repo<Message>(MessageModel).update(moved.uid, { draft: false });
-    deps.events.publish([moved.folderUid], { type: 'message', action: 'update', data: { ...moved } });
+    publishMessage(deps, 'update', moved);
   }
   return moved;
 }

@@ -3,7 +3,7 @@ import MimeNode from 'nodemailer/lib/mime-node/index.js';
 import { ApiError } from '../errors/index.js';
 import { servedDomains } from '../ingest/index.js';
 import { isFederatedDomain } from '../keys/index.js';
-import { loadRaw, MailboxModel, MessageModel, ReadReceiptModel, receiptUid, type Mailbox, type Message, type MessageRecord, type ReadReceipt } from '../mail/index.js';
+import { loadRaw, type Mailbox, MailboxModel, type Message, MessageModel, type MessageRecord, publishMessage, type ReadReceipt, ReadReceiptModel, receiptUid } from '../mail/index.js';
 import type { Ctx, Deps, ResourceDecl } from '../resources/index.js';
 import type { Row } from '../storage/index.js';
 import type { SendDeps } from './dispatch.js';
@@ -124,7 +124,7 @@ export async function recordReceipt(deps: Deps, msg: { mailboxUid: string; sende
   for (const m of copies) {
     if (m.receipts.some((r) => r.from === from)) continue;
     const updated = await repo.update(m.uid, { receipts: [...m.receipts, { from, disposition: d.disposition, at: new Date().toISOString() }] }, { expectedVersion: m.version });
-    deps.events.publish([updated.folderUid], { type: 'message', action: 'update', data: { ...updated } });
+    publishMessage(deps, 'update', updated);
   }
   return true;
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ApiError, invalid } from '../errors/index.js';
 import { resolveRecipient, servedDomains, wakeWorkers } from '../ingest/index.js';
 import { checkSendPolicy, classifyRecipients, readPolicy, refuseDowngrade } from '../keys/index.js';
-import { loadRaw, MessageModel, parseMessage, storeRaw, type Message, type MessageRecord } from '../mail/index.js';
+import { loadRaw, type Message, MessageModel, type MessageRecord, parseMessage, publishMessage, storeRaw } from '../mail/index.js';
 import type { Ctx, ResourceDecl } from '../resources/index.js';
 import { dkimSign } from './dkim.js';
 import { countEvent } from '../admin/counters.js';
@@ -99,7 +99,7 @@ export async function sendDraft(ctx: Ctx, deps: SendDeps, decls: { messages: Res
   if (background) {
     if (body.sendAt && msg.sendAt?.getTime() !== body.sendAt.getTime()) {
       msg = await ctx.store.repo<Message>(MessageModel).update(msg.uid, { sendAt: body.sendAt });
-      ctx.events.publish([msg.folderUid], { type: 'message', action: 'update', data: { ...msg } });
+      publishMessage(ctx, 'update', msg);
     }
     // A scheduled draft stays a draft in Drafts until its time; the send job then moves it to the
     // Outbox and sends it like a background send (deleting or replacing the draft cancels it).
