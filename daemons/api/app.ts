@@ -52,10 +52,12 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   // Without nginx the protocol paths go on to the protocols daemon, body unread (Architecture: Supervision).
   // What every request passes through first, as one layer (lib/http/route-gate.ts, series).
   app.use(series([
+    // First, so the forwarder's own answers (502 api-122 when the protocols daemon is down) carry
+    // them too; a forwarded answer's headers from the protocols daemon replace these.
+    securityHeaders(deps.config),
     forwardProtocolRequests(deps.config.get('listen:protocols'), deps.log),
     metrics.middleware(),
     requestContext(deps.log),
-    securityHeaders(deps.config),
     cors(deps.config.get('cors:origins')),
     requestTimeout(deps.config.get('request_timeout_ms')), // a hanging datastore answers 503 api-113, not never
   ]));

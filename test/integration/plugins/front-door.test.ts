@@ -73,6 +73,9 @@ describe('front door with the protocols daemon down', () => {
       const r = await request(`${api.url}/autodiscover/autodiscover.xml`, { method: 'POST', body });
       expect(r.status).toBe(502);
       expect(r.json).toEqual({ code: 'api-122', status: 502, message: 'Daemon unreachable' });
+      // the front door's own answer carries the security headers of every answer
+      expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(r.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
     }
     expect((await request(`${api.url}/Vendor-Server-ActiveSync`, { method: 'OPTIONS' })).status).toBe(502);
     expect((await request(`${api.url}/api/status`)).status).toBe(200);
