@@ -43,7 +43,7 @@ export function registerDeliver(program: Command): void {
     .option('--url <url>', 'api daemon address (default http://<listen:api>)')
     .action(async (opts: { listen: string; url?: string }, cmd: Command) => {
       const server = socketmapServer(targetOf(cmd.optsWithGlobals<GlobalOptions>(), opts.url));
-      const bound = await listen(server as unknown as Server, opts.listen);
+      const bound = await listen(server as unknown as Server, opts.listen, '--listen');
       process.stderr.write(`svcmail mta-lookup: listening on ${bound}\n`);
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', resolve);

@@ -22,7 +22,7 @@ export async function startApi(config: Config): Promise<RunningDaemon> {
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
   forwardPushUpgrades(server, config.get('listen:push'), log);
-  const address = await listen(server, config.get('listen:api'));
+  const address = await listen(server, config.get('listen:api'), 'listen:api');
   log.info({ address, datastore: store.kind }, 'api daemon listening');
   const heartbeat = startHeartbeat({ config, store, log }, 'api');
   return {

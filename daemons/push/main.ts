@@ -33,7 +33,7 @@ export async function startPush(config: Config): Promise<RunningDaemon> {
     res.end(JSON.stringify(path === '/push' ? { code: 'api-106', status: 426, message: '/push is a WebSocket' } : { code: 'api-107', status: 404, message: 'Not found' }));
   });
   server.on('upgrade', (req, socket, head) => void hub.handleUpgrade(req, socket, head));
-  const address = await listen(server, config.get('listen:push'));
+  const address = await listen(server, config.get('listen:push'), 'listen:push');
   log.info({ address, transport: events.transport.name }, 'push daemon listening');
   // The open sockets ride on the heartbeat: /api/metrics reports them (svcmail_push_connections).
   const heartbeat = startHeartbeat({ config, store, log }, 'push', { details: () => ({ connections: hub.stats.connections, channels: hub.channelCount, dropped: hub.stats.dropped }) });

@@ -51,7 +51,7 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
   let address = '(no wake-up address)';
   if (wakeAddress) {
     try {
-      address = await listen(server, wakeAddress);
+      address = await listen(server, wakeAddress, 'mail:jobs:wake_address');
     } catch (e) {
       // Another worker copy on this host holds the address: this one runs on the period only.
       log.warn({ err: (e as Error).message, wakeAddress }, 'wake-up address in use; running on the period only');

@@ -16,7 +16,8 @@ import type { Store } from '../../../lib/storage/index.js';
 import { freePort } from '../../helpers/scanners.js';
 import { PROD_ENV, ROOT, setupArgs, startApiDaemon, svcmail } from './helpers.js';
 
-describe('svcmail admin', () => {
+// Every case runs the CLI from its TypeScript sources several times: a loaded two-core machine needs time.
+describe('svcmail admin', { timeout: 120_000 }, () => {
   let dir: string;
   let conf: string;
   let api: Awaited<ReturnType<typeof startApiDaemon>>;
