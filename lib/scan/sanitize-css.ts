@@ -14,7 +14,7 @@ import postcss from 'postcss';
 
 export type Token =
   | { t: 'ws' } | { t: 'comma' } | { t: 'slash' }
-  | { t: 'ident'; v: string } | { t: 'num'; v: string } | { t: 'dim'; v: string; neg: boolean }
+  | { t: 'ident'; v: string } | { t: 'num'; v: string; neg: boolean } | { t: 'dim'; v: string; neg: boolean }
   | { t: 'hash'; v: string } | { t: 'str'; v: string } | { t: 'color'; v: string } | { t: 'url'; v: string };
 type Kind = Token['t'];
 
@@ -46,8 +46,18 @@ const PROPERTIES: Record<string, Kind[]> = {
   'background-position': ['ident', 'num', 'dim', 'comma'], 'background-repeat': ['ident', 'comma'], 'background-size': ['ident', 'num', 'dim', 'comma'],
 };
 
-/** Properties whose negative lengths could move message content over what surrounds it. */
-const NO_NEGATIVE = /^margin/;
+/**
+ * Properties whose negative values (lengths or bare numbers) could move or paint message content over
+ * what surrounds it: margins, text-indent (text drawn left of the box), letter- and word-spacing.
+ */
+const NO_NEGATIVE = /^(?:margin|text-indent$|letter-spacing$|word-spacing$)/;
+/**
+ * Where a number without a unit is allowed other than 0. Everywhere else it is a length, and a
+ * quirks-mode document (a message shown without a doctype) reads `margin-top:-500` as -500px.
+ */
+const UNITLESS = new Set(['line-height', 'font-weight', 'opacity', 'font']);
+/** An outline is drawn outside the box it belongs to: only a thin one (≤ 10px, or a keyword) is kept. */
+const MAX_OUTLINE_PX = 10;
 const UNITS = new Set(['px', 'pt', 'pc', 'em', 'rem', 'ex', 'ch', '%', 'vw', 'vh', 'vmin', 'vmax', 'cm', 'mm', 'in']);
 const COLOR_FUNCTIONS = new Set(['rgb', 'rgba', 'hsl', 'hsla']);
 const FONT_NAME = /^[\p{L}\p{N} _.-]+$/u;
@@ -64,7 +74,7 @@ export function decodeCss(s: string): string {
   });
 }
 
-/** https: (re-encoded so no quote, bracket, backslash or space remains) or cid:; anything else null. */
+/** https: (re-encoded so no quote, bracket, `;`, `*`, backslash or space remains) or cid:; anything else null. */
 function cssUrl(raw: string): string | null {
   const u = raw.trim();
   if (/^cid:[\w.@$%+=-]+$/i.test(u)) return u;
@@ -75,7 +85,8 @@ function cssUrl(raw: string): string | null {
   } catch {
     return null;
   }
-  href = href.replace(/['(){}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  // Serialized unquoted: `;` too, or a client that splits a style attribute at `;` reads what follows as a declaration.
+  href = href.replace(/['(){};*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return /^https:\/\/[\x21-\x7e]+$/.test(href) && !/["\\<>]/.test(href) ? href : null;
 }
 
@@ -116,8 +127,9 @@ export function tokenize(s: string): Token[] | null {
       i = end + 1;
     } else if ((m = at(NUMBER))) {
       const unit = m[1].toLowerCase();
-      if (unit === '') out.push({ t: 'num', v: m[0] });
-      else if (UNITS.has(unit)) out.push({ t: 'dim', v: m[0].slice(0, m[0].length - m[1].length) + unit, neg: m[0].startsWith('-') && /[1-9]/.test(m[0]) });
+      const neg = m[0].startsWith('-') && /[1-9]/.test(m[0]);
+      if (unit === '') out.push({ t: 'num', v: m[0], neg });
+      else if (UNITS.has(unit)) out.push({ t: 'dim', v: m[0].slice(0, m[0].length - m[1].length) + unit, neg });
       else return null;
     } else if ((m = at(IDENT))) {
       const name = m[0];
@@ -173,7 +185,9 @@ export function cleanDeclaration(prop: string, value: string, important = false)
   for (const tk of tokens) {
     if (tk.t === 'ws') continue;
     if (!kinds.includes(tk.t)) return null;
-    if (tk.t === 'dim' && tk.neg && NO_NEGATIVE.test(name)) return null;
+    if ((tk.t === 'dim' || tk.t === 'num') && tk.neg && NO_NEGATIVE.test(name)) return null;
+    if (tk.t === 'num' && /[1-9]/.test(tk.v) && !UNITLESS.has(name)) return null;
+    if (name === 'outline' && tk.t === 'dim' && /[1-9]/.test(tk.v) && !(tk.v.endsWith('px') && !tk.neg && parseFloat(tk.v) <= MAX_OUTLINE_PX)) return null;
   }
   return `${name}:${serialize(tokens)}${important ? ' !important' : ''}`;
 }

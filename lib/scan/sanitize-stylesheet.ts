@@ -30,7 +30,8 @@ const CLASS_NAME = /^-?[_a-zA-Z][_a-zA-Z0-9-]*$/;
 /** A message's class name in the message's namespace, or null for a name we do not keep. */
 export function scopedClass(name: string): string | null {
   if (!CLASS_NAME.test(name)) return null;
-  return name.startsWith(CLASS_PREFIX) ? name : CLASS_PREFIX + name;
+  // The bare prefix `m-` is a name like any other (`m-m-`): only a name after the prefix is kept as it is.
+  return name.startsWith(CLASS_PREFIX) && name.length > CLASS_PREFIX.length ? name : CLASS_PREFIX + name;
 }
 
 /** A `class` attribute with every name in the message's namespace (`''` when none is left). */

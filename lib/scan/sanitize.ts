@@ -29,8 +29,46 @@ const LINK_SCHEMES = new Set(['http', 'https', 'mailto']);
 const IMAGE_SCHEMES = new Set(['http', 'https', 'cid']);
 const SAFE_DATA_IMAGE = /^data:image\/(?:png|gif|jpeg|jpg|webp);base64,[a-z0-9+/=\s]*$/i;
 
-/** The URL as a browser's URL parser starts reading it. */
-const asParsed = (value: string) => value.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '').replace(/[\t\n\r]/g, ''); // eslint-disable-line no-control-regex
+/**
+ * The URL as a browser's URL parser starts reading it: C0 controls and spaces trimmed from both ends,
+ * then every tab and newline removed. Index scans, not a regex: `[\u0000-\u0020]+$` tried at every
+ * position of a long run of spaces inside a URL is quadratic (60 000 of them took seconds).
+ */
+export function asParsed(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && value.charCodeAt(start) <= 0x20) start++;
+  while (end > start && value.charCodeAt(end - 1) <= 0x20) end--;
+  let out = '';
+  let from = start;
+  for (let i = start; i < end; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x09 || c === 0x0a || c === 0x0d) {
+      out += value.slice(from, i);
+      from = i + 1;
+    }
+  }
+  return out + value.slice(from, end);
+}
+
+/**
+ * An http(s) URL with a host, as `scheme://rest`, or null. Only two or more slashes after the scheme
+ * (browsers read `\` as `/` in these schemes and skip any further ones) make a URL absolute: on a
+ * page of the same scheme, `http:/api/x` and `http:api/x` resolve against the page's own origin.
+ */
+function absoluteHttp(url: string, scheme: string): string | null {
+  let i = scheme.length + 1;
+  while (i < url.length && (url[i] === '/' || url[i] === '\\')) i++;
+  const slashes = i - scheme.length - 1;
+  if (slashes < 2) return null;
+  const out = slashes === 2 && url.startsWith('//', scheme.length + 1) ? url : `${url.slice(0, scheme.length)}://${url.slice(i)}`;
+  try {
+    if (!new URL(out).hostname) return null;
+  } catch {
+    return null;
+  }
+  return out;
+}
 
 /** The URL to keep on a link or an image, or null to drop the attribute. */
 export function safeUrl(value: string, on: 'link' | 'image'): string | null {
@@ -40,13 +78,7 @@ export function safeUrl(value: string, on: 'link' | 'image'): string | null {
   if (scheme === undefined) return null;
   if (scheme === 'data') return on === 'image' && SAFE_DATA_IMAGE.test(url) ? url : null;
   if (!(on === 'link' ? LINK_SCHEMES : IMAGE_SCHEMES).has(scheme)) return null;
-  if (scheme === 'http' || scheme === 'https') {
-    try {
-      new URL(url);
-    } catch {
-      return null;
-    }
-  }
+  if (scheme === 'http' || scheme === 'https') return absoluteHttp(url, scheme);
   return url;
 }
 

@@ -411,20 +411,25 @@ describe.skipIf(!haveBrowser)(haveBrowser ? 'sanitized corpus in Chromium' : 'sa
     expect(await kinds('c-iframe', '<iframe srcdoc="<script>parent.alert(1)</script>"></iframe>')).toEqual(['dom', 'navigation', 'script']);
   });
 
-  // Weaknesses of lib/scan found by the fuzz target (test/fuzz/targets/sanitize.ts, KNOWN) and by
-  // trying the CSS the sanitizer keeps, reported and not fixed yet: each `it.fails` states what should
-  // hold, and starts failing once it does.
-  it.fails('known weakness: an http: URL without // is kept, and Chromium resolves it against the page (a request to the displaying site)', async () => {
+  // Weaknesses of lib/scan the fuzz target (test/fuzz/targets/sanitize.ts) and trying the CSS the
+  // sanitizer keeps found, fixed since: each was an `it.fails` here until its fix.
+  it('an http: URL without // goes, so Chromium cannot resolve it against the page (a request to the displaying site)', async () => {
     const html = sanitizeMailHtml('<img src="http:/api/avatar.png"><a href="http:/api/mail/messages">x</a>');
     expect(await render(workers[0], 'k-relative', html)).toEqual([]);
   });
 
-  it.fails('known weakness: a negative text-indent is kept, and paints the message\'s text left of its box (over the application)', async () => {
+  it('a negative text-indent goes, so the message\'s text is not painted left of its box (over the application)', async () => {
     const html = sanitizeMailHtml('<p style="text-indent:-250px">Pay here</p>');
     expect(await render(workers[0], 'k-indent', html)).toEqual([]);
   });
 
-  it.fails('known weakness: a negative margin without a unit is kept, and a quirks-mode document moves the message over what is above it', async () => {
+  it('a wide outline and negative letter- and word-spacing go, so nothing is painted over the application', async () => {
+    const html = sanitizeMailHtml('<p style="outline:300px solid red;letter-spacing:-40px;word-spacing:-200px">Pay here, over the header</p><p style="outline:1px solid red">thin</p>');
+    expect(html).toBe('<p>Pay here, over the header</p><p style="outline:1px solid red">thin</p>');
+    expect(await render(workers[0], 'k-outline', html)).toEqual([]);
+  });
+
+  it('a negative margin without a unit goes, so a quirks-mode document does not move the message over what is above it', async () => {
     const tab = workers[0];
     await tab.setContent(`<div>application</div><div id="message" style="border:1px solid">${sanitizeMailHtml('<p style="margin-top:-40">over the application</p>')}</div>`);
     const [mode, above] = (await tab.evaluate(`[document.compatMode, document.querySelector('#message p').getBoundingClientRect().top < document.getElementById('message').getBoundingClientRect().top]`)) as [string, boolean];

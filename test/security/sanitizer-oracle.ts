@@ -21,6 +21,13 @@ const IMAGE = /^(?:https?:\/\/|cid:|data:image\/(?:png|gif|jpe?g|webp);base64,[A
 const CSS_PROPERTY = /^(?:color|opacity|display|visibility|float|clear|direction|box-sizing|vertical-align|white-space|word-(?:break|wrap|spacing)|overflow(?:-[xy]|-wrap)?|(?:min-|max-)?(?:width|height)|(?:margin|padding)(?:-(?:top|right|bottom|left))?|border(?:-(?:top|right|bottom|left))?(?:-(?:color|width|style))?|border-(?:radius|collapse|spacing)|border-(?:top|bottom)-(?:left|right)-radius|outline|font(?:-(?:family|size|weight|style|variant))?|line-height|letter-spacing|text-(?:align|transform|indent|overflow|decoration(?:-(?:color|line|style))?)|background(?:-(?:color|image|position|repeat|size))?|list-style(?:-(?:type|position))?|table-layout|caption-side|empty-cells)$/;
 const CSS_FUNCTION = /([a-z-]*)\(([^()]*)\)/gi;
 const CSS_WORDS = /expression|behavio|binding|javascript|vbscript|data:|@import|-o-link|var\(|calc\(|attr\(/i;
+/**
+ * The same words where they could act in a value: a call (`expression(`), a scheme (`javascript:`),
+ * anything but a bare word. A bare identifier (`width:expression`) calls nothing, and the path of an
+ * https url() (`url(https://x.example/data:x)`) is a path: the url rule below checks those.
+ */
+const CSS_VALUE_WORDS = /(?:expression|behaviou?r|binding|javascript|vbscript)(?=[^\w-]*[(:])|data:|@import|-o-link|var\(|calc\(|attr\(/i;
+const HTTPS_URL = /url\(https:\/\/[^()\s"'\\<>]*\)/gi;
 const FORBIDDEN_TAG = /<\s*\/?\s*(?:script|iframe|frame|frameset|object|embed|applet|form|input|button|textarea|select|option|base|meta|link|svg|math|template|noscript|xmp|plaintext|listing|image|isindex|bgsound|video|audio|source|picture|xml|set|animate|vmlframe|comment)\b/i;
 
 export interface Finding {
@@ -33,7 +40,7 @@ export function checkDeclaration(prop: string, value: string, where: string): Fi
   const out: Finding[] = [];
   if (!CSS_PROPERTY.test(prop)) out.push({ where, problem: `CSS property ${prop}` });
   if (/[\\"<>{};]|\/\*/.test(value)) out.push({ where, problem: `escape, quote or bracket in CSS value ${value}` });
-  if (CSS_WORDS.test(value) || CSS_WORDS.test(prop)) out.push({ where, problem: `script-capable CSS ${prop}:${value}` });
+  if (CSS_VALUE_WORDS.test(value.replace(HTTPS_URL, ' ')) || CSS_WORDS.test(prop)) out.push({ where, problem: `script-capable CSS ${prop}:${value}` });
   if (/^margin/.test(prop) && /(^|\s)-\d*[1-9]/.test(value)) out.push({ where, problem: `negative margin ${value}` });
   for (const [, fn, args] of value.matchAll(CSS_FUNCTION)) {
     const name = fn.toLowerCase();
