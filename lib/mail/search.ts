@@ -2,6 +2,8 @@ import express, { type Router } from 'express';
 import { z } from 'zod';
 import { ctxOf } from '../http/context.js';
 import type { OpenApiRegistry } from '../http/openapi.js';
+import { AclEntryModel, type AclEntryRecord } from '../acl/index.js';
+import { requireSignedIn } from '../auth/index.js';
 import { parseOrThrow, type Ctx, type Deps, type ResourceService } from '../resources/index.js';
 import type { Filter, ListQuery } from '../storage/index.js';
 import { MessageModel, type Message, type ParsedMessage } from './messages.js';
@@ -16,7 +18,8 @@ export function searchDocument(parsed: Pick<ParsedMessage, 'fields' | 'text'>): 
 
 const bool = z.enum(['true', 'false']).transform((v) => v === 'true');
 export const searchQuery = z.object({
-  mailboxUid: z.string().min(1),
+  /** Absent: the caller's own mailbox (the one they own). */
+  mailboxUid: z.string().min(1).optional(),
   q: z.string().max(500).optional(),
   folderUid: z.string().min(1).optional(),
   from: z.string().trim().toLowerCase().max(320).optional(),
@@ -32,9 +35,16 @@ export const searchQuery = z.object({
 }).strict();
 export type SearchQuery = z.infer<typeof searchQuery>;
 
-/** Messages of one mailbox matching the words and filters, newest first. The caller checked the mailbox. */
-export async function searchMessages(ctx: Pick<Ctx, 'store'>, s: SearchQuery): Promise<MessageRecord[]> {
-  const filter: Filter = { mailboxUid: s.mailboxUid };
+/** The mailboxes the caller owns, for a search that names none (like a list without a filter: yours). */
+async function ownMailboxes(ctx: Ctx): Promise<string[]> {
+  const who = requireSignedIn(ctx.principal);
+  const entries = await ctx.store.repo<AclEntryRecord>(AclEntryModel).list({ filter: { resource: 'mailboxes', subject: `user:${who.uid}` }, limit: 100 });
+  return [...new Set(entries.filter((e) => e.rights.includes('owner')).map((e) => e.resourceUid))];
+}
+
+/** Messages of the mailboxes matching the words and filters, newest first. The caller checked the mailboxes. */
+export async function searchMessages(ctx: Pick<Ctx, 'store'>, s: Omit<SearchQuery, 'mailboxUid'> & { mailboxUids: string[] }): Promise<MessageRecord[]> {
+  const filter: Filter = { mailboxUid: { $in: s.mailboxUids } };
   if (s.folderUid) filter.folderUid = s.folderUid;
   if (s.from) filter.fromAddress = s.from;
   // Recipients (To or Cc) and labels are lists: value indexes of MessageModel make them exact store queries.
@@ -55,19 +65,21 @@ export function searchRouter(service: ResourceService, deps: Deps, openapi: Open
   router.get('/api/mail/search', async (req, res, next) => {
     try {
       const ctx = ctxOf(req, deps);
-      const s = parseOrThrow(searchQuery, req.query, 'invalid search');
-      // The mailbox is checked with trusted roles stripped: not yours is 404, for administrators too.
-      await service.load(ctx, service.registry.get('mailboxes'), s.mailboxUid, 'read');
+      const { mailboxUid, ...s } = parseOrThrow(searchQuery, req.query, 'invalid search');
+      // A named mailbox is checked with trusted roles stripped: not yours is 404, for administrators too.
+      if (mailboxUid) await service.load(ctx, service.registry.get('mailboxes'), mailboxUid, 'read');
+      const mailboxUids = mailboxUid ? [mailboxUid] : await ownMailboxes(ctx);
       const decl = service.registry.get('messages');
-      res.json((await searchMessages(ctx, s)).map((m) => service.view(decl, m as never)));
+      res.json(mailboxUids.length ? (await searchMessages(ctx, { ...s, mailboxUids })).map((m) => service.view(decl, m as never)) : []);
     } catch (e) {
       next(e);
     }
   });
   openapi.add('get', '/api/mail/search', {
     operationId: 'mail_search', summary: 'Search one mailbox: free text over subject, addresses and the plain text of unencrypted bodies, with filters; newest first, paginated (page from 0)',
+    description: 'Without mailboxUid the mailboxes the caller owns are searched (none owned: an empty list); a mailbox shared with them is searched by naming it.',
     tags: ['mail/search'], auth: 'signed-in',
-    parameters: Object.keys(searchQuery.shape).map((name) => ({ name, in: 'query' as const, required: name === 'mailboxUid', schema: { type: 'string' } })),
+    parameters: Object.keys(searchQuery.shape).map((name) => ({ name, in: 'query' as const, required: false, schema: { type: 'string' } })),
     responses: { 200: { description: 'messages, newest first' } },
   });
 

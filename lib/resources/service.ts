@@ -8,6 +8,7 @@ import type { AnyRecord, Ctx, Operation, ResourceDecl } from './define.js';
 import { parseListQuery, type QueryParams } from './query.js';
 import type { ResourceRegistry } from './registry.js';
 import { parseOrThrow, schemasOf } from './schemas.js';
+import { dropUnchangedReadOnly } from './read-only.js';
 
 export const BULK_MAX = 1000;
 
@@ -211,8 +212,9 @@ export class ResourceService {
       // The administrator sees the administrative details only, never the owner's other settings.
       return decl.adminView ? decl.adminView(ctx, after as AnyRecord) : after;
     }
-    const { version, ...patch } = parseOrThrow(schemasOf(decl).update, body, `invalid ${decl.entity} update`) as Record<string, unknown> & { version: number };
-    return this.#applyUpdate(ctx, decl, await this.load(ctx, decl, uid, 'write'), version, patch);
+    const before = await this.load(ctx, decl, uid, 'write');
+    const { version, ...patch } = parseOrThrow(schemasOf(decl).update, dropUnchangedReadOnly(decl, before, body), `invalid ${decl.entity} update`) as Record<string, unknown> & { version: number };
+    return this.#applyUpdate(ctx, decl, before, version, patch);
   }
 
   async updateProperty(ctx: Ctx, decl: ResourceDecl, uid: string, property: string, body: unknown): Promise<Record<string, unknown>> {

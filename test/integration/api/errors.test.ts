@@ -120,6 +120,15 @@ describe.each(backends)('error answers on $name', (backend) => {
     expect(r.body).toEqual({ code, status, message: expect.any(String) });
   });
 
+  it('the body errors say what is wrong: a bare value points at {value, version}; a body too large names body_limit_bytes', async () => {
+    const bare = await api.call('PUT', '/api/mail/folders/x/name', { token, body: '"Renamed"', headers: { 'content-type': 'application/json' } });
+    expect(bare.body.message).toBe('The body must be a JSON object, not a bare value; to set one property send {"value": <new value>, "version": <the record\'s version>}');
+    const bad = await api.call('POST', '/api/mail/folders', { token, body: '{"name": ', headers: { 'content-type': 'application/json' } });
+    expect(bad.body.message).toMatch(/^Malformed request body: not valid JSON/);
+    const big = await api.call('POST', '/api/mail/folders', { token, body: JSON.stringify({ name: 'x'.repeat(3000) }), headers: { 'content-type': 'application/json' } });
+    expect(big.body.message).toMatch(/^Request too large: the body has \d+ bytes and this route takes at most \d+ \(JSON bodies: body_limit_bytes\)$/);
+  });
+
   it('a body in another content type is not parsed as JSON (400 api-106, not a crash)', async () => {
     const r = await api.call('POST', '/api/mail/folders', { token, body: 'name=x', headers: { 'content-type': 'text/plain' } });
     expect(r).toMatchObject({ status: 400, body: { code: 'api-106', details: [{ path: '(body)' }] } });
