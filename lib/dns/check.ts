@@ -40,6 +40,8 @@ function matches(item: ChecklistItem, value: string): boolean {
       const got = tags(value);
       return got.get('v') === 'SVCv1' && got.get('id') === want.get('id') && norm(got.get('host') ?? '') === norm(want.get('host') ?? '');
     }
+    // Any preference will do: what matters for receiving is that the exchange is this server.
+    case 'mx': return norm(value).split(' ').pop() === norm(item.value).split(' ').pop();
     default: return norm(value) === norm(item.value);
   }
 }

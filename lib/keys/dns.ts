@@ -64,14 +64,18 @@ async function txtSystem(config: Config, name: string, signal?: AbortSignal): Pr
   }
 }
 
-/** RFC 8484 POST; answers must carry the AD bit (validated by the resolver), else they are refused. */
-async function doh(config: Config, name: string, type: 'TXT' | 'A' | 'AAAA', signal?: AbortSignal): Promise<dnsPacket.Answer[]> {
+/**
+ * RFC 8484 POST. The _svc TXT answer must carry the AD bit (validated by the resolver), else it is
+ * refused; a host's addresses need not (`validated: false`): TLS proves who answers there, and the
+ * peer's host may sit in an unsigned zone.
+ */
+async function doh(config: Config, name: string, type: 'TXT' | 'A' | 'AAAA', signal?: AbortSignal, validated = true): Promise<dnsPacket.Answer[]> {
   const query = dnsPacket.encode({ type: 'query', id: 0, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name, class: 'IN' }], additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 4096, flags: dnsPacket.DNSSEC_OK } as unknown as dnsPacket.Answer] });
   const res = await fetch(config.get('mail:dns:doh_url'), { method: 'POST', redirect: 'error', headers: { 'content-type': 'application/dns-message', accept: 'application/dns-message' }, body: query, signal: AbortSignal.any([AbortSignal.timeout(config.get('mail:dns:timeout_ms')), ...(signal ? [signal] : [])]) });
   if (!res.ok) throw new Error(`DoH answered HTTP ${res.status}`);
   const packet = dnsPacket.decode(Buffer.from(await res.arrayBuffer()));
   const flags = (packet as { flags?: number }).flags ?? 0;
-  if (!(flags & dnsPacket.AUTHENTIC_DATA)) throw new Error(`the DoH answer for ${name} is not DNSSEC-validated (no AD bit)`);
+  if (validated && !(flags & dnsPacket.AUTHENTIC_DATA)) throw new Error(`the DoH answer for ${name} is not DNSSEC-validated (no AD bit)`);
   const rcode = (packet as { rcode?: string }).rcode;
   if (rcode === 'NXDOMAIN') return [];
   if (rcode && rcode !== 'NOERROR') throw new Error(`DoH answered ${rcode}`);
@@ -90,7 +94,7 @@ async function txtDoh(config: Config, name: string, signal?: AbortSignal): Promi
 export function svcHostResolver(config: Config): HostResolver {
   return async (host, signal) => {
     if (config.get('mail:dns:resolver') === 'doh-dnssec') {
-      const answers = await Promise.all([doh(config, host, 'A', signal), doh(config, host, 'AAAA', signal)]);
+      const answers = await Promise.all([doh(config, host, 'A', signal, false), doh(config, host, 'AAAA', signal, false)]);
       return answers.flat().map((a) => (a as { data: string }).data);
     }
     const { r, done } = systemResolver(config, signal);

@@ -38,7 +38,7 @@ export type SearchQuery = z.infer<typeof searchQuery>;
 /** The mailboxes the caller owns, for a search that names none (like a list without a filter: yours). */
 async function ownMailboxes(ctx: Ctx): Promise<string[]> {
   const who = requireSignedIn(ctx.principal);
-  const entries = await ctx.store.repo<AclEntryRecord>(AclEntryModel).list({ filter: { resource: 'mailboxes', subject: `user:${who.uid}` }, limit: 100 });
+  const entries = await ctx.store.repo<AclEntryRecord>(AclEntryModel).list({ filter: { resource: 'mailboxes', subject: `user:${who.uid}` }, limit: 10_000 });
   return [...new Set(entries.filter((e) => e.rights.includes('owner')).map((e) => e.resourceUid))];
 }
 

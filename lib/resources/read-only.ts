@@ -10,22 +10,24 @@ const shown = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse
 
 /**
  * Clients that read a record, change a field and PUT it back send the fields they may not write
- * too (uid, createdAt, counts, immutable and administrative fields). Those are dropped when they
- * equal the stored record as shown; one that differs is refused by name, so a client learns which
- * field it cannot change instead of meeting "unrecognized key".
+ * too (uid, createdAt, counts, immutable and administrative fields, fields only the view adds).
+ * Those are dropped when they equal the record as the API shows it (`shownRecord`, the resource's
+ * view of the stored one); one that differs is refused by name, so a client learns which field it
+ * cannot change instead of meeting "unrecognized key".
  */
-export function dropUnchangedReadOnly(decl: ResourceDecl, stored: Record<string, unknown>, body: unknown): unknown {
+export function dropUnchangedReadOnly(decl: ResourceDecl, shownRecord: Record<string, unknown>, body: unknown): unknown {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
   const writable = schemasOf(decl).writable;
-  const known = new Set([...MANAGED, ...Object.keys(decl.model.fields)]);
+  const known = new Set([...MANAGED, ...Object.keys(decl.model.fields), ...Object.keys(shownRecord)]);
   const hidden = new Set(decl.hiddenFields ?? []);
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {
+    if (key === '__proto__') continue;
     if (key === 'version' || writable.has(key) || !known.has(key) || hidden.has(key)) {
       out[key] = value;
       continue;
     }
-    if (isDeepStrictEqual(shown(value), shown(stored[key]))) continue;
+    if (isDeepStrictEqual(shown(value), shown(shownRecord[key]))) continue;
     const why = decl.adminFields?.includes(key) ? 'an administrative field: change it with ?scope=admin' : MANAGED.includes(key) || decl.serverFields?.includes(key) ? 'managed by the server' : 'fixed when the record is created';
     throw invalid(`${key} cannot be changed here (${why}); send it unchanged or leave it out`, [{ path: key, message: 'read-only' }]);
   }

@@ -213,7 +213,7 @@ export class ResourceService {
       return decl.adminView ? decl.adminView(ctx, after as AnyRecord) : after;
     }
     const before = await this.load(ctx, decl, uid, 'write');
-    const { version, ...patch } = parseOrThrow(schemasOf(decl).update, dropUnchangedReadOnly(decl, before, body), `invalid ${decl.entity} update`) as Record<string, unknown> & { version: number };
+    const { version, ...patch } = parseOrThrow(schemasOf(decl).update, dropUnchangedReadOnly(decl, this.view(decl, { ...before }), body), `invalid ${decl.entity} update`) as Record<string, unknown> & { version: number };
     return this.#applyUpdate(ctx, decl, before, version, patch);
   }
 

@@ -33,6 +33,18 @@ describe.each(backends)('PUT /:id with the record as read back ($name)', (backen
     expect(put.body).toMatchObject({ name: 'example.test', aliases: ['example.org'] });
   });
 
+  it('a message with an attachment, read and PUT back whole with seen set, is updated (attachments, safe names and counts unchanged)', async () => {
+    const draft = (await api.call('POST', '/api/mail/compose', { token: people.alice, body: { mailboxUid: people.aliceBox.uid, to: ['bob@example.test'], subject: 'With a file', text: 'x' } })).body;
+    const up = await fetch(`${api.url}/api/mail/compose/${draft.uid}/attachments?filename=${encodeURIComponent('CON.txt')}`, { method: 'POST', headers: { authorization: `Bearer ${people.alice}`, 'content-type': 'text/plain' }, body: 'hello' });
+    expect(up.status).toBeLessThan(300);
+    const withFile = (await up.json()) as { uid: string };
+    const read = (await api.call('GET', `/api/mail/messages/${withFile.uid}`, { token: people.alice })).body;
+    expect(read.attachments[0]).toMatchObject({ filename: 'CON.txt', safeFilename: '_CON.txt' });
+    const put = await api.call('PUT', `/api/mail/messages/${read.uid}`, { token: people.alice, body: { ...read, flagged: true } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body).toMatchObject({ flagged: true, attachments: read.attachments });
+  });
+
   it.each([
     ['uid', (r: Record<string, unknown>) => ({ ...r, uid: '00000000-0000-7000-8000-000000000000' }), /uid cannot be changed here \(managed by the server\)/],
     ['createdAt', (r: Record<string, unknown>) => ({ ...r, createdAt: '2001-01-01T00:00:00.000Z' }), /createdAt cannot be changed here/],

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { signToken } from '../../../lib/auth/index.js';
 import { loadConfig, schema } from '../../../lib/config/index.js';
 import { freshPostgres, postgresAvailable } from '../../helpers/databases.js';
+import { freePort } from '../../helpers/scanners.js';
 import { CLI, ROOT } from './helpers.js';
 
 // Issue #26 item 0: the production path — datastores:sql:url pointing at a brand-new, empty
@@ -17,14 +17,6 @@ const withPostgres = await postgresAvailable();
 if (!withPostgres) process.stdout.write('cold-start-postgres.test.ts: skipped, no PostgreSQL on 127.0.0.1 (it is required in CI)\n');
 
 const SECRET = 'cold-start-secret-0123456789abcdef';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 describe.skipIf(!withPostgres)('a cold start of the whole appliance on a brand-new PostgreSQL database', () => {
   it('all four daemons start and send heartbeats; Ctrl-C stops them with exit 0', async () => {
