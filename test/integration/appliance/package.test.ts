@@ -126,7 +126,10 @@ describe('npm run package:deb', () => {
       }
       expect(status, out).toBe(200);
       expect(out).not.toMatch(/Cannot find module/);
-      for (const d of ['api', 'worker', 'push', 'protocols']) expect(out, out).toMatch(new RegExp(`\\[${d}\\s*\\]`));
+      // every daemon runs from the package and says so (the api may answer before the others log)
+      const prefixes = ['api', 'worker', 'push', 'protocols'].map((d) => new RegExp(`\\[${d}\\s*\\]`));
+      for (let i = 0; i < 240 && !prefixes.every((p) => p.test(out)); i++) await new Promise((r) => setTimeout(r, 250));
+      for (const p of prefixes) expect(out, out).toMatch(p);
     } finally {
       if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGINT');
     }

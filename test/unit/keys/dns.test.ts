@@ -12,7 +12,9 @@ describe('the _svc record', () => {
   it.each([
     ['v=SVCv1; id=abc12345; host=mail.example.org;', { id: 'abc12345', host: 'mail.example.org' }],
     ['v=SVCv1;id=abc12345;host=Mail.Example.org.', { id: 'abc12345', host: 'mail.example.org' }],
-    ['v=SVCv1; id=abc12345; host=127.0.0.1:8443;', { id: 'abc12345', host: '127.0.0.1:8443' }],
+    // host= names a host: an IP literal or a port makes no record (the port is url_template's)
+    ['v=SVCv1; id=abc12345; host=127.0.0.1:8443;', null],
+    ['v=SVCv1; id=abc12345; host=mail.example.org:8443;', null],
     ['v=SVCv2; id=abc12345; host=mail.example.org;', null],
     ['v=SVCv1; host=mail.example.org;', null],
     ['v=SVCv1; id=abc; host=https://mail.example.org/;', null],
