@@ -7,8 +7,29 @@ export interface GlobalOptions {
   json?: boolean;
 }
 
-/** Exit codes (sysexits where one fits). */
-export const EXIT = { ok: 0, failure: 1, usage: 64, unavailable: 69, software: 70, config: 78 } as const;
+/** Exit codes (sysexits(3) where one fits; 3 is the LSB "not running", 130 an interrupt). */
+export const EXIT = {
+  ok: 0, failure: 1, notRunning: 3, usage: 64, dataerr: 65, noinput: 66, nouser: 67, unavailable: 69,
+  software: 70, cantcreat: 73, tempfail: 75, noperm: 77, config: 78, cancelled: 130,
+} as const;
+
+/** What each exit code means across the commands: svcmail(1) lists them all from here. */
+export const EXIT_MEANINGS: Record<(typeof EXIT)[keyof typeof EXIT], string> = {
+  [EXIT.ok]: 'success',
+  [EXIT.failure]: 'failure: a check failed, a DNS record is missing or wrong, a domain could not be verified',
+  [EXIT.notRunning]: 'svcmail status: a daemon is not running',
+  [EXIT.usage]: 'usage error: an unknown command or option, a missing argument, a value out of range',
+  [EXIT.dataerr]: 'the input was refused: the API answered 400, 413 or 422 (admin), or the service found the message malformed (deliver)',
+  [EXIT.noinput]: 'no such record: the API answered 404 (admin)',
+  [EXIT.nouser]: 'no recipient was accepted: unknown users or a domain not served here (deliver)',
+  [EXIT.unavailable]: 'a service is unavailable: the API cannot be reached or failed (5xx), no service manager runs here, or the message is too large (deliver)',
+  [EXIT.software]: 'internal error',
+  [EXIT.cantcreat]: 'the record already exists, or it changed since it was read (409, admin)',
+  [EXIT.tempfail]: 'temporary failure: the service is unreachable or busy; the MTA tries again later (deliver)',
+  [EXIT.noperm]: 'not allowed: the API answered 401 or 403 (admin)',
+  [EXIT.config]: 'configuration error',
+  [EXIT.cancelled]: 'the interactive setup was cancelled (Esc or Ctrl-C); nothing was written',
+};
 
 export class CliError extends Error {
   constructor(message: string, readonly exitCode: number = EXIT.failure) {

@@ -12,10 +12,10 @@ export function cliPrincipal(): Principal {
 
 /** API answers → exit codes (sysexits), so scripts can tell failures apart. */
 export function exitFor(status: number): number {
-  if (status === 400 || status === 413 || status === 422) return 65; // EX_DATAERR
-  if (status === 401 || status === 403) return 77; // EX_NOPERM
-  if (status === 404) return 66; // EX_NOINPUT
-  if (status === 409) return 73; // EX_CANTCREAT (exists, or a stale version)
+  if (status === 400 || status === 413 || status === 422) return EXIT.dataerr;
+  if (status === 401 || status === 403) return EXIT.noperm;
+  if (status === 404) return EXIT.noinput;
+  if (status === 409) return EXIT.cantcreat; // exists, or a stale version
   if (status >= 500) return EXIT.unavailable;
   return EXIT.failure;
 }
