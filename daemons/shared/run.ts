@@ -46,6 +46,8 @@ export async function runAsProcess(name: string, start: (config: Config) => Prom
   }
   // READY=1 only now: start() resolves once the daemon really listens (Supervision: Type=notify).
   await notify.ready(`listening on ${running.address}`);
+  const parent = foregroundParent();
+  parent?.send?.({ svcmail: 'ready', address: running.address });
   const stopWatchdog = notify.startWatchdog(() => running.healthy?.() ?? true);
   let stopping = false;
   const stop = (signal: string) => {
@@ -61,4 +63,17 @@ export async function runAsProcess(name: string, start: (config: Config) => Prom
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // A killed `svcmail start --foreground` leaves no daemon behind: its IPC channel closes.
+  parent?.on('disconnect', () => stop('the foreground parent exited'));
+}
+
+/**
+ * The IPC channel to `svcmail start --foreground` (cli/foreground.ts), which sets SVCMAIL_FOREGROUND;
+ * other parents with a channel (pm2's fork mode) are left alone. Unreferenced: it never keeps a
+ * stopping daemon alive.
+ */
+function foregroundParent(): NodeJS.Process | null {
+  if (process.env.SVCMAIL_FOREGROUND !== '1' || !process.send) return null;
+  process.channel?.unref();
+  return process;
 }
