@@ -1,5 +1,6 @@
 import type { Command, Option } from 'commander';
-import { esc, para, pre, tp, type Page, type Section } from './roff.js';
+import { EXIT, EXIT_MEANINGS } from '../output.js';
+import { esc, para, pre, sentence, tp, type Page, type Section } from './roff.js';
 
 // The synopsis, options and subcommands come from the commander declarations (npm/cli style: one
 // declaration drives --help and the man page); this file adds only what --help cannot say.
@@ -14,6 +15,21 @@ const EXTRA: Record<string, Section[]> = {
   admin: [
     { title: 'Authentication', body: para('Each call carries a token minted here with auth:secret: uid svcmail-cli, the first trusted role, elevated now, five minutes. The API audits every change as svcmail-cli. Mailbox reads use ?scope=admin and return administrative details only.') },
     { title: 'Exit status', body: [...tp('0', 'done'), ...tp('65', 'the API refused the input (400)'), ...tp('66', 'no such record (404)'), ...tp('69', 'the API cannot be reached or failed (5xx)'), ...tp('73', 'already exists, or a stale version (409)'), ...tp('77', 'not allowed (401, 403)'), ...tp('78', 'configuration error')] },
+  ],
+  deliver: [
+    { title: 'Output', body: [
+      ...para('Without --json the enhanced status code (RFC 3463) and its text go to standard error, where pipe(8) takes them for the bounce or the log, and standard output stays empty.'),
+      ...para('With --json standard output is one JSON object, on success and on failure alike (a usage error included), in place of the status line: outcome (delivered, deferred or bounced), exitCode, status (the enhanced status code), text, queueId (as given with -q), transactionId (the id the service filed the hand-off under), queued (mailbox entries queued), recipients (one result per envelope recipient: queued, duplicate, relayed, unknown or rejected, with a reason), httpStatus (the service\'s answer; null when it could not be reached) and error (the service\'s code and message when it refused the hand-off).'),
+    ] },
+    { title: 'Exit status', body: [
+      ...para('sysexits(3) codes, as Postfix pipe(8) reads them: 75 defers (the message stays queued and is tried again), the other non-zero codes bounce.'),
+      ...tp(String(EXIT.ok), 'delivered (2.0.0): the service took the message for at least one recipient: queued, relayed, already queued by an earlier hand-off with the same queue id, or refused by a transport rule or a members-only list'),
+      ...tp(String(EXIT.usage), 'usage error (5.3.0): -f or a recipient is missing'),
+      ...tp(String(EXIT.dataerr), 'the service found the hand-off malformed (400, 5.6.0): an empty message or a malformed envelope address'),
+      ...tp(String(EXIT.nouser), 'no recipient was accepted: unknown users (5.1.1) or a domain not served here (5.1.2)'),
+      ...tp(String(EXIT.unavailable), 'the message is larger than mail:ingest:max_message_bytes (413, 5.3.4)'),
+      ...tp(String(EXIT.tempfail), 'try again later (4.3.0): the service cannot be reached, is busy (429, 5xx) or refused the ingest secret, or the configuration cannot be read'),
+    ] },
   ],
   start: [{ title: 'Supervision', body: para('Under systemd (when it is the system manager) start, stop, restart, status and logs drive svcmail.target and the svcmail-<daemon>.service units through systemctl and journalctl. Elsewhere they run pm2 with packaging/pm2/ecosystem.config.cjs when pm2 is installed (pm2 is run as a separate program, never bundled). SVCMAIL_SUPERVISOR=systemd|pm2|none forces one. --foreground runs every daemon in this terminal with prefixed logs; Ctrl-C stops them cleanly.') }],
 };
@@ -57,10 +73,10 @@ export function mainPage(program: Command): Page {
       { title: 'Synopsis', body: ['.B svcmail', '[\\fIglobal options\\fR] \\fIcommand\\fR [\\fIargs\\fR]'] },
       { title: 'Description', body: [...para(program.description()), ...para('svcmail runs four daemons sharing one library: api (HTTP API, MTA hand-off, pages), worker (ingest scan and delivery, jobs), push (WebSocket /push) and protocols (mobile sync, MAPI over HTTP, Autodiscover). Every command prints JSON with --json, text otherwise, and ends with a summary line.')] },
       { title: 'Global options', body: optionLines(program.options) },
-      { title: 'Commands', body: cmds.flatMap((c) => tp(c.name(), `${c.description()} See svcmail-${c.name()}(1).`)) },
+      { title: 'Commands', body: cmds.flatMap((c) => tp(c.name(), sentence(c.description()), `See svcmail-${c.name()}(1).`)) },
       { title: 'Environment', body: [...tp('SVCMAIL_CONFIG', 'configuration file when --config is not given (else /etc/svcmail/svcmail.conf when it exists)'), ...tp('SVCMAIL__a__b__c', 'overrides setting a:b:c'), ...tp('NODE_ENV', 'production unless dev, development or test'), ...tp('SVCMAIL_SUPERVISOR', 'systemd, pm2 or none: force the service manager')] },
       { title: 'Files', body: [...tp('/etc/svcmail/svcmail.conf', 'configuration, see svcmail.conf(5)'), ...tp('/var/lib/svcmail', 'data: embedded database, blobs, CA, DKIM keys'), ...tp('/lib/systemd/system/svcmail.target', 'the units: svcmail-api, -worker, -push, -protocols')] },
-      { title: 'Exit status', body: [...tp('0', 'success'), ...tp('1', 'failure (a check failed, a record is missing)'), ...tp('64', 'usage error'), ...tp('69', 'a service is unavailable'), ...tp('70', 'internal error'), ...tp('78', 'configuration error')] },
+      { title: 'Exit status', body: Object.entries(EXIT_MEANINGS).sort(([a], [b]) => Number(a) - Number(b)).flatMap(([code, meaning]) => tp(code, meaning)) },
       { title: 'See also', body: [cmds.map((c) => `.BR svcmail\\-${esc(c.name())} (1),`).join('\n'), '.BR svcmail.conf (5)'] },
     ],
   };

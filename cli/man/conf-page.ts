@@ -26,7 +26,7 @@ export function confPage(): Page {
     body.push('.TP', `.B ${esc(name)}`, esc(decl.doc), '.br', `Type: ${esc(typeOf(decl))}.`, '.br', `Default: ${esc(dflt)}.`);
     const flags = [decl.secret ? 'secret: masked by svcmail config get' : '', decl.requiredInProduction ? 'required outside development' : ''].filter(Boolean);
     if (flags.length) body.push('.br', `${esc(flags.join('; '))}.`);
-    body.push(`Environment: ${esc(`SVCMAIL__${name.split(':').join('__')}`)}.`);
+    body.push('.br', `Environment: ${esc(`SVCMAIL__${name.split(':').join('__')}`)}.`);
   }
   return {
     name: 'svcmail.conf', section: 5, summary: 'configuration of the svcmail mail-server appliance',

@@ -33,7 +33,14 @@ export function renderPage(p: Page, version: string, date = process.env.SOURCE_D
   return `${lines.join('\n')}\n`;
 }
 
-/** A tagged paragraph: bold tag, indented text. */
-export const tp = (tag: string, text: string): string[] => ['.TP', `.B ${esc(tag)}`, esc(text)];
+/**
+ * A tagged paragraph: bold tag, indented text. Further texts start lines of their own: roff fills
+ * consecutive text lines into one, so without the .br a "See …" would run on after the text.
+ */
+export const tp = (tag: string, text: string, ...more: string[]): string[] => ['.TP', `.B ${esc(tag)}`, ...lines(text, ...more)];
+/** Texts each on its own output line (.br between them). */
+export const lines = (...texts: string[]): string[] => texts.flatMap((t, i) => (i ? ['.br', esc(t)] : [esc(t)]));
+/** The text as a sentence: a full stop unless it already ends one. */
+export const sentence = (text: string): string => (/[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`);
 export const para = (text: string): string[] => ['.PP', esc(text)];
 export const pre = (lines: string[]): string[] => ['.PP', '.nf', '.RS 4', ...lines.map(esc), '.RE', '.fi'];
