@@ -4,7 +4,7 @@ import type { Principal } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import type { EventBus } from '../events/index.js';
 import type { Logger } from '../log/index.js';
-import type { ModelDef, Row, Store } from '../storage/index.js';
+import type { ModelDef, Row, SortKey, Store } from '../storage/index.js';
 
 export const OPERATIONS = ['list', 'head', 'get', 'create', 'update', 'updateProperty', 'bulkUpdate', 'delete', 'bulkDelete'] as const;
 export type Operation = (typeof OPERATIONS)[number];
@@ -74,6 +74,11 @@ export interface ResourceDecl {
   /** Who may create records with no parent (checked with trusted roles counting). */
   createAcl?: AclGrant[];
   operations?: Operation[];
+  /**
+   * The order of a list without ?sort= (default: by uid, which is creation order). Ties are broken
+   * by uid in the direction of the first key, so pages never overlap or skip a record.
+   */
+  defaultSort?: SortKey[];
   /** Operations that need a trusted role with fresh elevation (Spec: Roles and elevation). */
   sensitive?: readonly Operation[];
   /** Kept by the server: never accepted from clients. */

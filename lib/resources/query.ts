@@ -99,7 +99,8 @@ export function parseListQuery(decl: ResourceDecl, params: QueryParams): ListQue
   const fields = queryFields(decl);
   const limit = intParam('limit', params.limit, LIST_LIMIT_DEFAULT, 1, LIST_LIMIT_MAX);
   const page = intParam('page', params.page, 0, 0, 1_000_000);
-  const sort = parseSort(Array.isArray(params.sort) ? params.sort[0] : params.sort, fields);
+  const asked = parseSort(Array.isArray(params.sort) ? params.sort[0] : params.sort, fields);
+  const sort = asked.length ? asked : [...(decl.defaultSort ?? [])];
   const filter: Filter = {};
   for (const [name, raw] of Object.entries(params)) {
     if (RESERVED_PARAMS.has(name) || raw === undefined) continue;

@@ -31,7 +31,7 @@ function docFor(decl: ResourceDecl, op: Operation, auth: AuthRequirement): Opera
   const listParams = [
     { name: 'limit', in: 'query' as const, description: `page size, default ${LIST_LIMIT_DEFAULT}; above ${LIST_LIMIT_MAX} is refused with api-106`, schema: { type: 'integer', minimum: 1, maximum: LIST_LIMIT_MAX } },
     { name: 'page', in: 'query' as const, description: 'zero-based page', schema: { type: 'integer', minimum: 0 } },
-    { name: 'sort', in: 'query' as const, description: 'field, -field, a,-b, or JSON {"field":1,"other":-1}', schema: { type: 'string' } },
+    { name: 'sort', in: 'query' as const, description: `field, -field, a,-b, or JSON {"field":1,"other":-1}; default ${decl.defaultSort?.length ? decl.defaultSort.map((k) => `${k.dir === 'desc' ? '-' : ''}${k.field}`).join(',') : 'uid (creation order)'}`, schema: { type: 'string' } },
     ...(decl.adminView ? [{ name: 'scope', in: 'query' as const, description: 'admin: administrative details only (trusted role, fresh elevation, audited)', schema: { type: 'string', enum: ['admin'] } }] : []),
     ...filters,
   ];
