@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { describeVerdicts, type DomainVerdict } from '../../lib/dns/verdicts.js';
-import { ADMIN_GROUPS, POLICIES, type AdminGroup } from '../admin/groups.js';
+import { ADMIN_GROUPS, POLICIES, verbDescription, type AdminGroup } from '../admin/groups.js';
 import { adminClient, fieldPair, parseBytes, type ApiClient } from '../admin/client.js';
 import { CliError, collect, configFrom, emit, EXIT, table, type GlobalOptions } from '../output.js';
 
@@ -43,7 +43,7 @@ function renderOne(grp: AdminGroup, r: Rec): string {
 function addGroup(admin: Command, grp: AdminGroup): Command {
   const c = admin.command(grp.name).description(grp.summary);
   if (grp.verbs.includes('list')) {
-    c.command('list').description(`list ${grp.name}`)
+    c.command('list').description(verbDescription(grp, 'list'))
       .option('--limit <n>', 'page size', '100').option('--page <n>', 'zero-based page', '0')
       .option('--where <field=value>', 'filter (repeatable)', collect)
       .action(async (o: { limit: string; page: string; where?: string[] }, cmd: Command) => {
@@ -56,14 +56,14 @@ function addGroup(admin: Command, grp: AdminGroup): Command {
       });
   }
   if (grp.verbs.includes('show')) {
-    c.command(`show <${grp.key ?? 'uid'}>`).description(`one ${grp.name} record${grp.adminScope ? ' (?scope=admin: audited)' : ''}`)
+    c.command(`show <${grp.key ?? 'uid'}>`).description(verbDescription(grp, 'show'))
       .action(async (id: string, _o: unknown, cmd: Command) => {
         const { g, api } = await session(cmd);
         emit(g, await resolveRecord(api, grp, id), (r: Rec) => renderOne(grp, r));
       });
   }
   if (grp.verbs.includes('create')) {
-    c.command(grp.createArg ? `create <${grp.createArg}>` : 'create').description(`create a ${grp.name} record`)
+    c.command(grp.createArg ? `create <${grp.createArg}>` : 'create').description(verbDescription(grp, 'create'))
       .option('--field <name=value>', 'a field (value as JSON when it parses; repeatable)', collect)
       .option('--body <json>', 'all fields as one JSON object')
       .action(async (arg: string | object, o: { field?: string[]; body?: string } | Command, cmd?: Command) => {
@@ -75,7 +75,7 @@ function addGroup(admin: Command, grp: AdminGroup): Command {
       });
   }
   if (grp.verbs.includes('update')) {
-    c.command(`update <${grp.key ?? 'uid'}>`).description(`change fields of a ${grp.name} record`)
+    c.command(`update <${grp.key ?? 'uid'}>`).description(verbDescription(grp, 'update'))
       .option('--field <name=value>', 'a field to change (repeatable)', collect).option('--body <json>', 'fields as one JSON object')
       .action(async (id: string, o: { field?: string[]; body?: string }, cmd: Command) => {
         const { g, api } = await session(cmd);
@@ -85,7 +85,7 @@ function addGroup(admin: Command, grp: AdminGroup): Command {
       });
   }
   if (grp.verbs.includes('delete')) {
-    c.command(`delete <${grp.key ?? 'uid'}>`).description(`delete a ${grp.name} record`)
+    c.command(`delete <${grp.key ?? 'uid'}>`).description(verbDescription(grp, 'delete'))
       .action(async (id: string, _o: unknown, cmd: Command) => {
         const { g, api } = await session(cmd);
         const rec = await resolveRecord(api, grp, id);
@@ -159,7 +159,7 @@ export function registerAdmin(program: Command): void {
           const r = await api.call('POST', `${grp.path}/${encodeURIComponent(uid)}/release`, {});
           emit(g, r ?? { released: uid }, () => `quarantine: released ${uid}`);
         });
-      c.command('headers <uid>').description('the header block of a quarantined message')
+      c.command('headers <uid>').description('print the header block of a quarantined message')
         .action(async (uid: string, _o: unknown, cmd: Command) => {
           const { g, api } = await session(cmd);
           const r = await api.call('GET', `${grp.path}/${encodeURIComponent(uid)}/headers`);
@@ -167,7 +167,7 @@ export function registerAdmin(program: Command): void {
         });
     }
     if (grp.name === 'ingest-queue') {
-      c.command('retry <uid>').description('queue a failed entry again')
+      c.command('retry <uid>').description('queue a failed ingest queue entry again')
         .action(async (uid: string, _o: unknown, cmd: Command) => {
           const { g, api } = await session(cmd);
           const r = await api.call('POST', `${grp.path}/${encodeURIComponent(uid)}/retry`, {});
