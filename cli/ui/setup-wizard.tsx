@@ -4,6 +4,7 @@ import { useRef, useState } from 'react';
 import { Box, Text, render, useApp, useInput } from 'ink';
 import { readConfigFile, type SetupInput, type SetupResult } from '../../lib/setup/index.js';
 import { renderSetup, setupOrFail } from '../commands/setup.js';
+import { EXIT } from '../output.js';
 
 interface Question {
   key: 'domain' | 'host' | 'baseUrl' | 'authUrl' | 'authAudience' | 'authIssuer' | 'authSecret' | 'datastoreUrl' | 'redisUrl';
@@ -56,7 +57,18 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
   const [value, setShown] = useState(todo[0] ? todo[0].initial(known) : '');
   // Keys can arrive faster than React renders: the ref always holds what was typed so far.
   const typed = useRef(value);
-  const setValue = (v: string) => { typed.current = v; setShown(v); };
+  // A proposed default the user has not touched behaves like a placeholder that Enter accepts:
+  // typing replaces it, Backspace or Ctrl-U clears it, → or Tab takes it for editing.
+  const [untouched, setUntouched] = useState(value !== '');
+  const pristine = useRef(untouched);
+  const setValue = (v: string, proposed = false) => {
+    typed.current = v;
+    pristine.current = proposed && v !== '';
+    setShown(v);
+    setUntouched(pristine.current);
+  };
+  const typeChar = (c: string) => setValue(pristine.current ? c : typed.current + c);
+  const erase = () => setValue(pristine.current ? '' : typed.current.slice(0, -1));
   const at = useRef(0);
   const soFar = useRef<Answers>(known);
   const [error, setError] = useState<string | null>(null);
@@ -102,7 +114,7 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
     at.current = i + 1;
     if (i + 1 < todo.length) {
       setIndex(i + 1);
-      setValue(todo[i + 1].initial(next));
+      setValue(todo[i + 1].initial(next), true);
     } else start(next);
     return true;
   };
@@ -110,17 +122,18 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
   useInput((ch, key) => {
     if (phase !== 'asking' || !todo[at.current]) return;
     if (key.return) return void submit();
-    if (key.backspace || key.delete) return setValue(typed.current.slice(0, -1));
+    if (key.backspace || key.delete) return erase();
     if (key.ctrl && ch === 'u') return setValue('');
-    if (key.escape || (key.ctrl && ch === 'c')) return finish(130, 'setup cancelled; nothing was written');
+    if (key.escape || (key.ctrl && ch === 'c')) return finish(EXIT.cancelled, 'setup cancelled; nothing was written');
+    if (key.rightArrow || key.tab || key.end) return setValue(typed.current);
     if (!ch || key.ctrl || key.meta) return;
     // Keys can arrive several to a chunk (fast typing, paste, a terminal driver): take them one by one.
     for (const c of ch) {
       if (c === '\r' || c === '\n') {
         if (!submit() || phase !== 'asking') return;
       } else if (c === '\x15') setValue(''); // Ctrl-U
-      else if (c === '\x7f' || c === '\b') setValue(typed.current.slice(0, -1));
-      else if (c >= ' ') setValue(typed.current + c);
+      else if (c === '\x7f' || c === '\b') erase();
+      else if (c >= ' ') typeChar(c);
     }
   });
 
@@ -135,7 +148,7 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
       {phase === 'asking' && q && (
         <Box flexDirection="column">
           <Text><Text color="cyan">? </Text>{q.label} <Text dimColor>({q.hint})</Text></Text>
-          <Text>› {q.secret ? '*'.repeat(value.length) : value}<Text inverse> </Text></Text>
+          <Text>› <Text dimColor={untouched}>{q.secret ? '*'.repeat(value.length) : value}</Text><Text inverse> </Text>{untouched && <Text dimColor>  Enter keeps it, typing replaces it, → edits it</Text>}</Text>
           {error && <Text color="red">  {error}</Text>}
         </Box>
       )}

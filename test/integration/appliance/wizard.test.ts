@@ -8,12 +8,12 @@ import { CLI, mode, SECRET } from './helpers.js';
 
 const SOCKET = `svcmail-wizard-${process.pid}`;
 const tmux = (...args: string[]) => spawnSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-const screen = () => tmux('capture-pane', '-p', '-t', 'wiz').stdout;
+const screen = (session = 'wiz') => tmux('capture-pane', '-p', '-t', session).stdout;
 
-async function waitFor(re: RegExp, ms = 20_000): Promise<string> {
+async function waitFor(re: RegExp, ms = 20_000, session = 'wiz'): Promise<string> {
   const until = Date.now() + ms;
   for (;;) {
-    const s = screen();
+    const s = screen(session);
     if (re.test(s)) return s;
     if (Date.now() > until) throw new Error(`screen never matched ${re}:\n${s}`);
     await new Promise((r) => setTimeout(r, 150));
@@ -82,5 +82,63 @@ describe('svcmail setup in a terminal (ink wizard)', () => {
     expect(stored['mail:transport:ingest:secret']).toMatch(/^[\w-]{16,}$/);
     expect(existsSync(join(dir, 'data/pki/ca/ca.crt'))).toBe(true);
     expect(existsSync(join(dir, 'data/dkim/example.test.mail.key'))).toBe(true);
+  }, 120_000);
+
+  it('a proposed default is replaced by what is typed, kept on Enter, cleared by Backspace, and edited after →', async () => {
+    const sub = mkdtempSync(join(dir, 'defaults-'));
+    const conf = join(sub, 'svcmail.conf');
+    const s = 'wiz-defaults';
+    const keys = (...k: string[]) => tmux('send-keys', '-t', s, ...k);
+    const type = (text: string) => tmux('send-keys', '-t', s, '-l', text);
+    const until = (re: RegExp, ms?: number) => waitFor(re, ms, s);
+    const cmd = `CI=false NODE_ENV=production SVCMAIL_CONFIG= ${process.execPath} ${CLI} --config ${conf} setup; echo "EXIT=$?"; sleep 60`;
+    expect(tmux('new-session', '-d', '-s', s, '-x', '160', '-y', '50', cmd).status).toBe(0);
+
+    await until(/Mail domain/);
+    type('example.test');
+    keys('Enter');
+    // Typing into the untouched proposal replaces it, as a placeholder would (one key, then the rest).
+    await until(/Host name of this server.*\n.*› mail\.example\.test.*Enter keeps it, typing replaces it/);
+    type('m');
+    await until(/› m\s/);
+    type('x.example.test');
+    const replaced = await until(/› mx\.example\.test\s/);
+    expect(replaced).not.toMatch(/mail\.example\.testm/);
+    expect(replaced).not.toMatch(/Enter keeps it/);
+    keys('Enter');
+    // Enter keeps a proposal (derived from the host just typed).
+    await until(/Public base URL.*\n.*› https:\/\/mx\.example\.test/);
+    keys('Enter');
+    // A paste into the proposal replaces it too.
+    await until(/Sign-in service URL.*\n.*› https:\/\/auth\.example\.test/);
+    type('http://127.0.0.1:9');
+    await until(/› http:\/\/127\.0\.0\.1:9\s/);
+    keys('Enter');
+    // → takes the proposal for editing: what is typed then is appended.
+    await until(/Token audience.*\n.*› example\.test/);
+    keys('Right');
+    type('.edited');
+    await until(/› example\.test\.edited\s/);
+    keys('Enter');
+    // Backspace on the proposal clears it.
+    await until(/Token issuer.*\n.*› 127\.0\.0\.1/);
+    keys('BSpace');
+    await until(/Token issuer.*\n› *\n/); // capture-pane drops the trailing blanks (the cursor)
+    type('auth.example.test');
+    keys('Enter');
+    await until(/Secret shared with the sign-in service/);
+    type(SECRET);
+    keys('Enter');
+    await until(/PostgreSQL URL/);
+    keys('Enter');
+    await until(/Redis URL/);
+    keys('Enter');
+
+    const done = await until(/EXIT=\d+/, 60_000);
+    expect(done).toMatch(/EXIT=0/);
+    expect(JSON.parse(readFileSync(conf, 'utf8'))).toMatchObject({
+      'mail:host': 'mx.example.test', 'mail:base_url': 'https://mx.example.test', 'mail:auth_server_url': 'http://127.0.0.1:9',
+      'auth:options:audience': 'example.test.edited', 'auth:options:issuer': 'auth.example.test',
+    });
   }, 120_000);
 });
