@@ -3,19 +3,22 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { requirePeer } from './peers.js';
 
 const ADMIN_URL = process.env.SVCMAIL_TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** In CI a test that needs PostgreSQL fails when it is missing; elsewhere it is skipped. */
+/**
+ * Whether PostgreSQL answers at SVCMAIL_TEST_PG_ADMIN_URL; when it does not, the file says so in
+ * one line and skips what needs it, or in CI fails (test/helpers/peers.ts).
+ */
 export async function postgresAvailable(): Promise<boolean> {
   const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 2000 });
   try {
     await client.connect();
     await client.query('SELECT 1');
-    return true;
+    return requirePeer('postgres', true);
   } catch (e) {
-    if (process.env.CI === 'true') throw new Error(`PostgreSQL is required in CI but not reachable at ${ADMIN_URL}: ${(e as Error).message}`);
-    return false;
+    return requirePeer('postgres', false, `not reachable at ${ADMIN_URL} (${(e as Error).message})`);
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -70,7 +73,7 @@ export interface Backend {
   open(): Promise<TestDatabase>;
 }
 
-/** The SQL backends every integration test runs on: SQLite always, PostgreSQL when reachable (always in CI). */
+/** The SQL backends every integration test runs on: SQLite always, PostgreSQL when it answers (see postgresAvailable). */
 export async function sqlBackends(): Promise<Backend[]> {
   const list: Backend[] = [{ name: 'sqlite', open: async () => freshSqlite() }];
   if (await postgresAvailable()) list.push({ name: 'postgres', open: freshPostgres });

@@ -3,6 +3,7 @@ import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync,
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { requirePrograms, requireRoot } from './peers.js';
 
 export interface PostfixInstance {
   /** A sendmail-style command bound to this instance (for mail:transport:sendmail:path). */
@@ -22,8 +23,9 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Whether Debian's postfix is installed and the tests run as root; when not, one line and a skip, or in CI a failure (./peers.ts). */
 export function postfixAvailable(): boolean {
-  return existsSync('/usr/sbin/postfix') && existsSync('/usr/sbin/smtp-sink');
+  return requirePrograms('postfix') && requireRoot('a private Postfix instance');
 }
 
 /**

@@ -2,10 +2,11 @@
 // test file on free loopback ports; rspamd's hyperscan cache lives in a fixed directory under the
 // system temp dir so only the first start of a machine pays the ~30 s compile.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { programPath, requirePrograms } from './peers.js';
 
 export const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
 export const EICAR = 'X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*';
@@ -37,8 +38,14 @@ async function waitFor(check: () => Promise<boolean>, what: string, ms: number, 
   throw new Error(`${what} did not start within ${ms} ms`);
 }
 
+/** Whether rspamd and clamd are installed; reports nothing (for tests that use them when they are there). */
 export function scannersInstalled(): boolean {
-  return existsSync('/usr/bin/rspamd') && existsSync('/usr/sbin/clamd');
+  return programPath('rspamd') !== undefined && programPath('clamd') !== undefined;
+}
+
+/** Whether rspamd and clamd are installed; when not, one line and a skip, or in CI a failure (./peers.ts). */
+export function requireScanners(): boolean {
+  return requirePrograms('rspamd', 'clamd');
 }
 
 const running = new Set<ChildProcess>();

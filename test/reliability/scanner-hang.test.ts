@@ -11,10 +11,11 @@ import { FolderModel, MessageModel, type Folder, type Message } from '../../lib/
 import { realScanners, SCAN_ENGINE_UNAVAILABLE } from '../../lib/scan/index.js';
 import { AUDIENCE, ISSUER, TEST_SECRET } from '../helpers/api.js';
 import { sqlBackends } from '../helpers/databases.js';
-import { scannersInstalled, startClamd, startRspamd } from '../helpers/scanners.js';
+import { requireScanners, startClamd, startRspamd } from '../helpers/scanners.js';
 import { silentServer } from './peers.js';
 import { INGEST_SECRET, startWorld, type World } from './world.js';
 
+const withScanners = requireScanners();
 const backends = await sqlBackends();
 const SCAN_TIMEOUT = 800;
 /** Time a scan round may take beyond the scanner time limit (parsing, filing; a loaded CI machine). */
@@ -25,14 +26,14 @@ let clamd: Awaited<ReturnType<typeof startClamd>>;
 let silentRspamd: Awaited<ReturnType<typeof silentServer>>;
 let silentClamd: Awaited<ReturnType<typeof silentServer>>;
 beforeAll(async () => {
-  if (!scannersInstalled()) throw new Error('rspamd and clamav-daemon are required (apt-get install rspamd clamav-daemon)');
+  if (!withScanners) return;
   [rspamd, clamd, silentRspamd, silentClamd] = await Promise.all([startRspamd(), startClamd(), silentServer(), silentServer()]);
 }, 180_000);
 afterAll(async () => {
   await Promise.all([rspamd?.stop(), clamd?.stop(), silentRspamd?.stop(), silentClamd?.stop()]);
 });
 
-describe.each(backends)('a scanner hanging ($name)', (backend) => {
+describe.runIf(withScanners).each(backends)('a scanner hanging ($name)', (backend) => {
   const counts = { faults: 0 };
   let w: World;
   beforeAll(async () => {

@@ -6,7 +6,7 @@
 // -Opener-Policy, Permissions-Policy, and no cookies. And the shipped nginx site sends HSTS with
 // `always`, exactly once, on its own answers too (with a real nginx where one is installed).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
@@ -19,12 +19,13 @@ import type { SettingName } from '../../lib/config/index.js';
 import { seedUsers, startTestApi, type TestApi } from '../helpers/api.js';
 import { sqlBackends } from '../helpers/databases.js';
 import { deliverRaw } from '../helpers/messages.js';
+import { programPath, requirePrograms } from '../helpers/peers.js';
 import { freePort } from '../integration/plugins/_stack.js';
 
 const [sqlite] = await sqlBackends();
 const HALF_YEAR = 15_768_000; // Observatory's minimum max-age
 const SITE = fileURLToPath(new URL('../../packaging/nginx/svcmail.conf', import.meta.url));
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
+const NGINX = requirePrograms('nginx', 'openssl') ? programPath('nginx') : undefined;
 
 const MAIL = `From: bob@example.test\r\nTo: alice@example.test\r\nSubject: with attachment\r\nMessage-ID: <hdr@example.test>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n--b\r\nContent-Type: application/pdf; name="r.pdf"\r\nContent-Disposition: attachment; filename="r.pdf"\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.from('%PDF-1.4').toString('base64')}\r\n--b--\r\n`;
 
@@ -163,7 +164,7 @@ describe('the shipped nginx site', () => {
     expect(locations.filter((l) => /add_header/.test(l.slice(0, l.indexOf('}'))))).toEqual([]);
   });
 
-  describe.skipIf(!NGINX)('with a real nginx', () => {
+  describe.runIf(NGINX)('with a real nginx', () => {
     let api: TestApi;
     let nginx: ChildProcess;
     let dir: string;

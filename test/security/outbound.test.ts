@@ -12,6 +12,7 @@ import { checkedRequest, outboundPolicy, OutboundRefused } from '../../lib/http/
 import { AcmeClient, parseSvcRecord } from '../../lib/keys/index.js';
 import { freshSqlite } from '../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../helpers/api.js';
+import { requirePrograms } from '../helpers/peers.js';
 import { keyTestValues, startTxtDns, type TxtDns } from '../integration/keys/helpers.js';
 
 // Issue #25 finding 1 — server-side request forgery through key lookup, and its siblings. Every
@@ -21,6 +22,8 @@ import { keyTestValues, startTxtDns, type TxtDns } from '../integration/keys/hel
 // connected to, redirects refused, answers capped. A TCP trap on loopback proves no connection is made;
 // a DNS server on loopback answers the attacker's records. Only loopback addresses are ever connected
 // to here; the other ranges are checked by the classifier alone (no packet leaves the machine).
+
+const withOpenssl = requirePrograms('openssl');
 
 const sqlite = { name: 'sqlite', open: async () => freshSqlite() };
 
@@ -187,7 +190,7 @@ describe('federated key lookup does not reach internal addresses', () => {
   });
 });
 
-describe('checkedRequest over https', () => {
+describe.runIf(withOpenssl)('checkedRequest over https', () => {
   let dir: string;
   let server: ReturnType<typeof createHttpsServer>;
   let ca: Buffer;

@@ -14,7 +14,6 @@ import { CLI, ROOT } from './helpers.js';
 // the same moment and every one of them starts (they used to die with "Already exists").
 
 const withPostgres = await postgresAvailable();
-if (!withPostgres) process.stdout.write('cold-start-postgres.test.ts: skipped, no PostgreSQL on 127.0.0.1 (it is required in CI)\n');
 
 const SECRET = 'cold-start-secret-0123456789abcdef';
 

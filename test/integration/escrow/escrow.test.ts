@@ -14,9 +14,11 @@ import { drainEscrowExports } from '../../../lib/jobs/escrow-export.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 import { deliverRaw } from '../../helpers/messages.js';
+import { requirePrograms } from '../../helpers/peers.js';
 import { keyTestValues, TEST_ARGON2 } from '../keys/helpers.js';
 
 const backends = await sqlBackends();
+const withOpenssl = requirePrograms('openssl');
 
 /** The holders make the scope key pair themselves (here with OpenSSL); the server only sees the certificate. */
 function scopeKeyPair(): { certPem: string; keyPem: string } {
@@ -26,7 +28,7 @@ function scopeKeyPair(): { certPem: string; keyPem: string } {
 }
 const der = (pem: string) => Buffer.from(pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
 
-describe.each(backends)('key escrow on $name', (backend) => {
+describe.runIf(withOpenssl).each(backends)('key escrow on $name', (backend) => {
   let api: TestApi;
   let p: Awaited<ReturnType<typeof seedUsers>>;
   const scopeKeys = scopeKeyPair();

@@ -13,9 +13,11 @@ import { blobsOf } from '../../../lib/mail/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 import { deliverRaw } from '../../helpers/messages.js';
+import { requirePrograms } from '../../helpers/peers.js';
 import { keyTestValues } from '../keys/helpers.js';
 
 const backends = await sqlBackends();
+const withOpenssl = requirePrograms('openssl');
 
 function scopeCert(): string {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-scope-'));
@@ -25,7 +27,7 @@ function scopeCert(): string {
 
 const mail = (subject: string, date: Date, body: string) => `From: carol@example.net\r\nTo: alice@example.test\r\nSubject: ${subject}\r\nDate: ${date.toUTCString()}\r\nMessage-ID: <${subject.replace(/\W/g, '')}@example.net>\r\n\r\n${body}`;
 
-describe.each(backends)('escrow matter exports on $name', (backend) => {
+describe.runIf(withOpenssl).each(backends)('escrow matter exports on $name', (backend) => {
   let api: TestApi;
   let p: Awaited<ReturnType<typeof seedUsers>>;
   let h1: string; let h2: string;

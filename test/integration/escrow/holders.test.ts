@@ -12,9 +12,11 @@ import { KeyVaultModel } from '../../../lib/keys/index.js';
 import { createVault, random } from '../../../lib/keys/client/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
+import { requirePrograms } from '../../helpers/peers.js';
 import { keyTestValues, TEST_ARGON2 } from '../keys/helpers.js';
 
 const backends = await sqlBackends();
+const withOpenssl = requirePrograms('openssl');
 
 function scopeCert(cn: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-scope-'));
@@ -22,7 +24,7 @@ function scopeCert(cn: string): string {
   return readFileSync(join(dir, 'c'), 'utf8');
 }
 
-describe.each(backends)('escrow holders on $name', (backend) => {
+describe.runIf(withOpenssl).each(backends)('escrow holders on $name', (backend) => {
   let api: TestApi;
   let p: Awaited<ReturnType<typeof seedUsers>>;
   let h1: string; let h2: string; let h3: string; let h4: string; let nobody: string;

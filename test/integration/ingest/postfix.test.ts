@@ -6,7 +6,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,17 +15,14 @@ import { socketmapServer } from '../../../lib/ingest/mta-client.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { FolderModel, MessageModel, type Folder, type Message } from '../../../lib/mail/index.js';
 import { freshSqlite } from '../../helpers/databases.js';
+import { requirePrograms, requireRoot } from '../../helpers/peers.js';
 import { freePort } from '../../helpers/scanners.js';
 import { ingestFixture, message, INGEST_SECRET, type IngestFixture } from './setup.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BIN = join(ROOT, 'bin', 'svcmail.js');
-const installed = existsSync('/usr/sbin/postfix') && existsSync('/usr/sbin/smtp-source');
-const isRoot = userInfo().uid === 0;
-if (process.env.CI === 'true' && !(installed && isRoot)) {
-  throw new Error('the Postfix end-to-end test needs Debian postfix (apt-get install postfix) and root');
-}
-const run = installed && isRoot ? describe : describe.skip;
+const ready = requirePrograms('postfix') && requireRoot('a private Postfix instance');
+const run = describe.runIf(ready);
 
 /** A TCP forwarder to the api daemon that can be switched off: "svcmail is down" for Postfix. */
 function switchableProxy(target: number) {

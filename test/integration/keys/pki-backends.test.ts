@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshSqlite } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
+import { requirePrograms } from '../../helpers/peers.js';
 import { createVault } from '../../../lib/keys/client/index.js';
 import { ensureLocalCa, generateDkimKey, IssuedCertificateModel, LocalPki, parseCsr, type IssuedCertificate } from '../../../lib/pki/index.js';
 import { TEST_ARGON2 } from './helpers.js';
@@ -15,11 +16,13 @@ import { TEST_ARGON2 } from './helpers.js';
 // (sign at <mount>/sign/<role>, revoke at <mount>/revoke) played by a local HTTP server that
 // speaks that API and signs with its own CA.
 
+const withOpenssl = requirePrograms('openssl');
+
 const tmp = mkdtempSync(join(tmpdir(), 'svcmail-pki-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('local CA files', () => {
-  it('makes a P-256 CA with a 0700 directory and a 0600 key, keeps it, rotates only when asked', async () => {
+  it.runIf(withOpenssl)('makes a P-256 CA with a 0700 directory and a 0600 key, keeps it, rotates only when asked', async () => {
     const dir = join(tmp, 'ca');
     const first = await ensureLocalCa(dir);
     expect(first.created).toBe(true);
@@ -36,7 +39,7 @@ describe('local CA files', () => {
     expect(readdirSync(dir).filter((f) => f.includes('.rotated-'))).toHaveLength(2);
   });
 
-  it('makes 2048-bit RSA DKIM keys with their DNS TXT value', async () => {
+  it.runIf(withOpenssl)('makes 2048-bit RSA DKIM keys with their DNS TXT value', async () => {
     const k = await generateDkimKey();
     writeFileSync(join(tmp, 'dkim.key'), k.privateKeyPem);
     expect(execFileSync('openssl', ['rsa', '-in', join(tmp, 'dkim.key'), '-noout', '-text'], { encoding: 'utf8' })).toContain('Private-Key: (2048 bit');
@@ -88,7 +91,7 @@ describe('PKI vault backend', () => {
     vaultServer?.close();
   });
 
-  it('enrolment signs the CSR at <mount>/sign/<role>; rekey revokes the old serial at <mount>/revoke', async () => {
+  it.runIf(withOpenssl)('enrolment signs the CSR at <mount>/sign/<role>; rekey revokes the old serial at <mount>/revoke', async () => {
     const s = await seedUsers(api);
     const v = await createVault(s.aliceBox.uid, 'alice@example.test', 'pw', { argon2: TEST_ARGON2 });
     const r = await api.call('POST', `/api/mail/mailboxes/${s.aliceBox.uid}/keyvault/enroll`, { token: s.alice, body: v.body });

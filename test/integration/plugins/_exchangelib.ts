@@ -1,11 +1,9 @@
 // python3-exchangelib (Debian), an Outlook-schema Autodiscover client nobody here wrote: it makes
 // the request body and reads the answer with its own parser (TESTING.md: Protocols, Autodiscover).
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+// A test file that uses it asks requirePrograms('python3-exchangelib') first (test/helpers/peers.ts).
+import { spawn } from 'node:child_process';
 
 const PY = '/usr/bin/python3';
-export const EXCHANGELIB = existsSync(PY) && spawnSync(PY, ['-c', 'import exchangelib.autodiscover.properties'], { stdio: 'ignore' }).status === 0;
-if (!EXCHANGELIB && process.env.CI === 'true') throw new Error('python3-exchangelib is required in CI (.ci/apt-packages)');
 
 const SCRIPT = `
 import json, sys

@@ -13,9 +13,12 @@ import { schema } from '../../../lib/config/index.js';
 import { autodiscoverPlugin } from '../../../lib/plugins/index.js';
 import { TEST_SECRET } from '../../helpers/api.js';
 import { sqlBackends } from '../../helpers/databases.js';
+import { requirePrograms } from '../../helpers/peers.js';
 import { freePort, request, seed, startStack, type Stack } from './_stack.js';
 import { testEas, testMapi } from './_plugins.js';
 import { adRequest } from './_xml.js';
+
+const withOpenssl = requirePrograms('openssl');
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BIN = join(ROOT, 'bin/svcmail.js');
@@ -79,7 +82,7 @@ describe('svcmail start --foreground runs the protocols daemon', () => {
   }, 200_000);
 });
 
-describe('svcmail doctor: the protocols daemon and the Autodiscover probe', () => {
+describe.runIf(withOpenssl)('svcmail doctor: the protocols daemon and the Autodiscover probe', () => {
   let stack: Stack;
   let tls: Server;
   let dir: string;

@@ -1,7 +1,7 @@
 // packaging/nginx/svcmail.conf with a real nginx routes the protocol paths (any case of
 // /autodiscover/) to the protocols daemon and /api to the api daemon, over TLS.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,12 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { autodiscoverPlugin } from '../../../lib/plugins/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
+import { programPath, requirePrograms } from '../../helpers/peers.js';
 import { freePort, startStack, type Stack } from './_stack.js';
 import { testEas, testMapi } from './_plugins.js';
 import { adRequest } from './_xml.js';
 
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
-if (!NGINX && process.env.CI === 'true') throw new Error('nginx is required in CI (.ci/apt-packages: nginx-light)');
+const NGINX = requirePrograms('nginx', 'openssl') ? programPath('nginx') : undefined;
 const SITE = fileURLToPath(new URL('../../../packaging/nginx/svcmail.conf', import.meta.url));
 const [sqlite] = await sqlBackends();
 
@@ -31,7 +31,7 @@ function call(port: number, method: string, path: string, body?: string): Promis
   });
 }
 
-describe.skipIf(!NGINX)('nginx site file: the protocol paths', () => {
+describe.runIf(NGINX)('nginx site file: the protocol paths', () => {
   let stack: Stack;
   let nginx: ChildProcess;
   let port: number;

@@ -2,18 +2,18 @@
 // client reaches /push through it (TLS, upgrade, Origin and token passed unchanged) and gets
 // events, and /internal/ is closed from outside. nginx is required in CI (.ci/apt-packages).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { programPath, requirePrograms } from '../../helpers/peers.js';
 import { Client, freePort, ORIGIN, seed, startStack, type Stack } from './_stack.js';
 
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
-if (!NGINX && process.env.CI === 'true') throw new Error('nginx is required in CI (.ci/apt-packages: nginx-light)');
+const NGINX = requirePrograms('nginx', 'openssl') ? programPath('nginx') : undefined;
 const SITE = fileURLToPath(new URL('../../../packaging/nginx/svcmail.conf', import.meta.url));
 
-describe.skipIf(!NGINX)('nginx site file', () => {
+describe.runIf(NGINX)('nginx site file', () => {
   let stack: Stack;
   let s: Awaited<ReturnType<typeof seed>>;
   let nginx: ChildProcess;

