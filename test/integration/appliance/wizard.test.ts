@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { requirePrograms } from '../../helpers/peers.js';
 import { CLI, mode, SECRET } from './helpers.js';
 
 const SOCKET = `svcmail-wizard-${process.pid}`;
@@ -20,7 +21,7 @@ async function waitFor(re: RegExp, ms = 20_000, session = 'wiz'): Promise<string
   }
 }
 
-describe('svcmail setup in a terminal (ink wizard)', () => {
+describe.runIf(requirePrograms('tmux'))('svcmail setup in a terminal (ink wizard)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-wizard-'));
   afterAll(() => {
     tmux('kill-server');

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../../cli/output.js';
+import { requirePrograms } from '../../helpers/peers.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -29,7 +30,7 @@ function section(text: string, title: string): string[] {
 /** The codes a page's EXIT STATUS section lists (tag lines hold only the number). */
 const exitCodes = (text: string) => section(text, 'EXIT STATUS').filter((l) => /^\d+\s/.test(l)).map((l) => Number(l.split(/\s/)[0]));
 
-describe.skipIf(spawnSync('man', ['--version']).status !== 0)('man pages (npm run man, read with man -l)', { timeout: 120_000 }, () => {
+describe.runIf(requirePrograms('groff', 'man'))('man pages (npm run man, read with man -l)', { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-man-'));
   const pages: Record<string, string> = {};
   beforeAll(() => {
