@@ -10,6 +10,7 @@ import { buildProgram } from '../../../cli/main.js';
 import { signToken } from '../../../lib/auth/index.js';
 import { loadConfig, schema } from '../../../lib/config/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
+import { requireRoot } from '../../helpers/peers.js';
 import { AUDIENCE, ISSUER, seedUsers, startTestApi, TEST_SECRET, type TestApi } from '../../helpers/api.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -130,7 +131,7 @@ describe.concurrent('svcmail config', { timeout: 120_000 }, () => {
     expect(dflt.stderr).toMatch(/mail:transport:ingest:secret: still the default/);
   });
 
-  it.skipIf(process.getuid?.() !== 0)('set as root keeps the owner and group of the file, and its mode (never wider than 0640)', async () => {
+  it.runIf(requireRoot('keeping the owner and group of the configuration file'))('set as root keeps the owner and group of the file, and its mode (never wider than 0640)', async () => {
     for (const [before, after] of [[0o640, 0o640], [0o600, 0o600], [0o664, 0o640]] as const) {
       const f = conf('owned.json', good);
       chownSync(f, 65534, 65534);
