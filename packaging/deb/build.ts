@@ -1,13 +1,16 @@
-// npm run package:deb [-- OUT_DIR]: builds dist/ (npm run build), stages the package tree and
-// runs dpkg-deb. The package sources are beside this file (DEBIAN/, copyright), ../../systemd and
-// the generated man pages; nothing here writes unit or maintainer-script text.
+// npm run package:deb [-- OUT_DIR]: compiles the sources as npm run build does, into the staged
+// package tree rather than this checkout's dist/ (so that two builds, or a build and a developer's
+// dist/, never meet), and runs dpkg-deb. The package sources are beside this file (DEBIAN/,
+// copyright), ../../systemd and the generated man pages; nothing here writes unit or
+// maintainer-script text.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { writeManPages } from '../../cli/man/index.js';
+import { copyRuntimeModules } from './runtime-modules.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
@@ -18,30 +21,21 @@ const say = (text: string) => process.stdout.write(`package:deb: ${text}\n`);
 
 const sh = (cmd: string, args: string[], cwd = root) => execFileSync(cmd, args, { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
 
-say('building dist/ (npm run build)');
-rmSync(join(root, 'dist'), { recursive: true, force: true });
-sh('npx', ['tsc', '-p', 'tsconfig.build.json']);
-
 const stage = mkdtempSync(join(tmpdir(), 'svcmail-deb-'));
 const app = join(stage, 'usr/lib/svcmail');
 mkdirSync(app, { recursive: true });
 say(`staging in ${stage}`);
-cpSync(join(root, 'dist'), join(app, 'dist'), { recursive: true, filter: (src) => !src.endsWith('.map') });
+say('compiling dist/ (tsconfig.build.json)');
+sh('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', join(app, 'dist'), '--sourceMap', 'false']);
 cpSync(join(root, 'bin'), join(app, 'bin'), { recursive: true });
 // The pages' assets: lib/web/pages.ts finds them at ../../web/assets from dist/lib/web.
 cpSync(join(root, 'web'), join(app, 'dist/web'), { recursive: true });
 cpSync(join(root, 'packaging/pm2'), join(app, 'packaging/pm2'), { recursive: true });
-for (const f of ['package.json', 'package-lock.json']) copyFileSync(join(root, f), join(app, f));
+// package.json: its "type": "module" makes dist/ ES modules, and lib/version.ts reads the version.
+copyFileSync(join(root, 'package.json'), join(app, 'package.json'));
 
-// Production node_modules only: the packages `npm ls --omit=dev` names, copied as they are installed
-// here (native modules were built for this Node).
-say('copying production node_modules');
-const listed = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 })
-  .split('\n').map((l) => l.trim()).filter((l) => l.includes('node_modules'));
-const tops = listed.filter((p) => !listed.some((q) => q !== p && p.startsWith(`${q}/`)));
-for (const p of tops) {
-  cpSync(p, join(app, relative(root, p)), { recursive: true, dereference: false });
-}
+say('copying the node_modules that run (runtime-modules.ts)');
+copyRuntimeModules(root, app);
 // bin/load.js reads from dist/ when no TypeScript sources are beside it: this is a build.
 
 mkdirSync(join(stage, 'usr/bin'), { recursive: true });
@@ -76,9 +70,34 @@ for (const f of ['postinst', 'prerm', 'postrm']) {
   chmodSync(join(debian, f), 0o755);
 }
 
+normalizeModes(stage);
+
 mkdirSync(out, { recursive: true });
 const deb = join(out, `svcmail_${pkg.version}_${arch}.deb`);
 say(`dpkg-deb → ${deb}`);
 sh('dpkg-deb', ['--root-owner-group', '-Zgzip', '-z1', '--build', stage, deb]);
 rmSync(stage, { recursive: true, force: true });
 say(`done: ${deb}`);
+
+/**
+ * What dpkg installs as it is staged: directories 0755 (the stage itself is a 0700 mkdtemp) and
+ * files 0644, but for scripts meant to be run (a #! line and an execute bit where they come from).
+ */
+function normalizeModes(dir: string): void {
+  chmodSync(dir, 0o755);
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) normalizeModes(p);
+    else if (e.isFile()) chmodSync(p, (statSync(p).mode & 0o111) !== 0 && startsWithShebang(p) ? 0o755 : 0o644);
+  }
+}
+
+function startsWithShebang(file: string): boolean {
+  const fd = openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(2);
+    return readSync(fd, head, 0, 2, 0) === 2 && head.toString('latin1') === '#!';
+  } finally {
+    closeSync(fd);
+  }
+}

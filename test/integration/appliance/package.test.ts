@@ -43,6 +43,36 @@ describe('npm run package:deb', () => {
     for (const dev of ['vitest', 'typescript', 'eslint', 'fast-check', 'pm2']) expect(list).not.toContain(`/usr/lib/svcmail/node_modules/${dev}/`);
   });
 
+  it('installs directories 0755 and files 0644 (0755 for scripts), root-owned, and ships only what runs', () => {
+    const entries = run('dpkg-deb', ['-c', deb]).stdout.trim().split('\n').map((l) => {
+      const [mode, owner] = l.split(/\s+/);
+      return { mode, owner, path: l.replace(/^.*?\s\.\//, '/').replace(/ -> .*$/, '') };
+    });
+    // The package's root entry is what dpkg applies to /.
+    expect(entries[0]).toEqual({ mode: 'drwxr-xr-x', owner: 'root/root', path: '/' });
+    expect(entries.filter((e) => e.owner !== 'root/root')).toEqual([]);
+    expect(entries.filter((e) => e.mode.startsWith('d') && e.mode !== 'drwxr-xr-x')).toEqual([]);
+    expect(entries.filter((e) => e.mode.startsWith('-') && e.mode !== '-rw-r--r--' && e.mode !== '-rwxr-xr-x')).toEqual([]);
+    for (const d of ['api', 'worker', 'push', 'protocols']) expect(entries.find((e) => e.path === `/usr/lib/svcmail/bin/svcmail-${d}.js`)?.mode).toBe('-rwxr-xr-x');
+    expect(entries.find((e) => e.path === '/usr/lib/svcmail/dist/cli/main.js')?.mode).toBe('-rw-r--r--');
+
+    const paths = entries.map((e) => e.path);
+    const nm = '/usr/lib/svcmail/node_modules/';
+    // The native addons themselves stay; what built them does not.
+    expect(paths).toContain(`${nm}better-sqlite3/build/Release/better_sqlite3.node`);
+    expect(paths).toContain(`${nm}unix-dgram/build/Release/unix_dgram.node`);
+    expect(paths.filter((p) => /\/(obj\.target|\.deps|obj)\/|\.(o|a|mk|gyp|gypi|cc|cpp|h)$|\/Makefile$/.test(p))).toEqual([]);
+    expect(paths.filter((p) => p.startsWith(`${nm}better-sqlite3/`) && !/^[^/]+\/(build\/(Release\/(better_sqlite3\.node)?)?|lib\/.*|package\.json|LICENSE|README\.md)?$/.test(p.slice(nm.length))))
+      .toEqual([]);
+    // tsx (a checkout's TypeScript loader) and what only installs or compiles native modules.
+    for (const tool of ['tsx', 'esbuild', '@esbuild', 'prebuild-install', 'nan']) expect(paths.filter((p) => p.startsWith(`${nm}${tool}/`)), tool).toEqual([]);
+    // Types, source maps, TypeScript sources and tests of the dependencies.
+    expect(paths.filter((p) => p.startsWith(nm) && (/\.([cm]?ts|map)$/.test(p) || /\/(test|tests|__tests__)\//.test(p)))).toEqual([]);
+    expect(paths).not.toContain('/usr/lib/svcmail/package-lock.json');
+    // 75 MB installed when these were pruned (200 MB before); the budget leaves room for new dependencies.
+    expect(Number(run('dpkg-deb', ['-f', deb, 'Installed-Size']).stdout.trim())).toBeLessThan(100_000);
+  });
+
   it('has control data and a postinst that creates the svcmail user, /etc/svcmail and /var/lib/svcmail', () => {
     const info = run('dpkg-deb', ['-f', deb, 'Package', 'Version', 'Depends']).stdout;
     expect(info).toContain('Package: svcmail');
@@ -55,7 +85,7 @@ describe('npm run package:deb', () => {
       expect(postinst).toMatch(/adduser --system .*svcmail/s);
       expect(postinst).toContain('install -d -m 0750 -o root -g svcmail /etc/svcmail');
       expect(postinst).toContain('install -d -m 0750 -o svcmail -g svcmail /var/lib/svcmail');
-      expect(run('sh', ['-n', join(control, 'postinst')]).status).toBe(0);
+      for (const script of ['postinst', 'prerm', 'postrm']) expect(run('sh', ['-n', join(control, script)]).status, script).toBe(0);
     } finally {
       rmSync(control, { recursive: true, force: true });
     }
