@@ -9,18 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPath } from '../../../cli/supervisor.js';
+import { requirePeer, requirePrograms, requireRoot } from '../../helpers/peers.js';
 import { ROOT, SECRET } from './helpers.js';
 
 const run = (cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
   spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 256 << 20, ...opts });
 
 // pm2 is AGPL: never a dependency; CI installs it globally. The sandbox needs root (mounts, namespaces).
-const missing = [
-  ...(process.getuid?.() === 0 ? [] : ['root (for mount and PID namespaces)']),
-  ...['pm2', 'unshare', 'nsenter', 'chroot', 'dpkg-deb', 'ip'].filter((c) => !onPath(c)),
-];
-if (missing.length > 0 && process.env.CI === 'true') throw new Error(`package-lifecycle needs ${missing.join(', ')} in CI`);
-if (missing.length > 0) process.stdout.write(`package-lifecycle: skipped, missing ${missing.join(', ')}\n`);
+const tools = ['unshare', 'nsenter', 'chroot', 'ip'].filter((c) => !onPath(c));
+const ready = requireRoot('the sandbox (mount and PID namespaces)') && requirePrograms('pm2', 'dpkg-deb')
+  && requirePeer(tools.join(', '), tools.length === 0, 'not installed (Debian packages util-linux, coreutils, iproute2)');
 
 const SETUP = `set -e
 mount -t tmpfs tmpfs "$1"
@@ -75,7 +73,7 @@ done; true`;
 const onlineApps = (jlist: string) => (JSON.parse(jlist.slice(jlist.indexOf('['))) as Array<{ name: string; pid: number; pm2_env: { status: string } }>)
   .filter((p) => p.name.startsWith('svcmail-')).map((p) => ({ name: p.name, pid: p.pid, status: p.pm2_env.status }));
 
-describe.skipIf(missing.length > 0)('the Debian package installed, run under pm2 and purged (sandboxed dpkg)', () => {
+describe.runIf(ready)('the Debian package installed, run under pm2 and purged (sandboxed dpkg)', () => {
   const out = mkdtempSync(join(tmpdir(), 'svcmail-deb-out-'));
   const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   const box = new Sandbox();

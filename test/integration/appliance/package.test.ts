@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requirePrograms } from '../../helpers/peers.js';
 import { freePort } from '../../helpers/scanners.js';
 import { schema } from '../../../lib/config/index.js';
 import { ROOT, SECRET, startDaemon } from './helpers.js';
@@ -11,7 +12,7 @@ import { ROOT, SECRET, startDaemon } from './helpers.js';
 const run = (cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
   spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 256 << 20, ...opts });
 
-describe('npm run package:deb', () => {
+describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
   const out = mkdtempSync(join(tmpdir(), 'svcmail-deb-out-'));
   const x = mkdtempSync(join(tmpdir(), 'svcmail-deb-x-'));
   const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
