@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { connect } from 'node:net';
 
 /** An HTTP GET with a time limit; answers status, body text and the Date header. */
@@ -44,4 +45,25 @@ export function httpBase(listen: string): string {
   const port = listen.slice(listen.lastIndexOf(':') + 1);
   const h = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
   return `http://${h}:${port}`;
+}
+
+/**
+ * A GET to a daemon at its listen address, which may be host:port or a unix socket path (fetch
+ * cannot reach the latter). Rejects with the connect error (its code: ECONNREFUSED, ENOENT…).
+ */
+export function httpGetAt(address: string, path: string, timeoutMs = 3000): Promise<{ status: number; text: string }> {
+  const target = socketTarget(address);
+  return new Promise((resolve, reject) => {
+    const where = 'path' in target ? { socketPath: target.path } : { host: new URL(httpBase(address)).hostname.replace(/^\[|\]$/g, ''), port: target.port };
+    const req = request({ ...where, path, timeout: timeoutMs, headers: { connection: 'close' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer from ${address} within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    req.on('error', reject);
+    req.end();
+  });
 }

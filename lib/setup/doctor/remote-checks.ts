@@ -1,49 +1,46 @@
 import { decodeJwt } from 'jose';
 import { TokenVerifier } from '../../auth/index.js';
 import { productModels, productRegistry } from '../../catalog.js';
-import type { SettingName } from '../../config/index.js';
-import { checkItems, dnsChecklist, nameservers } from '../../dns/index.js';
+import { checkItems, dnsChecklist, nameservers, verdicts, type RecordStatus } from '../../dns/index.js';
 import { openSqlStore } from '../../storage/sql/adapter.js';
 import { DomainModel, isAlive, listHeartbeats, MISSED_BEATS } from '../../admin/index.js';
 import { sqlUrl } from '../../storage/index.js';
 import { maybe } from './local-checks.js';
-import { httpBase, httpGet, tcpExchange } from './probes.js';
-import { checkPushDaemon } from './push-check.js';
+import { httpGet, httpGetAt, tcpExchange } from './probes.js';
+import { checkProtocolsDaemon, checkPushDaemon } from './daemon-checks.js';
+import { isPeerDaemon } from './readiness.js';
 import { fail, ok, skip, warn, type Check, type CheckResult, type DoctorContext } from './types.js';
 
-/** The daemons this build has and how to reach them (the worker has no listener; see heartbeat). */
-const DAEMON_LISTENERS: Array<{ name: string; setting: string; probe: 'status' | 'tcp' | 'push'; path?: string }> = [
-  { name: 'api', setting: 'listen:api', probe: 'status' },
-  { name: 'push', setting: 'listen:push', probe: 'push' }, // push-check.ts: default address too, /push/status
-  // Its status answers only when the store does, and lists the plugins it loaded.
-  { name: 'protocols', setting: 'listen:protocols', probe: 'status', path: '/protocols/status' },
-];
+/**
+ * Spec: svcmail doctor, "each daemon up and ready". Every daemon `svcmail start` runs is checked at
+ * its effective address, configured or default, as the daemon itself reads it: the api daemon's
+ * /api/status (which also says whether the daemons it forwards to answer), the push daemon's
+ * /push/status (push-check.ts) and the protocols daemon's /protocols/status, the same probe
+ * /api/status uses (readiness.ts). The worker has no status listener: its heartbeats say whether
+ * it runs (checkWorker).
+ */
+export const checkDaemons: Check = async (ctx) => Promise.all([checkApiDaemon(ctx), checkPushDaemon(ctx), checkProtocolsDaemon(ctx)]);
 
-export const checkDaemons: Check = async (ctx) => {
-  const out: CheckResult[] = [];
-  for (const d of DAEMON_LISTENERS) {
-    const id = `daemon:${d.name}`;
-    const title = `${d.name} daemon up and ready`;
-    const address = maybe<string>(ctx, d.setting);
-    if (address === undefined) { out.push(skip(id, title, `no ${d.name} daemon in this build`)); continue; }
-    if (d.probe === 'push') { out.push(await checkPushDaemon(ctx, address)); continue; }
-    if (d.name !== 'api' && !ctx.explicit.has(d.setting as SettingName)) { out.push(skip(id, title, `${d.setting} not configured`)); continue; }
-    try {
-      if (d.probe === 'status' && !address.startsWith('/')) {
-        const path = d.path ?? '/api/status';
-        const r = await httpGet(`${httpBase(address)}${path}`);
-        out.push(r.status === 200 ? ok(id, title, `${address}: ${path} 200 ${r.text.slice(0, 160)}`)
-          : fail(id, title, `${address}: ${path} answered ${r.status} ${r.text.slice(0, 120)}`, `the datastore does not answer the daemon: see the datastore check and journalctl -u svcmail-${d.name}`));
-      } else {
-        await tcpExchange(address, null);
-        out.push(ok(id, title, `${address} accepts connections`));
-      }
-    } catch (e) {
-      out.push(fail(id, title, `${address}: ${(e as Error).message}`, `svcmail start ${d.name} (then svcmail logs ${d.name})`));
-    }
+async function checkApiDaemon(ctx: DoctorContext): Promise<CheckResult> {
+  const id = 'daemon:api';
+  const title = 'api daemon up and ready';
+  const address = ctx.config.get('listen:api');
+  let r: { status: number; text: string };
+  try {
+    r = await httpGetAt(address, '/api/status');
+  } catch (e) {
+    return fail(id, title, `${address}: ${(e as { code?: string }).code ?? (e as Error).message}`, 'svcmail start api (then svcmail logs api)');
   }
-  return out;
-};
+  if (r.status === 200) return ok(id, title, `${address}: /api/status 200 ${r.text.slice(0, 160)}`);
+  let body: { message?: string; details?: Array<{ path?: string }> } = {};
+  try {
+    body = JSON.parse(r.text) as typeof body;
+  } catch { /* judged below */ }
+  const daemons = (body.details ?? []).map((d) => d.path).filter((d): d is string => Boolean(d) && isPeerDaemon(d!));
+  return fail(id, title, `${address}: /api/status answered ${r.status} ${(body.message ?? r.text).slice(0, 160)}`, daemons.length
+    ? `start ${daemons.length > 1 ? 'them' : 'it'}: ${daemons.map((d) => `svcmail start ${d}`).join(', ')} (see ${daemons.length > 1 ? 'their rows' : 'its row'} below; svcmail logs ${daemons[0]})`
+    : 'the datastore does not answer the daemon: see the datastore check and svcmail logs api');
+}
 
 /** Why a token from the sign-in service fails here, in words an operator can act on. */
 function tokenMismatch(ctx: DoctorContext, token: string): string {
@@ -68,30 +65,45 @@ function tokenOf(text: string): string | null {
   return null;
 }
 
+const CLOCK = 'clock skew';
+const TOKEN = 'a token the sign-in service issues verifies here';
+/** The clock is read from the sign-in service's Date header: without an answer it cannot be compared, which doctor says rather than leaving the row out. */
+const clockUnchecked = (why: string, fix: string) => skip('clock', CLOCK, `not checked: ${why}; the clock is compared with the Date header of the sign-in service's answer`, fix);
+const OWN_CLOCK = 'meanwhile check that NTP keeps this host\'s clock (timedatectl: "System clock synchronized: yes")';
+
 export const checkSignin: Check = async (ctx) => {
   const base = ctx.config.get('mail:auth_server_url');
   const out: CheckResult[] = [];
-  if (!base) return fail('signin', 'sign-in service reachable', 'mail:auth_server_url is not set', 'svcmail setup --auth-url https://auth.example.org');
+  if (!base) {
+    const fix = 'svcmail setup --auth-url https://auth.example.org';
+    return [fail('signin', 'sign-in service reachable', 'mail:auth_server_url is not set', fix),
+      clockUnchecked('mail:auth_server_url is not set', `${fix}, then svcmail doctor again; ${OWN_CLOCK}`),
+      skip('signin:token', TOKEN, 'not checked: mail:auth_server_url is not set')];
+  }
   let date: string | null = null;
   try {
     const r = await httpGet(base);
     date = r.date;
     out.push(r.status < 500 ? ok('signin', 'sign-in service reachable', `${base}: HTTP ${r.status}`) : fail('signin', 'sign-in service reachable', `${base}: HTTP ${r.status}`, 'the sign-in service is failing; check its logs'));
   } catch (e) {
-    return [fail('signin', 'sign-in service reachable', `${base}: ${(e as Error).message}`, 'start the sign-in service or correct mail:auth_server_url')];
+    const why = `the sign-in service at ${base} does not answer (${(e as Error).message})`;
+    const fix = 'start the sign-in service or correct mail:auth_server_url';
+    return [fail('signin', 'sign-in service reachable', `${base}: ${(e as Error).message}`, fix),
+      clockUnchecked(why, `${fix}, then svcmail doctor again; ${OWN_CLOCK}`),
+      skip('signin:token', TOKEN, `not checked: ${why}`, `${fix}, then svcmail doctor again`)];
   }
   const now = ctx.now?.() ?? Date.now();
   const maxSkew = ctx.config.get('mail:doctor:max_clock_skew_seconds');
   if (date) {
     const skew = Math.round((now - Date.parse(date)) / 1000);
-    out.push(Math.abs(skew) > maxSkew ? fail('clock', 'clock skew', `${skew} s from the sign-in service`, 'run NTP on both hosts (timedatectl set-ntp true); tokens carry their issue and expiry times')
-      : ok('clock', 'clock skew', `${skew} s from the sign-in service (limit ${maxSkew} s)`));
-  } else out.push(skip('clock', 'clock skew', 'the sign-in service sent no Date header'));
+    out.push(Math.abs(skew) > maxSkew ? fail('clock', CLOCK, `${skew} s from the sign-in service`, 'run NTP on both hosts (timedatectl set-ntp true); tokens carry their issue and expiry times')
+      : ok('clock', CLOCK, `${skew} s from the sign-in service (limit ${maxSkew} s)`));
+  } else out.push(clockUnchecked('the sign-in service sent no Date header', `have the sign-in service (or the proxy in front of it) send Date; ${OWN_CLOCK}`));
   if (!ctx.signin) {
-    out.push(skip('signin:token', 'a token the sign-in service issues verifies here', 'give --signin-user and --signin-password (an app password) to check it'));
+    out.push(skip('signin:token', TOKEN, 'give --signin-user and --signin-password (an app password) to check it'));
     return out;
   }
-  const title = 'a token the sign-in service issues verifies here';
+  const title = TOKEN;
   try {
     const basic = Buffer.from(`${ctx.signin.user}:${ctx.signin.password}`).toString('base64');
     const r = await httpGet(new URL('/api/auth/password', base).href, { headers: { authorization: `Basic ${basic}` } });
@@ -113,8 +125,16 @@ export const checkSignin: Check = async (ctx) => {
 };
 
 /**
+ * A record's state in the words svcmail dns --check uses (its summary line): present, missing
+ * (nothing of its kind published), wrong (something else published), and "not checked" when the
+ * lookup itself failed, which says nothing about what is published.
+ */
+const RECORD_WORDS: Record<RecordStatus, string> = { present: 'present', missing: 'missing', wrong: 'wrong', error: 'not checked' };
+
+/**
  * The DNS checklist, and the domains' verified flag: an unverified domain refuses all inbound mail
- * (5.1.2 at the MTA), which nothing else would tell an administrator.
+ * (5.1.2 at the MTA), which nothing else would tell an administrator. Both are read as svcmail dns
+ * --check reads them (lib/dns: checkItems and verdicts), but doctor only reports: it verifies nothing.
  */
 export const checkDns: Check = async (ctx) => {
   const title = 'DNS checklist';
@@ -133,16 +153,31 @@ export const checkDns: Check = async (ctx) => {
     await store.close();
   }
   if (items.length === 0) return skip('dns', title, 'no domain is served');
-  const unverified = domains.filter((d) => d.enabled && !d.verified).map((d) => d.name);
-  const verified = unverified.length
-    ? fail('domains:verified', 'domains verified', `${unverified.join(', ')}: not verified, so the hand-off refuses all inbound mail for ${unverified.length > 1 ? 'them' : 'it'} (5.1.2)`,
-      `publish the MX record, then svcmail dns --check verifies the domain; on a closed network: svcmail admin domains verify ${unverified[0]} --force`)
-    : ok('domains:verified', 'domains verified', `${domains.filter((d) => d.enabled).length} enabled domain(s), all verified`);
   const checked = await checkItems(items, nameservers(ctx.nameservers ?? ctx.config.get('mail:dns:check_nameservers')));
-  const bad = checked.filter((i) => i.status !== 'present');
-  return [bad.length
-    ? warn('dns', title, `${checked.length - bad.length}/${checked.length} present; ${bad.map((i) => `${i.name} ${i.type} ${i.status}`).join(', ')}`, `publish the records svcmail dns --check lists, e.g. ${bad[0].record}`)
-    : ok('dns', title, `all ${checked.length} records present`), verified];
+  const byDomain = new Map(verdicts(checked, new Map(domains.map((d) => [d.name, d.verified]))).map((v) => [v.domain, v]));
+
+  const unverified = domains.filter((d) => d.enabled && !d.verified).map((d) => d.name);
+  const mxHere = unverified.filter((d) => byDomain.get(d)?.changed);
+  const mxRecord = byDomain.get(unverified[0])?.missing.find((m) => m.purpose === 'mx')?.record;
+  const verified = unverified.length
+    ? fail('domains:verified', 'domains verified', `${unverified.join(', ')}: not verified, so the hand-off refuses all inbound mail for ${unverified.length > 1 ? 'them' : 'it'} (5.1.2)${mxHere.length ? `; the MX of ${mxHere.join(', ')} already points here` : ''}`,
+      mxHere.length === unverified.length ? 'svcmail dns --check verifies the domain now (its MX points here)'
+        : `publish the MX record${mxRecord ? ` ${mxRecord}` : ''}, then svcmail dns --check verifies the domain; on a closed network: svcmail admin domains verify ${unverified.find((d) => !mxHere.includes(d))} --force`)
+    : ok('domains:verified', 'domains verified', `${domains.filter((d) => d.enabled).length} enabled domain(s), all verified`);
+
+  const present = checked.filter((i) => i.status === 'present').length;
+  if (present === checked.length) return [ok('dns', title, `all ${checked.length} records present`), verified];
+  const groups = (['missing', 'wrong', 'error'] as const).map((status) => {
+    const list = checked.filter((i) => i.status === status);
+    return list.length ? `${RECORD_WORDS[status]}: ${list.map((i) => `${i.name} ${i.type}`).join(', ')}` : '';
+  }).filter(Boolean);
+  const firstBad = checked.find((i) => i.status === 'missing' || i.status === 'wrong');
+  const failed = checked.find((i) => i.status === 'error');
+  const fixes = [
+    firstBad ? `publish the records svcmail dns --check lists, e.g. ${firstBad.record}` : '',
+    failed ? `the lookups that failed (${failed.fix?.replace(/^could not look up [^:]+: /, '') ?? 'no answer'}) are not checked: give doctor --resolver <ip> or set mail:dns:check_nameservers to a name server that answers` : '',
+  ].filter(Boolean);
+  return [warn('dns', title, `${present}/${checked.length} present; ${groups.join('; ')}`, fixes.join('; ')), verified];
 };
 
 export const checkRedis: Check = async (ctx) => {

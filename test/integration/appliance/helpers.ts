@@ -69,7 +69,7 @@ export function startPushDaemon(configFile: string, port: number, set: string[] 
 export interface RunningDaemon { child: ChildProcess; url: string; stop(): Promise<void>; output: () => string }
 
 /** A daemon as a real process (`bin` defaults to this checkout's bin/svcmail-<name>.js): --config, listen:<name>, --set flags. */
-export async function startDaemon(name: 'api' | 'push', configFile: string, port: number, opts: { env?: NodeJS.ProcessEnv; set?: string[]; bin?: string } = {}): Promise<RunningDaemon> {
+export async function startDaemon(name: 'api' | 'push' | 'protocols', configFile: string, port: number, opts: { env?: NodeJS.ProcessEnv; set?: string[]; bin?: string } = {}): Promise<RunningDaemon> {
   const flags = ['--config', configFile, '--set', `listen:${name}=127.0.0.1:${port}`, '--set', 'log:level=warn', ...(opts.set ?? []).flatMap((x) => ['--set', x])];
   const child = spawn(process.execPath, [opts.bin ?? join(ROOT, `bin/svcmail-${name}.js`), ...flags], { env: { ...PROD_ENV, NOTIFY_SOCKET: '', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -89,6 +89,51 @@ export async function startDaemon(name: 'api' | 'push', configFile: string, port
     child, url, output: () => output,
     stop: () => new Promise((r) => { if (child.exitCode !== null) return r(); child.once('exit', () => r()); child.kill('SIGTERM'); }),
   };
+}
+
+/** The real protocols daemon (bin/svcmail-protocols.js); resolves once /protocols/status answers. */
+export function startProtocolsDaemon(configFile: string, port: number, set: string[] = []): Promise<RunningDaemon> {
+  return startDaemon('protocols', configFile, port, { set });
+}
+
+/**
+ * The real worker daemon (bin/svcmail-worker.js) with its wake-up listener on `wakePort`; resolves
+ * once that answers (the worker has no status route: any HTTP answer there means it runs).
+ */
+export async function startWorkerDaemon(configFile: string, wakePort: number, set: string[] = []): Promise<RunningDaemon> {
+  const flags = ['--config', configFile, '--set', `mail:jobs:wake_address=127.0.0.1:${wakePort}`, '--set', 'log:level=warn', ...set.flatMap((x) => ['--set', x])];
+  const child = spawn(process.execPath, [join(ROOT, 'bin/svcmail-worker.js'), ...flags], { env: { ...PROD_ENV, NOTIFY_SOCKET: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const url = `http://127.0.0.1:${wakePort}`;
+  const until = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`worker daemon exited ${child.exitCode}: ${output}`);
+    if (await fetch(`${url}/wake`).then(() => true, () => false)) break;
+    if (Date.now() > until) throw new Error(`worker daemon not ready: ${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    child, url, output: () => output,
+    stop: () => new Promise((r) => { if (child.exitCode !== null) return r(); child.once('exit', () => r()); child.kill('SIGTERM'); }),
+  };
+}
+
+/** Kills a daemon without letting it stop cleanly (a crash: its heartbeat is left without a stop). */
+export function crash(d: RunningDaemon): Promise<void> {
+  return new Promise((r) => { if (d.child.exitCode !== null || d.child.signalCode !== null) return r(); d.child.once('exit', () => r()); d.child.kill('SIGKILL'); });
+}
+
+/** Polls `probe` until it answers something `done` accepts; the last answer either way. */
+export async function pollUntil<T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 30_000, everyMs = 250): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let v = await probe();
+  while (!done(v) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, everyMs));
+    v = await probe();
+  }
+  return v;
 }
 
 export const openssl = (args: string[]) => spawnSync('openssl', args, { encoding: 'utf8' });
