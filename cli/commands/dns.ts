@@ -9,7 +9,8 @@ export function renderChecklist(items: ChecklistItem[]): string {
 }
 
 export function renderChecked(items: CheckedItem[]): string {
-  const rows = items.map((i) => ({ status: i.status, type: i.type, name: i.name, found: i.found.join(' | ').slice(0, 60) }));
+  // 'error' (the lookup itself failed) reads as the summary line says it: not checked.
+  const rows = items.map((i) => ({ status: i.status === 'error' ? 'not checked' : i.status, type: i.type, name: i.name, found: i.found.join(' | ').slice(0, 60) }));
   const fixes = items.filter((i) => i.fix).map((i) => `  ${i.name} ${i.type}: ${i.fix}`);
   const count = (s: string) => items.filter((i) => i.status === s).length;
   return [table(rows, ['status', 'type', 'name', 'found']), ...(fixes.length ? ['', 'to fix:', ...fixes] : []), '',

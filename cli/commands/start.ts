@@ -16,6 +16,6 @@ export function registerStart(program: Command): void {
         process.exitCode = await foreground(g, daemon, opts.logFormat);
         return;
       }
-      supervise('start', daemon, g);
+      await supervise('start', daemon, g);
     });
 }

@@ -22,7 +22,7 @@ export const catalogue = {
   'api-110': { status: 413, message: 'Request too large', doc: 'The body exceeds the configured limit for this route.' },
   'api-111': { status: 400, message: 'Malformed request body', doc: 'The body is not valid JSON (or not the declared content type).' },
   'api-112': { status: 409, message: 'Already exists', doc: 'A unique value (an address, a domain name, a folder name) is already taken.' },
-  'api-113': { status: 503, message: 'Service unavailable', doc: 'A backing service (the datastore, the sign-in service) does not answer, storage is full, or no answer came within request_timeout_ms; retry later.' },
+  'api-113': { status: 503, message: 'Service unavailable', doc: 'A backing service (the datastore, the sign-in service) or, for GET /api/status, a daemon the api daemon forwards to or wakes does not answer (details name it), storage is full, or no answer came within request_timeout_ms; retry later.' },
   'api-114': { status: 422, message: 'Message refused by the scanner', doc: 'Outbound mail is spam or malware, or the scanner could not run.' },
   'api-115': { status: 502, message: 'No recipient accepted by the transport', doc: 'The mail transport refused every recipient; the body lists reasons.' },
   'api-116': { status: 501, message: 'Not implemented', doc: 'The request type is not supported (MAPI NotificationWait, other NSPI requests).' },
