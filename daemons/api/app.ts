@@ -1,5 +1,6 @@
 import express, { type Express, type Router } from 'express';
-import { authenticate, basicAuth } from '../../lib/auth/index.js';
+import { authenticate } from '../../lib/auth/index.js';
+import { basicAuth } from '../../lib/basic-auth/index.js';
 import { errorHandler, notFoundHandler, ApiError } from '../../lib/errors/index.js';
 import { cors, rejectNul, requestContext, requestTimeout, securityHeaders } from '../../lib/http/middleware.js';
 import { OpenApiRegistry, openApiRouter } from '../../lib/http/openapi.js';

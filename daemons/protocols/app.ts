@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
-import { authenticate, basicAuth } from '../../lib/auth/index.js';
+import { authenticate } from '../../lib/auth/index.js';
+import { basicAuth } from '../../lib/basic-auth/index.js';
 import { productRegistry } from '../../lib/catalog.js';
 import type { Config } from '../../lib/config/index.js';
 import { errorHandler, notFoundHandler } from '../../lib/errors/index.js';

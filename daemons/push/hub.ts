@@ -11,7 +11,7 @@ import { addressKey, clientAddress, compileTrust, tooManyRequests, upgradeRefusa
 import type { Logger } from '../../lib/log/index.js';
 import type { Deps, ResourceRegistry } from '../../lib/resources/index.js';
 import { ChannelAccess } from './access.js';
-import { PushConnection } from './connection.js';
+import { PushConnection, type ConnectionHub } from './connection.js';
 import { CLOSE } from './frames.js';
 
 const QUERY_TOKEN_PARAMS = ['access_token', 'token', 'jwt', 'id_token'];
@@ -39,7 +39,7 @@ function pushTrust(config: Config): TrustFn {
  * keeps the channel → sockets map with one bus subscription per channel, serialises each event
  * once per channel, pings.
  */
-export class PushHub {
+export class PushHub implements ConnectionHub {
   readonly config: Config;
   readonly log: Logger;
   readonly events: EventBus;

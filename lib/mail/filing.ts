@@ -6,11 +6,11 @@ import { addBlobRefs, BlobStore, type Row, type StoredBlob, type Store } from '.
 import { withSafeNames } from './attachment-names.js';
 import { FolderModel, type Folder, type FolderRole } from './folders.js';
 import { MailboxModel, type Mailbox } from './mailboxes.js';
-import { MessageModel, type Message, type ParsedMessage } from './messages.js';
+import { MessageModel, type Message, type MessageRecord, type ParsedMessage } from './messages.js';
 import { searchDocument } from './search.js';
 
 export type StoredRaw = StoredBlob;
-export type MessageRecord = Row<Message>;
+export type { MessageRecord } from './messages.js';
 
 const blobStores = new WeakMap<object, BlobStore>();
 export function blobsOf(deps: Pick<Deps, 'config'>): BlobStore {

@@ -1,4 +1,4 @@
-export { mailboxesResource, MailboxModel, mailboxFields, emailAddress, ownersOf, type Mailbox } from './mailboxes.js';
+export { mailboxesResource, MailboxModel, mailboxFields, emailAddress, type Mailbox } from './mailboxes.js';
 export { foldersResource, FolderModel, folderFields, SYSTEM_FOLDERS, FOLDER_ROLES, createSystemFolders, type Folder, type FolderRole } from './folders.js';
 export { AddressModel, syncAddresses } from './addresses.js';
 export { MessageModel, messageFields, parseMessage, parseMail, fromParsedMail, type Message, type ParsedMessage } from './messages.js';

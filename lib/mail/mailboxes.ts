@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AclEntryModel, type AclEntryRecord } from '../acl/index.js';
+import { AclEntryModel, ownersOf, type AclEntryRecord } from '../acl/index.js';
 import { DomainModel } from '../admin/domains.js';
 import { ADMIN_ONLY } from '../admin/shared.js';
 import { readMailboxPolicy } from '../admin/policies.js';
@@ -48,11 +48,6 @@ async function checkDomains(store: Store, addresses: readonly string[]): Promise
     const domain = a.slice(a.lastIndexOf('@') + 1);
     if (!served.has(domain)) throw new ApiError('api-106', `${a}: the domain ${domain} is not served here; add it under /api/mail/domains first`);
   }
-}
-
-export async function ownersOf(store: Store, mailboxUid: string): Promise<string[]> {
-  const entries = await store.repo<AclEntryRecord>(AclEntryModel).list({ filter: { resourceUid: mailboxUid }, limit: 1000 });
-  return entries.filter((e) => e.rights.includes('owner') && e.subject.startsWith('user:')).map((e) => e.subject.slice(5));
 }
 
 export const mailboxesResource = defineResource({

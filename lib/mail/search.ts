@@ -6,8 +6,7 @@ import { AclEntryModel, type AclEntryRecord } from '../acl/index.js';
 import { requireSignedIn } from '../auth/index.js';
 import { parseOrThrow, type Ctx, type Deps, type ResourceService } from '../resources/index.js';
 import type { Filter, ListQuery } from '../storage/index.js';
-import { MessageModel, type Message, type ParsedMessage } from './messages.js';
-import type { MessageRecord } from './filing.js';
+import { MessageModel, type Message, type MessageRecord, type ParsedMessage } from './messages.js';
 
 /** The full-text document of a message: subject, every address and name, plain text (never S/MIME ciphertext). */
 export function searchDocument(parsed: Pick<ParsedMessage, 'fields' | 'text'>): string {
