@@ -9,7 +9,7 @@ import { checkStartup } from '../../lib/setup/index.js';
 import { listen } from '../shared/listen.js';
 import type { RunningDaemon } from '../shared/run.js';
 import { PushHub } from './hub.js';
-import { startHeartbeat } from '../../lib/admin/index.js';
+import { startHeartbeat } from '../../lib/settings/index.js';
 
 /** The push daemon: WebSocket /push fed by the shared event channel (Spec: Events). */
 export async function startPush(config: Config): Promise<RunningDaemon> {

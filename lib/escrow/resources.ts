@@ -1,5 +1,5 @@
 import { X509Certificate } from '@peculiar/x509';
-import { ADMIN_ONLY } from '../admin/shared.js';
+import { ADMIN_ONLY } from '../settings/index.js';
 import type { Config } from '../config/index.js';
 import { ApiError, invalid, notFound } from '../errors/index.js';
 import { KeyVaultModel } from '../keys/models.js';

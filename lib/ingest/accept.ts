@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../errors/index.js';
-import { crashPoint } from './crash.js';
+import { crashPoint } from '../crash-points/index.js';
 import type { Deps } from '../resources/index.js';
 import type { StagedBlob } from '../storage/index.js';
 import { rewriteFrom } from './from-rewrite.js';

@@ -1,4 +1,4 @@
-import { ADMIN_ONLY } from '../admin/shared.js';
+import { ADMIN_ONLY } from '../settings/index.js';
 import { ApiError } from '../errors/index.js';
 import { AddressModel } from '../mail/index.js';
 import { defineResource, type Ctx } from '../resources/index.js';

@@ -1,4 +1,4 @@
-import { readRetentionPolicy, retentionDays, RETENTION_CLASSES, ROLE_OF_CLASS, type RetentionClass } from '../admin/index.js';
+import { readRetentionPolicy, retentionDays, RETENTION_CLASSES, ROLE_OF_CLASS, type RetentionClass } from '../settings/index.js';
 import { AuditEntryModel, type AuditEntry } from '../audit/index.js';
 import { MatterModel, type Matter } from '../escrow/models.js';
 import { blobsOf, FolderModel, MessageModel, publishFolder, unfile, type Folder, type Message } from '../mail/index.js';

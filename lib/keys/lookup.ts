@@ -1,8 +1,8 @@
 import { AddressModel, emailAddress } from '../mail/index.js';
-import { DomainModel } from '../admin/domains.js';
+import { DomainModel } from '../settings/index.js';
 import { ApiError, notFound } from '../errors/index.js';
 import { parseOrThrow, type Ctx } from '../resources/index.js';
-import { discoveryHash, splitAddress } from './directory.js';
+import { discoveryHash, splitAddress } from '../mail/index.js';
 import { checkedRequest } from '../http/outbound.js';
 import { findSvcRecord, svcHostResolver } from './dns.js';
 import { observeKey, pinnedKey, type PinView } from './discovered.js';

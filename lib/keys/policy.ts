@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineSingleton, type SingletonView } from '../admin/singleton.js';
+import { defineSingleton, type SingletonView } from '../settings/index.js';
 import { ApiError } from '../errors/index.js';
 import type { Ctx } from '../resources/index.js';
 

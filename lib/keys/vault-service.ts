@@ -8,7 +8,7 @@ import { fingerprintOf, parseCsr, pkiBackend, recordIssued, requireP256, revokeC
 import { checkRecord, parseOrThrow, type AnyRecord, type Ctx } from '../resources/index.js';
 import type { Row } from '../storage/index.js';
 import type { StoredWrap, VaultView, WrapInput } from './client/format.js';
-import { syncDirectory } from './directory.js';
+import { syncDirectory } from '../mail/index.js';
 import { KeyVaultModel, type KeyVault } from './models.js';
 import { addWrapSchema, enrolSchema, removeWrapQuery } from './shapes.js';
 

@@ -8,7 +8,7 @@ import { BlobModel, type ModelDef, type Row, type Store } from '../storage/index
 import { JobAborted, type Touch } from './export-job.js';
 import { exportPath, removeFile, uploadPath } from './files.js';
 import { ErasureRequestModel, ExportRequestModel, ImportRequestModel, type ErasureRequest } from './models.js';
-import { ErasedAddressModel, type ErasedAddress } from './tombstones.js';
+import { ErasedAddressModel, type ErasedAddress } from '../mail/index.js';
 import { InputError } from './import-sources.js';
 
 export interface ErasureDeps extends Deps {

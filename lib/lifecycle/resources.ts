@@ -1,4 +1,4 @@
-import { ADMIN_ONLY } from '../admin/shared.js';
+import { ADMIN_ONLY } from '../settings/index.js';
 import { ApiError, notFound } from '../errors/index.js';
 import { wakeWorkers } from '../ingest/index.js';
 import { MailboxModel, mailboxesResource, type Mailbox } from '../mail/index.js';

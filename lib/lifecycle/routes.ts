@@ -17,7 +17,7 @@ import type { Row } from '../storage/index.js';
 import { exportPath, removeFile, tempPath, uploadPath } from './files.js';
 import { ErasureRequestModel, ExportRequestModel, IMPORT_FORMATS, ImportRequestModel, type ErasureRequest, type ExportRequest, type ImportRequest } from './models.js';
 import { dataExportRequestsResource, mailboxImportRequestsResource, requireOwner } from './resources.js';
-import { ErasedAddressModel } from './tombstones.js';
+import { ErasedAddressModel } from '../mail/index.js';
 
 type Handler = (ctx: Ctx, req: Request, res: Response) => Promise<void>;
 

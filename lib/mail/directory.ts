@@ -2,7 +2,7 @@ import express, { type Router } from 'express';
 import { z } from 'zod';
 import { ctxOf } from '../http/context.js';
 import type { OpenApiRegistry } from '../http/openapi.js';
-import { DistributionListModel } from '../ingest/models.js';
+import { DistributionListModel } from './lists.js';
 import { parseOrThrow, type Ctx, type Deps } from '../resources/index.js';
 import type { Filter, Repo, SortKey } from '../storage/index.js';
 import { MailboxModel } from './mailboxes.js';

@@ -1,6 +1,5 @@
 import { ApiError } from '../errors/index.js';
-// The module itself, not lib/ingest's face: lib/ingest imports lib/mail (crash.ts imports nothing).
-import { crashPoint } from '../ingest/crash.js';
+import { crashPoint } from '../crash-points/index.js';
 import type { Deps } from '../resources/index.js';
 import { addBlobRefs, BlobStore, type Row, type StoredBlob, type Store } from '../storage/index.js';
 import { withSafeNames } from './attachment-names.js';

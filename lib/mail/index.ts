@@ -12,3 +12,6 @@ export { searchRouter, searchMessages, searchDocument, searchQuery, type SearchQ
 export { directory, directoryRouter, type DirectoryEntry } from './directory.js';
 export { composeRouter } from './compose-routes.js';
 export { buildDraft, draftBody, parseEncryptedDraft, fileDraft, mailboxFor, type DraftBody, type ComposeDecls } from './compose.js';
+export { KeyDirectoryModel, discoveryHash, splitAddress, syncDirectory, type KeyDirectoryEntry } from './key-directory.js';
+export { ErasedAddressModel, checkNotErased, type ErasedAddress } from './tombstones.js';
+export { DistributionListModel, distributionListFields, type DistributionList } from './lists.js';

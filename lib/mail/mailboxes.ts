@@ -1,17 +1,16 @@
 import { z } from 'zod';
 import { AclEntryModel, ownersOf, type AclEntryRecord } from '../acl/index.js';
-import { DomainModel } from '../admin/domains.js';
-import { ADMIN_ONLY } from '../admin/shared.js';
-import { readMailboxPolicy } from '../admin/policies.js';
+import { DomainModel } from '../settings/index.js';
+import { ADMIN_ONLY } from '../settings/index.js';
+import { readMailboxPolicy } from '../settings/index.js';
 import { ApiError } from '../errors/index.js';
 import { defineResource } from '../resources/index.js';
 import { defineModel, type Store } from '../storage/index.js';
 import { syncAddresses } from './addresses.js';
 import { directoryIndex } from './directory-terms.js';
-import { syncDirectory } from '../keys/directory.js';
-import { KeyDirectoryModel } from '../keys/models.js';
+import { KeyDirectoryModel, syncDirectory } from './key-directory.js';
 import { createSystemFolders } from './folders.js';
-import { checkNotErased } from '../lifecycle/tombstones.js';
+import { checkNotErased } from './tombstones.js';
 
 export const emailAddress = z.string().trim().toLowerCase().max(320).pipe(z.email({ message: 'must be a plain address such as user@example.org' }));
 

@@ -5,7 +5,7 @@ import { checkSendPolicy, classifyRecipients, readPolicy, refuseDowngrade } from
 import { loadRaw, type Message, MessageModel, type MessageRecord, parseMessage, publishMessage, storeRaw } from '../mail/index.js';
 import type { Ctx, ResourceDecl } from '../resources/index.js';
 import { dkimSign } from './dkim.js';
-import { countEvent } from '../admin/counters.js';
+import { countEvent } from '../settings/index.js';
 import { advance, placeMessage, scanOutbound, type Job, type SendDeps } from './dispatch.js';
 import { OutboundJobModel, type OutboundJob, type Refused } from './models.js';
 import { permitAddresses } from './permit.js';

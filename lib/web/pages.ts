@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import express, { type RequestHandler, type Router } from 'express';
-import { readBranding, type Branding } from '../admin/index.js';
+import { readBranding, type Branding } from '../settings/index.js';
 import type { OpenApiRegistry } from '../http/openapi.js';
 import type { Deps } from '../resources/index.js';
 

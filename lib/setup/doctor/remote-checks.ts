@@ -4,7 +4,7 @@ import { productModels, productRegistry } from '../../catalog.js';
 import type { SettingName } from '../../config/index.js';
 import { checkItems, dnsChecklist, nameservers } from '../../dns/index.js';
 import { openSqlStore } from '../../storage/sql/adapter.js';
-import { DomainModel, isAlive, listHeartbeats, MISSED_BEATS } from '../../admin/index.js';
+import { DomainModel, isAlive, listHeartbeats, MISSED_BEATS } from '../../settings/index.js';
 import { sqlUrl } from '../../storage/index.js';
 import { maybe } from './local-checks.js';
 import { httpBase, httpGet, tcpExchange } from './probes.js';
