@@ -6,10 +6,11 @@ import { devAutoLoginActive, devPrincipal, tokenSecret, TokenVerifier, type Prin
 import type { Config } from '../../lib/config/index.js';
 import { ApiError } from '../../lib/errors/index.js';
 import type { EventBus } from '../../lib/events/index.js';
-import type { RateLimits } from '../../lib/http/rate-limit.js';
-import { addressKey, clientAddress, compileTrust, tooManyRequests, upgradeRefusal, type TrustFn } from '../../lib/http/upgrade-limit.js';
+import type { RateLimits } from '../../lib/http/index.js';
+import { addressKey, clientAddress, compileTrust, tooManyRequests, upgradeRefusal, type TrustFn } from '../../lib/http/index.js';
 import type { Logger } from '../../lib/log/index.js';
-import type { Deps, ResourceRegistry } from '../../lib/resources/index.js';
+import type { ResourceRegistry } from '../../lib/resources/index.js';
+import type { Deps } from '../../lib/context/index.js';
 import { ChannelAccess } from './access.js';
 import { PushConnection, type ConnectionHub } from './connection.js';
 import { CLOSE } from './frames.js';

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { productModels, productRegistry } from '../../lib/catalog.js';
 import type { Config } from '../../lib/config/index.js';
 import { createEventBus } from '../../lib/events/index.js';
-import { createRateLimits } from '../../lib/http/rate-limit.js';
+import { createRateLimits } from '../../lib/http/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { openStore } from '../../lib/storage/index.js';
 import { checkStartup } from '../../lib/setup/index.js';

@@ -1,6 +1,6 @@
 import { Config, schema, type SettingName } from '../config/index.js';
 import { INGEST_STATES, IngestEntryModel, OutboundHandoffModel } from '../ingest/models.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { clamdScan, rspamdCheck } from '../scan/index.js';
 import { OUTBOUND_STATES, OutboundJobModel } from '../send/models.js';
 import { outboundTransport } from '../send/dev-transport.js';

@@ -1,8 +1,8 @@
 import express, { type Router } from 'express';
 import { requireTrusted } from '../auth/index.js';
-import { ctxOf } from '../http/context.js';
-import { jsonSchema, type OpenApiRegistry } from '../http/openapi.js';
-import type { Deps } from '../resources/index.js';
+import { ctxOf } from '../http/index.js';
+import { jsonSchema, type OpenApiRegistry } from '../http/index.js';
+import type { Deps } from '../context/index.js';
 import { branding } from '../settings/index.js';
 import { diagnostics } from './diagnostics.js';
 import { mailboxPolicy, retentionPolicy } from '../settings/index.js';

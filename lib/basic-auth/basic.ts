@@ -5,7 +5,7 @@ import { ownersOf } from '../acl/index.js';
 import { devAutoLoginActive, tokenSecret, TokenVerifier, type Principal } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { ApiError } from '../errors/index.js';
-import { MemoryFailureCounters, type FailureCounters } from '../http/failure-counters.js';
+import { MemoryFailureCounters, type FailureCounters } from '../http/index.js';
 import type { Logger } from '../log/index.js';
 import { AddressModel } from '../mail/index.js';
 import type { Store } from '../storage/index.js';

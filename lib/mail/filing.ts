@@ -1,6 +1,6 @@
 import { ApiError } from '../errors/index.js';
 import { crashPoint } from '../crash-points/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { addBlobRefs, BlobStore, type Row, type StoredBlob, type Store } from '../storage/index.js';
 import { withSafeNames } from './attachment-names.js';
 import { FolderModel, type Folder, type FolderRole } from './folders.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { crashPoint } from '../crash-points/index.js';
 import { acceptHandoff, servedDomains, type IngestDeps } from '../ingest/index.js';
 import { type Folder, FolderModel, folderOf, loadRaw, type Message, MessageModel, moveMessage, publishMessage } from '../mail/index.js';
-import type { Ctx } from '../resources/index.js';
+import type { Ctx } from '../context/index.js';
 import { scanMessage, type Scanners } from '../scan/index.js';
 import type { Row } from '../storage/index.js';
 import { publishSendEvent } from '../events/index.js';

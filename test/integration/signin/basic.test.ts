@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { authenticate, requireTrusted } from '../../../lib/auth/index.js';
 import { basicAuth } from '../../../lib/basic-auth/index.js';
 import { errorHandler } from '../../../lib/errors/index.js';
-import { trustProxySetting } from '../../../lib/http/rate-limit.js';
+import { trustProxySetting } from '../../../lib/http/index.js';
 import '../../../lib/http/types.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
