@@ -1,5 +1,6 @@
 import { AclEntryModel } from './acl/index.js';
-import { ADMIN_MODELS, auditLogResource, domainsResource } from './admin/index.js';
+import { ADMIN_MODELS, auditLogResource } from './admin/index.js';
+import { domainsResource } from './settings/index.js';
 import { AuditEntryModel } from './audit/index.js';
 import { AddressModel, foldersResource, mailboxItemResources, mailboxesResource, messagesResource } from './mail/index.js';
 import { BlobModel } from './storage/index.js';

@@ -3,7 +3,7 @@
 import { useRef, useState } from 'react';
 import { Box, Text, render, useApp, useInput } from 'ink';
 import { readConfigFile, type SetupInput, type SetupResult } from '../../lib/setup/index.js';
-import { renderSetup, setupOrFail } from '../commands/setup.js';
+import { renderSetup, setupOrFail } from '../setup-flow.js';
 import { EXIT } from '../output.js';
 
 interface Question {

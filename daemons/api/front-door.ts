@@ -3,7 +3,7 @@ import { createConnection, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { RequestHandler } from 'express';
 import { ApiError } from '../../lib/errors/index.js';
-import { addressKey, answerHead, carriesCredentials, clientAddress, RefusalMemory, tooManyRequests, trustOfServer, upgradeRefusal } from '../../lib/http/upgrade-limit.js';
+import { addressKey, answerHead, carriesCredentials, clientAddress, RefusalMemory, tooManyRequests, trustOfServer, upgradeRefusal } from '../../lib/http/index.js';
 import type { Logger } from '../../lib/log/index.js';
 
 /** "host:port" or a unix socket path, as listen:* spell it. */

@@ -9,7 +9,7 @@ import { listen } from '../shared/listen.js';
 import type { RunningDaemon } from '../shared/run.js';
 import { checkStartup } from '../../lib/setup/index.js';
 import { forwardPushUpgrades } from './front-door.js';
-import { startHeartbeat } from '../../lib/admin/index.js';
+import { startHeartbeat } from '../../lib/settings/index.js';
 
 /** The api daemon: wires config, store, events and the app, then listens. */
 export async function startApi(config: Config): Promise<RunningDaemon> {

@@ -1,14 +1,15 @@
 import express, { type Express } from 'express';
-import { authenticate, basicAuth } from '../../lib/auth/index.js';
+import { authenticate } from '../../lib/auth/index.js';
+import { basicAuth } from '../../lib/basic-auth/index.js';
 import { productRegistry } from '../../lib/catalog.js';
 import type { Config } from '../../lib/config/index.js';
 import { errorHandler, notFoundHandler } from '../../lib/errors/index.js';
-import { rejectNul, requestContext, securityHeaders } from '../../lib/http/middleware.js';
-import { OpenApiRegistry } from '../../lib/http/openapi.js';
-import { createRateLimits, type RateLimits } from '../../lib/http/rate-limit.js';
-import '../../lib/http/types.js';
+import { rejectNul, requestContext, securityHeaders } from '../../lib/http/index.js';
+import { OpenApiRegistry } from '../../lib/http/index.js';
+import { createRateLimits, type RateLimits } from '../../lib/http/index.js';
 import { PluginHost, pluginRouter, productPlugins, type PluginHostOptions, type PluginManifest } from '../../lib/plugins/index.js';
-import { ResourceService, type Deps, type ResourceRegistry } from '../../lib/resources/index.js';
+import { ResourceService, type ResourceRegistry } from '../../lib/resources/index.js';
+import { type Deps } from '../../lib/context/index.js';
 import { PRODUCT } from '../../lib/version.js';
 
 export interface ProtocolsApp {

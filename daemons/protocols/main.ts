@@ -8,7 +8,7 @@ import { checkStartup } from '../../lib/setup/index.js';
 import { listen } from '../shared/listen.js';
 import type { RunningDaemon } from '../shared/run.js';
 import { buildProtocolsApp } from './app.js';
-import { startHeartbeat } from '../../lib/admin/index.js';
+import { startHeartbeat } from '../../lib/settings/index.js';
 
 /**
  * The protocols daemon: hosts the protocol plugins (mobile sync, MAPI over HTTP, Autodiscover) at

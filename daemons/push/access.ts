@@ -1,6 +1,7 @@
 import type { Principal } from '../../lib/auth/index.js';
 import { ApiError } from '../../lib/errors/index.js';
-import { checkRecord, type AnyRecord, type Deps, type ResourceDecl, type ResourceRegistry } from '../../lib/resources/index.js';
+import { checkRecord, type AnyRecord, type ResourceDecl, type ResourceRegistry } from '../../lib/resources/index.js';
+import { type Deps } from '../../lib/context/index.js';
 
 export type Verdict = 'granted' | 'denied' | 'gone';
 

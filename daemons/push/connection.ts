@@ -1,10 +1,29 @@
 import type { WebSocket } from 'ws';
-import type { Principal } from '../../lib/auth/index.js';
+import type { Principal, TokenVerifier } from '../../lib/auth/index.js';
+import type { Config } from '../../lib/config/index.js';
 import { ApiError } from '../../lib/errors/index.js';
+import type { EventBus } from '../../lib/events/index.js';
+import type { Logger } from '../../lib/log/index.js';
+import type { ChannelAccess } from './access.js';
 import { clientFrame, CLOSE, errorFrame, type ClientFrame } from './frames.js';
-import type { PushHub } from './hub.js';
 
 const MAX_TIMER_MS = 2_147_000_000;
+
+/** What a connection asks of the hub that owns it (PushHub in ./hub.ts). */
+export interface ConnectionHub {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly events: EventBus;
+  readonly verifier: TokenVerifier;
+  readonly access: ChannelAccess;
+  readonly maxBuffered: number;
+  readonly stats: { dropped: number };
+  join(channel: string, conn: PushConnection): void;
+  leave(channel: string, conn: PushConnection): void;
+  /** The connection signed in: it no longer counts as waiting for LOGIN. */
+  settled(conn: PushConnection): void;
+  forget(conn: PushConnection): void;
+}
 
 /**
  * One /push socket (Spec: Events). Frames are handled one at a time, in order. The socket is
@@ -22,7 +41,7 @@ export class PushConnection {
   #recheckTimer: NodeJS.Timeout | null = null;
   #closed = false;
 
-  constructor(readonly ws: WebSocket, private readonly hub: PushHub, principal: Principal | null) {
+  constructor(readonly ws: WebSocket, private readonly hub: ConnectionHub, principal: Principal | null) {
     ws.on('message', (raw, isBinary) => {
       this.#queue = this.#queue.then(() => this.#onFrame(raw.toString(), isBinary)).catch((e: unknown) => {
         this.hub.log.warn({ err: (e as Error).message }, 'push frame failed');

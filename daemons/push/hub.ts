@@ -6,12 +6,13 @@ import { devAutoLoginActive, devPrincipal, tokenSecret, TokenVerifier, type Prin
 import type { Config } from '../../lib/config/index.js';
 import { ApiError } from '../../lib/errors/index.js';
 import type { EventBus } from '../../lib/events/index.js';
-import type { RateLimits } from '../../lib/http/rate-limit.js';
-import { addressKey, clientAddress, compileTrust, tooManyRequests, upgradeRefusal, type TrustFn } from '../../lib/http/upgrade-limit.js';
+import type { RateLimits } from '../../lib/http/index.js';
+import { addressKey, clientAddress, compileTrust, tooManyRequests, upgradeRefusal, type TrustFn } from '../../lib/http/index.js';
 import type { Logger } from '../../lib/log/index.js';
-import type { Deps, ResourceRegistry } from '../../lib/resources/index.js';
+import type { ResourceRegistry } from '../../lib/resources/index.js';
+import type { Deps } from '../../lib/context/index.js';
 import { ChannelAccess } from './access.js';
-import { PushConnection } from './connection.js';
+import { PushConnection, type ConnectionHub } from './connection.js';
 import { CLOSE } from './frames.js';
 
 const QUERY_TOKEN_PARAMS = ['access_token', 'token', 'jwt', 'id_token'];
@@ -39,7 +40,7 @@ function pushTrust(config: Config): TrustFn {
  * keeps the channel → sockets map with one bus subscription per channel, serialises each event
  * once per channel, pings.
  */
-export class PushHub {
+export class PushHub implements ConnectionHub {
   readonly config: Config;
   readonly log: Logger;
   readonly events: EventBus;

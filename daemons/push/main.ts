@@ -2,14 +2,14 @@ import { createServer } from 'node:http';
 import { productModels, productRegistry } from '../../lib/catalog.js';
 import type { Config } from '../../lib/config/index.js';
 import { createEventBus } from '../../lib/events/index.js';
-import { createRateLimits } from '../../lib/http/rate-limit.js';
+import { createRateLimits } from '../../lib/http/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { openStore } from '../../lib/storage/index.js';
 import { checkStartup } from '../../lib/setup/index.js';
 import { listen } from '../shared/listen.js';
 import type { RunningDaemon } from '../shared/run.js';
 import { PushHub } from './hub.js';
-import { startHeartbeat } from '../../lib/admin/index.js';
+import { startHeartbeat } from '../../lib/settings/index.js';
 
 /** The push daemon: WebSocket /push fed by the shared event channel (Spec: Events). */
 export async function startPush(config: Config): Promise<RunningDaemon> {

@@ -9,7 +9,7 @@ import { openStore } from '../../lib/storage/index.js';
 import { listen } from '../shared/listen.js';
 import type { RunningDaemon } from '../shared/run.js';
 import { startScanLoop } from './scan-loop.js';
-import { startHeartbeat } from '../../lib/admin/index.js';
+import { startHeartbeat } from '../../lib/settings/index.js';
 import { retentionJob, startPeriodicJob } from '../../lib/jobs/index.js';
 import { startSendLoop } from '../../lib/jobs/send.js';
 import { acmeReplyMailer, sendControlHooks, sendDepsOf } from '../../lib/send/index.js';

@@ -3,6 +3,7 @@ import { effectiveRoles, type Principal } from '../auth/index.js';
 import type { AclGrant, Right } from './model.js';
 
 export * from './model.js';
+export { ownersOf } from './queries.js';
 
 /** The subjects a principal speaks for. Mailbox-scoped checks pass stripTrusted (Spec: Roles and elevation). */
 export function subjectsOf(p: Principal, config: Config, opts: { stripTrusted: boolean }): string[] {

@@ -1,6 +1,6 @@
 import { AuditEntryModel } from '../audit/index.js';
 import { defineResource } from '../resources/index.js';
-import { ADMIN_ONLY } from './shared.js';
+import { ADMIN_ONLY } from '../settings/index.js';
 
 /**
  * Read-only: the audit log is append-only (entries are written by the services, never by clients).

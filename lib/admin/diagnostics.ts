@@ -1,12 +1,12 @@
 import { Config, schema, type SettingName } from '../config/index.js';
 import { INGEST_STATES, IngestEntryModel, OutboundHandoffModel } from '../ingest/models.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { clamdScan, rspamdCheck } from '../scan/index.js';
 import { OUTBOUND_STATES, OutboundJobModel } from '../send/models.js';
 import { outboundTransport } from '../send/dev-transport.js';
 import type { ModelDef, Store } from '../storage/index.js';
 import { PRODUCT } from '../version.js';
-import { isAlive, listHeartbeats } from './heartbeat.js';
+import { isAlive, listHeartbeats } from '../settings/index.js';
 
 // Spec: GET /api/admin/diagnostics — versions, daemon heartbeats, queue depths, scanner and
 // transport reachability (body not shown in the spec; designed here). Read-only: a trusted role.

@@ -1,11 +1,11 @@
 import express, { type RequestHandler, type Router } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { requireTrusted } from '../auth/index.js';
-import type { OpenApiRegistry } from '../http/openapi.js';
-import type { Deps } from '../resources/index.js';
+import type { OpenApiRegistry } from '../http/index.js';
+import type { Deps } from '../context/index.js';
 import type { ModelDef } from '../storage/index.js';
-import { COUNTERS, readCounter, type CounterName } from './counters.js';
-import { isAlive, listHeartbeats } from './heartbeat.js';
+import { COUNTERS, readCounter, type CounterName } from '../settings/index.js';
+import { isAlive, listHeartbeats } from '../settings/index.js';
 
 /** The path with ids and secrets replaced by :id (UUIDs, long tokens, numbers). */
 export function routeTemplate(url: string): string {

@@ -1,13 +1,13 @@
 import express, { type Router } from 'express';
 import { requireTrusted } from '../auth/index.js';
-import { ctxOf } from '../http/context.js';
-import { jsonSchema, type OpenApiRegistry } from '../http/openapi.js';
-import type { Deps } from '../resources/index.js';
-import { branding } from './branding.js';
+import { ctxOf } from '../http/index.js';
+import { jsonSchema, type OpenApiRegistry } from '../http/index.js';
+import type { Deps } from '../context/index.js';
+import { branding } from '../settings/index.js';
 import { diagnostics } from './diagnostics.js';
-import { mailboxPolicy, retentionPolicy } from './policies.js';
+import { mailboxPolicy, retentionPolicy } from '../settings/index.js';
 import { changeSetup, readSetup, setupChange } from './setup-state.js';
-import { singletonRouter } from './singleton.js';
+import { singletonRouter } from '../settings/index.js';
 
 /** The /api/system policies and branding, first-run state, and /api/admin/diagnostics. */
 export function adminRouter(deps: Deps, openapi: OpenApiRegistry): Router {

@@ -6,10 +6,11 @@ import { INGEST_SECRET_DEFAULT } from '../config/settings/appliance.js';
 import { ApiError } from '../errors/index.js';
 import { MailboxModel } from '../mail/mailboxes.js';
 import { CA_CERT_FILE, localCaDir } from '../pki/index.js';
-import { parseOrThrow, type Ctx, type Deps } from '../resources/index.js';
+import { parseOrThrow } from '../resources/index.js';
+import { type Ctx, type Deps } from '../context/index.js';
 import { dkimKeyFiles } from '../setup/paths.js';
-import { DomainModel } from './domains.js';
-import { defineSingleton } from './singleton.js';
+import { DomainModel } from '../settings/index.js';
+import { defineSingleton } from '../settings/index.js';
 
 // Spec: /api/system/setup — first-run state (not shown in the spec; designed here). The facts come
 // from the configuration, the datastore and the key files (what `svcmail setup` made); the steps

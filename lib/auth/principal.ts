@@ -1,16 +1,9 @@
 import type { Config } from '../config/index.js';
 import { ApiError } from '../errors/index.js';
 
-/** Who is calling, as verified from a token. Roles are kept as issued; trusted ones count only when elevated. */
-export interface Principal {
-  uid: string;
-  roles: string[];
-  /** Time of the identity confirmation (ms since epoch) in elevated tokens; null otherwise. */
-  elevatedAt: number | null;
-  /** Token expiry (ms since epoch). */
-  expiresAt: number;
-  via: 'bearer' | 'cookie' | 'dev' | 'basic' | 'cli';
-}
+import type { Principal } from '../context/index.js';
+
+export type { Principal } from '../context/index.js';
 
 export interface RoleOptions {
   /** Mailbox-scoped checks always strip trusted roles (Spec: Roles and elevation). */

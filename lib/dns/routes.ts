@@ -1,10 +1,11 @@
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import { requireTrusted } from '../auth/index.js';
-import { DomainModel } from '../admin/index.js';
+import { DomainModel } from '../settings/index.js';
 import { invalid, notFound } from '../errors/index.js';
-import type { OpenApiRegistry } from '../http/openapi.js';
-import { parseOrThrow, type Deps } from '../resources/index.js';
+import type { OpenApiRegistry } from '../http/index.js';
+import { parseOrThrow } from '../resources/index.js';
+import { type Deps } from '../context/index.js';
 import { checkItems } from './check.js';
 import { nameservers } from './lookup.js';
 import { dnsChecklist } from './source.js';

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { DomainModel } from '../admin/index.js';
+import { DomainModel } from '../settings/index.js';
 import type { Config } from '../config/index.js';
 import { dkimKeyFiles, publicHost } from '../setup/paths.js';
 import type { Store } from '../storage/index.js';

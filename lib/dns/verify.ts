@@ -1,4 +1,4 @@
-import { DomainModel } from '../admin/index.js';
+import { DomainModel } from '../settings/index.js';
 import { writeAudit, type AuditWho } from '../audit/index.js';
 import type { Store } from '../storage/index.js';
 import type { CheckedItem } from './check.js';

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ApiError } from './index.js';
+import { ApiError } from './api-error.js';
 
 interface BodyParserError { type?: string; status?: number; expose?: boolean; body?: unknown; limit?: number; length?: number; message?: string }
 

@@ -1,5 +1,5 @@
 import { ApiError, notFound } from '../errors/index.js';
-import type { Ctx } from '../resources/index.js';
+import type { Ctx } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { appendEscrowAudit } from './audit.js';
 import { AccessRequestModel, ApprovalModel, EscrowScopeModel, MatterModel, type AccessRequest, type Approval, type Matter, type Scope } from './models.js';

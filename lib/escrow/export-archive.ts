@@ -3,7 +3,7 @@ import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import { loadRaw, MessageModel, type Message } from '../mail/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { MatterModel, type Matter, type MatterExport } from './models.js';
 

@@ -1,8 +1,8 @@
 import type { Request, Response, Router } from 'express';
 import { requireTrusted } from '../auth/index.js';
-import { ctxOf } from '../http/context.js';
-import type { OpenApiRegistry, OperationDoc } from '../http/openapi.js';
-import type { Ctx, Deps } from '../resources/index.js';
+import { ctxOf } from '../http/index.js';
+import type { OpenApiRegistry, OperationDoc } from '../http/index.js';
+import type { Ctx, Deps } from '../context/index.js';
 
 export type Handler = (ctx: Ctx, req: Request, res: Response) => Promise<void>;
 

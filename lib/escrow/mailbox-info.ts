@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { X509Certificate } from '@peculiar/x509';
 import express, { type Router } from 'express';
-import { ctxOf } from '../http/context.js';
-import type { OpenApiRegistry } from '../http/openapi.js';
+import { ctxOf } from '../http/index.js';
+import type { OpenApiRegistry } from '../http/index.js';
 import { KeyVaultModel, loadMailbox } from '../keys/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { EscrowScopeModel, type Scope } from './models.js';
 
 type Vault = { enrolled: boolean; escrowScopeUid?: string | null; masterKeyGeneration: number; wraps: Array<Record<string, unknown>> };

@@ -1,6 +1,6 @@
 import express, { type Router } from 'express';
-import type { OpenApiRegistry } from '../http/openapi.js';
-import type { Deps } from '../resources/index.js';
+import type { OpenApiRegistry } from '../http/index.js';
+import type { Deps } from '../context/index.js';
 import { auditRoutes } from './audit-routes.js';
 import { exportRoutes } from './export-routes.js';
 import { escrowRoutes } from './http.js';

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { requireSignedIn } from '../auth/index.js';
-import type { Ctx, Deps } from '../resources/define.js';
+import type { Ctx, Deps } from '../context/index.js';
 
 /** The service context of a signed-in request (401 api-100 without a principal). */
 export function ctxOf(req: Request, deps: Deps): Ctx {

@@ -13,7 +13,7 @@ import { MemoryFailureCounters, RedisFailureCounters, type FailureCounters } fro
 // only through trusted_proxies (Express 'trust proxy'); counters are shared through Redis when
 // redis:url is set so every copy of a daemon counts together. While Redis does not answer (within
 // redis:command_timeout_ms) the limits fail open: an outage of the counters must not take the API
-// down with it. Basic app-password throttling (failures()) fails closed instead (lib/auth/basic.ts).
+// down with it. Basic app-password throttling (failures()) fails closed instead (lib/basic-auth/basic.ts).
 
 export interface RateLimits {
   /** Anonymous callers per address, signed-in callers per user. Mount after authentication. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../errors/index.js';
-import { crashPoint } from './crash.js';
-import type { Deps } from '../resources/index.js';
+import { crashPoint } from '../crash-points/index.js';
+import type { Deps } from '../context/index.js';
 import type { StagedBlob } from '../storage/index.js';
 import { rewriteFrom } from './from-rewrite.js';
 import { headerValue, prependHeaders, readHeaders } from './headers.js';

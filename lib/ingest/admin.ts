@@ -1,7 +1,8 @@
-import { ADMIN_ONLY } from '../admin/shared.js';
+import { ADMIN_ONLY } from '../settings/index.js';
 import { ApiError } from '../errors/index.js';
 import { AddressModel } from '../mail/index.js';
-import { defineResource, type Ctx } from '../resources/index.js';
+import { defineResource } from '../resources/index.js';
+import { type Ctx } from '../context/index.js';
 import { DistributionListModel, IngestEntryModel, QuarantineModel, TransportRuleModel } from './models.js';
 import { servedDomains } from './resolve.js';
 

@@ -6,7 +6,7 @@ import type { IngestDeps } from './accept.js';
 import {
   classifyFocused, consumeControl, controlKindOf, isAutomated, isDispositionReport, maybeAutoReply, processInvitations, recordCorrespondent, senderListVerdict, senderOf, type ControlHooks,
 } from './delivery-rules.js';
-import { crashPoint } from './crash.js';
+import { crashPoint } from '../crash-points/index.js';
 import type { FiledCopy } from './mail-port.js';
 import type { PreparedMail } from './prepare.js';
 import type { RoundReads } from './round-reads.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ParsedMail } from 'mailparser';
 import { isApiError } from '../errors/index.js';
 import { FocusedOverrideModel } from '../mail/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { bareAddress, domainOf, headerValue, type HeaderBlock } from './headers.js';
 import { overrideKeys, type RoundReads } from './round-reads.js';
 import { AutoReplyModel, AutoReplySentModel, ControlMessageModel, CorrespondentModel, InvitationModel, type AutoReply } from './models.js';

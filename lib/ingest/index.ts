@@ -13,5 +13,4 @@ export { isAutomated, senderListVerdict, controlKindOf, type ControlHooks, type 
 export { INGEST_RESOURCES, ingestQueueResource, quarantineResource, transportRulesResource, distributionListsResource } from './admin.js';
 export { wakeWorkers, type WakeJob } from './wake.js';
 export { readHeaders, headerValue } from './headers.js';
-export { crashPoint } from './crash.js';
 export type { PreparedMail } from './prepare.js';

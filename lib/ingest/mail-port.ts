@@ -1,6 +1,6 @@
 import type { ParsedMail } from 'mailparser';
 import * as mail from '../mail/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { prepareMail, type PreparedMail } from './prepare.js';
 
 

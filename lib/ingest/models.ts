@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { directoryIndex } from '../mail/directory-terms.js';
+import { DistributionListModel } from '../mail/index.js';
 import { defineModel } from '../storage/index.js';
+
+export { DistributionListModel, distributionListFields, type DistributionList } from '../mail/index.js';
 
 export const INGEST_STATES = ['queued', 'delivered', 'junk', 'quarantined', 'consumed', 'discarded', 'failed'] as const;
 export type IngestState = (typeof INGEST_STATES)[number];
@@ -78,23 +80,6 @@ export const transportRuleFields = {
 };
 export type TransportRule = z.infer<z.ZodObject<typeof transportRuleFields>>;
 export const TransportRuleModel = defineModel({ name: 'transport_rule', table: 'transport_rules', fields: transportRuleFields });
-
-export const distributionListFields = {
-  address: z.string().trim().toLowerCase().max(320).pipe(z.email({ message: 'must be a plain address' })),
-  name: z.string().trim().max(200).default(''),
-  /** Member addresses: mailboxes, other lists, or external addresses (relayed at once). */
-  members: z.array(z.string().trim().toLowerCase().max(320).pipe(z.email())).max(10_000).default([]),
-  /** Only verified senders who are members may post. */
-  membersOnly: z.boolean().default(false),
-  /** Whether members outside the served domains are accepted and relayed. */
-  allowExternalMembers: z.boolean().default(true),
-};
-export type DistributionList = z.infer<z.ZodObject<typeof distributionListFields>>;
-export const DistributionListModel = defineModel({
-  name: 'distribution_list', table: 'distribution_lists', fields: distributionListFields, indexes: [{ fields: ['address'], unique: true }],
-  // The global address list pages through mailboxes and lists by prefix (lib/mail/directory.ts).
-  valueIndexes: [directoryIndex],
-});
 
 /** Out-of-office settings of a mailbox (read by delivery; the settings UI writes them). */
 export const autoReplyFields = {

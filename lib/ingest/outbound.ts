@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isApiError } from '../errors/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import type { MailPort } from './mail-port.js';
 import { OutboundHandoffModel } from './models.js';
 import { wakeWorkers } from './wake.js';

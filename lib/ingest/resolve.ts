@@ -1,7 +1,7 @@
-import { DomainModel } from '../admin/index.js';
-import { readMailboxPolicy } from '../admin/policies.js';
+import { DomainModel } from '../settings/index.js';
+import { readMailboxPolicy } from '../settings/index.js';
 import { AddressModel } from '../mail/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { domainOf } from './headers.js';
 import { DistributionListModel, type DistributionList } from './models.js';

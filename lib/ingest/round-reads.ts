@@ -1,5 +1,5 @@
 import { FilterRuleModel, FocusedOverrideModel, MailboxModel, type FilterRule, type Mailbox } from '../mail/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { domainOf } from './headers.js';
 import { AutoReplyModel, CorrespondentModel, type AutoReply } from './models.js';

@@ -1,7 +1,7 @@
 import express, { type Request, type Router } from 'express';
 import { z } from 'zod';
 import { ApiError, invalid, notFound } from '../errors/index.js';
-import type { OpenApiRegistry } from '../http/openapi.js';
+import type { OpenApiRegistry } from '../http/index.js';
 import { blobsOf } from '../mail/index.js';
 import type { BlobStore, StagedBlob } from '../storage/index.js';
 import { acceptHandoff, type IngestDeps } from './accept.js';

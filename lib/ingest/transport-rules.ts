@@ -1,4 +1,4 @@
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { bareAddress, domainOf, headerValue, headerValues, type HeaderBlock } from './headers.js';
 import { TransportRuleModel, type TransportRule } from './models.js';
 

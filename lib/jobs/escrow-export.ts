@@ -1,5 +1,5 @@
 import { appendEscrowAudit, buildExportArchive, MatterExportModel, MatterModel, removeExportFiles, type Matter, type MatterExport } from '../escrow/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 
 // The matter-export job (issue 10: matter-export-requests). Builds pending exports with a lease (a

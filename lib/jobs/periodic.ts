@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isApiError } from '../errors/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { defineModel } from '../storage/index.js';
 
 // Jobs that run once per period for the whole deployment (retention, clean-ups). ARCHITECTURE:

@@ -1,8 +1,8 @@
-import { readRetentionPolicy, retentionDays, RETENTION_CLASSES, ROLE_OF_CLASS, type RetentionClass } from '../admin/index.js';
+import { readRetentionPolicy, retentionDays, RETENTION_CLASSES, ROLE_OF_CLASS, type RetentionClass } from '../settings/index.js';
 import { AuditEntryModel, type AuditEntry } from '../audit/index.js';
 import { MatterModel, type Matter } from '../escrow/models.js';
 import { blobsOf, FolderModel, MessageModel, publishFolder, unfile, type Folder, type Message } from '../mail/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { BlobModel, type Row, type Store } from '../storage/index.js';
 import type { PeriodicJob } from './periodic.js';
 

@@ -4,7 +4,7 @@ import { IngestEntryModel, deliverEntry, prepare, type IngestEntry, type Prepare
 import { recordCorrespondents, senderOf } from '../ingest/delivery-rules.js';
 import { readRound } from '../ingest/round-reads.js';
 import type { Patch, Row, Store } from '../storage/index.js';
-import { countEvent, type CounterName } from '../admin/counters.js';
+import { countEvent, type CounterName } from '../settings/index.js';
 import { MessageModel, type Message } from '../mail/index.js';
 
 export interface ScanRound {

@@ -1,5 +1,5 @@
 import { driveEnrollments, type AcmeClient, type ReplyMailer } from '../keys/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 
 export interface EnrollmentLoop {
   /** Run a round now (or right after the current one): an ACME challenge was just consumed. */

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, FlattenedSign, type JWK } from 'jose';
 import type { Config } from '../config/index.js';
-import { checkedRequest, OutboundRefused, systemHostResolver } from '../http/outbound.js';
+import { checkedRequest, OutboundRefused, systemHostResolver } from '../http/index.js';
 
 // A small ACME (RFC 8555) client for S/MIME certificates (RFC 8823, challenge type email-reply-00).
 

@@ -1,5 +1,5 @@
 import { ApiError, notFound } from '../errors/index.js';
-import type { Ctx } from '../resources/index.js';
+import type { Ctx } from '../context/index.js';
 import { DiscoveredKeyModel, type DiscoveredKey } from './models.js';
 import { loadMailbox } from './vault-service.js';
 

@@ -1,7 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 import dnsPacket from 'dns-packet';
 import type { Config } from '../config/index.js';
-import type { HostResolver } from '../http/outbound.js';
+import type { HostResolver } from '../http/index.js';
 
 // Spec: Finding the server from an address. TXT `_svc.<domain>`: `v=SVCv1; id=<id>; host=<host>;`,
 // through node's resolver or DNS over HTTPS with DNSSEC validation required (mail:dns:resolver).

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import type { LeaseFields, Row } from '../storage/index.js';
 import { emailReplyDigest, type AcmeClient } from './acme.js';
 import { installCertificate, moveEnrollment, SigningEnrollmentModel, type EnrollmentState, type SigningEnrollment } from './enrollment.js';

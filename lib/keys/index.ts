@@ -2,7 +2,8 @@
 import { IssuedCertificateModel } from '../pki/index.js';
 import type { ModelDef } from '../storage/index.js';
 import { SigningEnrollmentModel } from './enrollment.js';
-import { DiscoveredKeyModel, KeyDirectoryModel, KeyVaultModel } from './models.js';
+import { KeyDirectoryModel } from '../mail/index.js';
+import { DiscoveredKeyModel, KeyVaultModel } from './models.js';
 import { EncryptionPolicyModel } from './policy.js';
 
 export { keysRouter } from './routes.js';
@@ -13,11 +14,12 @@ export { refuseDowngrade, observeKey, pinnedKey } from './discovered.js';
 export { readPolicy, writePolicy, checkSendPolicy, type EncryptionPolicy, type RecipientClass } from './policy.js';
 export { classifyRecipients, isFederatedDomain, hasLocalKey, clearFederationCache, type SendRecipient } from './recipients.js';
 export { effectiveBackend, installCertificate, moveEnrollment, TRANSITIONS, SigningEnrollmentModel, type SigningEnrollment, type EnrollmentState } from './enrollment.js';
-export { discoveryHash, syncDirectory } from './directory.js';
+export { discoveryHash, syncDirectory } from '../mail/index.js';
 export { AcmeClient, loadAccountKey, emailReplyDigest, acmeClientFromConfig } from './acme.js';
 export { consumeAcmeChallenge, driveEnrollments, type ChallengeMail, type ReplyMailer } from './enrollment-driver.js';
 export { findSvcRecord, parseSvcRecord } from './dns.js';
-export { KeyVaultModel, KeyDirectoryModel, DiscoveredKeyModel } from './models.js';
+export { KeyVaultModel, DiscoveredKeyModel } from './models.js';
+export { KeyDirectoryModel } from '../mail/index.js';
 export { EncryptionPolicyModel } from './policy.js';
 
 /** Models of this feature (registered in lib/catalog.ts). */

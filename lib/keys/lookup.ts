@@ -1,9 +1,10 @@
 import { AddressModel, emailAddress } from '../mail/index.js';
-import { DomainModel } from '../admin/domains.js';
+import { DomainModel } from '../settings/index.js';
 import { ApiError, notFound } from '../errors/index.js';
-import { parseOrThrow, type Ctx } from '../resources/index.js';
-import { discoveryHash, splitAddress } from './directory.js';
-import { checkedRequest } from '../http/outbound.js';
+import { parseOrThrow } from '../resources/index.js';
+import { type Ctx } from '../context/index.js';
+import { discoveryHash, splitAddress } from '../mail/index.js';
+import { checkedRequest } from '../http/index.js';
 import { findSvcRecord, svcHostResolver } from './dns.js';
 import { observeKey, pinnedKey, type PinView } from './discovered.js';
 import { checkFoundCertificate } from './validate.js';

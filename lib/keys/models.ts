@@ -20,11 +20,6 @@ export const keyVaultFields = {
 export const KeyVaultModel = defineModel({ name: 'key_vault', table: 'key_vaults', fields: keyVaultFields, indexes: [{ fields: ['mailboxUid'], unique: true }] });
 export type KeyVault = z.infer<z.ZodObject<typeof keyVaultFields>>;
 
-/** Key-discovery index: z-base-32 SHA-256 of a local part, per domain, to the mailbox holding keys. */
-export const keyDirectoryFields = { hash: z.string(), domain: z.string(), mailboxUid: z.string() };
-export const KeyDirectoryModel = defineModel({ name: 'key_directory', table: 'key_directory', fields: keyDirectoryFields, indexes: [{ fields: ['hash', 'domain'], unique: true }, { fields: ['mailboxUid'] }] });
-export type KeyDirectoryEntry = z.infer<z.ZodObject<typeof keyDirectoryFields>>;
-
 /** Spec: Discovered keys. Pinned per mailbox and contact address on first use. */
 export const discoveredKeyFields = {
   mailboxUid: z.string(),

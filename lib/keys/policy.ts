@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineSingleton, type SingletonView } from '../admin/singleton.js';
+import { defineSingleton, type SingletonView } from '../settings/index.js';
 import { ApiError } from '../errors/index.js';
-import type { Ctx } from '../resources/index.js';
+import type { Ctx } from '../context/index.js';
 
 // Spec: Encryption policy — one record for the deployment; readable by any signed-in user,
 // writable by administrators (fresh elevation), every change audited (lib/admin/singleton.ts).

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import { IssuedCertificateModel, type IssuedCertificate } from '../pki/index.js';
-import type { Ctx } from '../resources/index.js';
+import type { Ctx } from '../context/index.js';
 import { findSvcRecord } from './dns.js';
 import { pinnedKey } from './discovered.js';
 import type { RecipientClass } from './policy.js';

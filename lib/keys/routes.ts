@@ -1,7 +1,7 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
-import { ctxOf } from '../http/context.js';
-import { jsonSchema, type AuthRequirement, type OpenApiRegistry } from '../http/openapi.js';
-import type { Ctx, Deps } from '../resources/index.js';
+import { ctxOf } from '../http/index.js';
+import { jsonSchema, type AuthRequirement, type OpenApiRegistry } from '../http/index.js';
+import type { Ctx, Deps } from '../context/index.js';
 import { sealedKey } from './shapes.js';
 import { z } from 'zod';
 import { addWrap, enrollVault, readVault, rekeyVault, removeWrap } from './vault-service.js';

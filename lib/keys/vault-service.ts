@@ -5,10 +5,11 @@ import { writeAudit } from '../audit/index.js';
 import { ApiError, invalid, notFound } from '../errors/index.js';
 import { MailboxModel, mailboxesResource } from '../mail/index.js';
 import { fingerprintOf, parseCsr, pkiBackend, recordIssued, requireP256, revokeCertificate, spkiOf } from '../pki/index.js';
-import { checkRecord, parseOrThrow, type AnyRecord, type Ctx } from '../resources/index.js';
+import { checkRecord, parseOrThrow, type AnyRecord } from '../resources/index.js';
+import { type Ctx } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import type { StoredWrap, VaultView, WrapInput } from './client/format.js';
-import { syncDirectory } from './directory.js';
+import { syncDirectory } from '../mail/index.js';
 import { KeyVaultModel, type KeyVault } from './models.js';
 import { addWrapSchema, enrolSchema, removeWrapQuery } from './shapes.js';
 

@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
-import { domainName } from '../admin/shared.js';
+import { domainName } from '../settings/index.js';
 import { ApiError, notFound } from '../errors/index.js';
-import type { OpenApiRegistry } from '../http/openapi.js';
-import type { Deps } from '../resources/index.js';
-import { KeyDirectoryModel, type KeyDirectoryEntry } from './models.js';
+import type { OpenApiRegistry } from '../http/index.js';
+import type { Deps } from '../context/index.js';
+import { KeyDirectoryModel, type KeyDirectoryEntry } from '../mail/index.js';
 import { certificateOf } from './vault-service.js';
 
 // Spec: GET /.well-known/svc/keys/<hash>?domain= — public key lookup for other servers. No

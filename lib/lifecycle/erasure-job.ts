@@ -3,12 +3,12 @@ import { MatterModel, type Matter } from '../escrow/index.js';
 import { DistributionListModel, type DistributionList } from '../ingest/index.js';
 import { blobsOf, MailboxModel, MessageModel, unfile, type Mailbox, type Message } from '../mail/index.js';
 import { IssuedCertificateModel, pkiBackend, revokeCertificate, type IssuedCertificate } from '../pki/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { BlobModel, type ModelDef, type Row, type Store } from '../storage/index.js';
 import { JobAborted, type Touch } from './export-job.js';
 import { exportPath, removeFile, uploadPath } from './files.js';
 import { ErasureRequestModel, ExportRequestModel, ImportRequestModel, type ErasureRequest } from './models.js';
-import { ErasedAddressModel, type ErasedAddress } from './tombstones.js';
+import { ErasedAddressModel, type ErasedAddress } from '../mail/index.js';
 import { InputError } from './import-sources.js';
 
 export interface ErasureDeps extends Deps {

@@ -4,7 +4,7 @@ import {
   fileMessage, folderFields, folderOf, FolderModel, FOLDER_ROLES, LabelModel, MailboxModel, MessageModel, parseMessage, storeRaw, wouldExceedQuota,
   type Folder, type FolderRole, type Message, type ParsedMessage,
 } from '../mail/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { JobAborted, type Touch } from './export-job.js';
 import { uploadPath } from './files.js';

@@ -5,7 +5,7 @@ import {
   CalendarEventModel, ContactModel, contactFields, eventRecordOf, icsToEvents, NoteModel, noteFields, TaskListModel, taskListFields, TaskModel, taskFields, vcfToContacts,
   type ContactData, type EventData,
 } from '../pim/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import type { ModelDef, Row } from '../storage/index.js';
 import type { PimFile } from './import-sources.js';
 import type { PimCounts, PimKind } from './models.js';

@@ -8,11 +8,10 @@
 // - Erasure: trusted role + fresh elevation, audited; refused while an open escrow matter holds the
 //   mailbox. Tombstones keep the addresses from being reused until an administrator releases them.
 // - Impersonation: needs the owner's consent, is time-limited, read-only and audited read by read.
-import { ErasedAddressModel } from './tombstones.js';
+import { ErasedAddressModel } from '../mail/index.js';
 
 export { LIFECYCLE_RESOURCES, dataExportRequestsResource, mailboxImportRequestsResource, erasureRequestsResource, impersonationSessionsResource, requireOwner } from './resources.js';
 export { ExportRequestModel, ImportRequestModel, ErasureRequestModel, ImpersonationSessionModel, EXPORT_STATES, IMPORT_STATES, ERASURE_STATES, IMPERSONATION_STATES, type ExportRequest, type ImportRequest, type ErasureRequest, type ImpersonationSession } from './models.js';
-export { ErasedAddressModel, checkNotErased, type ErasedAddress } from './tombstones.js';
 export { lifecycleRouter } from './routes.js';
 export { impersonationRouter, VIEWABLE } from './impersonation.js';
 export { runLifecycleRound, drainLifecycle, startLifecycleLoop, type LifecycleDeps, type LifecycleRound } from './jobs.js';

@@ -1,8 +1,9 @@
-import { ADMIN_ONLY } from '../admin/shared.js';
+import { ADMIN_ONLY } from '../settings/index.js';
 import { ApiError, notFound } from '../errors/index.js';
 import { wakeWorkers } from '../ingest/index.js';
 import { MailboxModel, mailboxesResource, type Mailbox } from '../mail/index.js';
-import { checkRecord, defineResource, type AnyRecord, type Ctx } from '../resources/index.js';
+import { checkRecord, defineResource, type AnyRecord } from '../resources/index.js';
+import { type Ctx } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { holdsOn } from './erasure-job.js';
 import { exportPath, removeFile, uploadPath } from './files.js';

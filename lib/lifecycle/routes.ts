@@ -8,16 +8,17 @@ import { z } from 'zod';
 import { requireTrusted } from '../auth/index.js';
 import { writeAudit } from '../audit/index.js';
 import { ApiError, invalid, notFound } from '../errors/index.js';
-import { ctxOf } from '../http/context.js';
-import type { OpenApiRegistry } from '../http/openapi.js';
+import { ctxOf } from '../http/index.js';
+import type { OpenApiRegistry } from '../http/index.js';
 import { wakeWorkers } from '../ingest/index.js';
 import { FolderModel, MailboxModel, type Folder } from '../mail/index.js';
-import { parseOrThrow, type Ctx, type Deps, type ResourceService } from '../resources/index.js';
+import { parseOrThrow, type ResourceService } from '../resources/index.js';
+import { type Ctx, type Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { exportPath, removeFile, tempPath, uploadPath } from './files.js';
 import { ErasureRequestModel, ExportRequestModel, IMPORT_FORMATS, ImportRequestModel, type ErasureRequest, type ExportRequest, type ImportRequest } from './models.js';
 import { dataExportRequestsResource, mailboxImportRequestsResource, requireOwner } from './resources.js';
-import { ErasedAddressModel } from './tombstones.js';
+import { ErasedAddressModel } from '../mail/index.js';
 
 type Handler = (ctx: Ctx, req: Request, res: Response) => Promise<void>;
 

@@ -1,9 +1,10 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { ApiError, invalid } from '../errors/index.js';
-import { ctxOf } from '../http/context.js';
-import type { OpenApiRegistry } from '../http/openapi.js';
-import { parseOrThrow, type Ctx, type Deps, type ResourceService } from '../resources/index.js';
+import { ctxOf } from '../http/index.js';
+import type { OpenApiRegistry } from '../http/index.js';
+import { parseOrThrow, type ResourceService } from '../resources/index.js';
+import { type Ctx, type Deps } from '../context/index.js';
 import { attachmentsOf, buildDraft, draftBody, fileDraft, mailboxFor, parseEncryptedDraft, type ComposeDecls, type DraftAttachment, type DraftBody } from './compose.js';
 import { loadRaw, type MessageRecord } from './filing.js';
 import { parseMessage } from './messages.js';

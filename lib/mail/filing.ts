@@ -1,16 +1,15 @@
 import { ApiError } from '../errors/index.js';
-// The module itself, not lib/ingest's face: lib/ingest imports lib/mail (crash.ts imports nothing).
-import { crashPoint } from '../ingest/crash.js';
-import type { Deps } from '../resources/index.js';
+import { crashPoint } from '../crash-points/index.js';
+import type { Deps } from '../context/index.js';
 import { addBlobRefs, BlobStore, type Row, type StoredBlob, type Store } from '../storage/index.js';
 import { withSafeNames } from './attachment-names.js';
 import { FolderModel, type Folder, type FolderRole } from './folders.js';
 import { MailboxModel, type Mailbox } from './mailboxes.js';
-import { MessageModel, type Message, type ParsedMessage } from './messages.js';
+import { MessageModel, type Message, type MessageRecord, type ParsedMessage } from './messages.js';
 import { searchDocument } from './search.js';
 
 export type StoredRaw = StoredBlob;
-export type MessageRecord = Row<Message>;
+export type { MessageRecord } from './messages.js';
 
 const blobStores = new WeakMap<object, BlobStore>();
 export function blobsOf(deps: Pick<Deps, 'config'>): BlobStore {

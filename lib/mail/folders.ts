@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError, invalid } from '../errors/index.js';
-import { defineResource, type Ctx } from '../resources/index.js';
+import { defineResource } from '../resources/index.js';
+import { type Ctx } from '../context/index.js';
 import { defineModel, type Store } from '../storage/index.js';
 
 export const FOLDER_ROLES = ['inbox', 'drafts', 'sent', 'trash', 'junk', 'outbox', 'archive'] as const;

@@ -1,4 +1,4 @@
-export { mailboxesResource, MailboxModel, mailboxFields, emailAddress, ownersOf, type Mailbox } from './mailboxes.js';
+export { mailboxesResource, MailboxModel, mailboxFields, emailAddress, type Mailbox } from './mailboxes.js';
 export { foldersResource, FolderModel, folderFields, SYSTEM_FOLDERS, FOLDER_ROLES, createSystemFolders, type Folder, type FolderRole } from './folders.js';
 export { AddressModel, syncAddresses } from './addresses.js';
 export { MessageModel, messageFields, parseMessage, parseMail, fromParsedMail, type Message, type ParsedMessage } from './messages.js';
@@ -12,3 +12,6 @@ export { searchRouter, searchMessages, searchDocument, searchQuery, type SearchQ
 export { directory, directoryRouter, type DirectoryEntry } from './directory.js';
 export { composeRouter } from './compose-routes.js';
 export { buildDraft, draftBody, parseEncryptedDraft, fileDraft, mailboxFor, type DraftBody, type ComposeDecls } from './compose.js';
+export { KeyDirectoryModel, discoveryHash, splitAddress, syncDirectory, type KeyDirectoryEntry } from './key-directory.js';
+export { ErasedAddressModel, checkNotErased, type ErasedAddress } from './tombstones.js';
+export { DistributionListModel, distributionListFields, type DistributionList } from './lists.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError, invalid } from '../errors/index.js';
-import { defineResource, type Ctx, type ResourceDecl } from '../resources/index.js';
+import { defineResource, type ResourceDecl } from '../resources/index.js';
+import { type Ctx } from '../context/index.js';
 import { sanitizeMailHtml } from '../scan/index.js';
 import { defineModel } from '../storage/index.js';
 import { FolderModel, type Folder } from './folders.js';

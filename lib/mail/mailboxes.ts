@@ -1,17 +1,16 @@
 import { z } from 'zod';
-import { AclEntryModel, type AclEntryRecord } from '../acl/index.js';
-import { DomainModel } from '../admin/domains.js';
-import { ADMIN_ONLY } from '../admin/shared.js';
-import { readMailboxPolicy } from '../admin/policies.js';
+import { AclEntryModel, ownersOf, type AclEntryRecord } from '../acl/index.js';
+import { DomainModel } from '../settings/index.js';
+import { ADMIN_ONLY } from '../settings/index.js';
+import { readMailboxPolicy } from '../settings/index.js';
 import { ApiError } from '../errors/index.js';
 import { defineResource } from '../resources/index.js';
 import { defineModel, type Store } from '../storage/index.js';
 import { syncAddresses } from './addresses.js';
 import { directoryIndex } from './directory-terms.js';
-import { syncDirectory } from '../keys/directory.js';
-import { KeyDirectoryModel } from '../keys/models.js';
+import { KeyDirectoryModel, syncDirectory } from './key-directory.js';
 import { createSystemFolders } from './folders.js';
-import { checkNotErased } from '../lifecycle/tombstones.js';
+import { checkNotErased } from './tombstones.js';
 
 export const emailAddress = z.string().trim().toLowerCase().max(320).pipe(z.email({ message: 'must be a plain address such as user@example.org' }));
 
@@ -48,11 +47,6 @@ async function checkDomains(store: Store, addresses: readonly string[]): Promise
     const domain = a.slice(a.lastIndexOf('@') + 1);
     if (!served.has(domain)) throw new ApiError('api-106', `${a}: the domain ${domain} is not served here; add it under /api/mail/domains first`);
   }
-}
-
-export async function ownersOf(store: Store, mailboxUid: string): Promise<string[]> {
-  const entries = await store.repo<AclEntryRecord>(AclEntryModel).list({ filter: { resourceUid: mailboxUid }, limit: 1000 });
-  return entries.filter((e) => e.rights.includes('owner') && e.subject.startsWith('user:')).map((e) => e.subject.slice(5));
 }
 
 export const mailboxesResource = defineResource({

@@ -1,4 +1,5 @@
-import { defineResource, type AnyRecord, type Ctx } from '../resources/index.js';
+import { defineResource, type AnyRecord } from '../resources/index.js';
+import { type Ctx } from '../context/index.js';
 import { BlobModel, dropBlobRef, type Store } from '../storage/index.js';
 import { blobsOf, countIn, publishFolder, publishMessage, type MessageRecord } from './filing.js';
 import { FolderModel, type Folder } from './folders.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { z } from 'zod';
 import { ApiError } from '../errors/index.js';
-import { defineModel } from '../storage/index.js';
+import { defineModel, type Row } from '../storage/index.js';
 import { safeFilename } from './attachment-names.js';
 
 const address = z.object({ address: z.string(), name: z.string() });
@@ -78,6 +78,8 @@ export const MessageModel = defineModel({
 });
 
 export type Message = z.infer<z.ZodObject<typeof messageFields>>;
+/** A stored message: its fields and the record's uid, version and timestamps. */
+export type MessageRecord = Row<Message>;
 
 /** What one parse of a raw message yields: the stored fields plus the text that search indexes. */
 export interface ParsedMessage {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isApiError } from '../errors/index.js';
-import type { AnyRecord, Ctx } from '../resources/index.js';
+import type { AnyRecord } from '../resources/index.js';
+import type { Ctx } from '../context/index.js';
 import { defineModel } from '../storage/index.js';
 
 // Read receipts a mailbox owes (issue: Outbound — "requested receipts are sent or not per the

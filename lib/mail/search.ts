@@ -1,13 +1,13 @@
 import express, { type Router } from 'express';
 import { z } from 'zod';
-import { ctxOf } from '../http/context.js';
-import type { OpenApiRegistry } from '../http/openapi.js';
+import { ctxOf } from '../http/index.js';
+import type { OpenApiRegistry } from '../http/index.js';
 import { AclEntryModel, type AclEntryRecord } from '../acl/index.js';
 import { requireSignedIn } from '../auth/index.js';
-import { parseOrThrow, type Ctx, type Deps, type ResourceService } from '../resources/index.js';
+import { parseOrThrow, type ResourceService } from '../resources/index.js';
+import { type Ctx, type Deps } from '../context/index.js';
 import type { Filter, ListQuery } from '../storage/index.js';
-import { MessageModel, type Message, type ParsedMessage } from './messages.js';
-import type { MessageRecord } from './filing.js';
+import { MessageModel, type Message, type MessageRecord, type ParsedMessage } from './messages.js';
 
 /** The full-text document of a message: subject, every address and name, plain text (never S/MIME ciphertext). */
 export function searchDocument(parsed: Pick<ParsedMessage, 'fields' | 'text'>): string {

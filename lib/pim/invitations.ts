@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ParsedMail } from 'mailparser';
 import { z } from 'zod';
 import { isApiError } from '../errors/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { icsToEvents, type EventData } from './ics.js';
 import { CalendarEventModel, calendarEventFields } from './models.js';

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ApiError, invalid } from '../errors/index.js';
-import type { Ctx } from '../resources/index.js';
+import type { Ctx } from '../context/index.js';
 import {
   CalendarEventModel, CalendarShareLinkModel, ContactListModel, ContactModel, NoteModel, TaskListModel, TaskModel,
 } from './models.js';

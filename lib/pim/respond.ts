@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { ApiError } from '../errors/index.js';
 import type { OutboundHook } from '../ingest/index.js';
 import { MailboxModel, type Mailbox } from '../mail/index.js';
-import { parseOrThrow, type Ctx, type ResourceService } from '../resources/index.js';
+import { parseOrThrow, type ResourceService } from '../resources/index.js';
+import { type Ctx } from '../context/index.js';
 import { replyIcs, type EventData } from './ics.js';
 
 // The attendee's answer to a meeting invitation (Spec: Meeting invitations — the user's response

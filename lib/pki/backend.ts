@@ -1,17 +1,10 @@
 import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.js';
-import type { IssueRequest, Issued } from './certs.js';
+import type { PkiBackend } from './certs.js';
 import { LocalPki } from './local.js';
 import { VaultPki } from './vault.js';
 
-/** Spec: Versioning, encryption certificate backends (mail:pki:backend). */
-export interface PkiBackend {
-  readonly name: 'local' | 'vault';
-  issue(req: IssueRequest): Promise<Issued>;
-  revoke(serial: string): Promise<void>;
-  /** The issuing CA certificates (PEM), for clients that check the chain. */
-  caCertificates(): Promise<string[]>;
-}
+export type { PkiBackend } from './certs.js';
 
 export function localCaDir(config: Config): string {
   return resolve(config.get('mail:pki:local_ca:dir') || join(config.get('data_dir'), 'pki', 'ca'));

@@ -87,3 +87,12 @@ export function toIssued(cert: x509.X509Certificate, chainPem: string[]): Issued
 }
 
 export { x509 };
+
+/** Spec: Versioning, encryption certificate backends (mail:pki:backend). */
+export interface PkiBackend {
+  readonly name: 'local' | 'vault';
+  issue(req: IssueRequest): Promise<Issued>;
+  revoke(serial: string): Promise<void>;
+  /** The issuing CA certificates (PEM), for clients that check the chain. */
+  caCertificates(): Promise<string[]>;
+}

@@ -1,8 +1,7 @@
 import * as x509 from '@peculiar/x509';
 import { ApiError } from '../errors/index.js';
 import { loadLocalCa, randomSerial, type LocalCa } from './ca.js';
-import { toIssued, usagesOf, type IssueRequest, type Issued } from './certs.js';
-import type { PkiBackend } from './backend.js';
+import { toIssued, usagesOf, type IssueRequest, type Issued, type PkiBackend } from './certs.js';
 
 /** Backend `local`: certificates from the self-signed P-256 CA; revocation lives in our records only. */
 export class LocalPki implements PkiBackend {

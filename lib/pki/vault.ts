@@ -1,8 +1,7 @@
 import * as x509 from '@peculiar/x509';
 import { z } from 'zod';
 import { ApiError } from '../errors/index.js';
-import { emailsOf, spkiOf, toIssued, type IssueRequest, type Issued } from './certs.js';
-import type { PkiBackend } from './backend.js';
+import { emailsOf, spkiOf, toIssued, type IssueRequest, type Issued, type PkiBackend } from './certs.js';
 
 export interface VaultOptions {
   addr: string;

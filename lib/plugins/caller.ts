@@ -4,7 +4,8 @@ import { notFound } from '../errors/index.js';
 import type { ChannelHandler } from '../events/index.js';
 import type { Logger } from '../log/index.js';
 import { AddressModel, fileDraft, loadRaw, mailboxFor, type MessageRecord } from '../mail/index.js';
-import type { Ctx, Deps, ResourceService } from '../resources/index.js';
+import type { ResourceService } from '../resources/index.js';
+import type { Ctx, Deps } from '../context/index.js';
 import { sendDraft, type SendDeps } from '../send/index.js';
 import type { CallerApi, Row } from './types.js';
 

@@ -1,6 +1,7 @@
 import type { SettingName, SettingValue } from '../config/index.js';
 import { MAIL_EVENT_KINDS, type MailEventKind } from '../events/index.js';
-import type { Deps, ResourceService } from '../resources/index.js';
+import type { ResourceService } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { sendDepsOf, type SendDeps } from '../send/index.js';
 import { callerApi } from './caller.js';
 import { checkNoClash } from './define.js';

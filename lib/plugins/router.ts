@@ -1,7 +1,7 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { requireSignedIn } from '../auth/index.js';
 import { ApiError } from '../errors/index.js';
-import type { OpenApiRegistry } from '../http/openapi.js';
+import type { OpenApiRegistry } from '../http/index.js';
 import { daemonOf } from './define.js';
 import type { PluginHost } from './host.js';
 import type { PluginManifest, PluginRequest, PluginResponse, PluginRoute } from './types.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeAudit } from '../audit/index.js';
 import { ApiError } from '../errors/index.js';
 import type { EventBus } from '../events/index.js';
-import type { Ctx } from '../resources/index.js';
+import type { Ctx } from '../context/index.js';
 import { defineModel, type Row, type Store } from '../storage/index.js';
 
 // Enabled or disabled, per plugin, in the store: the api daemon changes it and every protocols

@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/index.js';
 import type { SettingName, SettingValue } from '../config/index.js';
 import type { ChannelHandler, MailEventKind } from '../events/index.js';
-import type { OperationDoc } from '../http/openapi.js';
+import type { OperationDoc } from '../http/index.js';
 import type { Logger } from '../log/index.js';
 
 // The plugin contract (Architecture: Plugins; Style 7). A plugin is a module exporting a manifest;

@@ -2,7 +2,8 @@ import { AclEntryModel, allows, subjectsOf, type AclEntryRecord, type AclGrant, 
 import { requireTrusted } from '../auth/index.js';
 import { ApiError, notFound } from '../errors/index.js';
 import type { Store } from '../storage/index.js';
-import type { AnyRecord, Ctx, Operation, ResourceDecl } from './define.js';
+import type { AnyRecord, Operation, ResourceDecl } from './define.js';
+import type { Ctx } from '../context/index.js';
 
 /** The uids whose ACL entries a record inherits: itself, its parent, its mailbox. */
 export function aclChain(decl: ResourceDecl, rec: AnyRecord): string[] {

@@ -1,29 +1,12 @@
 import type { z } from 'zod';
 import type { AclGrant } from '../acl/index.js';
-import type { Principal } from '../auth/index.js';
-import type { Config } from '../config/index.js';
-import type { EventBus } from '../events/index.js';
-import type { Logger } from '../log/index.js';
-import type { ModelDef, Row, SortKey, Store } from '../storage/index.js';
+import type { Ctx } from '../context/index.js';
+import type { ModelDef, Row, SortKey } from '../storage/index.js';
 
 export const OPERATIONS = ['list', 'head', 'get', 'create', 'update', 'updateProperty', 'bulkUpdate', 'delete', 'bulkDelete'] as const;
 export type Operation = (typeof OPERATIONS)[number];
 export const WRITE_OPERATIONS: readonly Operation[] = ['create', 'update', 'updateProperty', 'bulkUpdate', 'delete', 'bulkDelete'];
 
-/** What every service function gets: the app's parts, never Express. */
-export interface Deps {
-  config: Config;
-  store: Store;
-  events: EventBus;
-  log: Logger;
-}
-
-/** One call: who, from where, with which store (a transaction's, inside one). */
-export interface Ctx extends Deps {
-  principal: Principal;
-  ip: string;
-  requestId: string;
-}
 
 export type AnyRecord = Row<Record<string, unknown>>;
 

@@ -1,7 +1,8 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { ctxOf } from '../http/context.js';
-import { jsonSchema, type AuthRequirement, type OpenApiRegistry, type OperationDoc } from '../http/openapi.js';
-import { operationsOf, pathOf, type Ctx, type Deps, type Operation, type ResourceDecl } from './define.js';
+import { ctxOf } from '../http/index.js';
+import { jsonSchema, type AuthRequirement, type OpenApiRegistry, type OperationDoc } from '../http/index.js';
+import { operationsOf, pathOf, type Operation, type ResourceDecl } from './define.js';
+import { type Ctx, type Deps } from '../context/index.js';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, queryFields, type QueryParams } from './query.js';
 import { schemasOf } from './schemas.js';
 import { queryableColumns } from '../storage/model.js';

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { crashPoint, acceptHandoff, servedDomains, type IngestDeps } from '../ingest/index.js';
+import { crashPoint } from '../crash-points/index.js';
+import { acceptHandoff, servedDomains, type IngestDeps } from '../ingest/index.js';
 import { type Folder, FolderModel, folderOf, loadRaw, type Message, MessageModel, moveMessage, publishMessage } from '../mail/index.js';
-import type { Ctx } from '../resources/index.js';
+import type { Ctx } from '../context/index.js';
 import { scanMessage, type Scanners } from '../scan/index.js';
 import type { Row } from '../storage/index.js';
 import { publishSendEvent } from '../events/index.js';
@@ -10,7 +11,7 @@ import { OutboundJobModel, type OutboundJob, type Refused } from './models.js';
 import { mtaLogged } from './mta-log.js';
 import { headerOf } from './raw.js';
 import type { Transport, TransportResult } from './transport/index.js';
-import { countEvent } from '../admin/counters.js';
+import { countEvent } from '../settings/index.js';
 
 export interface SendDeps extends IngestDeps {
   transport: Transport;

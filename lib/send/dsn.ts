@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import MimeNode from 'nodemailer/lib/mime-node/index.js';
 import { fileMessage, parseMessage, storeRaw } from '../mail/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { dkimSign } from './dkim.js';
 import type { Refused } from './models.js';
 

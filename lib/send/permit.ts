@@ -1,7 +1,8 @@
 import { allows, subjectsOf } from '../acl/index.js';
 import { ApiError } from '../errors/index.js';
 import { AddressModel, MailboxModel } from '../mail/index.js';
-import { grantsFor, type Ctx, type ResourceDecl } from '../resources/index.js';
+import { grantsFor, type ResourceDecl } from '../resources/index.js';
+import { type Ctx } from '../context/index.js';
 
 /**
  * Spec: send — From and Sender must be addresses the caller may use: an address (primary or alias)

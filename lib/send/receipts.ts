@@ -4,7 +4,8 @@ import { ApiError } from '../errors/index.js';
 import { servedDomains } from '../ingest/index.js';
 import { isFederatedDomain } from '../keys/index.js';
 import { loadRaw, type Mailbox, MailboxModel, type Message, MessageModel, type MessageRecord, publishMessage, type ReadReceipt, ReadReceiptModel, receiptUid } from '../mail/index.js';
-import type { Ctx, Deps, ResourceDecl } from '../resources/index.js';
+import type { ResourceDecl } from '../resources/index.js';
+import type { Ctx, Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import type { SendDeps } from './dispatch.js';
 

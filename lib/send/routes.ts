@@ -2,10 +2,11 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
 import { ApiError } from '../errors/index.js';
-import { ctxOf } from '../http/context.js';
-import type { OpenApiRegistry } from '../http/openapi.js';
+import { ctxOf } from '../http/index.js';
+import type { OpenApiRegistry } from '../http/index.js';
 import { mailPort, recordingOutbound } from '../ingest/index.js';
-import { parseOrThrow, type Deps, type ResourceService } from '../resources/index.js';
+import { parseOrThrow, type ResourceService } from '../resources/index.js';
+import { type Deps } from '../context/index.js';
 import { realScanners } from '../scan/index.js';
 import { outboundTransport } from './dev-transport.js';
 import type { SendDeps } from './dispatch.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { DomainModel } from '../admin/index.js';
+import { DomainModel } from '../settings/index.js';
 import { loadConfig, schema, type Config, type SettingName } from '../config/index.js';
 import { INGEST_SECRET_DEFAULT } from '../config/settings/appliance.js';
 import { productModels, productRegistry } from '../catalog.js';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import express, { type RequestHandler, type Router } from 'express';
-import { readBranding, type Branding } from '../admin/index.js';
-import type { OpenApiRegistry } from '../http/openapi.js';
-import type { Deps } from '../resources/index.js';
+import { readBranding, type Branding } from '../settings/index.js';
+import type { OpenApiRegistry } from '../http/index.js';
+import type { Deps } from '../context/index.js';
 
 /**
  * Spec: "The pages /, /settings, /admin and /escrow and static assets are served without the /api

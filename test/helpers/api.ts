@@ -5,7 +5,7 @@ import { productModels, productRegistry } from '../../lib/catalog.js';
 import { loadConfig, type Config, type SettingName } from '../../lib/config/index.js';
 import { LocalEventBus } from '../../lib/events/index.js';
 import { createLogger, type Logger } from '../../lib/log/index.js';
-import type { Deps } from '../../lib/resources/index.js';
+import type { Deps } from '../../lib/context/index.js';
 import type { Store } from '../../lib/storage/index.js';
 import { openSqlStore } from '../../lib/storage/sql/adapter.js';
 import { buildApiApp } from '../../daemons/api/app.js';

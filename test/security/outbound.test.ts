@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config/index.js';
-import { checkedRequest, outboundPolicy, OutboundRefused } from '../../lib/http/outbound.js';
+import { checkedRequest, outboundPolicy, OutboundRefused } from '../../lib/http/index.js';
 import { AcmeClient, parseSvcRecord } from '../../lib/keys/index.js';
 import { freshSqlite } from '../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../helpers/api.js';

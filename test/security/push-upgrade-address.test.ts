@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config/index.js';
-import { createRateLimits } from '../../lib/http/rate-limit.js';
-import { addressKey, answerHead, carriesCredentials, clientAddress, compileTrust, RefusalMemory, tooManyRequests, trustOfServer, upgradeRefusal } from '../../lib/http/upgrade-limit.js';
+import { createRateLimits } from '../../lib/http/index.js';
+import { addressKey, answerHead, carriesCredentials, clientAddress, compileTrust, RefusalMemory, tooManyRequests, trustOfServer, upgradeRefusal } from '../../lib/http/index.js';
 
 /** A request as seen outside Express: its peer's address and its headers. */
 const seen = (peer: string | undefined, xff?: string, more: Record<string, string> = {}) =>

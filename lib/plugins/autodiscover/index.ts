@@ -1,5 +1,5 @@
-import { definePlugin } from '../define.js';
-import type { PluginHostApi, PluginRequest, PluginResponse, PluginRoute } from '../types.js';
+import { definePlugin } from '../api.js';
+import type { PluginHostApi, PluginRequest, PluginResponse, PluginRoute } from '../api.js';
 import { jsonAnswer, JSON_PROTOCOLS } from './json.js';
 import { BODY_LIMIT, MOBILESYNC_RESPONSE, OUTLOOK_RESPONSE, parseRequest } from './request.js';
 import { mobileSyncAnswer, outlookAnswer, providerUnavailable } from './response.js';

@@ -1,5 +1,5 @@
-import { ApiError } from '../../errors/index.js';
-import type { AdvertisedProtocol, PluginRequest, PluginResponse } from '../types.js';
+import { ApiError } from '../api.js';
+import type { AdvertisedProtocol, PluginRequest, PluginResponse } from '../api.js';
 import { plainAddress } from './request.js';
 
 // Autodiscover v2 (the JSON form Outlook and mobile clients try first):

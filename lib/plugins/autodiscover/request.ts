@@ -1,6 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { z } from 'zod';
-import { invalid } from '../../errors/index.js';
+import { invalid } from '../api.js';
 
 // Reading an Autodiscover request (MS-ASCMD 2.2.1.1, MS-OXDSCLI 2.2.3) without trusting it: no
 // DTD (so no entity can expand), a size limit before parsing, well-formedness checked first,

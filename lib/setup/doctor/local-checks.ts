@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DomainModel } from '../../admin/index.js';
+import { DomainModel } from '../../settings/index.js';
 import { productModels, productRegistry } from '../../catalog.js';
 import { schema, type SettingName } from '../../config/index.js';
 import { openSqlStore } from '../../storage/sql/adapter.js';

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { HeartbeatModel, type Heartbeat } from '../../admin/index.js';
+import { HeartbeatModel, type Heartbeat } from '../../settings/index.js';
 import type { Config } from '../../config/index.js';
 import type { Store } from '../../storage/index.js';
 import { httpGetAt } from './probes.js';

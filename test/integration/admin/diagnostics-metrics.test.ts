@@ -3,7 +3,7 @@
 // and a sendmail-compatible recorder), and GET /api/admin/diagnostics (versions, heartbeats, queue
 // depths, scanner and transport reachability), on both SQL backends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HeartbeatModel, startHeartbeat, type Heartbeat } from '../../../lib/admin/index.js';
+import { HeartbeatModel, startHeartbeat, type Heartbeat } from '../../../lib/settings/index.js';
 import { IngestEntryModel, type IngestEntry, type WorkerDeps } from '../../../lib/ingest/index.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { checkWorker } from '../../../lib/setup/doctor/remote-checks.js';

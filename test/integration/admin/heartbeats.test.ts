@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listHeartbeats } from '../../../lib/admin/index.js';
+import { listHeartbeats } from '../../../lib/settings/index.js';
 import { loadConfig } from '../../../lib/config/index.js';
 import { productModels, productRegistry } from '../../../lib/catalog.js';
 import { checkWorker } from '../../../lib/setup/doctor/remote-checks.js';

@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { branding, mailboxPolicy, retentionPolicy, setupState } from '../../../lib/admin/index.js';
+import { setupState } from '../../../lib/admin/index.js';
+import { branding, mailboxPolicy, retentionPolicy } from '../../../lib/settings/index.js';
 import { AuditEntryModel, type AuditEntry } from '../../../lib/audit/index.js';
 import { MailboxModel, type Mailbox } from '../../../lib/mail/index.js';
 import { ensureLocalCa, localCaDir } from '../../../lib/pki/index.js';

@@ -1,6 +1,6 @@
 import { generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainModel } from '../../../lib/admin/index.js';
+import { DomainModel } from '../../../lib/settings/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { AUDIENCE, ISSUER, seedUsers, startTestApi, TEST_SECRET, type TestApi } from '../../helpers/api.js';
 

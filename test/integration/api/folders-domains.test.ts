@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddressModel, FolderModel, MailboxModel, SYSTEM_FOLDERS, type Folder } from '../../../lib/mail/index.js';
-import { DomainModel } from '../../../lib/admin/index.js';
+import { DomainModel } from '../../../lib/settings/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainModel } from '../../../lib/admin/index.js';
+import { DomainModel } from '../../../lib/settings/index.js';
 import { FolderModel, type Folder } from '../../../lib/mail/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';

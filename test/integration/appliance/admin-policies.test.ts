@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mailboxPolicy, retentionPolicy } from '../../../lib/admin/index.js';
+import { mailboxPolicy, retentionPolicy } from '../../../lib/settings/index.js';
 import { AuditEntryModel } from '../../../lib/audit/index.js';
 import { productModels, productRegistry } from '../../../lib/catalog.js';
 import { MailboxModel } from '../../../lib/mail/index.js';

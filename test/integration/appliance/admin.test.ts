@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signToken } from '../../../lib/auth/index.js';
-import { DomainModel } from '../../../lib/admin/index.js';
+import { DomainModel } from '../../../lib/settings/index.js';
 import { AuditEntryModel } from '../../../lib/audit/index.js';
 import { DistributionListModel, IngestEntryModel, QuarantineModel, TransportRuleModel } from '../../../lib/ingest/models.js';
 import { productModels, productRegistry } from '../../../lib/catalog.js';

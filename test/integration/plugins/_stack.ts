@@ -10,7 +10,7 @@ import { loadConfig, type Config, type SettingName } from '../../../lib/config/i
 import { LocalEventBus } from '../../../lib/events/index.js';
 import { createLogger } from '../../../lib/log/index.js';
 import type { PluginHost, PluginManifest } from '../../../lib/plugins/index.js';
-import type { Deps } from '../../../lib/resources/index.js';
+import type { Deps } from '../../../lib/context/index.js';
 import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
 import { buildApiApp } from '../../../daemons/api/app.js';
 import { buildProtocolsApp } from '../../../daemons/protocols/app.js';

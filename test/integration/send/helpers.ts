@@ -2,7 +2,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FolderModel, MessageModel, type Folder, type Message } from '../../../lib/mail/index.js';
-import type { Deps } from '../../../lib/resources/index.js';
+import type { Deps } from '../../../lib/context/index.js';
 import type { Row } from '../../../lib/storage/index.js';
 import { deliverRaw } from '../../helpers/messages.js';
 import type { TestApi } from '../../helpers/api.js';

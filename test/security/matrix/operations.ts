@@ -2,7 +2,7 @@
 // declared there with its x-svcmail-auth requirement) and the resource declarations (which routes
 // touch mailbox-scoped data). Nothing here lists routes by hand: a new route is driven as soon as it
 // is registered, and its expected verdicts follow from its declaration.
-import type { AuthRequirement } from '../../../lib/http/openapi.js';
+import type { AuthRequirement } from '../../../lib/http/index.js';
 import { pathOf, type ResourceDecl } from '../../../lib/resources/index.js';
 
 export interface SchemaObject {

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Router } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { except, gateGroup, prefixesOf, series } from '../../../lib/http/route-gate.js';
+import { except, gateGroup, prefixesOf, series } from '../../../lib/http/index.js';
 
 let server: Server | null = null;
 afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { isApiError } from '../errors/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { defineModel, type Row, type Store } from '../storage/index.js';
 import { PRODUCT } from '../version.js';
 

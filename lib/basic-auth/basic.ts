@@ -1,15 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
+import { ownersOf } from '../acl/index.js';
+import { devAutoLoginActive, tokenSecret, TokenVerifier, type Principal } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { ApiError } from '../errors/index.js';
-import { MemoryFailureCounters, type FailureCounters } from '../http/failure-counters.js';
+import { MemoryFailureCounters, type FailureCounters } from '../http/index.js';
 import type { Logger } from '../log/index.js';
-import { AddressModel } from '../mail/addresses.js';
+import { AddressModel } from '../mail/index.js';
 import type { Store } from '../storage/index.js';
-import { devAutoLoginActive, tokenSecret } from './middleware.js';
-import type { Principal } from './principal.js';
-import { TokenVerifier } from './verify.js';
 
 // Spec: Authentication / App passwords (Basic). The service never checks a password itself: the
 // sign-in service does, and answers with an ordinary access token that is verified like any other.
@@ -67,8 +66,6 @@ async function signinUsername(store: Store, username: string): Promise<string | 
   const address = username.trim().toLowerCase();
   const row = await store.repo<{ address: string; mailboxUid: string }>(AddressModel).findOne({ address });
   if (!row) return username;
-  // Loaded on first use: lib/mail builds on lib/auth, so a static import would be a cycle.
-  const { ownersOf } = await import('../mail/mailboxes.js');
   const owners = await ownersOf(store, row.mailboxUid);
   // A mailbox with several owners does not say whose app password this is.
   return owners.length === 1 ? owners[0] : null;

@@ -7,9 +7,8 @@ import { defineModel, type Store } from '../storage/index.js';
  * mailbox is gone); the erasure request it names holds the rest. While a tombstone stands the
  * address cannot be given to a new mailbox, so mail meant for the erased person is never silently
  * delivered to someone else. An elevated administrator releases the addresses on purpose
- * (POST /api/mail/erasure-requests/:id/release-addresses, audited).
- *
- * This file imports nothing from the rest of lib/lifecycle: lib/mail/mailboxes.ts reads it.
+ * (POST /api/mail/erasure-requests/:id/release-addresses, audited). Kept with the mailboxes, which
+ * check it; lib/lifecycle writes and releases the tombstones.
  */
 export const erasedAddressFields = {
   address: z.string(),

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { invalid } from '../errors/index.js';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { defineSingleton, type SingletonView } from './singleton.js';
 
 // Spec: /api/system/branding — name, logo and colours served to the pages. Readable without

@@ -1,7 +1,15 @@
+// The key-discovery index (Spec: Key-discovery hash): which mailbox holds keys for a local part of a
+// domain. Kept with the mailboxes, whose addresses it follows; lib/keys answers lookups from it.
 import { createHash } from 'node:crypto';
 import z32 from 'z32';
-import type { Store } from '../storage/index.js';
-import { KeyDirectoryModel, type KeyDirectoryEntry } from './models.js';
+import { z } from 'zod';
+import { defineModel, type Store } from '../storage/index.js';
+
+/** Key-discovery index: z-base-32 SHA-256 of a local part, per domain, to the mailbox holding keys. */
+export const keyDirectoryFields = { hash: z.string(), domain: z.string(), mailboxUid: z.string() };
+export const KeyDirectoryModel = defineModel({ name: 'key_directory', table: 'key_directory', fields: keyDirectoryFields, indexes: [{ fields: ['hash', 'domain'], unique: true }, { fields: ['mailboxUid'] }] });
+export type KeyDirectoryEntry = z.infer<z.ZodObject<typeof keyDirectoryFields>>;
+
 
 /** Spec: Key-discovery hash — z-base-32 SHA-256 of the lowercased local part. */
 export function discoveryHash(localPart: string): string {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Deps } from '../resources/index.js';
+import type { Deps } from '../context/index.js';
 import { defineSingleton, type SingletonView } from './singleton.js';
 
 // Spec: /api/system/ mailbox-policy and retention-policy (fields "not shown": designed here).

@@ -3,9 +3,10 @@ import { z } from 'zod';
 import { requireTrusted } from '../auth/index.js';
 import { writeAudit } from '../audit/index.js';
 import { ApiError, isApiError } from '../errors/index.js';
-import { ctxOf } from '../http/context.js';
-import { jsonSchema, type AuthRequirement, type OpenApiRegistry } from '../http/openapi.js';
-import { parseOrThrow, type Ctx, type Deps } from '../resources/index.js';
+import { ctxOf } from '../http/index.js';
+import { jsonSchema, type AuthRequirement, type OpenApiRegistry } from '../http/index.js';
+import { parseOrThrow } from '../resources/index.js';
+import { type Ctx, type Deps } from '../context/index.js';
 import { defineModel, type ModelDef } from '../storage/index.js';
 
 // One record per deployment (Spec: Encryption policy — "one record for the deployment"; the other
