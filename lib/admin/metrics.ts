@@ -30,7 +30,7 @@ export interface StateGauge {
 
 /**
  * Metrics of one process (Spec: GET /api/metrics, trusted role). Request counts and latency per route
- * template come from this process; queue depths, the event counters (lib/admin/counters.ts) and
+ * template come from this process; queue depths, the event counters (lib/settings/counters.ts) and
  * the daemons' heartbeats (push connections) are read from the store at scrape time, so every copy
  * reports the same numbers for them.
  */

@@ -4,7 +4,7 @@ import { ApiError } from '../errors/index.js';
 import type { Ctx } from '../context/index.js';
 
 // Spec: Encryption policy — one record for the deployment; readable by any signed-in user,
-// writable by administrators (fresh elevation), every change audited (lib/admin/singleton.ts).
+// writable by administrators (fresh elevation), every change audited (lib/settings/singleton.ts).
 
 export const POLICY_VALUES = ['automatic', 'optional', 'prohibited'] as const;
 const value = z.enum(POLICY_VALUES);

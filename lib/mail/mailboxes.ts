@@ -68,7 +68,7 @@ export const mailboxesResource = defineResource({
   hooks: {
     async beforeCreate(ctx, data) {
       await checkDomains(ctx.store, [data.address as string, ...(data.aliases as string[])]);
-      // An erased mailbox's addresses stay reserved until released (lib/lifecycle/tombstones.ts).
+      // An erased mailbox's addresses stay reserved until released (./tombstones.ts).
       await checkNotErased(ctx.store, [data.address as string, ...(data.aliases as string[])]);
       await checkAliasLimit(ctx.store, data.aliases as string[]);
       const policy = await readMailboxPolicy(ctx);

@@ -57,7 +57,7 @@ export async function probePeer(config: Config, daemon: PeerDaemon, timeoutMs = 
 }
 
 /**
- * The daemons this host runs beside the api daemon, read from their heartbeats (lib/admin/heartbeat.ts):
+ * The daemons this host runs beside the api daemon, read from their heartbeats (lib/settings/heartbeat.ts):
  * a daemon counts while the newest heartbeat record of it from this host is not a clean stop. So a
  * daemon that runs, or died without stopping (a crash), is waited for; one never run on this host,
  * or last stopped on purpose (svcmail stop), is not. Records silent for a week are forgotten, and

@@ -195,7 +195,7 @@ export const checkRedis: Check = async (ctx) => {
 
 /**
  * The worker has no listener of its own: its heartbeat records say whether it runs (recent: within
- * MISSED_BEATS of its periods, lib/admin/heartbeat.ts). Several copies each record their own.
+ * MISSED_BEATS of its periods, lib/settings/heartbeat.ts). Several copies each record their own.
  */
 export const checkWorker: Check = async (ctx) => {
   const title = 'worker daemon running';

@@ -1,4 +1,4 @@
-// Reliability: the named ingest crash points (lib/ingest/crash.ts, TESTING.md Reliability). The real
+// Reliability: the named ingest crash points (lib/crash-points, TESTING.md Reliability). The real
 // api daemon is killed (SIGKILL) after the raw message is stored and after the first queue row,
 // before it answered the MTA, which then retries; the real worker daemon is killed inside the filing
 // transaction, between a message and its filter-rule copy, and after filing before the event. After
