@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { describeVerdicts, type DomainVerdict } from '../../lib/dns/verdicts.js';
+import { describeVerdicts, type DomainVerdict } from '../../lib/dns/index.js';
 import { ADMIN_GROUPS, POLICIES, verbDescription, type AdminGroup } from '../admin/groups.js';
 import { adminClient, fieldPair, parseBytes, type ApiClient } from '../admin/client.js';
 import { CliError, collect, configFrom, emit, EXIT, table, type GlobalOptions } from '../output.js';

@@ -1,6 +1,6 @@
 import { chmodSync, chownSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { flatten, parseText } from '../../lib/config/load.js';
+import { flatten, parseText } from '../../lib/config/index.js';
 import { loadConfig, schema, ConfigError, type SettingName } from '../../lib/config/index.js';
 import { checkStartupConfig } from '../../lib/setup/index.js';
 import { CliError, configFileOf, configFrom, emit, EXIT, SYSTEM_CONFIG, type GlobalOptions } from '../output.js';

@@ -1,5 +1,5 @@
 import type { Command, CommanderError } from 'commander';
-import { deliverToService, socketmapServer, type DeliverOutcome, type MtaTarget } from '../../lib/ingest/mta-client.js';
+import { deliverToService, socketmapServer, type DeliverOutcome, type MtaTarget } from '../../lib/mta-client/index.js';
 import { listen } from '../../daemons/shared/listen.js';
 import type { Server } from 'node:http';
 import { configFrom, EXIT, type GlobalOptions } from '../output.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig, schema, type Config, type SettingName } from '../../lib/config/index.js';
-import { readConfigFile } from '../../lib/setup/config-file.js';
-import { CHECK_IDS } from '../../lib/setup/doctor/ids.js';
+import { readConfigFile } from '../../lib/setup/index.js';
+import { CHECK_IDS } from '../../lib/setup/doctor/index.js';
 import type { CheckResult } from '../../lib/setup/doctor/index.js';
 import { CliError, collect, configFileOf, emit, EXIT, type GlobalOptions } from '../output.js';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Config } from '../../lib/config/index.js';
-import { httpGetAt } from '../../lib/setup/doctor/probes.js';
-import { isPeerDaemon, notReadyPhrase, probePeer } from '../../lib/setup/doctor/readiness.js';
+import { httpGetAt } from '../../lib/setup/doctor/index.js';
+import { isPeerDaemon, notReadyPhrase, probePeer } from '../../lib/setup/doctor/index.js';
 import { ALL_DAEMONS, detectManager, parsePm2List, parseSystemctlShow, plan, run, type Action, type DaemonStatus } from '../supervisor.js';
 import { CliError, configFrom, emit, EXIT, table, type GlobalOptions } from '../output.js';
 

@@ -5,7 +5,7 @@ import { errorHandler, invalid, notFoundHandler, ApiError } from '../../lib/erro
 import { cors, errorBodySchema, OpenApiRegistry, openApiRouter, rejectNul, requestContext, requestTimeout, securityHeaders } from '../../lib/http/index.js';
 import { ResourceService, resourceRouter, type ResourceRegistry } from '../../lib/resources/index.js';
 import { type Deps } from '../../lib/context/index.js';
-import { aclRouter } from '../../lib/resources/acl-routes.js';
+import { aclRouter } from '../../lib/resources/index.js';
 import { dnsChecklistRouter } from '../../lib/dns/index.js';
 import { keysRouter, wellKnownKeysRouter } from '../../lib/keys/index.js';
 import { productRegistry } from '../../lib/catalog.js';
@@ -22,8 +22,8 @@ import { PluginHost, documentOtherRoutes, pluginAdminRouter, pluginRouter, produ
 import { forwardProtocolRequests } from './front-door.js';
 import { except, gateGroup, series } from '../../lib/http/index.js';
 import { impersonationRouter, lifecycleRouter } from '../../lib/lifecycle/index.js';
-import { pagesRouter } from '../../lib/web/pages.js';
-import { isPeerDaemon, notReadyPhrase, PEER_DAEMONS, peerReadiness, type PeerDaemon, type PeerProbe } from '../../lib/setup/doctor/readiness.js';
+import { pagesRouter } from '../../lib/web/index.js';
+import { isPeerDaemon, notReadyPhrase, PEER_DAEMONS, peerReadiness, type PeerDaemon, type PeerProbe } from '../../lib/setup/doctor/index.js';
 
 export interface ApiApp {
   app: Express;

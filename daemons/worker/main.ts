@@ -11,11 +11,11 @@ import type { RunningDaemon } from '../shared/run.js';
 import { startScanLoop } from './scan-loop.js';
 import { startHeartbeat } from '../../lib/settings/index.js';
 import { retentionJob, startPeriodicJob } from '../../lib/jobs/index.js';
-import { startSendLoop } from '../../lib/jobs/send.js';
+import { startSendLoop } from '../../lib/jobs/index.js';
 import { acmeReplyMailer, sendControlHooks, sendDepsOf } from '../../lib/send/index.js';
-import { startEnrollmentLoop, type EnrollmentLoop } from '../../lib/jobs/signing-enrollment.js';
+import { startEnrollmentLoop, type EnrollmentLoop } from '../../lib/jobs/index.js';
 import { acmeClientFromConfig } from '../../lib/keys/index.js';
-import { startEscrowExportLoop } from '../../lib/jobs/escrow-export.js';
+import { startEscrowExportLoop } from '../../lib/jobs/index.js';
 import { startLifecycleLoop } from '../../lib/lifecycle/index.js';
 
 /** The worker daemon: the jobs. Today the ingest scan job (every 10 s and when the api daemon wakes it). */

@@ -1,9 +1,9 @@
 import { Config, schema, type SettingName } from '../config/index.js';
-import { INGEST_STATES, IngestEntryModel, OutboundHandoffModel } from '../ingest/models.js';
+import { INGEST_STATES, IngestEntryModel, OutboundHandoffModel } from '../ingest/index.js';
 import type { Deps } from '../context/index.js';
 import { clamdScan, rspamdCheck } from '../scan/index.js';
-import { OUTBOUND_STATES, OutboundJobModel } from '../send/models.js';
-import { outboundTransport } from '../send/dev-transport.js';
+import { OUTBOUND_STATES, OutboundJobModel } from '../send/index.js';
+import { outboundTransport } from '../send/index.js';
 import type { ModelDef, Store } from '../storage/index.js';
 import { PRODUCT } from '../version.js';
 import { isAlive, listHeartbeats } from '../settings/index.js';

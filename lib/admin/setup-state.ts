@@ -2,13 +2,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { requireTrusted } from '../auth/index.js';
-import { INGEST_SECRET_DEFAULT } from '../config/settings/appliance.js';
+import { dkimKeyFiles, INGEST_SECRET_DEFAULT } from '../config/index.js';
 import { ApiError } from '../errors/index.js';
-import { MailboxModel } from '../mail/mailboxes.js';
+import { MailboxModel } from '../mail/index.js';
 import { CA_CERT_FILE, localCaDir } from '../pki/index.js';
 import { parseOrThrow } from '../resources/index.js';
 import { type Ctx, type Deps } from '../context/index.js';
-import { dkimKeyFiles } from '../setup/paths.js';
 import { DomainModel } from '../settings/index.js';
 import { defineSingleton } from '../settings/index.js';
 

@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { DomainModel } from '../settings/index.js';
-import type { Config } from '../config/index.js';
-import { dkimKeyFiles, publicHost } from '../setup/paths.js';
+import { dkimKeyFiles, publicHost, type Config } from '../config/index.js';
 import type { Store } from '../storage/index.js';
 import { checklistFor, type ChecklistItem, type DomainDnsInput } from './checklist.js';
 

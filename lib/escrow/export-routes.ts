@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import { ApiError, notFound } from '../errors/index.js';
 import { jsonSchema } from '../http/index.js';
-import { wakeWorkers } from '../ingest/wake.js';
+import { wakeWorkers } from '../ingest/index.js';
 import { parseOrThrow, schemasOf } from '../resources/index.js';
 import { type Ctx } from '../context/index.js';
 import type { Row } from '../storage/index.js';

@@ -4,3 +4,4 @@ export { ESCROW_RESOURCES, scopesResource, mattersResource, accessRequestsResour
 export { validApprovals, heldScopeUids } from './access.js';
 export { buildExportArchive, removeExportFiles, exportFile, mboxrdQuote, mboxrdUnquote, type ManifestMessage } from './export-archive.js';
 export { escrowRouter } from './routes.js';
+export { MatterModel, type Matter } from './models.js';

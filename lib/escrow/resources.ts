@@ -2,7 +2,7 @@ import { X509Certificate } from '@peculiar/x509';
 import { ADMIN_ONLY } from '../settings/index.js';
 import type { Config } from '../config/index.js';
 import { ApiError, invalid, notFound } from '../errors/index.js';
-import { KeyVaultModel } from '../keys/models.js';
+import { KeyVaultModel } from '../keys/index.js';
 import { defineResource, OPERATIONS } from '../resources/index.js';
 import { type Ctx } from '../context/index.js';
 import { escrowAudit, heldScopeUids, scopeForHolder } from './access.js';

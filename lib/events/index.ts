@@ -8,3 +8,4 @@ export { RedisTransport } from './redis-transport.js';
 export { HubTransport } from './hub-transport.js';
 export { createEventBus, hubSocketPath } from './factory.js';
 export { publishSendEvent, SEND_EVENT_TYPES, type SendEventType, type SendEventInput } from './send-events.js';
+export { closeRedis } from './redis-transport.js';

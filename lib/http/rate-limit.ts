@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import type { Config } from '../config/index.js';
 import { ApiError } from '../errors/index.js';
-import { closeRedis } from '../events/redis-transport.js';
+import { closeRedis } from '../events/index.js';
 import type { Logger } from '../log/index.js';
 import { MemoryFailureCounters, RedisFailureCounters, type FailureCounters } from './failure-counters.js';
 

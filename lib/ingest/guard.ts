@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { INGEST_SECRET_DEFAULT } from '../config/settings/appliance.js';
+import { INGEST_SECRET_DEFAULT } from '../config/index.js';
 import { ConfigError, type Config } from '../config/index.js';
 import { ApiError } from '../errors/index.js';
 

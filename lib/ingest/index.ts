@@ -14,3 +14,6 @@ export { INGEST_RESOURCES, ingestQueueResource, quarantineResource, transportRul
 export { wakeWorkers, type WakeJob } from './wake.js';
 export { readHeaders, headerValue } from './headers.js';
 export type { PreparedMail } from './prepare.js';
+export { INGEST_STATES, IngestEntryModel, OutboundHandoffModel } from './models.js';
+export { recordCorrespondents, senderOf } from './delivery-rules.js';
+export { readRound } from './round-reads.js';

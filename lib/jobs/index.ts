@@ -6,3 +6,6 @@ export { runRetention, retentionJob, legalHolds, isHeld, type RetentionResult } 
 
 /** Records of the jobs themselves (schedules of the periodic jobs). */
 export const JOB_MODELS = [JobScheduleModel];
+export { startEscrowExportLoop } from './escrow-export.js';
+export { startSendLoop } from './send.js';
+export { startEnrollmentLoop, type EnrollmentLoop } from './signing-enrollment.js';

@@ -1,6 +1,6 @@
 import { readRetentionPolicy, retentionDays, RETENTION_CLASSES, ROLE_OF_CLASS, type RetentionClass } from '../settings/index.js';
 import { AuditEntryModel, type AuditEntry } from '../audit/index.js';
-import { MatterModel, type Matter } from '../escrow/models.js';
+import { MatterModel, type Matter } from '../escrow/index.js';
 import { blobsOf, FolderModel, MessageModel, publishFolder, unfile, type Folder, type Message } from '../mail/index.js';
 import type { Deps } from '../context/index.js';
 import { BlobModel, type Row, type Store } from '../storage/index.js';

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { IngestEntryModel, deliverEntry, prepare, type IngestEntry, type PrepareCache, type RoundWrites, type WorkerDeps } from '../ingest/index.js';
-import { recordCorrespondents, senderOf } from '../ingest/delivery-rules.js';
-import { readRound } from '../ingest/round-reads.js';
+import { recordCorrespondents, senderOf } from '../ingest/index.js';
+import { readRound } from '../ingest/index.js';
 import type { Patch, Row, Store } from '../storage/index.js';
 import { countEvent, type CounterName } from '../settings/index.js';
 import { MessageModel, type Message } from '../mail/index.js';

@@ -5,7 +5,7 @@ import { operationsOf, pathOf, type Operation, type ResourceDecl } from './defin
 import { type Ctx, type Deps } from '../context/index.js';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, queryFields, type QueryParams } from './query.js';
 import { schemasOf } from './schemas.js';
-import { queryableColumns } from '../storage/model.js';
+import { queryableColumns } from '../storage/index.js';
 import type { ResourceService } from './service.js';
 
 type Handler = (ctx: Ctx, req: Request, res: Response) => Promise<void>;

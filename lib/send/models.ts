@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ReadReceiptModel } from '../mail/receipts.js';
+import { ReadReceiptModel } from '../mail/index.js';
 import { defineModel } from '../storage/index.js';
 
 /**

@@ -1,5 +1,5 @@
 import { chmodSync, chownSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { flatten } from '../config/load.js';
+import { flatten } from '../config/index.js';
 import type { SettingName } from '../config/index.js';
 
 /** The settings a configuration file holds, by name (nested or flat JSON both read). */

@@ -3,13 +3,13 @@ import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'nod
 import { dirname, join, resolve } from 'node:path';
 import { DomainModel } from '../settings/index.js';
 import { loadConfig, schema, type Config, type SettingName } from '../config/index.js';
-import { INGEST_SECRET_DEFAULT } from '../config/settings/appliance.js';
+import { INGEST_SECRET_DEFAULT } from '../config/index.js';
 import { productModels, productRegistry } from '../catalog.js';
-import { checklistFor, type ChecklistItem } from '../dns/checklist.js';
+import { checklistFor, type ChecklistItem } from '../dns/index.js';
 import { openStore } from '../storage/index.js';
 import { readConfigFile, SERVICE_USER, systemUser, writeConfigFile } from './config-file.js';
 import { ensureCa, ensureDkimKey } from './keys.js';
-import { caDir, dkimDir, dkimKeyFiles } from './paths.js';
+import { caDir, dkimDir, dkimKeyFiles } from '../config/index.js';
 
 export interface SetupInput {
   configFile: string;

@@ -28,3 +28,5 @@ export async function openStore(config: Config, models: ModelDef[]): Promise<Sto
     preparedStatements: config.get('datastores:sql:prepared_statements'),
   });
 }
+export { queryableColumns } from './model.js';
+export { openSqlStore } from './sql/adapter.js';

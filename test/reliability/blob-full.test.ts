@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { IngestEntryModel, type IngestEntry } from '../../lib/ingest/index.js';
-import { deliverToService, SYSEXITS } from '../../lib/ingest/mta-client.js';
+import { deliverToService, SYSEXITS } from '../../lib/mta-client/index.js';
 import { blobsOf, FolderModel, MessageModel, type Folder, type Message } from '../../lib/mail/index.js';
 import { BlobModel } from '../../lib/storage/index.js';
 import { sqlBackends } from '../helpers/databases.js';

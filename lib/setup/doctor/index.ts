@@ -34,3 +34,6 @@ export async function runDoctor(ctx: DoctorContext, onResult: (r: CheckResult) =
   }));
   return settled.flat();
 }
+export { httpGetAt } from './probes.js';
+export { isPeerDaemon, notReadyPhrase, probePeer } from './readiness.js';
+export { PEER_DAEMONS, peerReadiness, type PeerDaemon, type PeerProbe } from './readiness.js';

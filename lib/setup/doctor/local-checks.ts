@@ -4,9 +4,9 @@ import { join, resolve } from 'node:path';
 import { DomainModel } from '../../settings/index.js';
 import { productModels, productRegistry } from '../../catalog.js';
 import { schema, type SettingName } from '../../config/index.js';
-import { openSqlStore } from '../../storage/sql/adapter.js';
+import { openSqlStore } from '../../storage/index.js';
 import { sqlUrl } from '../../storage/index.js';
-import { caDir, dkimKeyFiles } from '../paths.js';
+import { caDir, dkimKeyFiles } from '../../config/index.js';
 import { fail, ok, skip, warn, type Check, type CheckResult, type DoctorContext } from './types.js';
 
 const WEAK = new Set(['changeme', 'change-me', 'secret', 'password', 'default', 'test', 'example']);

@@ -2,7 +2,7 @@ import { decodeJwt } from 'jose';
 import { TokenVerifier } from '../../auth/index.js';
 import { productModels, productRegistry } from '../../catalog.js';
 import { checkItems, dnsChecklist, nameservers, verdicts, type RecordStatus } from '../../dns/index.js';
-import { openSqlStore } from '../../storage/sql/adapter.js';
+import { openSqlStore } from '../../storage/index.js';
 import { DomainModel, isAlive, listHeartbeats, MISSED_BEATS } from '../../settings/index.js';
 import { sqlUrl } from '../../storage/index.js';
 import { maybe } from './local-checks.js';

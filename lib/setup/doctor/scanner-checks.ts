@@ -1,4 +1,4 @@
-import { isConnectFailure } from '../../scan/rspamd.js';
+import { isConnectFailure } from '../../scan/index.js';
 import { httpGet, tcpExchange } from './probes.js';
 import { fail, ok, warn, type CheckResult, type Check, type DoctorContext } from './types.js';
 

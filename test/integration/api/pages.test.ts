@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGES, WEB_ASSETS } from '../../../lib/web/pages.js';
+import { PAGES, WEB_ASSETS } from '../../../lib/web/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { startTestApi, type TestApi } from '../../helpers/api.js';
 

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestEntryModel, type IngestEntry } from '../../../lib/ingest/index.js';
-import { socketmapServer } from '../../../lib/ingest/mta-client.js';
+import { socketmapServer } from '../../../lib/mta-client/index.js';
 import { freshSqlite } from '../../helpers/databases.js';
 import { freePort } from '../../helpers/scanners.js';
 import { ingestFixture, message, INGEST_SECRET, type IngestFixture } from './setup.js';

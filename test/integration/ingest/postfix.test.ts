@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestEntryModel, type IngestEntry } from '../../../lib/ingest/index.js';
-import { socketmapServer } from '../../../lib/ingest/mta-client.js';
+import { socketmapServer } from '../../../lib/mta-client/index.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { FolderModel, MessageModel, type Folder, type Message } from '../../../lib/mail/index.js';
 import { freshSqlite } from '../../helpers/databases.js';

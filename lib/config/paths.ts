@@ -1,5 +1,6 @@
+// Files and names derived from the settings: where the local CA and the DKIM keys live, the host name in force.
 import { join, resolve } from 'node:path';
-import type { Config } from '../config/index.js';
+import type { Config } from './load.js';
 
 /** Where the local CA lives: mail:pki:local_ca:dir, else <data_dir>/pki/ca. */
 export function caDir(config: Config): string {

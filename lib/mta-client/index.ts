@@ -1,3 +1,5 @@
+// The MTA's side of the hand-off (svcmail deliver, the Postfix socketmap): depends on nothing in lib/, so
+// the command Postfix runs for every message loads only this file.
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import type { Readable } from 'node:stream';
