@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.js';
-import { loadRaw, MessageModel, type Message } from '../mail/index.js';
+import { fromLine, loadRaw, mboxrdQuote, MessageModel, type Message } from '../mail/index.js';
 import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { MatterModel, type Matter, type MatterExport } from './models.js';
@@ -30,25 +30,6 @@ export const exportFile = (config: Config, uid: string, part: ExportPart): strin
 /** Deletes an export's files (expiry, a closed matter). */
 export async function removeExportFiles(config: Config, uid: string): Promise<void> {
   await rm(exportDir(config, uid), { recursive: true, force: true });
-}
-
-const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const two = (n: number) => String(n).padStart(2, '0');
-/** The asctime() date of an mbox "From " line, in UTC. */
-function asctime(d: Date): string {
-  return `${DAYS[d.getUTCDay()]} ${MONTHS[d.getUTCMonth()]} ${String(d.getUTCDate()).padStart(2, ' ')} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} ${d.getUTCFullYear()}`;
-}
-
-/** mboxrd quoting: one more ">" before every line that starts with ">*From ". */
-export function mboxrdQuote(raw: Buffer): Buffer {
-  const text = raw.toString('latin1'); // byte-preserving
-  return Buffer.from(text.replace(/^(>*From )/gm, '>$1'), 'latin1');
-}
-
-/** Undoes mboxrdQuote (for the holders' side and the tests). */
-export function mboxrdUnquote(quoted: Buffer): Buffer {
-  return Buffer.from(quoted.toString('latin1').replace(/^>(>*From )/gm, '$1'), 'latin1');
 }
 
 export interface ManifestMessage {
@@ -104,7 +85,7 @@ export async function buildExportArchive(deps: Pick<Deps, 'config' | 'store'>, e
         for (const m of rows) {
           const raw = await loadRaw(deps, m.blobId);
           const quoted = mboxrdQuote(raw);
-          await write(Buffer.from(`From MAILER-DAEMON ${asctime(new Date(m.date))}\n`));
+          await write(fromLine('MAILER-DAEMON', new Date(m.date)));
           const at = offset;
           await write(quoted);
           await write(Buffer.from(quoted.at(-1) === 0x0a ? '\n' : '\n\n'));

@@ -3,13 +3,12 @@ import { createWriteStream } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import yazl from 'yazl';
-import { blobsOf, FolderModel, LabelModel, MailboxModel, MessageModel, SYSTEM_FOLDERS, type Folder, type Mailbox, type Message } from '../mail/index.js';
+import { blobsOf, FolderModel, LabelModel, MailboxModel, mboxEntry, MessageModel, SYSTEM_FOLDERS, type Folder, type Mailbox, type Message } from '../mail/index.js';
 import { CalendarEventModel, ContactModel, contactsToVcf, eventsToIcs, NoteModel, TaskListModel, TaskModel, type ContactData, type EventData } from '../pim/index.js';
 import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { exportPath, removeFile, tempPath } from './files.js';
 import { MANIFEST_FORMAT, type Manifest, type ManifestFolder } from './manifest.js';
-import { mboxEntry } from './mbox.js';
 import type { ExportRequest } from './models.js';
 
 const PAGE = 200;

@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import { manifestSchema, type Manifest, type ManifestMessage } from './manifest.js';
-import { splitMbox } from './mbox.js';
+import { splitMbox } from '../mail/index.js';
 import type { ImportRequest } from './models.js';
 
 export interface ImportLimits {

@@ -15,7 +15,6 @@ export { ExportRequestModel, ImportRequestModel, ErasureRequestModel, Impersonat
 export { lifecycleRouter } from './routes.js';
 export { impersonationRouter, VIEWABLE } from './impersonation.js';
 export { runLifecycleRound, drainLifecycle, startLifecycleLoop, type LifecycleDeps, type LifecycleRound } from './jobs.js';
-export { mboxEntry, splitMbox, fromLine } from './mbox.js';
 export { MANIFEST_FORMAT, manifestSchema, type Manifest } from './manifest.js';
 export { exportPath, uploadPath } from './files.js';
 

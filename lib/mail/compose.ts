@@ -1,3 +1,4 @@
+import escapeHtml from 'escape-html';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import { z } from 'zod';
@@ -57,7 +58,6 @@ export interface ComposeDecls {
 type Addr = { address: string; name: string };
 const asAddr = (r: z.infer<typeof recipient>): Addr => (typeof r === 'string' ? { address: r, name: '' } : r);
 const fmt = (a: Addr | null) => (a ? (a.name ? `${a.name} <${a.address}>` : a.address) : '');
-const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 const prefixed = (prefix: string, subject: string) => (new RegExp(`^${prefix}:`, 'i').test(subject.trim()) ? subject : `${prefix}: ${subject}`);
 const quotedHtml = (p: ParsedMessage) => (p.html !== null ? sanitizeMailHtml(p.html) : escapeHtml(p.text).replace(/\n/g, '<br>'));
 

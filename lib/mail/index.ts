@@ -15,3 +15,4 @@ export { buildDraft, draftBody, parseEncryptedDraft, fileDraft, mailboxFor, type
 export { KeyDirectoryModel, discoveryHash, splitAddress, syncDirectory, type KeyDirectoryEntry } from './key-directory.js';
 export { ErasedAddressModel, checkNotErased, type ErasedAddress } from './tombstones.js';
 export { DistributionListModel, distributionListFields, type DistributionList } from './lists.js';
+export { fromLine, mboxEntry, mboxrdQuote, mboxrdUnquote, splitMbox, type MboxItem } from './mbox.js';

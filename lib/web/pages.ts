@@ -1,3 +1,4 @@
+import escapeHtml from 'escape-html';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import express, { type RequestHandler, type Router } from 'express';
@@ -22,7 +23,6 @@ export const PAGES = {
 /** web/assets beside lib/ (sources) or beside dist/lib (a build: packaging copies web/ into dist/). */
 export const WEB_ASSETS = fileURLToPath(new URL('../../web/assets/', import.meta.url));
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The page's HTML. Branding values are validated when stored and escaped again here. */
 export function renderPage(page: (typeof PAGES)[keyof typeof PAGES], b: Branding, opts: { nonce: string; authUrl: string }): string {

@@ -1,3 +1,5 @@
+// escape-html's entities (&amp; &lt; &gt; &quot; &#39;) are XML's too.
+import escapeHtml from 'escape-html';
 import { MOBILESYNC_RESPONSE, OUTLOOK_RESPONSE } from './request.js';
 
 // The XML answers. Written out rather than built generically: each is a fixed shape from the
@@ -5,8 +7,6 @@ import { MOBILESYNC_RESPONSE, OUTLOOK_RESPONSE } from './request.js';
 // against AutodiscoverResponse.xsd / AutodiscoverMobileSync.xsd and the Outlook response schema.
 
 export const RESPONSE_NS = 'http://schemas.microsoft.com/exchange/autodiscover/responseschema/2006';
-
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
 
 const doc = (inner: string) => `<?xml version="1.0" encoding="utf-8"?>\n<Autodiscover xmlns="${RESPONSE_NS}">\n${inner}\n</Autodiscover>\n`;
 
@@ -19,15 +19,15 @@ export function mobileSyncAnswer(email: string, url: string): string {
     `  <Response xmlns="${MOBILESYNC_RESPONSE}">`,
     '    <Culture>en:us</Culture>',
     '    <User>',
-    `      <DisplayName>${esc(email)}</DisplayName>`,
-    `      <EMailAddress>${esc(email)}</EMailAddress>`,
+    `      <DisplayName>${escapeHtml(email)}</DisplayName>`,
+    `      <EMailAddress>${escapeHtml(email)}</EMailAddress>`,
     '    </User>',
     '    <Action>',
     '      <Settings>',
     '        <Server>',
     '          <Type>MobileSync</Type>',
-    `          <Url>${esc(url)}</Url>`,
-    `          <Name>${esc(url)}</Name>`,
+    `          <Url>${escapeHtml(url)}</Url>`,
+    `          <Name>${escapeHtml(url)}</Name>`,
     '        </Server>',
     '      </Settings>',
     '    </Action>',
@@ -42,12 +42,12 @@ export interface MapiEndpoints {
 
 /** The Outlook schema with a mapiHttp protocol (MS-OXDSCLI 2.2.4.1.1.2.6, example 4.4); internal and external URLs are the public ones. */
 export function outlookAnswer(email: string, mapi: MapiEndpoints): string {
-  const urls = (u: string) => [`          <InternalUrl>${esc(u)}</InternalUrl>`, `          <ExternalUrl>${esc(u)}</ExternalUrl>`];
+  const urls = (u: string) => [`          <InternalUrl>${escapeHtml(u)}</InternalUrl>`, `          <ExternalUrl>${escapeHtml(u)}</ExternalUrl>`];
   return doc([
     `  <Response xmlns="${OUTLOOK_RESPONSE}">`,
     '    <User>',
-    `      <DisplayName>${esc(email)}</DisplayName>`,
-    `      <AutoDiscoverSMTPAddress>${esc(email)}</AutoDiscoverSMTPAddress>`,
+    `      <DisplayName>${escapeHtml(email)}</DisplayName>`,
+    `      <AutoDiscoverSMTPAddress>${escapeHtml(email)}</AutoDiscoverSMTPAddress>`,
     '    </User>',
     '    <Account>',
     '      <AccountType>email</AccountType>',

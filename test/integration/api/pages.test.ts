@@ -75,15 +75,15 @@ describe('pages and assets', () => {
     expect(put.status).toBe(200);
     for (const path of Object.keys(PAGES)) {
       const r = await page(path);
-      expect(r.text).toContain('<span class="brand-name">Tom &#38; &#34;Jerry&#39;s&#34; Mail</span>');
-      expect(r.text).toMatch(/<title>[^<]+ · Tom &#38; &#34;Jerry&#39;s&#34; Mail<\/title>/);
+      expect(r.text).toContain('<span class="brand-name">Tom &amp; &quot;Jerry&#39;s&quot; Mail</span>');
+      expect(r.text).toMatch(/<title>[^<]+ · Tom &amp; &quot;Jerry&#39;s&quot; Mail<\/title>/);
       expect(r.text).toContain(`<img class="brand-logo" src="${PNG_1PX}" alt="">`);
       expect(r.text).toContain('--brand-primary:#0a7;--brand-accent:#123456');
     }
     const url = 'https://cdn.example.test/logo.png?a=1&b="x"';
     expect((await api.call('PUT', '/api/system/branding', { token: admin, body: { logo: url } })).body.code).toBe('api-106'); // quotes are refused when stored
     expect((await api.call('PUT', '/api/system/branding', { token: admin, body: { logo: 'https://cdn.example.test/logo.png?a=1&b=2' } })).status).toBe(200);
-    expect((await page('/')).text).toContain('<img class="brand-logo" src="https://cdn.example.test/logo.png?a=1&#38;b=2" alt="">');
+    expect((await page('/')).text).toContain('<img class="brand-logo" src="https://cdn.example.test/logo.png?a=1&amp;b=2" alt="">');
   });
 
   it('the shell answers an expired or forged session too (the module then sends the user to sign in); the API does not', async () => {

@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVault, decryptAndVerify, encryptEntity, escrowWrap, masterKeyFromEscrow, masterKeyFromPassword, unlockWithMasterKey, type VaultView } from '../../../lib/keys/client/index.js';
-import { ApprovalModel, EscrowAuditModel, exportFile, mboxrdUnquote, type ManifestMessage } from '../../../lib/escrow/index.js';
+import { ApprovalModel, EscrowAuditModel, exportFile, type ManifestMessage } from '../../../lib/escrow/index.js';
 import { drainEscrowExports } from '../../../lib/jobs/escrow-export.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 import { deliverRaw } from '../../helpers/messages.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { keyTestValues, TEST_ARGON2 } from '../keys/helpers.js';
+import { mboxrdUnquote } from '../../../lib/mail/index.js';
 
 const backends = await sqlBackends();
 const withOpenssl = requirePrograms('openssl');

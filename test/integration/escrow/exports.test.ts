@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApprovalModel, EscrowAuditModel, exportFile, MatterExportModel, mboxrdQuote, mboxrdUnquote, type EscrowAuditEntry, type ManifestMessage, type MatterExport } from '../../../lib/escrow/index.js';
+import { ApprovalModel, EscrowAuditModel, exportFile, MatterExportModel, type EscrowAuditEntry, type ManifestMessage, type MatterExport } from '../../../lib/escrow/index.js';
 import { drainEscrowExports, startEscrowExportLoop } from '../../../lib/jobs/escrow-export.js';
 import { blobsOf } from '../../../lib/mail/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
@@ -15,6 +15,7 @@ import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 import { deliverRaw } from '../../helpers/messages.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { keyTestValues } from '../keys/helpers.js';
+import { mboxrdQuote, mboxrdUnquote } from '../../../lib/mail/index.js';
 
 const backends = await sqlBackends();
 const withOpenssl = requirePrograms('openssl');

@@ -3,7 +3,7 @@
 // message is reported without stopping the rest.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { mboxEntry, splitMbox, fromLine } from '../../../lib/lifecycle/index.js';
+import { fromLine, mboxEntry, splitMbox } from '../../../lib/mail/index.js';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 async function* chunks(buf: Buffer, size: number) {

@@ -1,6 +1,7 @@
-// mbox in the mboxrd variant: every line of a message that starts with zero or more '>' and then
-// "From " gets one more '>' on export and loses one on import, so the round trip gives the raw
-// message back byte for byte (CRLF line ends included; S/MIME ciphertext is never touched).
+// mbox in the mboxrd variant, for every mbox the product writes or reads (mailbox export and import,
+// escrow matter exports): every line of a message that starts with zero or more '>' and then
+// "From " gets one more '>' on the way out and loses one on the way in, so the round trip gives the
+// raw message back byte for byte (CRLF line ends included; S/MIME ciphertext is never touched).
 
 const FROM = Buffer.from('From ');
 const NL = 0x0a;
@@ -25,9 +26,9 @@ function quotedFrom(buf: Buffer, at: number): boolean {
   return buf.length - i >= 5 && buf.compare(FROM, 0, 5, i, i + 5) === 0;
 }
 
-/** One message as an mbox entry: separator, escaped body, a line end, one blank line. */
-export function mboxEntry(raw: Buffer, sender: string, date: Date): Buffer {
-  const parts: Buffer[] = [fromLine(sender, date)];
+/** The message with one more '>' before every line that starts with ">*From ". */
+export function mboxrdQuote(raw: Buffer): Buffer {
+  const parts: Buffer[] = [];
   let start = 0;
   for (let at = 0; at < raw.length;) {
     if (quotedFrom(raw, at)) {
@@ -39,6 +40,29 @@ export function mboxEntry(raw: Buffer, sender: string, date: Date): Buffer {
     at = nl + 1;
   }
   parts.push(raw.subarray(start));
+  return Buffer.concat(parts);
+}
+
+/** Undoes mboxrdQuote: one '>' less before every line that starts with ">+From ". */
+export function mboxrdUnquote(quoted: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let start = 0;
+  for (let at = 0; at < quoted.length;) {
+    if (quoted[at] === GT && quotedFrom(quoted, at)) {
+      parts.push(quoted.subarray(start, at));
+      start = at + 1;
+    }
+    const nl = quoted.indexOf(NL, at);
+    if (nl < 0) break;
+    at = nl + 1;
+  }
+  parts.push(quoted.subarray(start));
+  return Buffer.concat(parts);
+}
+
+/** One message as an mbox entry: separator, quoted message, a line end, one blank line. */
+export function mboxEntry(raw: Buffer, sender: string, date: Date): Buffer {
+  const parts: Buffer[] = [fromLine(sender, date), mboxrdQuote(raw)];
   if (raw.length && raw[raw.length - 1] !== NL) parts.push(Buffer.from('\n'));
   parts.push(Buffer.from('\n'));
   return Buffer.concat(parts);
