@@ -16,9 +16,9 @@ const run = (cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.Pro
   spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 256 << 20, ...opts });
 
 // pm2 is AGPL: never a dependency; CI installs it globally. The sandbox needs root (mounts, namespaces).
-const tools = ['unshare', 'nsenter', 'chroot', 'ip'].filter((c) => !onPath(c));
+const TOOLS = ['unshare', 'nsenter', 'chroot', 'ip'];
 const ready = requireRoot('the sandbox (mount and PID namespaces)') && requirePrograms('pm2', 'dpkg-deb')
-  && requirePeer(tools.join(', '), tools.length === 0, 'not installed (Debian packages util-linux, coreutils, iproute2)');
+  && requirePeer(TOOLS.join(', '), TOOLS.every((c) => onPath(c)), 'not installed (Debian packages util-linux, coreutils, iproute2)');
 
 const SETUP = `set -e
 mount -t tmpfs tmpfs "$1"

@@ -79,7 +79,9 @@ describe.concurrent('svcmail start --foreground', { timeout: 180_000 }, () => {
   it('--log-format pretty shows readable lines, where each daemon listens and one ready line', async () => {
     const { file, ports } = await config('pretty');
     const run = start(['api', '--config', file, '--log-format', 'pretty']);
+    // The ready line comes over IPC, the daemon's own log line through its pipe: wait for both.
     await run.until(/svcmail: ready/);
+    await run.until(/INFO: api daemon listening/);
     const lines = run.out().split('\n');
     expect(lines).toContain(`[api] listening on http://${ports['listen:api']}`);
     expect(run.out()).toContain(`svcmail: ready, 1 daemon running: the API and pages answer on http://${ports['listen:api']}/`);
