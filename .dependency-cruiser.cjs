@@ -17,7 +17,9 @@ const LAYERS = [
 ];
 // Every folder and top-level file of lib/ is on a layer: a new one is placed on purpose.
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS file
-const unplaced = require('node:fs').readdirSync(`${__dirname}/lib`).filter((n) => !LAYERS.flat().includes(n));
+const unplaced = require('node:fs')
+  .readdirSync(`${__dirname}/lib`)
+  .filter((n) => !LAYERS.flat().includes(n));
 if (unplaced.length) throw new Error(`.dependency-cruiser.cjs: put lib/${unplaced.join(', lib/')} on a layer of LAYERS`);
 
 const group = (names) => `^lib/(${names.map((n) => n.replace('.', '[.]')).join('|')})(/|$)`;
@@ -34,7 +36,8 @@ module.exports = {
   forbidden: [
     {
       name: 'no-circular',
-      comment: 'A cycle makes load order matter and every file in it changes with the others: break it by moving the shared part down a layer.',
+      comment:
+        'A cycle makes load order matter and every file in it changes with the others: break it by moving the shared part down a layer.',
       severity: 'error',
       from: { path: '^(lib|daemons|cli)/' },
       to: { circular: true },
@@ -63,7 +66,8 @@ module.exports = {
     },
     {
       name: 'plugins-use-the-plugin-api',
-      comment: 'A protocol plugin (lib/plugins/<name>/) sees the product only through lib/plugins/api.ts, so the host can change behind it.',
+      comment:
+        'A protocol plugin (lib/plugins/<name>/) sees the product only through lib/plugins/api.ts, so the host can change behind it.',
       severity: 'error',
       from: { path: '^lib/plugins/([^/]+)/' },
       to: { path: '^lib/', pathNot: ['^lib/plugins/$1/', '^lib/plugins/api[.]ts$'] },

@@ -8,7 +8,10 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/no-explicit-any': 'error',
       'no-console': 'error',
       eqeqeq: ['error', 'always'],
@@ -19,12 +22,26 @@ export default tseslint.config(
     files: ['web/assets/**/*.js'],
     languageOptions: {
       sourceType: 'module',
-      globals: Object.fromEntries(['window', 'document', 'location', 'fetch', 'Node', 'DOMParser', 'URL', 'encodeURIComponent', 'decodeURIComponent'].map((g) => [g, 'readonly'])),
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'fetch', 'Node', 'DOMParser', 'URL', 'encodeURIComponent', 'decodeURIComponent'].map((g) => [
+          g,
+          'readonly',
+        ]),
+      ),
     },
     rules: { eqeqeq: ['error', 'always'], 'no-console': 'error' },
   },
   {
     files: ['bin/**/*.js', '*.config.js', 'packaging/**/*.cjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', module: 'writable', require: 'readonly', __dirname: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        module: 'writable',
+        require: 'readonly',
+        __dirname: 'readonly',
+      },
+    },
   },
 );

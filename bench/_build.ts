@@ -28,11 +28,21 @@ export function stageBuild(benchServers: string[] = []): Staged {
   }
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-bench-build-'));
   const config = join(dir, 'tsconfig.json');
-  writeFileSync(config, JSON.stringify({
-    extends: join(root, 'tsconfig.build.json'),
-    compilerOptions: { outDir: join(dir, 'dist'), rootDir: root, noEmit: false, sourceMap: false, declaration: false, typeRoots: [join(root, 'node_modules/@types')] },
-    include: [join(root, 'lib'), join(root, 'cli'), join(root, 'daemons'), ...benchServers.map((n) => join(root, 'bench', `${n}.ts`))],
-  }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      extends: join(root, 'tsconfig.build.json'),
+      compilerOptions: {
+        outDir: join(dir, 'dist'),
+        rootDir: root,
+        noEmit: false,
+        sourceMap: false,
+        declaration: false,
+        typeRoots: [join(root, 'node_modules/@types')],
+      },
+      include: [join(root, 'lib'), join(root, 'cli'), join(root, 'daemons'), ...benchServers.map((n) => join(root, 'bench', `${n}.ts`))],
+    }),
+  );
   process.stderr.write('bench: building the product (tsc) into a temporary package tree…\n');
   const r = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', config], { encoding: 'utf8' });
   if (r.status !== 0) {
@@ -44,5 +54,10 @@ export function stageBuild(benchServers: string[] = []): Staged {
   cpSync(join(root, 'web'), join(dir, 'dist/web'), { recursive: true });
   cpSync(join(root, 'package.json'), join(dir, 'package.json'));
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
-  return { root: dir, code: 'build', entry: (name) => [join(dir, 'dist/bench', `${name}.js`)], remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    root: dir,
+    code: 'build',
+    entry: (name) => [join(dir, 'dist/bench', `${name}.js`)],
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

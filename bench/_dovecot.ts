@@ -13,7 +13,9 @@ export function startDovecot(port: number): { dir: string; stop(): void } {
   for (const d of ['run', 'state', 'mail']) mkdirSync(join(dir, d));
   chmodSync(join(dir, 'mail'), 0o777); // deliveries run as nobody (Dovecot refuses uid 0)
   chmodSync(dir, 0o755);
-  writeFileSync(join(dir, 'dovecot.conf'), `base_dir = ${dir}/run
+  writeFileSync(
+    join(dir, 'dovecot.conf'),
+    `base_dir = ${dir}/run
 state_dir = ${dir}/state
 log_path = ${dir}/dovecot.log
 protocols = lmtp
@@ -43,7 +45,8 @@ service lmtp {
 service anvil {
   chroot =
 }
-`);
+`,
+  );
   const r = spawnSync('taskset', ['-c', '0', 'dovecot', '-c', join(dir, 'dovecot.conf')], { stdio: 'ignore' }); // the daemon keeps inherited pipes open
   if (r.status !== 0) throw new Error(`dovecot did not start (exit ${r.status})`);
   return {
@@ -98,7 +101,10 @@ export class LmtpClient {
 
   async deliver(from: string, rcpts: string[], raw: Buffer): Promise<string[]> {
     this.#sock.write(`MAIL FROM:<${from}>\r\n${rcpts.map((r) => `RCPT TO:<${r}>\r\n`).join('')}DATA\r\n`);
-    for (let i = 0; i < rcpts.length + 2; i++) { const r = await this.reply(); if (process.env.LMTP_DEBUG) process.stderr.write(`${r}\n`); }
+    for (let i = 0; i < rcpts.length + 2; i++) {
+      const r = await this.reply();
+      if (process.env.LMTP_DEBUG) process.stderr.write(`${r}\n`);
+    }
     const text = raw.toString('latin1').replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..');
     this.#sock.write(Buffer.from(`${text}${text.endsWith('\r\n') ? '' : '\r\n'}.\r\n`, 'latin1'));
     const out: string[] = [];

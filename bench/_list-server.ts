@@ -18,9 +18,18 @@ if (mode === 'bare') {
   app = express();
   app.get('/bare', (_req, res) => void res.json(records));
 } else {
-  const config = loadConfig({ env: { NODE_ENV: 'production' }, values: {
-    'auth:secret': process.env.BENCH_SECRET!, 'auth:options:audience': 'bench', 'auth:options:issuer': 'bench', 'datastores:sql:url': arg, 'log:level': 'silent', 'mail:transport:ingest:secret': 'bench-ingest-secret-0123456789', 'rateLimit:authenticated:max': 100_000_000,
-  } });
+  const config = loadConfig({
+    env: { NODE_ENV: 'production' },
+    values: {
+      'auth:secret': process.env.BENCH_SECRET!,
+      'auth:options:audience': 'bench',
+      'auth:options:issuer': 'bench',
+      'datastores:sql:url': arg,
+      'log:level': 'silent',
+      'mail:transport:ingest:secret': 'bench-ingest-secret-0123456789',
+      'rateLimit:authenticated:max': 100_000_000,
+    },
+  });
   const registry = productRegistry();
   const store = await openSqlStore({ url: arg, models: productModels(registry), synchronize: true });
   app = buildApiApp({ config, store, events: new LocalEventBus(), log: createLogger({ level: 'silent' }) }, registry).app;

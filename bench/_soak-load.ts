@@ -37,42 +37,60 @@ export interface HandoffStats {
 }
 
 /** `senders` connections hand off `count` messages to POST /internal/mta/deliver; a failed try is retried with the same transaction id. */
-export async function handOff(url: string, secret: string, run: string, count: number, senders: number, corpus: Buffer[], boxes: Mailbox[]): Promise<HandoffStats> {
+export async function handOff(
+  url: string,
+  secret: string,
+  run: string,
+  count: number,
+  senders: number,
+  corpus: Buffer[],
+  boxes: Mailbox[],
+): Promise<HandoffStats> {
   const byAddress = new Map(boxes.map((b) => [b.address, b.uid]));
   const stats: HandoffStats = { acknowledged: new Set(), latencies: [], retries: 0, failed: 0, refusedRecipients: 0 };
   let next = 0;
-  await Promise.all(Array.from({ length: senders }, async () => {
-    while (next < count) {
-      const i = next++;
-      const raw = uniqueRaw(run, i, corpus[i % corpus.length]);
-      const sha = sha256(raw);
-      const rcpts = recipientsOf(i, boxes).map((b) => b.address);
-      for (let attempt = 0; ; attempt++) {
-        const t = performance.now();
-        try {
-          const res = await fetch(`${url}/internal/mta/deliver`, {
-            method: 'POST', body: new Uint8Array(raw),
-            headers: { authorization: `Bearer ${secret}`, 'x-envelope-from': 'sender%40remote.example', 'x-envelope-to': rcpts.map(encodeURIComponent).join(','), 'x-transaction-id': `${run}-${i}` },
-          });
-          const body = (await res.json()) as { results?: Array<{ recipient: string; status: string }> };
-          if (res.status === 202) {
-            stats.latencies.push(performance.now() - t);
-            for (const r of body.results ?? []) {
-              if (r.status === 'queued' || r.status === 'duplicate') stats.acknowledged.add(`${byAddress.get(r.recipient)}|${sha}`);
-              else stats.refusedRecipients++;
+  await Promise.all(
+    Array.from({ length: senders }, async () => {
+      while (next < count) {
+        const i = next++;
+        const raw = uniqueRaw(run, i, corpus[i % corpus.length]);
+        const sha = sha256(raw);
+        const rcpts = recipientsOf(i, boxes).map((b) => b.address);
+        for (let attempt = 0; ; attempt++) {
+          const t = performance.now();
+          try {
+            const res = await fetch(`${url}/internal/mta/deliver`, {
+              method: 'POST',
+              body: new Uint8Array(raw),
+              headers: {
+                authorization: `Bearer ${secret}`,
+                'x-envelope-from': 'sender%40remote.example',
+                'x-envelope-to': rcpts.map(encodeURIComponent).join(','),
+                'x-transaction-id': `${run}-${i}`,
+              },
+            });
+            const body = (await res.json()) as { results?: Array<{ recipient: string; status: string }> };
+            if (res.status === 202) {
+              stats.latencies.push(performance.now() - t);
+              for (const r of body.results ?? []) {
+                if (r.status === 'queued' || r.status === 'duplicate') stats.acknowledged.add(`${byAddress.get(r.recipient)}|${sha}`);
+                else stats.refusedRecipients++;
+              }
+              break;
             }
+          } catch {
+            /* a reset connection: try again, as an MTA would */
+          }
+          if (attempt >= 4) {
+            stats.failed++;
             break;
           }
-        } catch { /* a reset connection: try again, as an MTA would */ }
-        if (attempt >= 4) {
-          stats.failed++;
-          break;
+          stats.retries++;
+          await new Promise((r) => setTimeout(r, 250 * (attempt + 1)));
         }
-        stats.retries++;
-        await new Promise((r) => setTimeout(r, 250 * (attempt + 1)));
       }
-    }
-  }));
+    }),
+  );
   return stats;
 }
 
@@ -87,10 +105,14 @@ export interface ClientStats {
  */
 export async function apiClient(url: string, box: Mailbox, stop: () => boolean, stats: ClientStats, seed: number): Promise<void> {
   let rnd = seed;
-  const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const call = async (op: keyof ClientStats['ops'], method: string, path: string, body?: unknown): Promise<unknown> => {
     const t = performance.now();
-    const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${box.token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    const res = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${box.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     const out = res.headers.get('content-type')?.includes('json') ? await res.json() : await res.arrayBuffer();
     stats.ops[op].push(performance.now() - t);
     const key = `${op} ${res.status}`;
@@ -109,8 +131,16 @@ export async function apiClient(url: string, box: Mailbox, stop: () => boolean, 
       const pick = list[Math.floor(random() * list.length)];
       const msg = (await call('read', 'GET', `/api/mail/messages/${pick.uid}`)) as Msg | null;
       if (!msg) continue;
-      const flagged = (await call('flag', 'PUT', `/api/mail/messages/${msg.uid}`, { seen: true, flagged: !msg.flagged, version: msg.version })) as Msg | null;
-      if (flagged && random() < 0.25) await call('move', 'POST', `/api/mail/messages/${msg.uid}/move`, { folderUid: from === box.inbox ? box.archive : box.inbox, version: flagged.version });
+      const flagged = (await call('flag', 'PUT', `/api/mail/messages/${msg.uid}`, {
+        seen: true,
+        flagged: !msg.flagged,
+        version: msg.version,
+      })) as Msg | null;
+      if (flagged && random() < 0.25)
+        await call('move', 'POST', `/api/mail/messages/${msg.uid}/move`, {
+          folderUid: from === box.inbox ? box.archive : box.inbox,
+          version: flagged.version,
+        });
     } catch {
       const key = 'network error';
       stats.statuses[key] = (stats.statuses[key] ?? 0) + 1;
@@ -131,27 +161,39 @@ export async function openSockets(pushUrl: string, n: number, boxes: Mailbox[], 
   const sockets: WebSocket[] = [];
   let closing = false;
   for (let start = 0; start < n; start += 200) {
-    await Promise.all(Array.from({ length: Math.min(200, n - start) }, (_, k) => new Promise<void>((resolve) => {
-      const box = boxes[(start + k) % boxes.length];
-      const ws = new WebSocket(pushUrl, { headers: { authorization: `Bearer ${box.token}` }, perMessageDeflate: false });
-      sockets.push(ws);
-      const done = setTimeout(resolve, 30_000);
-      ws.on('error', () => { stats.errors++; clearTimeout(done); resolve(); });
-      ws.on('close', () => { if (!closing) stats.closedEarly++; });
-      ws.on('message', (raw) => {
-        const f = JSON.parse(raw.toString()) as { type: string; data?: { type?: string; action?: string } };
-        if (f.type === 'LOGGED_IN') ws.send(JSON.stringify({ id: 1, type: 'SUBSCRIBE', data: [box.inbox, box.archive] }));
-        else if (f.type === 'SUBSCRIBED') {
-          stats.connected++;
-          clearTimeout(done);
-          resolve();
-        } else if (f.type === 'MESSAGE') {
-          stats.events++;
-          const key = `${f.data?.type}.${f.data?.action}`;
-          stats.byType[key] = (stats.byType[key] ?? 0) + 1;
-        }
-      });
-    })));
+    await Promise.all(
+      Array.from(
+        { length: Math.min(200, n - start) },
+        (_, k) =>
+          new Promise<void>((resolve) => {
+            const box = boxes[(start + k) % boxes.length];
+            const ws = new WebSocket(pushUrl, { headers: { authorization: `Bearer ${box.token}` }, perMessageDeflate: false });
+            sockets.push(ws);
+            const done = setTimeout(resolve, 30_000);
+            ws.on('error', () => {
+              stats.errors++;
+              clearTimeout(done);
+              resolve();
+            });
+            ws.on('close', () => {
+              if (!closing) stats.closedEarly++;
+            });
+            ws.on('message', (raw) => {
+              const f = JSON.parse(raw.toString()) as { type: string; data?: { type?: string; action?: string } };
+              if (f.type === 'LOGGED_IN') ws.send(JSON.stringify({ id: 1, type: 'SUBSCRIBE', data: [box.inbox, box.archive] }));
+              else if (f.type === 'SUBSCRIBED') {
+                stats.connected++;
+                clearTimeout(done);
+                resolve();
+              } else if (f.type === 'MESSAGE') {
+                stats.events++;
+                const key = `${f.data?.type}.${f.data?.action}`;
+                stats.byType[key] = (stats.byType[key] ?? 0) + 1;
+              }
+            });
+          }),
+      ),
+    );
   }
   return {
     close() {

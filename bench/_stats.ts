@@ -32,7 +32,9 @@ export function commandCpuMs(comm: string): number {
       if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== comm) continue;
       const f = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
       total += ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / 100;
-    } catch { /* gone meanwhile */ }
+    } catch {
+      /* gone meanwhile */
+    }
   }
   return total;
 }

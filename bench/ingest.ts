@@ -41,7 +41,10 @@ function daemon(bin: string, env: string, sets: Record<string, unknown>, core: s
   const args = Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]);
   // BENCH_PROF_DIR=dir writes a V8 CPU profile of each daemon there (node --cpu-prof) for analysis.
   const prof = process.env.BENCH_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF_DIR}`] : [];
-  return spawn('taskset', ['-c', core, process.execPath, ...prof, join(appRoot, 'bin', bin), ...args], { env: { ...process.env, NODE_ENV: env, SVCMAIL_CONFIG: '' }, stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 2 : 'ignore', 'inherit'] });
+  return spawn('taskset', ['-c', core, process.execPath, ...prof, join(appRoot, 'bin', bin), ...args], {
+    env: { ...process.env, NODE_ENV: env, SVCMAIL_CONFIG: '' },
+    stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 2 : 'ignore', 'inherit'],
+  });
 }
 
 /** CPU seconds a daemon has used so far (Linux /proc; null elsewhere or once it is gone). */
@@ -55,17 +58,20 @@ function cpuSeconds(c: ChildProcess | null): number | null {
 
 const used = (now: number | null, start: number | null) => (now === null || start === null ? null : now - start);
 
-const stop = (c: ChildProcess) => new Promise<void>((r) => {
-  if (c.exitCode !== null) return r();
-  c.once('exit', () => r());
-  c.kill('SIGTERM');
-});
+const stop = (c: ChildProcess) =>
+  new Promise<void>((r) => {
+    if (c.exitCode !== null) return r();
+    c.once('exit', () => r());
+    c.kill('SIGTERM');
+  });
 
 async function waitReady(url: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
     try {
       if ((await fetch(`${url}/api/status`)).ok) return;
-    } catch { /* not yet */ }
+    } catch {
+      /* not yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('api daemon did not start');
@@ -76,20 +82,36 @@ async function waitWorker(wake: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     try {
       if ((await fetch(`http://${wake}/wake`, { method: 'POST' })).status < 500) return;
-    } catch { /* not yet */ }
+    } catch {
+      /* not yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('worker daemon did not start');
 }
 
-async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages: Buffer[], scanners: { rspamdUrl: string; clamdAddress: string } | null): Promise<Record<string, unknown>> {
+async function run(
+  dbUrl: string,
+  scan: 'dev' | 'real',
+  count: number,
+  messages: Buffer[],
+  scanners: { rspamdUrl: string; clamdAddress: string } | null,
+): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-bench-ingest-'));
   const apiPort = await freePort();
   const wake = `127.0.0.1:${await freePort()}`;
   const common = {
-    'auth:secret': SECRET, 'auth:options:audience': 'bench', 'auth:options:issuer': 'bench', 'datastores:sql:url': dbUrl, data_dir: dir,
-    'mail:transport:ingest:secret': INGEST, 'mail:jobs:wake_address': wake, 'log:level': process.env.BENCH_LOG_LEVEL ?? 'error', 'mail:internal:max_failures': 1000,
-    'mail:scan:rspamd:url': scanners?.rspamdUrl ?? `http://127.0.0.1:${await freePort()}`, 'mail:scan:clamd:address': scanners?.clamdAddress ?? `127.0.0.1:${await freePort()}`,
+    'auth:secret': SECRET,
+    'auth:options:audience': 'bench',
+    'auth:options:issuer': 'bench',
+    'datastores:sql:url': dbUrl,
+    data_dir: dir,
+    'mail:transport:ingest:secret': INGEST,
+    'mail:jobs:wake_address': wake,
+    'log:level': process.env.BENCH_LOG_LEVEL ?? 'error',
+    'mail:internal:max_failures': 1000,
+    'mail:scan:rspamd:url': scanners?.rspamdUrl ?? `http://127.0.0.1:${await freePort()}`,
+    'mail:scan:clamd:address': scanners?.clamdAddress ?? `127.0.0.1:${await freePort()}`,
   };
   const api = daemon('svcmail-api.js', 'production', { ...common, 'listen:api': `127.0.0.1:${apiPort}` }, '0');
   const url = `http://127.0.0.1:${apiPort}`;
@@ -108,9 +130,17 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
       await waitWorker(wake);
     };
     if (filing && !process.env.BENCH_WORKER_AFTER) await startWorker();
-    const config = loadConfig({ env: { NODE_ENV: 'production' }, values: { 'auth:secret': SECRET, 'auth:options:audience': 'bench', 'auth:options:issuer': 'bench' } });
+    const config = loadConfig({
+      env: { NODE_ENV: 'production' },
+      values: { 'auth:secret': SECRET, 'auth:options:audience': 'bench', 'auth:options:issuer': 'bench' },
+    });
     const admin = await signToken(config, { uid: 'root', roles: ['admin'], elevated: true });
-    const post = (path: string, body: unknown) => fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     await post('/api/mail/domains', { name: 'bench.test', verified: true });
     for (let i = 0; i < MAILBOXES; i++) await post('/api/mail/mailboxes', { address: `user${i}@bench.test`, owners: [`user${i}`] });
     let next = 0;
@@ -120,23 +150,40 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
     const dbCpuOf = () => (dbUrl.startsWith('postgres') ? commandCpuMs('postgres') : null);
     const cpuAtStart = { api: cpuSeconds(api), worker: cpuSeconds(worker), db: dbCpuOf() };
     const started = performance.now();
-    await Promise.all(Array.from({ length: SENDERS }, async () => {
-      while (next < count) {
-        const i = next++;
-        const rcpts = rcptsOf(i);
-        const res = await fetch(`${url}/internal/mta/deliver`, {
-          method: 'POST', body: new Uint8Array(messages[i % messages.length]),
-          headers: { authorization: `Bearer ${INGEST}`, 'x-envelope-from': 'sender%40remote.example', 'x-envelope-to': rcpts.map(encodeURIComponent).join(','), 'x-transaction-id': `B${i}` },
-        });
-        const body = (await res.json()) as { queued?: number };
-        if (res.status !== 202) errors++;
-        else copies += body.queued ?? 0;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: SENDERS }, async () => {
+        while (next < count) {
+          const i = next++;
+          const rcpts = rcptsOf(i);
+          const res = await fetch(`${url}/internal/mta/deliver`, {
+            method: 'POST',
+            body: new Uint8Array(messages[i % messages.length]),
+            headers: {
+              authorization: `Bearer ${INGEST}`,
+              'x-envelope-from': 'sender%40remote.example',
+              'x-envelope-to': rcpts.map(encodeURIComponent).join(','),
+              'x-transaction-id': `B${i}`,
+            },
+          });
+          const body = (await res.json()) as { queued?: number };
+          if (res.status !== 202) errors++;
+          else copies += body.queued ?? 0;
+        }
+      }),
+    );
     const acceptSeconds = (performance.now() - started) / 1000;
     const apiCpu = used(cpuSeconds(api), cpuAtStart.api);
     if (!filingAvailable() || process.env.BENCH_ACCEPT_ONLY) {
-      return { messages: count, copies, errors, accepted_per_s: round(count / acceptSeconds, 0), api_cpu_ms_per_message: apiCpu === null ? null : round((apiCpu * 1000) / count, 2), filed: process.env.BENCH_ACCEPT_ONLY ? 'not measured: BENCH_ACCEPT_ONLY (hand-off only, no worker)' : 'not measured: lib/mail does not export fileMessage yet' };
+      return {
+        messages: count,
+        copies,
+        errors,
+        accepted_per_s: round(count / acceptSeconds, 0),
+        api_cpu_ms_per_message: apiCpu === null ? null : round((apiCpu * 1000) / count, 2),
+        filed: process.env.BENCH_ACCEPT_ONLY
+          ? 'not measured: BENCH_ACCEPT_ONLY (hand-off only, no worker)'
+          : 'not measured: lib/mail does not export fileMessage yet',
+      };
     }
     const workerStarted = Date.now();
     if (process.env.BENCH_WORKER_AFTER) {
@@ -156,9 +203,15 @@ async function run(dbUrl: string, scan: 'dev' | 'real', count: number, messages:
     const states: Record<string, number> = {};
     for (const r of rows) states[r.state] = (states[r.state] ?? 0) + 1;
     return {
-      messages: count, copies, errors, accepted_per_s: round(count / acceptSeconds, 0), filed_copies_per_s: round(done.length / ((last - first) / 1000), 0),
+      messages: count,
+      copies,
+      errors,
+      accepted_per_s: round(count / acceptSeconds, 0),
+      filed_copies_per_s: round(done.length / ((last - first) / 1000), 0),
       filed_messages_per_s: round((count * done.length) / Math.max(1, copies) / ((last - first) / 1000), 0),
-      p50_handoff_to_filed_ms: percentile(lat, 50), p99_handoff_to_filed_ms: percentile(lat, 99), states,
+      p50_handoff_to_filed_ms: percentile(lat, 50),
+      p99_handoff_to_filed_ms: percentile(lat, 99),
+      states,
       // CPU per unit of work (from the first hand-off on): what the rates cost, less disturbed by neighbours.
       api_cpu_ms_per_message: apiCpu === null ? null : round((apiCpu * 1000) / count, 2),
       worker_cpu_ms_per_copy: workerCpu === null ? null : round((workerCpu * 1000) / Math.max(1, done.length), 2),
@@ -184,21 +237,32 @@ async function dovecot(count: number, messages: Buffer[]): Promise<Record<string
     let errors = 0;
     const lat: number[] = [];
     const started = performance.now();
-    await Promise.all(Array.from({ length: SENDERS }, async () => {
-      const c = new LmtpClient(port);
-      await c.start();
-      while (next < count) {
-        const i = next++;
-        const t = performance.now();
-        const replies = await c.deliver('sender@remote.example', rcptsOf(i), messages[i % messages.length]);
-        lat.push(performance.now() - t);
-        for (const r of replies) if (r.startsWith('250')) copies++; else errors++;
-      }
-      c.close();
-    }));
+    await Promise.all(
+      Array.from({ length: SENDERS }, async () => {
+        const c = new LmtpClient(port);
+        await c.start();
+        while (next < count) {
+          const i = next++;
+          const t = performance.now();
+          const replies = await c.deliver('sender@remote.example', rcptsOf(i), messages[i % messages.length]);
+          lat.push(performance.now() - t);
+          for (const r of replies)
+            if (r.startsWith('250')) copies++;
+            else errors++;
+        }
+        c.close();
+      }),
+    );
     const seconds = (performance.now() - started) / 1000;
     lat.sort((a, b) => a - b);
-    return { messages: count, copies, errors, filed_messages_per_s: round(count / seconds, 0), filed_copies_per_s: round(copies / seconds, 0), p99_ms: round(percentile(lat, 99), 1) };
+    return {
+      messages: count,
+      copies,
+      errors,
+      filed_messages_per_s: round(count / seconds, 0),
+      filed_copies_per_s: round(copies / seconds, 0),
+      p99_ms: round(percentile(lat, 99), 1),
+    };
   } finally {
     d.stop();
   }
@@ -218,21 +282,43 @@ export default async function ingest(args: string[]): Promise<Record<string, unk
   }
 }
 
-async function measure(count: number, which: string, scans: ReadonlyArray<'dev' | 'real'>, messages: Buffer[], code: Staged['code']): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = { code, senders: SENDERS, mailboxes: MAILBOXES, corpus: messages.length, recipients_per_message: '1-3' };
+async function measure(
+  count: number,
+  which: string,
+  scans: ReadonlyArray<'dev' | 'real'>,
+  messages: Buffer[],
+  code: Staged['code'],
+): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {
+    code,
+    senders: SENDERS,
+    mailboxes: MAILBOXES,
+    corpus: messages.length,
+    recipients_per_message: '1-3',
+  };
   out.dovecot_lmtp = dovecotInstalled() ? await dovecot(count, messages) : 'not measured: dovecot-lmtpd is not installed';
   const scanners = scans.includes('real') ? await startScanners() : null;
   try {
     const backends: Array<{ name: string; url: () => Promise<{ url: string; drop(): Promise<void> }> }> = [];
-    if (which === 'all' || which === 'sqlite') backends.push({ name: 'sqlite', url: async () => { const d = mkdtempSync(join(tmpdir(), 'svcmail-bench-db-')); return { url: `sqlite:${join(d, 'b.sqlite')}`, drop: async () => rmSync(d, { recursive: true, force: true }) }; } });
+    if (which === 'all' || which === 'sqlite')
+      backends.push({
+        name: 'sqlite',
+        url: async () => {
+          const d = mkdtempSync(join(tmpdir(), 'svcmail-bench-db-'));
+          return { url: `sqlite:${join(d, 'b.sqlite')}`, drop: async () => rmSync(d, { recursive: true, force: true }) };
+        },
+      });
     if ((which === 'all' || which === 'postgres') && (await postgresAvailable())) {
       // The daemons reach a server on this machine over its Unix socket (BENCH_PG_TCP=1: 127.0.0.1).
-      backends.push({ name: 'postgres', url: async () => {
-        const db = await freshPostgres();
-        const url = process.env.BENCH_PG_TCP ? db.url : overLocalSocket(db.url);
-        out.postgres_connection = url === db.url ? 'tcp' : 'unix socket';
-        return { url, drop: db.drop };
-      } });
+      backends.push({
+        name: 'postgres',
+        url: async () => {
+          const db = await freshPostgres();
+          const url = process.env.BENCH_PG_TCP ? db.url : overLocalSocket(db.url);
+          out.postgres_connection = url === db.url ? 'tcp' : 'unix socket';
+          return { url, drop: db.drop };
+        },
+      });
     }
     for (const b of backends) {
       for (const s of scans) {

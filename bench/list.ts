@@ -22,7 +22,8 @@ async function startServer(stage: Staged, mode: string, arg: string): Promise<{ 
   // BENCH_PROF_DIR=dir writes a V8 CPU profile of each server there (node --cpu-prof) for analysis.
   const prof = process.env.BENCH_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF_DIR}`] : [];
   const child = spawn('taskset', ['-c', '0', process.execPath, ...prof, ...stage.entry('_list-server'), mode, arg], {
-    env: { ...process.env, BENCH_SECRET: SECRET, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BENCH_SECRET: SECRET, NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
@@ -31,36 +32,59 @@ async function startServer(stage: Staged, mode: string, arg: string): Promise<{ 
   return { child, url: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}` };
 }
 
-async function call(url: string, method: string, token: string, body?: unknown): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const res = await fetch(url, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function call(url: string, method: string, token: string, body?: unknown): Promise<any> {
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
   return res.json();
 }
 
 /** A mailbox with 100 folders (7 system + 93 user), listed as its owner. */
 async function seed(url: string): Promise<{ path: string; token: string }> {
-  const config = loadConfig({ env: { NODE_ENV: 'production' }, values: { 'auth:secret': SECRET, 'auth:options:audience': 'bench', 'auth:options:issuer': 'bench' } });
+  const config = loadConfig({
+    env: { NODE_ENV: 'production' },
+    values: { 'auth:secret': SECRET, 'auth:options:audience': 'bench', 'auth:options:issuer': 'bench' },
+  });
   const admin = await signToken(config, { uid: 'root', roles: ['admin'], elevated: true, ttlSeconds: 3600 });
   const owner = await signToken(config, { uid: 'owner', roles: [], ttlSeconds: 3600 });
   await call(`${url}/api/mail/domains`, 'POST', admin, { name: 'bench.test' });
   const box = await call(`${url}/api/mail/mailboxes`, 'POST', admin, { address: 'owner@bench.test', owners: ['owner'] });
-  for (let i = 0; i < 93; i++) await call(`${url}/api/mail/folders`, 'POST', owner, { mailboxUid: box.uid, name: `Project ${String(i).padStart(3, '0')}` });
+  for (let i = 0; i < 93; i++)
+    await call(`${url}/api/mail/folders`, 'POST', owner, { mailboxUid: box.uid, name: `Project ${String(i).padStart(3, '0')}` });
   return { path: `/api/mail/folders?mailboxUid=${box.uid}&limit=100`, token: owner };
 }
 
-async function load(pid: number, url: string, headers: Record<string, string> = {}): Promise<{ rps: number; p50: number; p99: number; errors: number; cpuUsPerReq: number }> {
+async function load(
+  pid: number,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ rps: number; p50: number; p99: number; errors: number; cpuUsPerReq: number }> {
   const before = cpuMsOf(pid);
   const r = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers, pipelining: 1 });
   const cpu = cpuMsOf(pid) - before;
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, cpuUsPerReq: (cpu * 1000) / Math.max(1, r.requests.total) };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx,
+    cpuUsPerReq: (cpu * 1000) / Math.max(1, r.requests.total),
+  };
 }
 
 type Sample = Awaited<ReturnType<typeof load>>;
 
 function summary(runs: Sample[]) {
   return {
-    rps: round(median(runs.map((r) => r.rps)), 0), p50_ms: median(runs.map((r) => r.p50)), p99_ms: median(runs.map((r) => r.p99)),
-    server_cpu_us_per_req: round(median(runs.map((r) => r.cpuUsPerReq)), 0), errors: runs.reduce((a, r) => a + r.errors, 0), runs: runs.length,
+    rps: round(median(runs.map((r) => r.rps)), 0),
+    p50_ms: median(runs.map((r) => r.p50)),
+    p99_ms: median(runs.map((r) => r.p99)),
+    server_cpu_us_per_req: round(median(runs.map((r) => r.cpuUsPerReq)), 0),
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    runs: runs.length,
   };
 }
 
@@ -83,7 +107,9 @@ export default async function list(): Promise<Record<string, unknown>> {
   // The servers run the product's build, as the package ships it (bench/_build.ts; BENCH_FROM_SOURCES=1: the sources through tsx).
   const stage = stageBuild(['_list-server']);
   const out: Record<string, unknown> = { code: stage.code, connections: CONNECTIONS, seconds_per_run: SECONDS, records: 100 };
-  const backends: Array<{ name: string; url: string; drop?: () => Promise<void> }> = [{ name: 'sqlite', url: `sqlite:${join(dir, 'bench.sqlite')}` }];
+  const backends: Array<{ name: string; url: string; drop?: () => Promise<void> }> = [
+    { name: 'sqlite', url: `sqlite:${join(dir, 'bench.sqlite')}` },
+  ];
   // BENCH_BACKENDS=postgres (or sqlite) measures one backend only.
   const only = process.env.BENCH_BACKENDS?.split(',');
   if (only) backends.splice(0, backends.length, ...backends.filter((b) => only.includes(b.name)));

@@ -32,9 +32,14 @@ async function runOn(backend: Backend): Promise<Record<string, unknown>> {
   const api = await startTestApi(backend);
   try {
     const p = await seedUsers(api);
-    const folders = (await api.call('GET', `/api/mail/folders?mailboxUid=${p.aliceBox.uid}`, { token: p.alice })).body as Array<{ uid: string; role: string }>;
+    const folders = (await api.call('GET', `/api/mail/folders?mailboxUid=${p.aliceBox.uid}`, { token: p.alice })).body as Array<{
+      uid: string;
+      role: string;
+    }>;
     const inbox = folders.find((f) => f.role === 'inbox')!;
-    const raw = Buffer.from('From: Carol <carol@example.net>\r\nTo: alice@example.test\r\nSubject: bench\r\nMessage-ID: <bench@example.net>\r\n\r\nA body shared by every row.\r\n');
+    const raw = Buffer.from(
+      'From: Carol <carol@example.net>\r\nTo: alice@example.test\r\nSubject: bench\r\nMessage-ID: <bench@example.net>\r\n\r\nA body shared by every row.\r\n',
+    );
     const blob = await storeRaw(api.deps, raw);
     const parsed = await parseMessage(raw);
     const setupStart = performance.now();
@@ -47,11 +52,31 @@ async function runOn(backend: Backend): Promise<Record<string, unknown>> {
           // 1 message in 100 mentions "zephyr": the searched word.
           const subject = `${word} ${i}${i % 100 === 7 ? ' zephyr' : ''}`;
           const m = await repo.create({
-            ...parsed.fields, subject, messageId: `<b${i}@example.net>`, threadId: `<b${i}@example.net>`, date: new Date(t0 + i * 60_000),
-            mailboxUid: p.aliceBox.uid, folderUid: inbox.uid, blobId: blob.blobId, size: blob.size,
-            seen: i % 3 === 0, flagged: false, answered: false, forwarded: false, draft: false, labels: i % 100 === 7 ? ['zephyr'] : [], focused: null, ingestKey: null, receiptTo: null, receipts: [], sendAt: null,
+            ...parsed.fields,
+            subject,
+            messageId: `<b${i}@example.net>`,
+            threadId: `<b${i}@example.net>`,
+            date: new Date(t0 + i * 60_000),
+            mailboxUid: p.aliceBox.uid,
+            folderUid: inbox.uid,
+            blobId: blob.blobId,
+            size: blob.size,
+            seen: i % 3 === 0,
+            flagged: false,
+            answered: false,
+            forwarded: false,
+            draft: false,
+            labels: i % 100 === 7 ? ['zephyr'] : [],
+            focused: null,
+            ingestKey: null,
+            receiptTo: null,
+            receipts: [],
+            sendAt: null,
           });
-          await repo.setText(m.uid, `${subject}\nCarol carol@example.net alice@example.test\nNotes about the ${word} number ${i} and ${WORDS[(i * 7) % WORDS.length]}.`);
+          await repo.setText(
+            m.uid,
+            `${subject}\nCarol carol@example.net alice@example.test\nNotes about the ${word} number ${i} and ${WORDS[(i * 7) % WORDS.length]}.`,
+          );
         }
       });
     }
@@ -69,7 +94,10 @@ async function runOn(backend: Backend): Promise<Record<string, unknown>> {
       await c.end();
     }
     // The long synchronous setup can leave a kept-alive socket that the server just closed: one fresh try.
-    const send = (path: string) => fetch(api.url + path, { headers: { authorization: `Bearer ${p.alice}` } }).catch(() => fetch(api.url + path, { headers: { authorization: `Bearer ${p.alice}`, connection: 'close' } }));
+    const send = (path: string) =>
+      fetch(api.url + path, { headers: { authorization: `Bearer ${p.alice}` } }).catch(() =>
+        fetch(api.url + path, { headers: { authorization: `Bearer ${p.alice}`, connection: 'close' } }),
+      );
     const get = async (path: string) => {
       const r = await send(path);
       if (r.status !== 200) throw new Error(`${path}: ${r.status}`);
@@ -87,7 +115,9 @@ async function runOn(backend: Backend): Promise<Record<string, unknown>> {
       await api.deps.store.repo<Message>(MessageModel).update(first[99].uid, { flagged: flip });
     };
     return {
-      messages: COUNT, setup_seconds: setupSeconds, search_hits_first_page: hits.length,
+      messages: COUNT,
+      setup_seconds: setupSeconds,
+      search_hits_first_page: hits.length,
       list_first_page_after_write: await timed(SAMPLES, () => get(list), write),
       search_one_word_after_write: await timed(SAMPLES, () => get(`/api/mail/search?mailboxUid=${p.aliceBox.uid}&q=zephyr`), write),
       fetch_one_after_write: await timed(SAMPLES, () => get(`/api/mail/messages/${first[50].uid}`), write),
@@ -96,7 +126,9 @@ async function runOn(backend: Backend): Promise<Record<string, unknown>> {
       search_one_word: await timed(SAMPLES, () => get(`/api/mail/search?mailboxUid=${p.aliceBox.uid}&q=zephyr`)),
       fetch_one: await timed(SAMPLES, () => get(`/api/mail/messages/${first[50].uid}`)),
       // Filters on list fields (value indexes): a recipient every message has, a label 1 in 100 has.
-      search_to_common: await timed(Math.ceil(SAMPLES / 4), () => get(`/api/mail/search?mailboxUid=${p.aliceBox.uid}&to=alice%40example.test`)),
+      search_to_common: await timed(Math.ceil(SAMPLES / 4), () =>
+        get(`/api/mail/search?mailboxUid=${p.aliceBox.uid}&to=alice%40example.test`),
+      ),
       search_label_rare: await timed(Math.ceil(SAMPLES / 4), () => get(`/api/mail/search?mailboxUid=${p.aliceBox.uid}&label=zephyr`)),
     };
   } finally {

@@ -46,22 +46,30 @@ async function waitHttp(url: string, child: ChildProcess): Promise<void> {
     if (child.exitCode !== null) throw new Error(`daemon exited ${child.exitCode}`);
     try {
       if ((await fetch(url)).ok) return;
-    } catch { /* not yet */ }
+    } catch {
+      /* not yet */
+    }
     await sleep(100);
   }
   throw new Error(`${url} not ready`);
 }
 
 /** Opens sockets in batches; each resolves once `ready` says so. */
-async function openAll(n: number, make: (i: number) => WebSocket, ready: (ws: WebSocket, i: number) => Promise<void>): Promise<WebSocket[]> {
+async function openAll(
+  n: number,
+  make: (i: number) => WebSocket,
+  ready: (ws: WebSocket, i: number) => Promise<void>,
+): Promise<WebSocket[]> {
   const out: WebSocket[] = new Array(n);
   for (let start = 0; start < n; start += 500) {
-    await Promise.all(Array.from({ length: Math.min(500, n - start) }, async (_, k) => {
-      const i = start + k;
-      const ws = make(i);
-      out[i] = ws;
-      await ready(ws, i);
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(500, n - start) }, async (_, k) => {
+        const i = start + k;
+        const ws = make(i);
+        out[i] = ws;
+        await ready(ws, i);
+      }),
+    );
   }
   return out;
 }
@@ -80,7 +88,13 @@ async function drive(rate: number, seconds: number, publish: (i: number) => void
 
 function figures(lat: number[], sent: number) {
   lat.sort((a, b) => a - b);
-  return { sent, received: lat.length, p50Ms: round(percentile(lat, 50)), p99Ms: round(percentile(lat, 99)), maxMs: round(lat[lat.length - 1] ?? NaN) };
+  return {
+    sent,
+    received: lat.length,
+    p50Ms: round(percentile(lat, 50)),
+    p99Ms: round(percentile(lat, 99)),
+    maxMs: round(lat[lat.length - 1] ?? NaN),
+  };
 }
 
 export default async function bench(args: string[]): Promise<Record<string, unknown>> {
@@ -91,8 +105,14 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
   const secret = 'bench-secret-0123456789abcdef-push';
   const port = await freePort();
   const values = {
-    'data_dir': dir, 'datastores:sql:url': `sqlite:${join(dir, 'db.sqlite')}`, 'log:level': 'warn', 'auth:secret': secret,
-    'auth:options:audience': 'bench', 'auth:options:issuer': 'bench', 'mail:dev_auto_login:enabled': false, 'listen:push': `127.0.0.1:${port}`,
+    data_dir: dir,
+    'datastores:sql:url': `sqlite:${join(dir, 'db.sqlite')}`,
+    'log:level': 'warn',
+    'auth:secret': secret,
+    'auth:options:audience': 'bench',
+    'auth:options:issuer': 'bench',
+    'mail:dev_auto_login:enabled': false,
+    'listen:push': `127.0.0.1:${port}`,
     'mail:push:max_channels': 10,
   };
   const file = join(dir, 'svcmail.json');
@@ -106,9 +126,22 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
   const t0 = Date.now();
   await store.transaction(async (tx) => {
     for (let i = 0; i < n; i++) {
-      const box = await tx.repo<Record<string, unknown>>(MailboxModel).create({ address: `u${i}@bench.test`, name: `u${i}`, aliases: [], blockedSenders: [], safeSenders: [], quotaBytes: 0, usedBytes: 0, receiptSettings: { internal: 'ask', federated: 'ask', external: 'never' } });
-      await tx.repo<Record<string, unknown>>(AclEntryModel).create({ resource: 'mailboxes', resourceUid: box.uid, subject: `user:u${i}`, rights: ['owner'], mailboxUid: box.uid });
-      const f = await tx.repo<Record<string, unknown>>(FolderModel).create({ mailboxUid: box.uid, parentUid: null, name: 'Inbox', role: 'inbox', unreadCount: 0, totalCount: 0 });
+      const box = await tx.repo<Record<string, unknown>>(MailboxModel).create({
+        address: `u${i}@bench.test`,
+        name: `u${i}`,
+        aliases: [],
+        blockedSenders: [],
+        safeSenders: [],
+        quotaBytes: 0,
+        usedBytes: 0,
+        receiptSettings: { internal: 'ask', federated: 'ask', external: 'never' },
+      });
+      await tx
+        .repo<Record<string, unknown>>(AclEntryModel)
+        .create({ resource: 'mailboxes', resourceUid: box.uid, subject: `user:u${i}`, rights: ['owner'], mailboxUid: box.uid });
+      const f = await tx
+        .repo<Record<string, unknown>>(FolderModel)
+        .create({ mailboxUid: box.uid, parentUid: null, name: 'Inbox', role: 'inbox', unreadCount: 0, totalCount: 0 });
       folders.push(f.uid);
     }
   });
@@ -119,7 +152,11 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
   const result: Record<string, unknown> = { sockets: n, rate, publishSeconds: seconds, seedSeconds };
   try {
     // The push daemon on core 1; this process (clients and publisher) is not pinned.
-    const push = spawn('taskset', ['-c', '1', process.execPath, join(ROOT, 'bin/svcmail-push.js'), '--config', file], { cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', NOTIFY_SOCKET: '' }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const push = spawn('taskset', ['-c', '1', process.execPath, join(ROOT, 'bin/svcmail-push.js'), '--config', file], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_ENV: 'test', NOTIFY_SOCKET: '' },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     children.push(push);
     await waitHttp(`http://127.0.0.1:${port}/push/status`, push);
     const idleRss = rssOf(push.pid!);
@@ -127,21 +164,36 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
     const tokens = await Promise.all(Array.from({ length: n }, (_, i) => signToken(config, { uid: `u${i}`, ttlSeconds: 3600 })));
     const lat: number[] = [];
     const tc = Date.now();
-    const sockets = await openAll(n, (i) => new WebSocket(`ws://127.0.0.1:${port}/push`, { headers: { authorization: `Bearer ${tokens[i]}` }, perMessageDeflate: false }), (ws, i) => new Promise((resolve, reject) => {
-      ws.once('error', reject);
-      ws.on('message', (raw) => {
-        const f = JSON.parse(raw.toString()) as { type: string; data: { data: { t: number } } };
-        if (f.type === 'MESSAGE') lat.push(performance.now() - f.data.data.t);
-        else if (f.type === 'LOGGED_IN') ws.send(JSON.stringify({ id: 1, type: 'SUBSCRIBE', data: [folders[i]] }));
-        else if (f.type === 'SUBSCRIBED') {
-          if ((f.data as unknown as string[]).includes(folders[i])) resolve();
-          else reject(new Error('not granted'));
-        }
-      });
-    }));
+    const sockets = await openAll(
+      n,
+      (i) => new WebSocket(`ws://127.0.0.1:${port}/push`, { headers: { authorization: `Bearer ${tokens[i]}` }, perMessageDeflate: false }),
+      (ws, i) =>
+        new Promise((resolve, reject) => {
+          ws.once('error', reject);
+          ws.on('message', (raw) => {
+            const f = JSON.parse(raw.toString()) as { type: string; data: { data: { t: number } } };
+            if (f.type === 'MESSAGE') lat.push(performance.now() - f.data.data.t);
+            else if (f.type === 'LOGGED_IN') ws.send(JSON.stringify({ id: 1, type: 'SUBSCRIBE', data: [folders[i]] }));
+            else if (f.type === 'SUBSCRIBED') {
+              if ((f.data as unknown as string[]).includes(folders[i])) resolve();
+              else reject(new Error('not granted'));
+            }
+          });
+        }),
+    );
     result.pushConnectSeconds = (Date.now() - tc) / 1000;
     const connectedRss = rssOf(push.pid!);
-    const sent = await drive(rate, seconds, (i) => bus.publish([folders[i]], { type: 'folder', action: 'update', data: { uid: folders[i], unreadCount: 1, totalCount: 1, t: performance.now() } }), n);
+    const sent = await drive(
+      rate,
+      seconds,
+      (i) =>
+        bus.publish([folders[i]], {
+          type: 'folder',
+          action: 'update',
+          data: { uid: folders[i], unreadCount: 1, totalCount: 1, t: performance.now() },
+        }),
+      n,
+    );
     await sleep(1000);
     result.push = { ...figures(lat, sent), idleRssMiB: idleRss.rssMiB, connectedRssMiB: connectedRss.rssMiB, ...rssOf(push.pid!) };
     for (const ws of sockets) ws.terminate();
@@ -150,22 +202,47 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
     await sleep(500);
 
     // The peer: a bare ws server on the same core.
-    const bare = spawn('taskset', ['-c', '1', process.execPath, '--import', 'tsx', join(ROOT, 'bench/_bare-ws.ts')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const bare = spawn('taskset', ['-c', '1', process.execPath, '--import', 'tsx', join(ROOT, 'bench/_bare-ws.ts')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     children.push(bare);
-    const barePort = await new Promise<number>((resolve) => bare.stdout!.once('data', (d: Buffer) => resolve((JSON.parse(d.toString()) as { port: number }).port)));
+    const barePort = await new Promise<number>((resolve) =>
+      bare.stdout!.once('data', (d: Buffer) => resolve((JSON.parse(d.toString()) as { port: number }).port)),
+    );
     const bareIdle = rssOf(bare.pid!);
     const bareLat: number[] = [];
-    const bareSockets = await openAll(n, (i) => new WebSocket(`ws://127.0.0.1:${barePort}/?i=${i}`, { perMessageDeflate: false }), (ws) => new Promise((resolve, reject) => {
-      ws.once('error', reject);
-      ws.once('open', () => resolve());
-      ws.on('message', (raw) => {
-        const f = JSON.parse(raw.toString()) as { data: { data: { t: number } } };
-        bareLat.push(performance.now() - f.data.data.t);
-      });
-    }));
+    const bareSockets = await openAll(
+      n,
+      (i) => new WebSocket(`ws://127.0.0.1:${barePort}/?i=${i}`, { perMessageDeflate: false }),
+      (ws) =>
+        new Promise((resolve, reject) => {
+          ws.once('error', reject);
+          ws.once('open', () => resolve());
+          ws.on('message', (raw) => {
+            const f = JSON.parse(raw.toString()) as { data: { data: { t: number } } };
+            bareLat.push(performance.now() - f.data.data.t);
+          });
+        }),
+    );
     const pub = new WebSocket(`ws://127.0.0.1:${barePort}/pub`);
     await new Promise((r) => pub.once('open', r));
-    const bareSent = await drive(rate, seconds, (i) => pub.send(JSON.stringify({ i, frame: JSON.stringify({ type: 'MESSAGE', channel: folders[i], data: { type: 'folder', action: 'update', data: { uid: folders[i], unreadCount: 1, totalCount: 1, t: performance.now() } } }) })), n);
+    const bareSent = await drive(
+      rate,
+      seconds,
+      (i) =>
+        pub.send(
+          JSON.stringify({
+            i,
+            frame: JSON.stringify({
+              type: 'MESSAGE',
+              channel: folders[i],
+              data: { type: 'folder', action: 'update', data: { uid: folders[i], unreadCount: 1, totalCount: 1, t: performance.now() } },
+            }),
+          }),
+        ),
+      n,
+    );
     await sleep(1000);
     result.bareWs = { ...figures(bareLat, bareSent), idleRssMiB: bareIdle.rssMiB, ...rssOf(bare.pid!) };
     for (const ws of [...bareSockets, pub]) ws.terminate();

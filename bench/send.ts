@@ -20,14 +20,24 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
   const via = args[1] ?? (postfixAvailable() ? 'postfix' : 'recorder');
   const pf = via === 'postfix' ? await startPostfix() : null;
   const rec = via === 'recorder' ? recorder() : null;
-  const api = await startTestApi({ name: 'sqlite', open: async () => freshSqlite() }, {
-    'mail:transport:sendmail:path': pf?.sendmail ?? rec!.bin, 'mail:send:rate_limit:max': 1_000_000, 'mail:jobs:send:concurrency': 4, 'mail:jobs:wake_address': '',
-  });
+  const api = await startTestApi(
+    { name: 'sqlite', open: async () => freshSqlite() },
+    {
+      'mail:transport:sendmail:path': pf?.sendmail ?? rec!.bin,
+      'mail:send:rate_limit:max': 1_000_000,
+      'mail:jobs:send:concurrency': 4,
+      'mail:jobs:wake_address': '',
+    },
+  );
   try {
     const users = await seedUsers(api);
     const body = `${'0123456789abcdef'.repeat(62)}\r\n`.repeat(10).slice(0, 10 * 1024);
     const drafts: string[] = [];
-    for (let i = 0; i < count; i++) drafts.push((await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: [`r${i % 50}@example.net`], subject: `bench ${i}`, body })).uid);
+    for (let i = 0; i < count; i++)
+      drafts.push(
+        (await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: [`r${i % 50}@example.net`], subject: `bench ${i}`, body }))
+          .uid,
+      );
     const deps = sendDepsOf(api.deps, { scanners: cleanScanners });
     let queued = 0;
     let stop = false;
@@ -38,13 +48,15 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
         if (!r.claimed) await new Promise((res) => setTimeout(res, 20));
       }
     })();
-    await Promise.all(Array.from({ length: CALLERS }, async () => {
-      while (queued < drafts.length) {
-        const uid = drafts[queued++];
-        const r = await api.call('POST', `/api/mail/messages/${uid}/send`, { token: users.alice, body: { background: true } });
-        if (r.status !== 202) throw new Error(`send answered ${r.status} ${JSON.stringify(r.body)}`);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: CALLERS }, async () => {
+        while (queued < drafts.length) {
+          const uid = drafts[queued++];
+          const r = await api.call('POST', `/api/mail/messages/${uid}/send`, { token: users.alice, body: { background: true } });
+          if (r.status !== 202) throw new Error(`send answered ${r.status} ${JSON.stringify(r.body)}`);
+        }
+      }),
+    );
     const queuedAt = Date.now();
     stop = true;
     await worker;
@@ -52,10 +64,18 @@ export default async function bench(args: string[]): Promise<Record<string, unkn
     if (pf) await pf.waitFor(count, 600_000);
     const delivered = Date.now();
     const jobs = await api.deps.store.repo<OutboundJob>(OutboundJobModel).list({ limit: count + 10 });
-    const waits = jobs.filter((j) => j.finishedAt).map((j) => j.finishedAt!.getTime() - j.createdAt.getTime()).sort((a, b) => a - b);
+    const waits = jobs
+      .filter((j) => j.finishedAt)
+      .map((j) => j.finishedAt!.getTime() - j.createdAt.getTime())
+      .sort((a, b) => a - b);
     return {
-      via, count, sent: jobs.filter((j) => j.state === 'sent').length, accepted_per_s: round(count / ((queuedAt - started) / 1000)),
-      relayed_per_s: round(count / ((done - started) / 1000)), queue_ms_p50: percentile(waits, 50), queue_ms_p99: percentile(waits, 99),
+      via,
+      count,
+      sent: jobs.filter((j) => j.state === 'sent').length,
+      accepted_per_s: round(count / ((queuedAt - started) / 1000)),
+      relayed_per_s: round(count / ((done - started) / 1000)),
+      queue_ms_p50: percentile(waits, 50),
+      queue_ms_p99: percentile(waits, 99),
       ...(pf ? { smtp_sink_received_per_s: round(count / ((delivered - started) / 1000)) } : {}),
     };
   } finally {

@@ -52,18 +52,24 @@ async function waitHttp(url: string, child: ChildProcess): Promise<void> {
     if (child.exitCode !== null) throw new Error(`daemon exited ${child.exitCode} before ${url} answered`);
     try {
       if ((await fetch(url)).ok) return;
-    } catch { /* not yet */ }
+    } catch {
+      /* not yet */
+    }
     await sleep(100);
   }
   throw new Error(`${url} not ready`);
 }
 
-const stopChild = (c: ChildProcess) => new Promise<void>((r) => {
-  if (c.exitCode !== null || c.signalCode !== null) return r();
-  const kill = setTimeout(() => c.kill('SIGKILL'), 15_000);
-  c.once('exit', () => { clearTimeout(kill); r(); });
-  c.kill('SIGTERM');
-});
+const stopChild = (c: ChildProcess) =>
+  new Promise<void>((r) => {
+    if (c.exitCode !== null || c.signalCode !== null) return r();
+    const kill = setTimeout(() => c.kill('SIGKILL'), 15_000);
+    c.once('exit', () => {
+      clearTimeout(kill);
+      r();
+    });
+    c.kill('SIGTERM');
+  });
 
 const quantiles = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -77,7 +83,8 @@ export default async function soak(): Promise<Record<string, unknown>> {
   const mailboxes = env('SOAK_MAILBOXES', 50);
   const senders = env('SOAK_SENDERS', 16);
   const deadline = Date.now() + env('SOAK_MAX_MINUTES', 120) * 60_000;
-  if (!(await postgresAvailable()) || !(await redisAvailable())) throw new Error('the soak needs PostgreSQL and Redis on 127.0.0.1 (SVCMAIL_TEST_PG_ADMIN_URL, SVCMAIL_TEST_REDIS_URL)');
+  if (!(await postgresAvailable()) || !(await redisAvailable()))
+    throw new Error('the soak needs PostgreSQL and Redis on 127.0.0.1 (SVCMAIL_TEST_PG_ADMIN_URL, SVCMAIL_TEST_REDIS_URL)');
   const messages = corpus();
   const run = randomBytes(4).toString('hex');
   const db = await freshPostgres();
@@ -86,18 +93,34 @@ export default async function soak(): Promise<Record<string, unknown>> {
   const SECRET = `soak-secret-${randomBytes(16).toString('hex')}`;
   const INGEST = `soak-ingest-${randomBytes(16).toString('hex')}`;
   const values = {
-    'auth:secret': SECRET, 'auth:options:audience': 'soak', 'auth:options:issuer': 'soak', 'datastores:sql:url': db.url, data_dir: dir,
-    'redis:url': TEST_REDIS_URL, 'redis:prefix': `soak-${run}:`, 'log:level': 'error',
-    'listen:api': `127.0.0.1:${apiPort}`, 'listen:push': `127.0.0.1:${pushPort}`, 'mail:jobs:wake_address': `127.0.0.1:${wakePort}`,
-    'mail:transport:ingest:secret': INGEST, 'mail:internal:max_failures': 1000, 'mail:dev_auto_login:enabled': false,
+    'auth:secret': SECRET,
+    'auth:options:audience': 'soak',
+    'auth:options:issuer': 'soak',
+    'datastores:sql:url': db.url,
+    data_dir: dir,
+    'redis:url': TEST_REDIS_URL,
+    'redis:prefix': `soak-${run}:`,
+    'log:level': 'error',
+    'listen:api': `127.0.0.1:${apiPort}`,
+    'listen:push': `127.0.0.1:${pushPort}`,
+    'mail:jobs:wake_address': `127.0.0.1:${wakePort}`,
+    'mail:transport:ingest:secret': INGEST,
+    'mail:internal:max_failures': 1000,
+    'mail:dev_auto_login:enabled': false,
     // Nobody answers on these: the worker runs in development, where that is the clean fallback scanner.
-    'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, 'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
+    'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`,
+    'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
     // The soak measures the data path; 50 clients of one address would meet the per-user limiter.
     'rateLimit:authenticated:max': 1_000_000,
   };
   const file = join(dir, 'svcmail.json');
   writeFileSync(file, JSON.stringify(values));
-  const daemon = (bin: string, nodeEnv: string) => spawn(process.execPath, [join(root, 'bin', bin), '--config', file], { cwd: root, env: { ...process.env, NODE_ENV: nodeEnv, SVCMAIL_CONFIG: '', NOTIFY_SOCKET: '' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const daemon = (bin: string, nodeEnv: string) =>
+    spawn(process.execPath, [join(root, 'bin', bin), '--config', file], {
+      cwd: root,
+      env: { ...process.env, NODE_ENV: nodeEnv, SVCMAIL_CONFIG: '', NOTIFY_SOCKET: '' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   const url = `http://127.0.0.1:${apiPort}`;
   const children: Record<string, ChildProcess> = {};
   const peak: Record<string, number> = {};
@@ -116,10 +139,17 @@ export default async function soak(): Promise<Record<string, unknown>> {
     store.current = await openSqlStore({ url: db.url, models: productModels(productRegistry()), synchronize: false });
 
     // Mailboxes and their owners, through the API as an elevated administrator.
-    const config = loadConfig({ env: { NODE_ENV: 'production' }, values: { 'auth:secret': SECRET, 'auth:options:audience': 'soak', 'auth:options:issuer': 'soak' } });
+    const config = loadConfig({
+      env: { NODE_ENV: 'production' },
+      values: { 'auth:secret': SECRET, 'auth:options:audience': 'soak', 'auth:options:issuer': 'soak' },
+    });
     const admin = await signToken(config, { uid: 'root', roles: ['admin'], elevated: true });
     const post = async (path: string, body: unknown) => {
-      const res = await fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
       return (await res.json()) as { uid: string };
     };
@@ -129,8 +159,17 @@ export default async function soak(): Promise<Record<string, unknown>> {
       const address = `user${i}@soak.test`;
       const { uid } = await post('/api/mail/mailboxes', { address, owners: [`user${i}`] });
       const token = await signToken(config, { uid: `user${i}`, ttlSeconds: 24 * 3600 });
-      const folders = (await (await fetch(`${url}/api/mail/folders?mailboxUid=${uid}`, { headers: { authorization: `Bearer ${token}` } })).json()) as Array<{ uid: string; role: string }>;
-      boxes.push({ uid, address, owner: `user${i}`, token, inbox: folders.find((f) => f.role === 'inbox')!.uid, archive: folders.find((f) => f.role === 'archive')!.uid });
+      const folders = (await (
+        await fetch(`${url}/api/mail/folders?mailboxUid=${uid}`, { headers: { authorization: `Bearer ${token}` } })
+      ).json()) as Array<{ uid: string; role: string }>;
+      boxes.push({
+        uid,
+        address,
+        owner: `user${i}`,
+        token,
+        inbox: folders.find((f) => f.role === 'inbox')!.uid,
+        archive: folders.find((f) => f.role === 'archive')!.uid,
+      });
     }
 
     const pushStats: PushStats = { connected: 0, events: 0, byType: {}, closedEarly: 0, errors: 0 };
@@ -141,7 +180,9 @@ export default async function soak(): Promise<Record<string, unknown>> {
     const started = performance.now();
     let stopClients = false;
     const clientStats: ClientStats = { ops: { list: [], read: [], flag: [], move: [] }, statuses: {} };
-    const clientRuns = Array.from({ length: clients }, (_, i) => apiClient(url, boxes[i % boxes.length], () => stopClients || Date.now() > deadline, clientStats, i + 1));
+    const clientRuns = Array.from({ length: clients }, (_, i) =>
+      apiClient(url, boxes[i % boxes.length], () => stopClients || Date.now() > deadline, clientStats, i + 1),
+    );
     const handoff = await handOff(url, INGEST, run, count, senders, messages, boxes);
     const acceptSeconds = (performance.now() - started) / 1000;
     const entries = store.current.repo<IngestEntry>(IngestEntryModel);
@@ -175,19 +216,71 @@ export default async function soak(): Promise<Record<string, unknown>> {
       if (!m.seen) c.unread++;
       real.set(m.folderUid, c);
     }
-    const wrong = folders.filter((f) => f.totalCount !== (real.get(f.uid)?.total ?? 0) || f.unreadCount !== (real.get(f.uid)?.unread ?? 0))
-      .map((f) => ({ folder: f.uid, role: f.role, stored: [f.totalCount, f.unreadCount], real: [real.get(f.uid)?.total ?? 0, real.get(f.uid)?.unread ?? 0] }));
+    const wrong = folders
+      .filter((f) => f.totalCount !== (real.get(f.uid)?.total ?? 0) || f.unreadCount !== (real.get(f.uid)?.unread ?? 0))
+      .map((f) => ({
+        folder: f.uid,
+        role: f.role,
+        stored: [f.totalCount, f.unreadCount],
+        real: [real.get(f.uid)?.total ?? 0, real.get(f.uid)?.unread ?? 0],
+      }));
     const pushStatus = (await (await fetch(`http://127.0.0.1:${pushPort}/push/status`)).json()) as Record<string, unknown>;
-    const rss = Object.fromEntries(Object.entries(children).map(([n, c]) => [n, { beforeLoadMiB: rssBefore[n], maxSampledMiB: peak[n], ...rssOf(c.pid!) }]));
+    const rss = Object.fromEntries(
+      Object.entries(children).map(([n, c]) => [n, { beforeLoadMiB: rssBefore[n], maxSampledMiB: peak[n], ...rssOf(c.pid!) }]),
+    );
     const copiesAcknowledged = handoff.acknowledged.size;
     return {
-      backend: 'postgres', events: `redis (${pushStatus.transport})`, messages: count, mailboxes, senders, clients, sockets, corpus: messages.length,
+      backend: 'postgres',
+      events: `redis (${pushStatus.transport})`,
+      messages: count,
+      mailboxes,
+      senders,
+      clients,
+      sockets,
+      corpus: messages.length,
       timed_out: Date.now() > deadline,
-      handoff: { acknowledged_messages: count - handoff.failed, copies_acknowledged: copiesAcknowledged, failed: handoff.failed, retries: handoff.retries, refused_recipients: handoff.refusedRecipients, accepted_per_s: round((count - handoff.failed) / acceptSeconds, 1), ...quantiles(handoff.latencies) },
-      filed: { seconds_to_drain: round(drainSeconds, 1), copies_per_s: round(rows.length / drainSeconds, 1), handoff_to_filed: quantiles(filed), states, retried: retried.length, ...(retried.length ? { retry_errors: retryErrors } : {}) },
-      check: { lost: lost.length, duplicated: duplicated.length, unexpected: unexpected.length, messages_in_store: msgs.length, folders: folders.length, folder_counts_wrong: wrong.length, ...(wrong.length ? { wrong: wrong.slice(0, 5) } : {}), ...(lost.length ? { lost_sample: lost.slice(0, 5) } : {}) },
-      api: { list: quantiles(clientStats.ops.list), read: quantiles(clientStats.ops.read), flag: quantiles(clientStats.ops.flag), move: quantiles(clientStats.ops.move), statuses: clientStats.statuses },
-      push: { connected: pushStats.connected, events_received: pushStats.events, by_type: pushStats.byType, closed_early: pushStats.closedEarly, socket_errors: pushStats.errors, dropped_by_daemon: pushStatus.dropped },
+      handoff: {
+        acknowledged_messages: count - handoff.failed,
+        copies_acknowledged: copiesAcknowledged,
+        failed: handoff.failed,
+        retries: handoff.retries,
+        refused_recipients: handoff.refusedRecipients,
+        accepted_per_s: round((count - handoff.failed) / acceptSeconds, 1),
+        ...quantiles(handoff.latencies),
+      },
+      filed: {
+        seconds_to_drain: round(drainSeconds, 1),
+        copies_per_s: round(rows.length / drainSeconds, 1),
+        handoff_to_filed: quantiles(filed),
+        states,
+        retried: retried.length,
+        ...(retried.length ? { retry_errors: retryErrors } : {}),
+      },
+      check: {
+        lost: lost.length,
+        duplicated: duplicated.length,
+        unexpected: unexpected.length,
+        messages_in_store: msgs.length,
+        folders: folders.length,
+        folder_counts_wrong: wrong.length,
+        ...(wrong.length ? { wrong: wrong.slice(0, 5) } : {}),
+        ...(lost.length ? { lost_sample: lost.slice(0, 5) } : {}),
+      },
+      api: {
+        list: quantiles(clientStats.ops.list),
+        read: quantiles(clientStats.ops.read),
+        flag: quantiles(clientStats.ops.flag),
+        move: quantiles(clientStats.ops.move),
+        statuses: clientStats.statuses,
+      },
+      push: {
+        connected: pushStats.connected,
+        events_received: pushStats.events,
+        by_type: pushStats.byType,
+        closed_early: pushStats.closedEarly,
+        socket_errors: pushStats.errors,
+        dropped_by_daemon: pushStatus.dropped,
+      },
       rss,
     };
   } finally {

@@ -31,7 +31,9 @@ function ensureDevSecret(config: Config): void {
   const file = devSecretFile(config.get('data_dir'));
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-  process.stderr.write(`development: created ${file}, the token secret the daemons and svcmail token/admin share (svcmail token --user alice)\n`);
+  process.stderr.write(
+    `development: created ${file}, the token secret the daemons and svcmail token/admin share (svcmail token --user alice)\n`,
+  );
 }
 
 /** One log line as shown: JSON as it came, or readable on a terminal (non-JSON lines pass through). */
@@ -66,7 +68,10 @@ export async function foreground(g: GlobalOptions, only?: string, logFormat: Log
       for (const c of children.values()) c.kill('SIGTERM');
     };
     for (const d of chosen) {
-      const child = spawn(process.execPath, [BIN + d.bin, ...args], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, [FOREGROUND_ENV]: '1' } });
+      const child = spawn(process.execPath, [BIN + d.bin, ...args], {
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+        env: { ...process.env, [FOREGROUND_ENV]: '1' },
+      });
       children.set(d.name, child);
       const prefix = `[${d.name.padEnd(width)}]`;
       prefixLines(child.stdout!, prefix, process.stdout, lineFormatter(pretty, pretty && process.stdout.isTTY === true));

@@ -9,8 +9,20 @@ export interface GlobalOptions {
 
 /** Exit codes (sysexits(3) where one fits; 3 is the LSB "not running", 130 an interrupt). */
 export const EXIT = {
-  ok: 0, failure: 1, notRunning: 3, usage: 64, dataerr: 65, noinput: 66, nouser: 67, unavailable: 69,
-  software: 70, cantcreat: 73, tempfail: 75, noperm: 77, config: 78, cancelled: 130,
+  ok: 0,
+  failure: 1,
+  notRunning: 3,
+  usage: 64,
+  dataerr: 65,
+  noinput: 66,
+  nouser: 67,
+  unavailable: 69,
+  software: 70,
+  cantcreat: 73,
+  tempfail: 75,
+  noperm: 77,
+  config: 78,
+  cancelled: 130,
 } as const;
 
 /** What each exit code means across the commands: svcmail(1) lists them all from here. */
@@ -22,7 +34,8 @@ export const EXIT_MEANINGS: Record<(typeof EXIT)[keyof typeof EXIT], string> = {
   [EXIT.dataerr]: 'the input was refused: the API answered 400, 413 or 422 (admin), or the service found the message malformed (deliver)',
   [EXIT.noinput]: 'no such record: the API answered 404 (admin)',
   [EXIT.nouser]: 'no recipient was accepted: unknown users or a domain not served here (deliver)',
-  [EXIT.unavailable]: 'a service is unavailable: the API cannot be reached or failed (5xx), no service manager runs here, or the message is too large (deliver)',
+  [EXIT.unavailable]:
+    'a service is unavailable: the API cannot be reached or failed (5xx), no service manager runs here, or the message is too large (deliver)',
   [EXIT.software]: 'internal error',
   [EXIT.cantcreat]: 'the record already exists, or it changed since it was read (409, admin)',
   [EXIT.tempfail]: 'temporary failure: the service is unreachable or busy; the MTA tries again later (deliver)',
@@ -32,7 +45,10 @@ export const EXIT_MEANINGS: Record<(typeof EXIT)[keyof typeof EXIT], string> = {
 };
 
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number = EXIT.failure) {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failure,
+  ) {
     super(message);
   }
 }
@@ -65,6 +81,10 @@ export const collect = (value: string, previous: string[] = []): string[] => [..
 export function table(rows: Record<string, unknown>[], columns: string[]): string {
   const cell = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
   const width = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (vals: string[]) => vals.map((v, i) => (i === vals.length - 1 ? v : v.padEnd(width[i]))).join('  ').trimEnd();
+  const line = (vals: string[]) =>
+    vals
+      .map((v, i) => (i === vals.length - 1 ? v : v.padEnd(width[i])))
+      .join('  ')
+      .trimEnd();
   return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join('\n');
 }

@@ -24,10 +24,18 @@ const isRoot = () => process.getuid?.() === 0;
 export function setupInput(g: GlobalOptions, f: SetupFlags): SetupInput {
   const configFile = g.config ?? process.env.SVCMAIL_CONFIG ?? (isRoot() ? SYSTEM_CONFIG : 'svcmail.conf');
   return {
-    configFile, domains: f.domain ?? [], host: f.host, baseUrl: f.baseUrl, authUrl: f.authUrl,
-    authSecret: f.authSecret ?? process.env.SVCMAIL_AUTH_SECRET, authAudience: f.authAudience, authIssuer: f.authIssuer,
+    configFile,
+    domains: f.domain ?? [],
+    host: f.host,
+    baseUrl: f.baseUrl,
+    authUrl: f.authUrl,
+    authSecret: f.authSecret ?? process.env.SVCMAIL_AUTH_SECRET,
+    authAudience: f.authAudience,
+    authIssuer: f.authIssuer,
     dataDir: f.dataDir ?? (isRoot() && configFile === SYSTEM_CONFIG ? '/var/lib/svcmail' : undefined),
-    datastoreUrl: f.datastoreUrl, redisUrl: f.redisUrl, rotate: f.rotate,
+    datastoreUrl: f.datastoreUrl,
+    redisUrl: f.redisUrl,
+    rotate: f.rotate,
   };
 }
 

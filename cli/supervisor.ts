@@ -11,7 +11,9 @@ export type Action = 'start' | 'stop' | 'restart' | 'status' | 'logs';
 
 export const ALL_DAEMONS = ['api', 'worker', 'push', 'protocols'] as const;
 
-export const ECOSYSTEM = fileURLToPath(new URL('../packaging/pm2/ecosystem.config.cjs', import.meta.url).href.replace('/dist/packaging/', '/packaging/'));
+export const ECOSYSTEM = fileURLToPath(
+  new URL('../packaging/pm2/ecosystem.config.cjs', import.meta.url).href.replace('/dist/packaging/', '/packaging/'),
+);
 
 export function onPath(cmd: string, path = process.env.PATH ?? ''): string | null {
   for (const dir of path.split(delimiter)) {
@@ -40,25 +42,50 @@ export interface Invocation {
 }
 
 /** The command lines an action runs under a manager (pure, so the mapping is tested as a table). */
-export function plan(manager: Exclude<Manager, 'none'>, action: Action, daemon?: string, opts: { follow?: boolean; lines?: number } = {}): Invocation[] {
+export function plan(
+  manager: Exclude<Manager, 'none'>,
+  action: Action,
+  daemon?: string,
+  opts: { follow?: boolean; lines?: number } = {},
+): Invocation[] {
   const lines = String(opts.lines ?? 100);
   if (manager === 'systemd') {
     switch (action) {
-      case 'start': case 'stop': case 'restart':
+      case 'start':
+      case 'stop':
+      case 'restart':
         return [{ cmd: 'systemctl', args: [action, unitOf(daemon)] }];
       case 'status':
-        return unitsOf(daemon).map((u) => ({ cmd: 'systemctl', args: ['show', u, '--property=Id,ActiveState,SubState,MainPID,StatusText,ActiveEnterTimestamp'] }));
+        return unitsOf(daemon).map((u) => ({
+          cmd: 'systemctl',
+          args: ['show', u, '--property=Id,ActiveState,SubState,MainPID,StatusText,ActiveEnterTimestamp'],
+        }));
       case 'logs':
-        return [{ cmd: 'journalctl', args: [...unitsOf(daemon).flatMap((u) => ['-u', u]), '-n', lines, '--no-pager', ...(opts.follow ? ['-f'] : [])] }];
+        return [
+          {
+            cmd: 'journalctl',
+            args: [...unitsOf(daemon).flatMap((u) => ['-u', u]), '-n', lines, '--no-pager', ...(opts.follow ? ['-f'] : [])],
+          },
+        ];
     }
   }
   const only = daemon ? ['--only', pm2Name(daemon)] : [];
   switch (action) {
-    case 'start': return [{ cmd: 'pm2', args: ['start', ECOSYSTEM, ...only] }];
-    case 'stop': return [{ cmd: 'pm2', args: ['stop', ECOSYSTEM, ...only] }];
-    case 'restart': return [{ cmd: 'pm2', args: ['restart', ECOSYSTEM, ...only] }];
-    case 'status': return [{ cmd: 'pm2', args: ['jlist'] }];
-    case 'logs': return [{ cmd: 'pm2', args: ['logs', ...(daemon ? [pm2Name(daemon)] : ['/svcmail-/']), '--lines', lines, ...(opts.follow ? [] : ['--nostream'])] }];
+    case 'start':
+      return [{ cmd: 'pm2', args: ['start', ECOSYSTEM, ...only] }];
+    case 'stop':
+      return [{ cmd: 'pm2', args: ['stop', ECOSYSTEM, ...only] }];
+    case 'restart':
+      return [{ cmd: 'pm2', args: ['restart', ECOSYSTEM, ...only] }];
+    case 'status':
+      return [{ cmd: 'pm2', args: ['jlist'] }];
+    case 'logs':
+      return [
+        {
+          cmd: 'pm2',
+          args: ['logs', ...(daemon ? [pm2Name(daemon)] : ['/svcmail-/']), '--lines', lines, ...(opts.follow ? [] : ['--nostream'])],
+        },
+      ];
   }
 }
 
@@ -71,17 +98,32 @@ export interface DaemonStatus {
 
 /** `systemctl show` output (Key=Value lines) → a status row. */
 export function parseSystemctlShow(daemon: string, text: string): DaemonStatus {
-  const kv = new Map(text.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  const kv = new Map(
+    text
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
   const pid = Number(kv.get('MainPID') ?? 0);
-  return { daemon, state: `${kv.get('ActiveState') ?? 'unknown'}/${kv.get('SubState') ?? '?'}`, pid: pid > 0 ? pid : null, detail: kv.get('StatusText') ?? '' };
+  return {
+    daemon,
+    state: `${kv.get('ActiveState') ?? 'unknown'}/${kv.get('SubState') ?? '?'}`,
+    pid: pid > 0 ? pid : null,
+    detail: kv.get('StatusText') ?? '',
+  };
 }
 
 /** `pm2 jlist` → status rows of our daemons. */
 export function parsePm2List(text: string, daemons: readonly string[]): DaemonStatus[] {
-  const list = JSON.parse(text.slice(text.indexOf('['))) as Array<{ name: string; pid?: number; pm2_env?: { status?: string; restart_time?: number } }>;
+  const list = JSON.parse(text.slice(text.indexOf('['))) as Array<{
+    name: string;
+    pid?: number;
+    pm2_env?: { status?: string; restart_time?: number };
+  }>;
   return daemons.map((d) => {
     const p = list.find((x) => x.name === pm2Name(d));
-    return p ? { daemon: d, state: p.pm2_env?.status ?? 'unknown', pid: p.pid || null, detail: `restarts ${p.pm2_env?.restart_time ?? 0}` }
+    return p
+      ? { daemon: d, state: p.pm2_env?.status ?? 'unknown', pid: p.pid || null, detail: `restarts ${p.pm2_env?.restart_time ?? 0}` }
       : { daemon: d, state: 'not started', pid: null, detail: '' };
   });
 }

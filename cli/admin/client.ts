@@ -37,8 +37,17 @@ export function apiBase(config: Config, url?: string): string {
 
 /** A client with a short-lived elevated token minted here with auth:secret (audited as svcmail-cli). */
 export async function adminClient(config: Config, url?: string): Promise<ApiClient> {
-  if (!config.has('auth:secret')) throw new CliError('auth:secret is not set: run svcmail setup (or, in development, start the appliance once with NODE_ENV=development npm start: it keeps a secret in data_dir)', EXIT.config);
-  const token = await signToken(config, { uid: CLI_UID, roles: [config.get('trusted_roles')[0] ?? 'admin'], elevated: true, ttlSeconds: 300 });
+  if (!config.has('auth:secret'))
+    throw new CliError(
+      'auth:secret is not set: run svcmail setup (or, in development, start the appliance once with NODE_ENV=development npm start: it keeps a secret in data_dir)',
+      EXIT.config,
+    );
+  const token = await signToken(config, {
+    uid: CLI_UID,
+    roles: [config.get('trusted_roles')[0] ?? 'admin'],
+    elevated: true,
+    ttlSeconds: 300,
+  });
   const base = apiBase(config, url);
   return {
     base,
@@ -46,8 +55,10 @@ export async function adminClient(config: Config, url?: string): Promise<ApiClie
       let res: Response;
       try {
         res = await fetch(base + path, {
-          method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-          body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000),
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(30_000),
         });
       } catch (e) {
         const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
@@ -57,11 +68,19 @@ export async function adminClient(config: Config, url?: string): Promise<ApiClie
       let parsed: unknown = text;
       try {
         parsed = text ? JSON.parse(text) : null;
-      } catch { /* plain text */ }
+      } catch {
+        /* plain text */
+      }
       if (!res.ok) {
         const err = parsed as { code?: string; message?: string; details?: Array<{ path: string; message: string }> } | null;
         const details = err?.details?.map((d) => `${d.path}: ${d.message}`).join('; ');
-        throw new CliError(`${method} ${path}: ${res.status} ${err?.code ?? ''} ${err?.message ?? text}${details ? ` (${details})` : ''}`.replace(/\s+/g, ' '), exitFor(res.status));
+        throw new CliError(
+          `${method} ${path}: ${res.status} ${err?.code ?? ''} ${err?.message ?? text}${details ? ` (${details})` : ''}`.replace(
+            /\s+/g,
+            ' ',
+          ),
+          exitFor(res.status),
+        );
       }
       return parsed;
     },

@@ -22,13 +22,74 @@ export interface AdminGroup {
 }
 
 export const ADMIN_GROUPS: AdminGroup[] = [
-  { name: 'domains', path: '/api/mail/domains', summary: 'mail domains served here', noun: 'domain', key: 'name', createArg: 'name', columns: ['name', 'enabled', 'verified', 'aliases', 'dkimSelector', 'uid'], verbs: ['list', 'show', 'create', 'update', 'delete'] },
-  { name: 'mailboxes', path: '/api/mail/mailboxes', summary: 'mailboxes (administrative details only: addresses, owners, quota)', noun: 'mailbox', plural: 'mailboxes', key: 'address', createArg: 'address', columns: ['address', 'aliases', 'owners', 'quotaBytes', 'usedBytes', 'uid'], adminScope: true, verbs: ['list', 'show', 'create'] },
-  { name: 'lists', path: '/api/mail/distribution-lists', summary: 'distribution lists', noun: 'distribution list', key: 'address', createArg: 'address', columns: ['address', 'name', 'members', 'uid'], verbs: ['list', 'show', 'create', 'update', 'delete'] },
-  { name: 'transport-rules', path: '/api/mail/transport-rules', summary: 'transport rules (run once per inbound message)', noun: 'transport rule', key: 'name', createArg: 'name', columns: ['name', 'enabled', 'priority', 'action', 'match', 'uid'], verbs: ['list', 'show', 'create', 'update', 'delete'] },
-  { name: 'quarantine', path: '/api/mail/quarantine', summary: 'quarantined inbound messages', noun: 'quarantined message', columns: ['uid', 'reason', 'recipient', 'envelopeFrom', 'subject', 'createdAt'], verbs: ['list', 'show', 'delete'] },
-  { name: 'ingest-queue', path: '/api/mail/ingest-queue', summary: 'the inbound queue (queued, failed entries)', noun: 'ingest queue entry', plural: 'ingest queue entries', verbs: ['list', 'show', 'delete'], columns: ['uid', 'state', 'attempts', 'recipient', 'envelopeFrom', 'lastError'] },
-  { name: 'audit-log', path: '/api/mail/audit-log', summary: 'the audit log', noun: 'audit log entry', plural: 'audit log entries (newest first)', columns: ['createdAt', 'actor', 'action', 'resource', 'resourceUid'], verbs: ['list', 'show'] },
+  {
+    name: 'domains',
+    path: '/api/mail/domains',
+    summary: 'mail domains served here',
+    noun: 'domain',
+    key: 'name',
+    createArg: 'name',
+    columns: ['name', 'enabled', 'verified', 'aliases', 'dkimSelector', 'uid'],
+    verbs: ['list', 'show', 'create', 'update', 'delete'],
+  },
+  {
+    name: 'mailboxes',
+    path: '/api/mail/mailboxes',
+    summary: 'mailboxes (administrative details only: addresses, owners, quota)',
+    noun: 'mailbox',
+    plural: 'mailboxes',
+    key: 'address',
+    createArg: 'address',
+    columns: ['address', 'aliases', 'owners', 'quotaBytes', 'usedBytes', 'uid'],
+    adminScope: true,
+    verbs: ['list', 'show', 'create'],
+  },
+  {
+    name: 'lists',
+    path: '/api/mail/distribution-lists',
+    summary: 'distribution lists',
+    noun: 'distribution list',
+    key: 'address',
+    createArg: 'address',
+    columns: ['address', 'name', 'members', 'uid'],
+    verbs: ['list', 'show', 'create', 'update', 'delete'],
+  },
+  {
+    name: 'transport-rules',
+    path: '/api/mail/transport-rules',
+    summary: 'transport rules (run once per inbound message)',
+    noun: 'transport rule',
+    key: 'name',
+    createArg: 'name',
+    columns: ['name', 'enabled', 'priority', 'action', 'match', 'uid'],
+    verbs: ['list', 'show', 'create', 'update', 'delete'],
+  },
+  {
+    name: 'quarantine',
+    path: '/api/mail/quarantine',
+    summary: 'quarantined inbound messages',
+    noun: 'quarantined message',
+    columns: ['uid', 'reason', 'recipient', 'envelopeFrom', 'subject', 'createdAt'],
+    verbs: ['list', 'show', 'delete'],
+  },
+  {
+    name: 'ingest-queue',
+    path: '/api/mail/ingest-queue',
+    summary: 'the inbound queue (queued, failed entries)',
+    noun: 'ingest queue entry',
+    plural: 'ingest queue entries',
+    verbs: ['list', 'show', 'delete'],
+    columns: ['uid', 'state', 'attempts', 'recipient', 'envelopeFrom', 'lastError'],
+  },
+  {
+    name: 'audit-log',
+    path: '/api/mail/audit-log',
+    summary: 'the audit log',
+    noun: 'audit log entry',
+    plural: 'audit log entries (newest first)',
+    columns: ['createdAt', 'actor', 'action', 'resource', 'resourceUid'],
+    verbs: ['list', 'show'],
+  },
 ];
 
 type Verb = AdminGroup['verbs'][number];
@@ -38,11 +99,16 @@ const article = (noun: string) => `${/^[aeiou]/i.test(noun) ? 'an' : 'a'} ${noun
 /** The help line of a generated command, in plain English: "list the transport rules", "delete a mailbox". */
 export function verbDescription(grp: AdminGroup, verb: Verb): string {
   switch (verb) {
-    case 'list': return `list the ${grp.plural ?? `${grp.noun}s`}`;
-    case 'show': return `show one ${grp.noun}${grp.adminScope ? ' (administrative details; audited)' : ''}`;
-    case 'create': return `create ${article(grp.noun)}`;
-    case 'update': return `change fields of ${article(grp.noun)}`;
-    case 'delete': return `delete ${article(grp.noun)}`;
+    case 'list':
+      return `list the ${grp.plural ?? `${grp.noun}s`}`;
+    case 'show':
+      return `show one ${grp.noun}${grp.adminScope ? ' (administrative details; audited)' : ''}`;
+    case 'create':
+      return `create ${article(grp.noun)}`;
+    case 'update':
+      return `change fields of ${article(grp.noun)}`;
+    case 'delete':
+      return `delete ${article(grp.noun)}`;
   }
 }
 

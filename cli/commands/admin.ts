@@ -5,7 +5,9 @@ import { adminClient, fieldPair, parseBytes, type ApiClient } from '../admin/cli
 import { CliError, collect, configFrom, emit, EXIT, table, type GlobalOptions } from '../output.js';
 
 type Rec = Record<string, unknown> & { uid: string; version: number };
-interface AdminOpts { url?: string }
+interface AdminOpts {
+  url?: string;
+}
 
 const UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -19,7 +21,10 @@ const scopeOf = (grp: AdminGroup, sep = '?') => (grp.adminScope ? `${sep}scope=a
 /** A uid, or the value of the group's key field (a domain name, an address). */
 export async function resolveRecord(api: ApiClient, grp: AdminGroup, id: string): Promise<Rec> {
   if (UID.test(id) || !grp.key) return api.call('GET', `${grp.path}/${encodeURIComponent(id)}${scopeOf(grp)}`);
-  const found = (await api.call('GET', `${grp.path}?${grp.key}=${encodeURIComponent(id.toLowerCase())}&limit=2${scopeOf(grp, '&')}`)) as Rec[];
+  const found = (await api.call(
+    'GET',
+    `${grp.path}?${grp.key}=${encodeURIComponent(id.toLowerCase())}&limit=2${scopeOf(grp, '&')}`,
+  )) as Rec[];
   if (found.length === 0) throw new CliError(`${grp.name}: no record with ${grp.key} ${id}`, 66);
   return found[0];
 }
@@ -37,14 +42,20 @@ const fieldsOf = (pairs: string[] = [], body?: string): Record<string, unknown> 
 };
 
 function renderOne(grp: AdminGroup, r: Rec): string {
-  return Object.entries(r).map(([k, v]) => `${k.padEnd(14)} ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`).join('\n') + `\n\n${grp.name}: 1 shown`;
+  return (
+    Object.entries(r)
+      .map(([k, v]) => `${k.padEnd(14)} ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`)
+      .join('\n') + `\n\n${grp.name}: 1 shown`
+  );
 }
 
 function addGroup(admin: Command, grp: AdminGroup): Command {
   const c = admin.command(grp.name).description(grp.summary);
   if (grp.verbs.includes('list')) {
-    c.command('list').description(verbDescription(grp, 'list'))
-      .option('--limit <n>', 'page size', '100').option('--page <n>', 'zero-based page', '0')
+    c.command('list')
+      .description(verbDescription(grp, 'list'))
+      .option('--limit <n>', 'page size', '100')
+      .option('--page <n>', 'zero-based page', '0')
       .option('--where <field=value>', 'filter (repeatable)', collect)
       .action(async (o: { limit: string; page: string; where?: string[] }, cmd: Command) => {
         const { g, api } = await session(cmd);
@@ -56,27 +67,34 @@ function addGroup(admin: Command, grp: AdminGroup): Command {
       });
   }
   if (grp.verbs.includes('show')) {
-    c.command(`show <${grp.key ?? 'uid'}>`).description(verbDescription(grp, 'show'))
+    c.command(`show <${grp.key ?? 'uid'}>`)
+      .description(verbDescription(grp, 'show'))
       .action(async (id: string, _o: unknown, cmd: Command) => {
         const { g, api } = await session(cmd);
         emit(g, await resolveRecord(api, grp, id), (r: Rec) => renderOne(grp, r));
       });
   }
   if (grp.verbs.includes('create')) {
-    c.command(grp.createArg ? `create <${grp.createArg}>` : 'create').description(verbDescription(grp, 'create'))
+    c.command(grp.createArg ? `create <${grp.createArg}>` : 'create')
+      .description(verbDescription(grp, 'create'))
       .option('--field <name=value>', 'a field (value as JSON when it parses; repeatable)', collect)
       .option('--body <json>', 'all fields as one JSON object')
       .action(async (arg: string | object, o: { field?: string[]; body?: string } | Command, cmd?: Command) => {
-        const [value, opts, command] = typeof arg === 'string' ? [arg, o as { field?: string[]; body?: string }, cmd!] : [undefined, arg as { field?: string[]; body?: string }, o as Command];
+        const [value, opts, command] =
+          typeof arg === 'string'
+            ? [arg, o as { field?: string[]; body?: string }, cmd!]
+            : [undefined, arg as { field?: string[]; body?: string }, o as Command];
         const { g, api } = await session(command);
         const body = { ...fieldsOf(opts.field, opts.body), ...(grp.createArg && value ? { [grp.createArg]: value } : {}) };
         const r = (await api.call('POST', grp.path, body)) as Rec;
-        emit(g, r, (x: Rec) => `${grp.name}: created ${grp.createArg ? x[grp.createArg] as string : x.uid} (uid ${x.uid})`);
+        emit(g, r, (x: Rec) => `${grp.name}: created ${grp.createArg ? (x[grp.createArg] as string) : x.uid} (uid ${x.uid})`);
       });
   }
   if (grp.verbs.includes('update')) {
-    c.command(`update <${grp.key ?? 'uid'}>`).description(verbDescription(grp, 'update'))
-      .option('--field <name=value>', 'a field to change (repeatable)', collect).option('--body <json>', 'fields as one JSON object')
+    c.command(`update <${grp.key ?? 'uid'}>`)
+      .description(verbDescription(grp, 'update'))
+      .option('--field <name=value>', 'a field to change (repeatable)', collect)
+      .option('--body <json>', 'fields as one JSON object')
       .action(async (id: string, o: { field?: string[]; body?: string }, cmd: Command) => {
         const { g, api } = await session(cmd);
         const rec = await resolveRecord(api, grp, id);
@@ -85,7 +103,8 @@ function addGroup(admin: Command, grp: AdminGroup): Command {
       });
   }
   if (grp.verbs.includes('delete')) {
-    c.command(`delete <${grp.key ?? 'uid'}>`).description(verbDescription(grp, 'delete'))
+    c.command(`delete <${grp.key ?? 'uid'}>`)
+      .description(verbDescription(grp, 'delete'))
       .action(async (id: string, _o: unknown, cmd: Command) => {
         const { g, api } = await session(cmd);
         const rec = await resolveRecord(api, grp, id);
@@ -97,16 +116,27 @@ function addGroup(admin: Command, grp: AdminGroup): Command {
 }
 
 function mailboxExtras(c: Command, grp: AdminGroup): void {
-  c.commands.find((x) => x.name() === 'create')!.requiredOption('--owner <uid>', 'owner user uid (repeatable)', collect)
-    .option('--name <display name>').option('--quota <size>', 'quota, e.g. 10G (0: none)');
+  c.commands
+    .find((x) => x.name() === 'create')!
+    .requiredOption('--owner <uid>', 'owner user uid (repeatable)', collect)
+    .option('--name <display name>')
+    .option('--quota <size>', 'quota, e.g. 10G (0: none)');
   // create maps --owner/--name/--quota onto the body
-  c.commands.find((x) => x.name() === 'create')!.hook('preAction', (_t, cmd) => {
-    const o = cmd.opts<{ owner: string[]; name?: string; quota?: string; field?: string[] }>();
-    const extra = [`owners=${JSON.stringify(o.owner)}`, ...(o.name ? [`name=${JSON.stringify(o.name)}`] : []), ...(o.quota ? [`quotaBytes=${parseBytes(o.quota)}`] : [])];
-    cmd.setOptionValue('field', [...(o.field ?? []), ...extra]);
-  });
-  c.command('aliases <address>').description('add or remove alias addresses of a mailbox')
-    .option('--add <alias>', 'alias to add (repeatable)', collect).option('--remove <alias>', 'alias to remove (repeatable)', collect)
+  c.commands
+    .find((x) => x.name() === 'create')!
+    .hook('preAction', (_t, cmd) => {
+      const o = cmd.opts<{ owner: string[]; name?: string; quota?: string; field?: string[] }>();
+      const extra = [
+        `owners=${JSON.stringify(o.owner)}`,
+        ...(o.name ? [`name=${JSON.stringify(o.name)}`] : []),
+        ...(o.quota ? [`quotaBytes=${parseBytes(o.quota)}`] : []),
+      ];
+      cmd.setOptionValue('field', [...(o.field ?? []), ...extra]);
+    });
+  c.command('aliases <address>')
+    .description('add or remove alias addresses of a mailbox')
+    .option('--add <alias>', 'alias to add (repeatable)', collect)
+    .option('--remove <alias>', 'alias to remove (repeatable)', collect)
     .action(async (id: string, o: { add?: string[]; remove?: string[] }, cmd: Command) => {
       const { g, api } = await session(cmd);
       const rec = await resolveRecord(api, grp, id);
@@ -115,11 +145,15 @@ function mailboxExtras(c: Command, grp: AdminGroup): void {
       const r = (await api.call('PUT', `${grp.path}/${rec.uid}?scope=admin`, { aliases: next, version: rec.version })) as Rec;
       emit(g, r, (x: Rec) => `mailboxes: ${id} aliases now ${(x.aliases as string[]).join(', ') || '(none)'}`);
     });
-  c.command('quota <address> <size>').description('set the quota of a mailbox (10G, 512M, 0 for none)')
+  c.command('quota <address> <size>')
+    .description('set the quota of a mailbox (10G, 512M, 0 for none)')
     .action(async (id: string, size: string, _o: unknown, cmd: Command) => {
       const { g, api } = await session(cmd);
       const rec = await resolveRecord(api, grp, id);
-      const r = (await api.call('PUT', `${grp.path}/${rec.uid}?scope=admin`, { quotaBytes: parseBytes(size), version: rec.version })) as Rec;
+      const r = (await api.call('PUT', `${grp.path}/${rec.uid}?scope=admin`, {
+        quotaBytes: parseBytes(size),
+        version: rec.version,
+      })) as Rec;
       emit(g, r, (x: Rec) => `mailboxes: ${id} quota ${x.quotaBytes as number} bytes`);
     });
 }
@@ -129,7 +163,10 @@ function mailboxExtras(c: Command, grp: AdminGroup): void {
  * when its MX points here; --force verifies it without DNS (a closed network), audited like any write.
  */
 function domainExtras(c: Command, grp: AdminGroup): void {
-  c.command('verify <name>').description('verify a domain so it accepts inbound mail: when its MX record points here, or with --force without looking at DNS (closed networks)')
+  c.command('verify <name>')
+    .description(
+      'verify a domain so it accepts inbound mail: when its MX record points here, or with --force without looking at DNS (closed networks)',
+    )
     .option('--force', 'verify without the DNS check')
     .action(async (name: string, o: { force?: boolean }, cmd: Command) => {
       const { g, api } = await session(cmd);
@@ -146,20 +183,24 @@ function domainExtras(c: Command, grp: AdminGroup): void {
 }
 
 export function registerAdmin(program: Command): void {
-  const admin = program.command('admin').description('administration over the HTTP API with a locally minted elevated token (audited as svcmail-cli)')
+  const admin = program
+    .command('admin')
+    .description('administration over the HTTP API with a locally minted elevated token (audited as svcmail-cli)')
     .option('--url <base>', 'API base URL (default: http://<listen:api>)');
   for (const grp of ADMIN_GROUPS) {
     const c = addGroup(admin, grp);
     if (grp.name === 'mailboxes') mailboxExtras(c, grp);
     if (grp.name === 'domains') domainExtras(c, grp);
     if (grp.name === 'quarantine') {
-      c.command('release <uid>').description('file a quarantined message in its mailbox\'s Inbox')
+      c.command('release <uid>')
+        .description("file a quarantined message in its mailbox's Inbox")
         .action(async (uid: string, _o: unknown, cmd: Command) => {
           const { g, api } = await session(cmd);
           const r = await api.call('POST', `${grp.path}/${encodeURIComponent(uid)}/release`, {});
           emit(g, r ?? { released: uid }, () => `quarantine: released ${uid}`);
         });
-      c.command('headers <uid>').description('print the header block of a quarantined message')
+      c.command('headers <uid>')
+        .description('print the header block of a quarantined message')
         .action(async (uid: string, _o: unknown, cmd: Command) => {
           const { g, api } = await session(cmd);
           const r = await api.call('GET', `${grp.path}/${encodeURIComponent(uid)}/headers`);
@@ -167,7 +208,8 @@ export function registerAdmin(program: Command): void {
         });
     }
     if (grp.name === 'ingest-queue') {
-      c.command('retry <uid>').description('queue a failed ingest queue entry again')
+      c.command('retry <uid>')
+        .description('queue a failed ingest queue entry again')
         .action(async (uid: string, _o: unknown, cmd: Command) => {
           const { g, api } = await session(cmd);
           const r = await api.call('POST', `${grp.path}/${encodeURIComponent(uid)}/retry`, {});
@@ -176,18 +218,29 @@ export function registerAdmin(program: Command): void {
     }
   }
   const pol = admin.command('policies').description(`system policies (${POLICIES.join(', ')})`);
-  pol.command('show <policy>').description('print a policy').action(async (name: string, _o: unknown, cmd: Command) => {
-    if (!(POLICIES as readonly string[]).includes(name)) throw new CliError(`unknown policy ${name}; one of ${POLICIES.join(', ')}`, EXIT.usage);
-    const { g, api } = await session(cmd);
-    emit(g, await api.call('GET', `/api/system/${name}`), (r: object) => `${JSON.stringify(r, null, 2)}\n\npolicies: ${name} shown`);
-  });
-  pol.command('set <policy>').description('change fields of a policy')
-    .option('--field <name=value>', 'a field (repeatable)', collect).option('--body <json>', 'fields as one JSON object')
+  pol
+    .command('show <policy>')
+    .description('print a policy')
+    .action(async (name: string, _o: unknown, cmd: Command) => {
+      if (!(POLICIES as readonly string[]).includes(name))
+        throw new CliError(`unknown policy ${name}; one of ${POLICIES.join(', ')}`, EXIT.usage);
+      const { g, api } = await session(cmd);
+      emit(g, await api.call('GET', `/api/system/${name}`), (r: object) => `${JSON.stringify(r, null, 2)}\n\npolicies: ${name} shown`);
+    });
+  pol
+    .command('set <policy>')
+    .description('change fields of a policy')
+    .option('--field <name=value>', 'a field (repeatable)', collect)
+    .option('--body <json>', 'fields as one JSON object')
     .action(async (name: string, o: { field?: string[]; body?: string }, cmd: Command) => {
-      if (!(POLICIES as readonly string[]).includes(name)) throw new CliError(`unknown policy ${name}; one of ${POLICIES.join(', ')}`, EXIT.usage);
+      if (!(POLICIES as readonly string[]).includes(name))
+        throw new CliError(`unknown policy ${name}; one of ${POLICIES.join(', ')}`, EXIT.usage);
       const { g, api } = await session(cmd);
       const cur = (await api.call('GET', `/api/system/${name}`)) as { version?: number };
-      const r = await api.call('PUT', `/api/system/${name}`, { ...fieldsOf(o.field, o.body), ...(cur?.version ? { version: cur.version } : {}) });
+      const r = await api.call('PUT', `/api/system/${name}`, {
+        ...fieldsOf(o.field, o.body),
+        ...(cur?.version ? { version: cur.version } : {}),
+      });
       emit(g, r, () => `policies: ${name} updated`);
     });
 }

@@ -8,7 +8,11 @@ import { CliError, configFileOf, configFrom, emit, EXIT, SYSTEM_CONFIG, type Glo
 /** The file to edit: found as every other command finds it (--config, SVCMAIL_CONFIG, /etc/svcmail/svcmail.conf). */
 function fileOf(g: GlobalOptions): string {
   const file = configFileOf(g);
-  if (!file) throw new CliError(`no configuration file: name one with --config FILE (or SVCMAIL_CONFIG), or run svcmail setup to create ${SYSTEM_CONFIG}`, EXIT.usage);
+  if (!file)
+    throw new CliError(
+      `no configuration file: name one with --config FILE (or SVCMAIL_CONFIG), or run svcmail setup to create ${SYSTEM_CONFIG}`,
+      EXIT.usage,
+    );
   return file;
 }
 
@@ -34,23 +38,31 @@ function replaceKeepingOwner(file: string, text: string): void {
 export function registerConfig(program: Command): void {
   const config = program.command('config').description('read, change and check the configuration');
 
-  config.command('get [name]')
+  config
+    .command('get [name]')
     .description('print one setting or all of them (secrets masked)')
     .action((name: string | undefined, _o: unknown, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
       const all = configFrom(g).redacted();
       if (name && !(name in schema)) throw new CliError(`unknown setting ${name} (svcmail config get lists them all)`, EXIT.usage);
       const data = name ? { [name]: all[name] } : all;
-      emit(g, data, (d: Record<string, unknown>) => Object.entries(d).map(([k, v]) => (name ? JSON.stringify(v ?? null) : `${k} = ${JSON.stringify(v ?? null)}`)).join('\n'));
+      emit(g, data, (d: Record<string, unknown>) =>
+        Object.entries(d)
+          .map(([k, v]) => (name ? JSON.stringify(v ?? null) : `${k} = ${JSON.stringify(v ?? null)}`))
+          .join('\n'),
+      );
     });
 
-  config.command('set <name> <value>')
+  config
+    .command('set <name> <value>')
     .description('change one setting in the configuration file (validated before it is written)')
     .action((name: string, value: string, _o: unknown, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
       const file = fileOf(g);
       if (!(name in schema)) throw new CliError(`unknown setting ${name} (svcmail config get lists them all)`, EXIT.usage);
-      const current = existsSync(file) ? flatten(JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>, file) : new Map<SettingName, unknown>();
+      const current = existsSync(file)
+        ? flatten(JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>, file)
+        : new Map<SettingName, unknown>();
       current.set(name as SettingName, parseText(name as SettingName, value));
       const next = Object.fromEntries([...current].sort(([a], [b]) => a.localeCompare(b)));
       try {
@@ -62,12 +74,16 @@ export function registerConfig(program: Command): void {
       try {
         replaceKeepingOwner(file, `${JSON.stringify(next, null, 2)}\n`);
       } catch (e) {
-        throw new CliError(`not written: ${file}: ${(e as NodeJS.ErrnoException).code === 'EACCES' || (e as NodeJS.ErrnoException).code === 'EPERM' ? 'permission denied (run it as root or as the file\'s owner)' : (e as Error).message}`, EXIT.failure);
+        throw new CliError(
+          `not written: ${file}: ${(e as NodeJS.ErrnoException).code === 'EACCES' || (e as NodeJS.ErrnoException).code === 'EPERM' ? "permission denied (run it as root or as the file's owner)" : (e as Error).message}`,
+          EXIT.failure,
+        );
       }
       emit(g, { file, name, written: true }, () => `${name} written to ${file}; restart the daemons to apply it (svcmail restart)`);
     });
 
-  config.command('check')
+  config
+    .command('check')
     .description('validate the configuration as the daemons will load it; exit 78 when it is wrong')
     .action((_o: unknown, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();

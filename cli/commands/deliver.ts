@@ -47,7 +47,7 @@ function reportOf(out: DeliverOutcome, queueId: string | undefined): DeliverRepo
     queueId: queueId ?? null,
     transactionId: typeof body?.transactionId === 'string' ? body.transactionId : null,
     queued: accepted && typeof body?.queued === 'number' ? body.queued : null,
-    recipients: accepted && Array.isArray(body?.results) ? body.results as DeliverReport['recipients'] : [],
+    recipients: accepted && Array.isArray(body?.results) ? (body.results as DeliverReport['recipients']) : [],
     httpStatus: out.answer?.status ?? null,
     error: !accepted && body ? { code: body.code as string | undefined, message: body.message as string | undefined } : null,
   };
@@ -61,8 +61,11 @@ function reportOf(out: DeliverOutcome, queueId: string | undefined): DeliverRepo
  * svcmail mta-lookup: a socketmap server answering Postfix's domain and recipient lookups.
  */
 export function registerDeliver(program: Command): void {
-  program.command('deliver')
-    .description('hand one message from stdin to the service (Postfix pipe(8): argv=svcmail deliver -f ${sender} -q ${queue_id} -- ${recipient})')
+  program
+    .command('deliver')
+    .description(
+      'hand one message from stdin to the service (Postfix pipe(8): argv=svcmail deliver -f ${sender} -q ${queue_id} -- ${recipient})',
+    )
     .requiredOption('-f, --from <sender>', 'envelope sender (empty for bounces)')
     .option('-q, --queue-id <id>', 'MTA queue id; a retry of the same id creates no duplicate')
     .option('--url <url>', 'api daemon address (default http://<listen:api>)')
@@ -71,7 +74,9 @@ export function registerDeliver(program: Command): void {
       // A usage error (a missing -f or recipient) still answers --json with one object; the
       // program's handler then exits with EX_USAGE as for any command.
       if (err.exitCode !== 0 && this.optsWithGlobals<GlobalOptions>().json) {
-        process.stdout.write(`${JSON.stringify(reportOf({ exitCode: EXIT.usage, message: `5.3.0 ${err.message.replace(/^error: /, '')}` }, this.opts<{ queueId?: string }>().queueId), null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify(reportOf({ exitCode: EXIT.usage, message: `5.3.0 ${err.message.replace(/^error: /, '')}` }, this.opts<{ queueId?: string }>().queueId), null, 2)}\n`,
+        );
       }
       throw err;
     })
@@ -79,7 +84,12 @@ export function registerDeliver(program: Command): void {
       const g = cmd.optsWithGlobals<GlobalOptions>();
       let out: DeliverOutcome;
       try {
-        out = await deliverToService(targetOf(g, opts.url), { sender: opts.from === '<>' ? '' : opts.from, recipients, queueId: opts.queueId, message: process.stdin });
+        out = await deliverToService(targetOf(g, opts.url), {
+          sender: opts.from === '<>' ? '' : opts.from,
+          recipients,
+          queueId: opts.queueId,
+          message: process.stdin,
+        });
       } catch (e) {
         // Anything on this side (a configuration error included) defers: the MTA keeps the message.
         out = { exitCode: EXIT.tempfail, message: `4.3.0 svcmail deliver: ${(e as Error).message}` };
@@ -88,7 +98,8 @@ export function registerDeliver(program: Command): void {
       else process.stderr.write(`${out.message}\n`);
       process.exit(out.exitCode);
     });
-  program.command('mta-lookup')
+  program
+    .command('mta-lookup')
     .description('serve Postfix socketmap lookups (maps "domain" and "resolve") against /internal/mta')
     .option('--listen <address>', 'host:port or unix socket path', '127.0.0.1:10027')
     .option('--url <url>', 'api daemon address (default http://<listen:api>)')

@@ -22,9 +22,10 @@ function explicitSettings(file: string | undefined, set: string[] = []): Set<Set
 }
 
 export function registerDoctor(program: Command): void {
-  program.command('doctor')
+  program
+    .command('doctor')
     .description('check everything this server needs, each failure with a fix; exit 1 when anything fails')
-    .option('--signin-user <user>', 'user for a test sign-in (checks that the sign-in service\'s tokens verify here)')
+    .option('--signin-user <user>', "user for a test sign-in (checks that the sign-in service's tokens verify here)")
     .option('--signin-password <password>', 'app password of that user (or SVCMAIL_DOCTOR_PASSWORD)')
     .option('--resolver <ip[:port]>', 'name server for the DNS checklist (repeatable)', collect)
     .option('--skip <check>', `leave a check out (repeatable): ${CHECK_IDS.join(', ')}`, collect)
@@ -36,14 +37,27 @@ export function registerDoctor(program: Command): void {
       const file = configFileOf(g);
       let config: Config;
       const results: CheckResult[] = [];
-      const live = (r: CheckResult) => { if (!g.json && process.stderr.isTTY) process.stderr.write(`… ${r.title}\n`); };
+      const live = (r: CheckResult) => {
+        if (!g.json && process.stderr.isTTY) process.stderr.write(`… ${r.title}\n`);
+      };
       try {
         config = loadConfig({ file, set: g.set });
         if (!config.isDevelopment && !config.has('auth:secret')) throw new ConfigError('auth:secret: required');
-        results.push({ id: 'config', title: 'configuration valid', status: 'ok', detail: `${file ?? '(no file: defaults and environment)'} (NODE_ENV ${config.nodeEnv})` });
+        results.push({
+          id: 'config',
+          title: 'configuration valid',
+          status: 'ok',
+          detail: `${file ?? '(no file: defaults and environment)'} (NODE_ENV ${config.nodeEnv})`,
+        });
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e;
-        results.push({ id: 'config', title: 'configuration valid', status: 'fail', detail: e.message, fix: 'svcmail config set <name> <value>, or svcmail setup' });
+        results.push({
+          id: 'config',
+          title: 'configuration valid',
+          status: 'fail',
+          detail: e.message,
+          fix: 'svcmail config set <name> <value>, or svcmail setup',
+        });
         emit(g, { ok: false, results }, renderDoctor);
         process.exitCode = EXIT.failure;
         return;
@@ -51,10 +65,18 @@ export function registerDoctor(program: Command): void {
       const password = opts.signinPassword ?? process.env.SVCMAIL_DOCTOR_PASSWORD;
       // Loaded on use: the checks pull in the datastore and the PKI.
       const { runDoctor } = await import('../../lib/setup/doctor/index.js');
-      results.push(...await runDoctor({
-        config, explicit: explicitSettings(file, g.set), nameservers: opts.resolver,
-        signin: opts.signinUser && password ? { user: opts.signinUser, password } : undefined,
-      }, live, skip));
+      results.push(
+        ...(await runDoctor(
+          {
+            config,
+            explicit: explicitSettings(file, g.set),
+            nameservers: opts.resolver,
+            signin: opts.signinUser && password ? { user: opts.signinUser, password } : undefined,
+          },
+          live,
+          skip,
+        )),
+      );
       const okAll = !results.some((r) => r.status === 'fail');
       emit(g, { ok: okAll, results }, renderDoctor);
       process.exitCode = okAll ? EXIT.ok : EXIT.failure;

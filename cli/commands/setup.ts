@@ -3,8 +3,11 @@ import { collect, emit, type GlobalOptions } from '../output.js';
 import { renderSetup, setupInput, setupOrFail, type SetupFlags } from '../setup-flow.js';
 
 export function registerSetup(program: Command): void {
-  program.command('setup')
-    .description('configure this server: domain, host, sign-in service, datastore; generate the ingest secret, the local CA and DKIM keys; print the DNS checklist')
+  program
+    .command('setup')
+    .description(
+      'configure this server: domain, host, sign-in service, datastore; generate the ingest secret, the local CA and DKIM keys; print the DNS checklist',
+    )
     .option('--non-interactive', 'never ask; take everything from the flags (scripts, CI)')
     .option('--domain <domain>', 'mail domain (repeatable)', collect)
     .option('--host <name>', 'public host name of this server, e.g. mail.example.org')
@@ -25,7 +28,9 @@ export function registerSetup(program: Command): void {
         process.exitCode = await runWizard(input);
         return;
       }
-      const result = await setupOrFail(input, (step, detail) => { if (!g.json) process.stderr.write(`… ${step}: ${detail}\n`); });
+      const result = await setupOrFail(input, (step, detail) => {
+        if (!g.json) process.stderr.write(`… ${step}: ${detail}\n`);
+      });
       emit(g, result, renderSetup);
     });
 }

@@ -12,20 +12,36 @@ export function parseTtl(text: string): number {
 }
 
 export function registerToken(program: Command): void {
-  program.command('token')
+  program
+    .command('token')
     .description('print a session token signed with the configured auth:secret (scripting on the appliance)')
     .requiredOption('--user <uid>', 'user uid (profile.uid)')
     .option('--roles <r1,r2>', 'roles (profile.roles), comma-separated', '')
     .option('--elevated', 'mark the token elevated now (trusted roles count only then)')
-    .option('--ttl <duration>', 'lifetime: 1h, 30m, 900s …; at most auth:options:max_token_age_seconds (1h by default), which the server enforces', '1h')
+    .option(
+      '--ttl <duration>',
+      'lifetime: 1h, 30m, 900s …; at most auth:options:max_token_age_seconds (1h by default), which the server enforces',
+      '1h',
+    )
     .action(async (opts: { user: string; roles: string; elevated?: boolean; ttl: string }, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
       const config = configFrom(g);
-      if (!config.has('auth:secret')) throw new CliError('auth:secret is not set: run svcmail setup (or, in development, start the appliance once with NODE_ENV=development npm start: it keeps a secret in data_dir)', EXIT.config);
-      const roles = opts.roles.split(',').map((r) => r.trim()).filter(Boolean);
+      if (!config.has('auth:secret'))
+        throw new CliError(
+          'auth:secret is not set: run svcmail setup (or, in development, start the appliance once with NODE_ENV=development npm start: it keeps a secret in data_dir)',
+          EXIT.config,
+        );
+      const roles = opts.roles
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean);
       const ttlSeconds = parseTtl(opts.ttl);
       const max = config.get('auth:options:max_token_age_seconds');
-      if (ttlSeconds > max) throw new CliError(`--ttl ${opts.ttl} is longer than auth:options:max_token_age_seconds (${max} s): the server would refuse the token. Use --ttl ${max}s or less`, EXIT.usage);
+      if (ttlSeconds > max)
+        throw new CliError(
+          `--ttl ${opts.ttl} is longer than auth:options:max_token_age_seconds (${max} s): the server would refuse the token. Use --ttl ${max}s or less`,
+          EXIT.usage,
+        );
       const token = await signToken(config, { uid: opts.user, roles, elevated: opts.elevated, ttlSeconds });
       emit(g, { token, uid: opts.user, roles, elevated: Boolean(opts.elevated), expiresIn: ttlSeconds }, (d: { token: string }) => d.token);
     });

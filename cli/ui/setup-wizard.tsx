@@ -19,15 +19,72 @@ interface Question {
 type Answers = Partial<Record<Question['key'], string>>;
 
 const QUESTIONS: Question[] = [
-  { key: 'domain', label: 'Mail domain', hint: 'the part after @, e.g. example.org', initial: () => '', check: (v) => (/^[a-z0-9.-]+\.[a-z]{2,}$/i.test(v) ? null : 'a domain such as example.org') },
-  { key: 'host', label: 'Host name of this server', hint: 'clients and the MX record point here', initial: (a) => (a.domain ? `mail.${a.domain}` : ''), check: (v) => (/^[a-z0-9.-]+$/i.test(v) ? null : 'a host name such as mail.example.org') },
-  { key: 'baseUrl', label: 'Public base URL', hint: 'where clients reach this server', initial: (a) => (a.host ? `https://${a.host}` : ''), check: (v) => (/^https?:\/\/\S+$/.test(v) ? null : 'an http(s) URL') },
-  { key: 'authUrl', label: 'Sign-in service URL', hint: 'mail:auth_server_url', initial: (a) => (a.domain ? `https://auth.${a.domain}` : ''), check: (v) => (/^https?:\/\/\S+$/.test(v) ? null : 'an http(s) URL') },
-  { key: 'authAudience', label: 'Token audience', hint: 'auth:options:audience, as the sign-in service issues it', initial: (a) => a.domain ?? '', check: (v) => (v ? null : 'required') },
-  { key: 'authIssuer', label: 'Token issuer', hint: 'auth:options:issuer: the sign-in service host', initial: (a) => hostOf(a.authUrl), check: (v) => (v ? null : 'required') },
-  { key: 'authSecret', label: 'Secret shared with the sign-in service', hint: 'at least 16 characters', secret: true, initial: () => '', check: (v) => (v.length >= 16 ? null : 'at least 16 characters') },
-  { key: 'datastoreUrl', label: 'PostgreSQL URL', hint: 'empty: the embedded SQLite database', optional: true, initial: () => '', check: (v) => (v === '' || /^postgres(ql)?:\/\//.test(v) ? null : 'postgres://… or empty') },
-  { key: 'redisUrl', label: 'Redis URL', hint: 'empty: one host, the embedded event channel', optional: true, initial: () => '', check: (v) => (v === '' || /^rediss?:\/\//.test(v) ? null : 'redis://… or empty') },
+  {
+    key: 'domain',
+    label: 'Mail domain',
+    hint: 'the part after @, e.g. example.org',
+    initial: () => '',
+    check: (v) => (/^[a-z0-9.-]+\.[a-z]{2,}$/i.test(v) ? null : 'a domain such as example.org'),
+  },
+  {
+    key: 'host',
+    label: 'Host name of this server',
+    hint: 'clients and the MX record point here',
+    initial: (a) => (a.domain ? `mail.${a.domain}` : ''),
+    check: (v) => (/^[a-z0-9.-]+$/i.test(v) ? null : 'a host name such as mail.example.org'),
+  },
+  {
+    key: 'baseUrl',
+    label: 'Public base URL',
+    hint: 'where clients reach this server',
+    initial: (a) => (a.host ? `https://${a.host}` : ''),
+    check: (v) => (/^https?:\/\/\S+$/.test(v) ? null : 'an http(s) URL'),
+  },
+  {
+    key: 'authUrl',
+    label: 'Sign-in service URL',
+    hint: 'mail:auth_server_url',
+    initial: (a) => (a.domain ? `https://auth.${a.domain}` : ''),
+    check: (v) => (/^https?:\/\/\S+$/.test(v) ? null : 'an http(s) URL'),
+  },
+  {
+    key: 'authAudience',
+    label: 'Token audience',
+    hint: 'auth:options:audience, as the sign-in service issues it',
+    initial: (a) => a.domain ?? '',
+    check: (v) => (v ? null : 'required'),
+  },
+  {
+    key: 'authIssuer',
+    label: 'Token issuer',
+    hint: 'auth:options:issuer: the sign-in service host',
+    initial: (a) => hostOf(a.authUrl),
+    check: (v) => (v ? null : 'required'),
+  },
+  {
+    key: 'authSecret',
+    label: 'Secret shared with the sign-in service',
+    hint: 'at least 16 characters',
+    secret: true,
+    initial: () => '',
+    check: (v) => (v.length >= 16 ? null : 'at least 16 characters'),
+  },
+  {
+    key: 'datastoreUrl',
+    label: 'PostgreSQL URL',
+    hint: 'empty: the embedded SQLite database',
+    optional: true,
+    initial: () => '',
+    check: (v) => (v === '' || /^postgres(ql)?:\/\//.test(v) ? null : 'postgres://… or empty'),
+  },
+  {
+    key: 'redisUrl',
+    label: 'Redis URL',
+    hint: 'empty: one host, the embedded event channel',
+    optional: true,
+    initial: () => '',
+    check: (v) => (v === '' || /^rediss?:\/\//.test(v) ? null : 'redis://… or empty'),
+  },
 ];
 
 function hostOf(url?: string): string {
@@ -42,7 +99,8 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
   const { exit } = useApp();
   const stored = readConfigFile(input.configFile);
   const known: Answers = {
-    domain: input.domains[0], host: input.host ?? (stored.get('mail:host') as string | undefined),
+    domain: input.domains[0],
+    host: input.host ?? (stored.get('mail:host') as string | undefined),
     baseUrl: input.baseUrl ?? (stored.get('mail:base_url') as string | undefined),
     authAudience: input.authAudience ?? (stored.get('auth:options:audience') as string | undefined),
     authIssuer: input.authIssuer ?? (stored.get('auth:options:issuer') as string | undefined),
@@ -87,12 +145,21 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
     setStarted(true);
     setPhase('working');
     const final: SetupInput = {
-      ...input, domains: [...new Set([a.domain!, ...input.domains])], host: a.host, authUrl: a.authUrl,
-      baseUrl: a.baseUrl || undefined, authAudience: a.authAudience || undefined, authIssuer: a.authIssuer || undefined, redisUrl: a.redisUrl || undefined,
-      authSecret: a.authSecret === '(stored)' ? undefined : a.authSecret, datastoreUrl: a.datastoreUrl || undefined,
+      ...input,
+      domains: [...new Set([a.domain!, ...input.domains])],
+      host: a.host,
+      authUrl: a.authUrl,
+      baseUrl: a.baseUrl || undefined,
+      authAudience: a.authAudience || undefined,
+      authIssuer: a.authIssuer || undefined,
+      redisUrl: a.redisUrl || undefined,
+      authSecret: a.authSecret === '(stored)' ? undefined : a.authSecret,
+      datastoreUrl: a.datastoreUrl || undefined,
     };
-    setupOrFail(final, (step, detail) => setLog((l) => [...l.slice(-12), `${step}: ${detail}`]))
-      .then((r: SetupResult) => finish(0, renderSetup(r)), (e: Error) => finish(1, `svcmail: ${e.message}`));
+    setupOrFail(final, (step, detail) => setLog((l) => [...l.slice(-12), `${step}: ${detail}`])).then(
+      (r: SetupResult) => finish(0, renderSetup(r)),
+      (e: Error) => finish(1, `svcmail: ${e.message}`),
+    );
   };
   if (phase === 'working' && !started) setTimeout(() => start(answers), 0);
 
@@ -131,7 +198,8 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
     for (const c of ch) {
       if (c === '\r' || c === '\n') {
         if (!submit() || phase !== 'asking') return;
-      } else if (c === '\x15') setValue(''); // Ctrl-U
+      } else if (c === '\x15')
+        setValue(''); // Ctrl-U
       else if (c === '\x7f' || c === '\b') erase();
       else if (c >= ' ') typeChar(c);
     }
@@ -143,16 +211,32 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
       <Text bold>svcmail setup</Text>
       <Text dimColor>configuration file: {input.configFile}</Text>
       {todo.slice(0, phase === 'asking' ? index : todo.length).map((d) => (
-        <Text key={d.key}><Text color="green">✔ </Text>{d.label}: {d.secret ? '********' : answers[d.key] || '(default)'}</Text>
+        <Text key={d.key}>
+          <Text color="green">✔ </Text>
+          {d.label}: {d.secret ? '********' : answers[d.key] || '(default)'}
+        </Text>
       ))}
       {phase === 'asking' && q && (
         <Box flexDirection="column">
-          <Text><Text color="cyan">? </Text>{q.label} <Text dimColor>({q.hint})</Text></Text>
-          <Text>› <Text dimColor={untouched}>{q.secret ? '*'.repeat(value.length) : value}</Text><Text inverse> </Text>{untouched && <Text dimColor>  Enter keeps it, typing replaces it, → edits it</Text>}</Text>
-          {error && <Text color="red">  {error}</Text>}
+          <Text>
+            <Text color="cyan">? </Text>
+            {q.label} <Text dimColor>({q.hint})</Text>
+          </Text>
+          <Text>
+            › <Text dimColor={untouched}>{q.secret ? '*'.repeat(value.length) : value}</Text>
+            <Text inverse> </Text>
+            {untouched && <Text dimColor> Enter keeps it, typing replaces it, → edits it</Text>}
+          </Text>
+          {error && <Text color="red"> {error}</Text>}
         </Box>
       )}
-      {phase !== 'asking' && log.map((l, i) => <Text key={i} dimColor={i < log.length - 1}>{i === log.length - 1 && phase === 'working' ? '… ' : '  '}{l}</Text>)}
+      {phase !== 'asking' &&
+        log.map((l, i) => (
+          <Text key={i} dimColor={i < log.length - 1}>
+            {i === log.length - 1 && phase === 'working' ? '… ' : '  '}
+            {l}
+          </Text>
+        ))}
     </Box>
   );
 }
@@ -161,7 +245,16 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
 export async function runWizard(input: SetupInput): Promise<number> {
   let code = 1;
   let text = '';
-  const app = render(<Wizard input={input} done={(c, t) => { code = c; text = t; }} />, { exitOnCtrlC: false });
+  const app = render(
+    <Wizard
+      input={input}
+      done={(c, t) => {
+        code = c;
+        text = t;
+      }}
+    />,
+    { exitOnCtrlC: false },
+  );
   await app.waitUntilExit();
   process.stdout.write(`\n${text}\n`);
   return code;

@@ -2,14 +2,31 @@ import express, { type Express, type Router } from 'express';
 import { authenticate } from '../../lib/auth/index.js';
 import { basicAuth } from '../../lib/basic-auth/index.js';
 import { errorHandler, invalid, notFoundHandler, ApiError } from '../../lib/errors/index.js';
-import { cors, errorBodySchema, OpenApiRegistry, openApiRouter, rejectNul, requestContext, requestTimeout, securityHeaders } from '../../lib/http/index.js';
+import {
+  cors,
+  errorBodySchema,
+  OpenApiRegistry,
+  openApiRouter,
+  rejectNul,
+  requestContext,
+  requestTimeout,
+  securityHeaders,
+} from '../../lib/http/index.js';
 import { ResourceService, resourceRouter, type ResourceRegistry } from '../../lib/resources/index.js';
 import { type Deps } from '../../lib/context/index.js';
 import { aclRouter } from '../../lib/resources/index.js';
 import { dnsChecklistRouter } from '../../lib/dns/index.js';
 import { keysRouter, wellKnownKeysRouter } from '../../lib/keys/index.js';
 import { productRegistry } from '../../lib/catalog.js';
-import { INGEST_STATES, IngestEntryModel, OutboundHandoffModel, ingestAdminRouter, ingestRouter, mailPort, recordingOutbound } from '../../lib/ingest/index.js';
+import {
+  INGEST_STATES,
+  IngestEntryModel,
+  OutboundHandoffModel,
+  ingestAdminRouter,
+  ingestRouter,
+  mailPort,
+  recordingOutbound,
+} from '../../lib/ingest/index.js';
 import { Metrics, adminRouter } from '../../lib/admin/index.js';
 import { pimRouter } from '../../lib/pim/index.js';
 import { escrowRouter } from '../../lib/escrow/index.js';
@@ -18,12 +35,26 @@ import { OUTBOUND_STATES, OutboundJobModel, sendRouter } from '../../lib/send/in
 import { PRODUCT } from '../../lib/version.js';
 import { createRateLimits, trustProxySetting, type RateLimits } from '../../lib/http/index.js';
 import { serverInfoRouter } from '../../lib/http/index.js';
-import { PluginHost, documentOtherRoutes, pluginAdminRouter, pluginRouter, productPlugins, type PluginManifest } from '../../lib/plugins/index.js';
+import {
+  PluginHost,
+  documentOtherRoutes,
+  pluginAdminRouter,
+  pluginRouter,
+  productPlugins,
+  type PluginManifest,
+} from '../../lib/plugins/index.js';
 import { forwardProtocolRequests } from './front-door.js';
 import { except, gateGroup, series } from '../../lib/http/index.js';
 import { impersonationRouter, lifecycleRouter } from '../../lib/lifecycle/index.js';
 import { pagesRouter } from '../../lib/web/index.js';
-import { isPeerDaemon, notReadyPhrase, PEER_DAEMONS, peerReadiness, type PeerDaemon, type PeerProbe } from '../../lib/setup/doctor/index.js';
+import {
+  isPeerDaemon,
+  notReadyPhrase,
+  PEER_DAEMONS,
+  peerReadiness,
+  type PeerDaemon,
+  type PeerProbe,
+} from '../../lib/setup/doctor/index.js';
 
 export interface ApiApp {
   app: Express;
@@ -45,23 +76,47 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   app.set('query parser', 'simple');
   const openapi = new OpenApiRegistry();
 
-  const metrics = new Metrics(deps, [
-    { name: 'svcmail_ingest_entries', help: 'Ingest queue entries by state (queued is the depth; delivered, junk, quarantined are outcomes)', model: IngestEntryModel, field: 'state', states: INGEST_STATES },
-    { name: 'svcmail_outbound_handoffs', help: 'Mail the service originates (reports, auto-replies, list relays) by state', model: OutboundHandoffModel, field: 'state', states: ['queued', 'sent', 'failed'] },
-    { name: 'svcmail_outbound_jobs', help: 'Outbound send jobs (Outbox) by state (queued and handing are the depth; sent, failed, review are outcomes)', model: OutboundJobModel, field: 'state', states: OUTBOUND_STATES },
-  ], { daemon: 'api' });
+  const metrics = new Metrics(
+    deps,
+    [
+      {
+        name: 'svcmail_ingest_entries',
+        help: 'Ingest queue entries by state (queued is the depth; delivered, junk, quarantined are outcomes)',
+        model: IngestEntryModel,
+        field: 'state',
+        states: INGEST_STATES,
+      },
+      {
+        name: 'svcmail_outbound_handoffs',
+        help: 'Mail the service originates (reports, auto-replies, list relays) by state',
+        model: OutboundHandoffModel,
+        field: 'state',
+        states: ['queued', 'sent', 'failed'],
+      },
+      {
+        name: 'svcmail_outbound_jobs',
+        help: 'Outbound send jobs (Outbox) by state (queued and handing are the depth; sent, failed, review are outcomes)',
+        model: OutboundJobModel,
+        field: 'state',
+        states: OUTBOUND_STATES,
+      },
+    ],
+    { daemon: 'api' },
+  );
   // Without nginx the protocol paths go on to the protocols daemon, body unread (Architecture: Supervision).
   // What every request passes through first, as one layer (lib/http/route-gate.ts, series).
-  app.use(series([
-    // First, so the forwarder's own answers (502 api-122 when the protocols daemon is down) carry
-    // them too; a forwarded answer's headers from the protocols daemon replace these.
-    securityHeaders(deps.config),
-    forwardProtocolRequests(deps.config.get('listen:protocols'), deps.log),
-    metrics.middleware(),
-    requestContext(deps.log),
-    cors(deps.config.get('cors:origins')),
-    requestTimeout(deps.config.get('request_timeout_ms')), // a hanging datastore answers 503 api-113, not never
-  ]));
+  app.use(
+    series([
+      // First, so the forwarder's own answers (502 api-122 when the protocols daemon is down) carry
+      // them too; a forwarded answer's headers from the protocols daemon replace these.
+      securityHeaders(deps.config),
+      forwardProtocolRequests(deps.config.get('listen:protocols'), deps.log),
+      metrics.middleware(),
+      requestContext(deps.log),
+      cors(deps.config.get('cors:origins')),
+      requestTimeout(deps.config.get('request_timeout_ms')), // a hanging datastore answers 503 api-113, not never
+    ]),
+  );
 
   // Readiness (Spec: GET /api/status). Public, for load balancers and svcmail start: 200 only when
   // the datastore answers and so does every daemon this api forwards to or wakes that is expected
@@ -93,28 +148,63 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
     }
     for (const p of peers) {
       if (p.state !== 'unchecked' && lastState.get(p.daemon) !== p.state) {
-        if (p.state === 'down') deps.log.warn({ daemon: p.daemon, detail: p.detail }, 'not ready: a daemon the api forwards to does not answer');
+        if (p.state === 'down')
+          deps.log.warn({ daemon: p.daemon, detail: p.detail }, 'not ready: a daemon the api forwards to does not answer');
         else if (lastState.has(p.daemon)) deps.log.info({ daemon: p.daemon, detail: p.detail }, 'ready again: the daemon answers');
       }
       lastState.set(p.daemon, p.state);
     }
     const down = peers.filter((p) => p.state === 'down').map((p) => p.daemon);
-    if (down.length) return next(new ApiError('api-113', `Not ready: ${notReadyPhrase(down)}`, { details: down.map((d) => ({ path: d, message: 'does not answer' })) }));
-    res.json({ status: 'ok', version: PRODUCT.version, datastore: deps.store.kind, daemons: Object.fromEntries(peers.map((p) => [p.daemon, p.state])) });
+    if (down.length)
+      return next(
+        new ApiError('api-113', `Not ready: ${notReadyPhrase(down)}`, {
+          details: down.map((d) => ({ path: d, message: 'does not answer' })),
+        }),
+      );
+    res.json({
+      status: 'ok',
+      version: PRODUCT.version,
+      datastore: deps.store.kind,
+      daemons: Object.fromEntries(peers.map((p) => [p.daemon, p.state])),
+    });
   });
   openapi.add('get', '/api/status', {
-    operationId: 'status', summary: 'Readiness', tags: ['system'], auth: 'none',
+    operationId: 'status',
+    summary: 'Readiness',
+    tags: ['system'],
+    auth: 'none',
     description: [
       '200 only when the datastore answers and so does each expected daemon the api daemon forwards to or wakes: push (/push/status), protocols (/protocols/status) and the worker (its mail:jobs:wake_address, when set).',
       'A daemon is expected while its newest heartbeat record from this host is not a clean stop (a running or crashed daemon is waited for; one never run on this host, or stopped with svcmail stop, is not), or when `require` names it.',
       'Otherwise 503 api-113: the message names the datastore, or the daemons that do not answer, which `details` lists (path: the daemon).',
     ].join(' '),
-    parameters: [{ name: 'require', in: 'query', description: 'Comma-separated daemons to wait for even without a heartbeat on this host (push, protocols, worker; api is accepted and always answers). svcmail start names the daemons it started.', schema: { type: 'string', example: 'push,protocols,worker' } }],
+    parameters: [
+      {
+        name: 'require',
+        in: 'query',
+        description:
+          'Comma-separated daemons to wait for even without a heartbeat on this host (push, protocols, worker; api is accepted and always answers). svcmail start names the daemons it started.',
+        schema: { type: 'string', example: 'push,protocols,worker' },
+      },
+    ],
     responses: {
-      200: { description: 'ready', schema: { type: 'object', required: ['status', 'version', 'datastore', 'daemons'], properties: {
-        status: { type: 'string', enum: ['ok'] }, version: { type: 'string' }, datastore: { type: 'string' },
-        daemons: { type: 'object', description: 'Each daemon beside the api: ready, or unchecked (not expected, or no address to ask).', properties: Object.fromEntries(PEER_DAEMONS.map((d) => [d, { type: 'string', enum: ['ready', 'unchecked'] }])) },
-      } } },
+      200: {
+        description: 'ready',
+        schema: {
+          type: 'object',
+          required: ['status', 'version', 'datastore', 'daemons'],
+          properties: {
+            status: { type: 'string', enum: ['ok'] },
+            version: { type: 'string' },
+            datastore: { type: 'string' },
+            daemons: {
+              type: 'object',
+              description: 'Each daemon beside the api: ready, or unchecked (not expected, or no address to ask).',
+              properties: Object.fromEntries(PEER_DAEMONS.map((d) => [d, { type: 'string', enum: ['ready', 'unchecked'] }])),
+            },
+          },
+        },
+      },
       503: { description: 'not ready: the datastore or an expected daemon does not answer (api-113)', schema: errorBodySchema },
     },
   });
@@ -124,18 +214,22 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   const ingestDeps = { ...deps, port: mailData, outbound: recordingOutbound(deps, mailData) };
   app.use(gateGroup([ingestRouter(ingestDeps, openapi)])); // entered by /internal/mta paths only
 
-  app.use(series([express.json({ limit: deps.config.get('body_limit_bytes'), type: ['application/json', 'application/*+json'] }), rejectNul]));
+  app.use(
+    series([express.json({ limit: deps.config.get('body_limit_bytes'), type: ['application/json', 'application/*+json'] }), rejectNul]),
+  );
   const limits = createRateLimits(deps.config, deps.log);
   // The pages and their assets are public shells (no user data): before sign-in, so an expired
   // cookie still gets the page that sends the user to sign in; counted as anonymous callers.
   app.use(except(['/api/', '/internal/'], pagesRouter(deps, openapi, limits.general)));
   // Spec: Limits. A failed sign-in (bad token, rejected Basic) is counted before it is answered;
   // a caller that passes is counted once, by limits.general.
-  app.use(series([
-    limits.countingFailures(basicAuth(deps.config, { ...deps, failures: limits.failures('basic') })), // app passwords on mail:basic_auth:paths only; before authenticate
-    limits.countingFailures(authenticate(deps.config)),
-    limits.general,
-  ]));
+  app.use(
+    series([
+      limits.countingFailures(basicAuth(deps.config, { ...deps, failures: limits.failures('basic') })), // app passwords on mail:basic_auth:paths only; before authenticate
+      limits.countingFailures(authenticate(deps.config)),
+      limits.general,
+    ]),
+  );
   // The feature routers, in order, as one layer: each is entered only by paths its routes can match (lib/http/route-gate.ts).
   const service = new ResourceService(registry);
   const plugins = new PluginHost(deps, service, opts.plugins ?? productPlugins());
@@ -144,7 +238,9 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
     // Feature routers go before the generic routes: /occurrences, /export, /import, /matter-search are not ids.
     pimRouter(service, deps, openapi),
     messageRouter(service, deps, openapi),
-    sendRouter(service, deps, openapi, { limiter: limits.perUser('send', deps.config.get('mail:send:rate_limit:window_ms'), deps.config.get('mail:send:rate_limit:max')) }),
+    sendRouter(service, deps, openapi, {
+      limiter: limits.perUser('send', deps.config.get('mail:send:rate_limit:window_ms'), deps.config.get('mail:send:rate_limit:max')),
+    }),
     searchRouter(service, deps, openapi),
     composeRouter(service, deps, openapi),
     directoryRouter(deps, openapi),

@@ -3,7 +3,16 @@ import { createConnection, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { RequestHandler } from 'express';
 import { ApiError } from '../../lib/errors/index.js';
-import { addressKey, answerHead, carriesCredentials, clientAddress, RefusalMemory, tooManyRequests, trustOfServer, upgradeRefusal } from '../../lib/http/index.js';
+import {
+  addressKey,
+  answerHead,
+  carriesCredentials,
+  clientAddress,
+  RefusalMemory,
+  tooManyRequests,
+  trustOfServer,
+  upgradeRefusal,
+} from '../../lib/http/index.js';
 import type { Logger } from '../../lib/log/index.js';
 
 /** "host:port" or a unix socket path, as listen:* spell it. */
@@ -84,13 +93,27 @@ export function forwardPushUpgrades(server: Server, pushAddress: string, log: Lo
 /** The paths the protocols daemon serves (Spec: Protocol plugin routes), as packaging/nginx/svcmail.conf routes them. */
 export function isProtocolPath(path: string): boolean {
   const p = path.toLowerCase();
-  return p === '/vendor-server-activesync' || p.startsWith('/vendor-server-activesync/')
-    || p === '/mapi' || p.startsWith('/mapi/')
-    || p.startsWith('/autodiscover/');
+  return (
+    p === '/vendor-server-activesync' ||
+    p.startsWith('/vendor-server-activesync/') ||
+    p === '/mapi' ||
+    p.startsWith('/mapi/') ||
+    p.startsWith('/autodiscover/')
+  );
 }
 
 // Hop-by-hop headers (RFC 9110 7.6.1) belong to one connection and are not passed on.
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authenticate', 'proxy-authorization']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-authenticate',
+  'proxy-authorization',
+]);
 
 /**
  * The front door without nginx for plain HTTP: requests for the protocol paths are streamed to the
@@ -104,7 +127,10 @@ export function forwardProtocolRequests(address: string, log: Logger): RequestHa
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const target = address.startsWith('/')
     ? { socketPath: address }
-    : { host: address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, ''), port: Number(address.slice(address.lastIndexOf(':') + 1)) };
+    : {
+        host: address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, ''),
+        port: Number(address.slice(address.lastIndexOf(':') + 1)),
+      };
   return (req, res, next) => {
     if (!isProtocolPath(req.path)) return next();
     const headers: OutgoingHttpHeaders = {};
@@ -116,7 +142,8 @@ export function forwardProtocolRequests(address: string, log: Logger): RequestHa
     const upstream = httpRequest({ ...target, agent, method: req.method, path: req.originalUrl, headers });
     upstream.on('response', (answer) => {
       const out: string[] = [];
-      for (let i = 0; i < answer.rawHeaders.length; i += 2) if (!HOP_BY_HOP.has(answer.rawHeaders[i].toLowerCase())) out.push(answer.rawHeaders[i], answer.rawHeaders[i + 1]);
+      for (let i = 0; i < answer.rawHeaders.length; i += 2)
+        if (!HOP_BY_HOP.has(answer.rawHeaders[i].toLowerCase())) out.push(answer.rawHeaders[i], answer.rawHeaders[i + 1]);
       res.writeHead(answer.statusCode ?? 502, out);
       answer.pipe(res);
       answer.on('error', () => res.destroy());
@@ -128,7 +155,9 @@ export function forwardProtocolRequests(address: string, log: Logger): RequestHa
       next(new ApiError('api-122'));
     });
     // A client that goes away (a long poll given up) ends the upstream request too.
-    res.on('close', () => { if (!res.writableFinished) upstream.destroy(); });
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
     req.pipe(upstream);
   };
 }

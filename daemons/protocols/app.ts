@@ -57,22 +57,33 @@ export function buildProtocolsApp(deps: Deps, opts: ProtocolsAppOptions = {}): P
   app.get('/protocols/status', async (_req, res, next) => {
     try {
       await deps.store.ping();
-      const plugins = await Promise.all(host.manifests.map(async (m) => ({ name: m.name, version: m.version, loaded: host.loaded(m.name), enabled: await host.states.enabled(m.name) })));
+      const plugins = await Promise.all(
+        host.manifests.map(async (m) => ({
+          name: m.name,
+          version: m.version,
+          loaded: host.loaded(m.name),
+          enabled: await host.states.enabled(m.name),
+        })),
+      );
       res.json({ status: 'ok', version: PRODUCT.version, datastore: deps.store.kind, plugins });
     } catch (e) {
       next(e);
     }
   });
-  app.use(pluginRouter(host, {
-    side: 'protocols', openapi, limiter: limits.general,
-    // App passwords on mail:basic_auth:paths, then tokens (Spec: App passwords (Basic)).
-    // Failures count toward the address's bucket, and the Basic throttle is shared through Redis when
-    // redis:url is set, exactly as in the api daemon.
-    authenticate: [
-      limits.countingFailures(basicAuth(deps.config, { store: deps.store, log: deps.log, failures: limits.failures('basic') })),
-      limits.countingFailures(authenticate(deps.config)),
-    ],
-  }));
+  app.use(
+    pluginRouter(host, {
+      side: 'protocols',
+      openapi,
+      limiter: limits.general,
+      // App passwords on mail:basic_auth:paths, then tokens (Spec: App passwords (Basic)).
+      // Failures count toward the address's bucket, and the Basic throttle is shared through Redis when
+      // redis:url is set, exactly as in the api daemon.
+      authenticate: [
+        limits.countingFailures(basicAuth(deps.config, { store: deps.store, log: deps.log, failures: limits.failures('basic') })),
+        limits.countingFailures(authenticate(deps.config)),
+      ],
+    }),
+  );
   app.use(notFoundHandler);
   app.use(errorHandler);
   return { app, host, openapi, limits };

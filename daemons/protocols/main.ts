@@ -26,8 +26,17 @@ export async function startProtocols(config: Config): Promise<RunningDaemon> {
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
   const address = await listen(server, config.get('listen:protocols'), 'listen:protocols');
-  const heartbeat = startHeartbeat({ config, store, log }, 'protocols', { details: () => ({ plugins: host.manifests.filter((m) => host.loaded(m.name)).map((m) => m.name) }) });
-  log.info({ address, datastore: store.kind, plugins: host.manifests.map((m) => `${m.name}@${m.version}${host.loaded(m.name) ? '' : ' (failed)'}`) }, 'protocols daemon listening');
+  const heartbeat = startHeartbeat({ config, store, log }, 'protocols', {
+    details: () => ({ plugins: host.manifests.filter((m) => host.loaded(m.name)).map((m) => m.name) }),
+  });
+  log.info(
+    {
+      address,
+      datastore: store.kind,
+      plugins: host.manifests.map((m) => `${m.name}@${m.version}${host.loaded(m.name) ? '' : ' (failed)'}`),
+    },
+    'protocols daemon listening',
+  );
   return {
     address,
     async close() {

@@ -17,7 +17,10 @@ export class ChannelAccess {
   readonly #kind = new Map<string, ResourceDecl>();
   readonly #decls: ResourceDecl[];
 
-  constructor(private readonly deps: Deps, registry: ResourceRegistry) {
+  constructor(
+    private readonly deps: Deps,
+    registry: ResourceRegistry,
+  ) {
     // Mailbox-scoped resources first: that is what clients subscribe to.
     this.#decls = registry.all().sort((a, b) => Number(b.scope === 'mailbox') - Number(a.scope === 'mailbox'));
   }

@@ -41,18 +41,27 @@ export class PushConnection {
   #recheckTimer: NodeJS.Timeout | null = null;
   #closed = false;
 
-  constructor(readonly ws: WebSocket, private readonly hub: ConnectionHub, principal: Principal | null) {
+  constructor(
+    readonly ws: WebSocket,
+    private readonly hub: ConnectionHub,
+    principal: Principal | null,
+  ) {
     ws.on('message', (raw, isBinary) => {
-      this.#queue = this.#queue.then(() => this.#onFrame(raw.toString(), isBinary)).catch((e: unknown) => {
-        this.hub.log.warn({ err: (e as Error).message }, 'push frame failed');
-        this.close(1011, 'internal error');
-      });
+      this.#queue = this.#queue
+        .then(() => this.#onFrame(raw.toString(), isBinary))
+        .catch((e: unknown) => {
+          this.hub.log.warn({ err: (e as Error).message }, 'push frame failed');
+          this.close(1011, 'internal error');
+        });
     });
-    ws.on('pong', () => { this.alive = true; });
+    ws.on('pong', () => {
+      this.alive = true;
+    });
     ws.on('close', () => this.#cleanup());
     ws.on('error', () => this.#cleanup());
     if (principal) this.#signIn(principal, undefined);
-    else this.#loginTimer = setTimeout(() => this.close(CLOSE.signInRequired, 'LOGIN expected'), hub.config.get('mail:push:login_timeout_ms'));
+    else
+      this.#loginTimer = setTimeout(() => this.close(CLOSE.signInRequired, 'LOGIN expected'), hub.config.get('mail:push:login_timeout_ms'));
   }
 
   /** Back-pressure: a client that does not read is dropped instead of buffering without bound. */
@@ -95,7 +104,13 @@ export class PushConnection {
       if (!parsed.success) throw new Error('shape');
       frame = parsed.data;
     } catch {
-      this.send(errorFrame(undefined, 'api-106', 'frames are JSON: {id, type: SUBSCRIBE|UNSUBSCRIBE, data: [uid…]} or {type: LOGIN, data: <token>}'));
+      this.send(
+        errorFrame(
+          undefined,
+          'api-106',
+          'frames are JSON: {id, type: SUBSCRIBE|UNSUBSCRIBE, data: [uid…]} or {type: LOGIN, data: <token>}',
+        ),
+      );
       return;
     }
     if (frame.type === 'LOGIN') return this.#login(frame);
@@ -133,7 +148,10 @@ export class PushConnection {
     if (this.#loginTimer) clearTimeout(this.#loginTimer);
     this.#loginTimer = null;
     if (this.#expiryTimer) clearTimeout(this.#expiryTimer);
-    this.#expiryTimer = setTimeout(() => this.close(CLOSE.signInRequired, 'token expired'), Math.max(0, Math.min(p.expiresAt - Date.now(), MAX_TIMER_MS)));
+    this.#expiryTimer = setTimeout(
+      () => this.close(CLOSE.signInRequired, 'token expired'),
+      Math.max(0, Math.min(p.expiresAt - Date.now(), MAX_TIMER_MS)),
+    );
     if (first) {
       this.hub.settled(this); // no longer waiting for LOGIN (mail:push:max_unauthenticated*)
       this.channels.add(p.uid);
@@ -143,7 +161,14 @@ export class PushConnection {
         this.#queue = this.#queue.then(() => this.#recheck()).catch(() => undefined);
       }, period);
     }
-    if (id !== undefined || first) this.send(JSON.stringify({ ...(id !== undefined ? { id } : {}), type: 'LOGGED_IN', data: { uid: p.uid, expiresAt: new Date(p.expiresAt).toISOString() } }));
+    if (id !== undefined || first)
+      this.send(
+        JSON.stringify({
+          ...(id !== undefined ? { id } : {}),
+          type: 'LOGGED_IN',
+          data: { uid: p.uid, expiresAt: new Date(p.expiresAt).toISOString() },
+        }),
+      );
   }
 
   async #subscribe(id: number, wanted: string[]): Promise<void> {

@@ -121,9 +121,11 @@ export class PushHub implements ConnectionHub {
     const url = new URL(req.url ?? '/', 'http://push.invalid');
     const origin = req.headers.origin;
     if (url.pathname !== '/push') refusal = new ApiError('api-107');
-    else if (QUERY_TOKEN_PARAMS.some((p) => url.searchParams.has(p))) refusal = new ApiError('api-100', 'Tokens in the query string are not accepted');
+    else if (QUERY_TOKEN_PARAMS.some((p) => url.searchParams.has(p)))
+      refusal = new ApiError('api-100', 'Tokens in the query string are not accepted');
     // Cookies ride along on cross-site WebSocket upgrades and CSRF tokens cannot: the Origin check is the guard.
-    else if (origin !== undefined && !this.#origins.has(origin)) refusal = new ApiError('api-102', `Origin ${origin} is not in cors:origins`);
+    else if (origin !== undefined && !this.#origins.has(origin))
+      refusal = new ApiError('api-102', `Origin ${origin} is not in cors:origins`);
     else {
       try {
         principal = await this.#principalOf(req);
@@ -162,14 +164,22 @@ export class PushHub implements ConnectionHub {
     const seconds = Math.max(1, Math.ceil(this.config.get('mail:push:login_timeout_ms') / 1000));
     const perAddress = this.config.get('mail:push:max_unauthenticated_per_address');
     if ((this.#waitingPer.get(key) ?? 0) >= perAddress) {
-      return tooManyRequests(seconds, `Too many /push sockets waiting for LOGIN from this address (${perAddress}); sign in at the upgrade or retry in ${seconds} s`);
+      return tooManyRequests(
+        seconds,
+        `Too many /push sockets waiting for LOGIN from this address (${perAddress}); sign in at the upgrade or retry in ${seconds} s`,
+      );
     }
     if (this.#waiting.size >= this.config.get('mail:push:max_unauthenticated')) {
       if (Date.now() - this.#fullWarnedAt > 60_000) {
         this.#fullWarnedAt = Date.now();
-        this.log.warn({ waiting: this.#waiting.size }, 'push: mail:push:max_unauthenticated reached; upgrades without a token are refused (503)');
+        this.log.warn(
+          { waiting: this.#waiting.size },
+          'push: mail:push:max_unauthenticated reached; upgrades without a token are refused (503)',
+        );
       }
-      return new ApiError('api-113', `Too many /push sockets waiting for LOGIN; sign in at the upgrade or retry in ${seconds} s`, { headers: { 'Retry-After': String(seconds) } });
+      return new ApiError('api-113', `Too many /push sockets waiting for LOGIN; sign in at the upgrade or retry in ${seconds} s`, {
+        headers: { 'Retry-After': String(seconds) },
+      });
     }
     return null;
   }
@@ -227,4 +237,3 @@ export class PushHub implements ConnectionHub {
     this.#wss.close();
   }
 }
-

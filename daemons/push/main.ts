@@ -26,17 +26,38 @@ export async function startPush(config: Config): Promise<RunningDaemon> {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/push/status') {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      res.end(JSON.stringify({ status: 'ok', transport: events.transport.name, connections: hub.stats.connections, unauthenticated: hub.waitingCount, channels: hub.channelCount, dropped: hub.stats.dropped, rss: process.memoryUsage().rss }));
+      res.end(
+        JSON.stringify({
+          status: 'ok',
+          transport: events.transport.name,
+          connections: hub.stats.connections,
+          unauthenticated: hub.waitingCount,
+          channels: hub.channelCount,
+          dropped: hub.stats.dropped,
+          rss: process.memoryUsage().rss,
+        }),
+      );
       return;
     }
-    res.writeHead(path === '/push' ? 426 : 404, { 'content-type': 'application/json', ...(path === '/push' ? { upgrade: 'websocket' } : {}) });
-    res.end(JSON.stringify(path === '/push' ? { code: 'api-106', status: 426, message: '/push is a WebSocket' } : { code: 'api-107', status: 404, message: 'Not found' }));
+    res.writeHead(path === '/push' ? 426 : 404, {
+      'content-type': 'application/json',
+      ...(path === '/push' ? { upgrade: 'websocket' } : {}),
+    });
+    res.end(
+      JSON.stringify(
+        path === '/push'
+          ? { code: 'api-106', status: 426, message: '/push is a WebSocket' }
+          : { code: 'api-107', status: 404, message: 'Not found' },
+      ),
+    );
   });
   server.on('upgrade', (req, socket, head) => void hub.handleUpgrade(req, socket, head));
   const address = await listen(server, config.get('listen:push'), 'listen:push');
   log.info({ address, transport: events.transport.name }, 'push daemon listening');
   // The open sockets ride on the heartbeat: /api/metrics reports them (svcmail_push_connections).
-  const heartbeat = startHeartbeat({ config, store, log }, 'push', { details: () => ({ connections: hub.stats.connections, channels: hub.channelCount, dropped: hub.stats.dropped }) });
+  const heartbeat = startHeartbeat({ config, store, log }, 'push', {
+    details: () => ({ connections: hub.stats.connections, channels: hub.channelCount, dropped: hub.stats.dropped }),
+  });
   return {
     address,
     async close() {

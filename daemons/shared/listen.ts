@@ -9,12 +9,18 @@ export function listenError(e: NodeJS.ErrnoException, address: string, setting: 
   switch (e.code) {
     case 'EADDRINUSE': {
       const holder = address.startsWith('/') ? null : portHolder(port);
-      return new ConfigError(`${setting}: ${address} is already in use (EADDRINUSE)${holder ? ` by ${holder}` : ''}; stop that process or choose another address: svcmail config set ${setting} <host:port>`);
+      return new ConfigError(
+        `${setting}: ${address} is already in use (EADDRINUSE)${holder ? ` by ${holder}` : ''}; stop that process or choose another address: svcmail config set ${setting} <host:port>`,
+      );
     }
     case 'EACCES':
-      return new ConfigError(`${setting}: ${address}: permission denied (EACCES); ports below 1024 need root or CAP_NET_BIND_SERVICE, a socket path a writable directory`);
+      return new ConfigError(
+        `${setting}: ${address}: permission denied (EACCES); ports below 1024 need root or CAP_NET_BIND_SERVICE, a socket path a writable directory`,
+      );
     case 'EADDRNOTAVAIL':
-      return new ConfigError(`${setting}: ${address}: no such address on this host (EADDRNOTAVAIL); use one of its addresses, e.g. 127.0.0.1`);
+      return new ConfigError(
+        `${setting}: ${address}: no such address on this host (EADDRNOTAVAIL); use one of its addresses, e.g. 127.0.0.1`,
+      );
     default:
       return new ConfigError(`${setting}: cannot listen on ${address}: ${e.message}`);
   }

@@ -53,7 +53,9 @@ export function portHolder(port: number): string | null {
       let cmd = '';
       try {
         cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ').slice(0, 120);
-      } catch { /* gone meanwhile */ }
+      } catch {
+        /* gone meanwhile */
+      }
       return `pid ${pid}${cmd ? ` (${cmd})` : ''}`;
     }
   }

@@ -56,10 +56,16 @@ export async function runAsProcess(name: string, start: (config: Config) => Prom
     stopWatchdog();
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
-    notify.stopping(`stopping after ${signal}`).then(() => running.close()).then(() => process.exit(0), (e: unknown) => {
-      process.stderr.write(`svcmail-${name}: shutdown after ${signal} failed: ${(e as Error).message}\n`);
-      process.exit(1);
-    });
+    notify
+      .stopping(`stopping after ${signal}`)
+      .then(() => running.close())
+      .then(
+        () => process.exit(0),
+        (e: unknown) => {
+          process.stderr.write(`svcmail-${name}: shutdown after ${signal} failed: ${(e as Error).message}\n`);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -35,26 +35,28 @@ export function createNotifier(env: NodeJS.ProcessEnv = process.env, onError: (e
   const path = env.NOTIFY_SOCKET;
   // unix-dgram copies the path with strncpy, so abstract sockets (@name) cannot be addressed.
   const usable = Boolean(path) && !path!.startsWith('@');
-  if (path?.startsWith('@')) onError(new Error(`NOTIFY_SOCKET ${path} is an abstract socket, which is not supported; readiness is not reported`));
+  if (path?.startsWith('@'))
+    onError(new Error(`NOTIFY_SOCKET ${path} is an abstract socket, which is not supported; readiness is not reported`));
   let socket: DgramSocket | null = null;
-  const send = (text: string) => new Promise<void>((resolve) => {
-    if (!usable) return resolve();
-    try {
-      if (!socket) {
-        const unix = require('unix-dgram') as { createSocket(type: 'unix_dgram'): DgramSocket };
-        socket = unix.createSocket('unix_dgram');
-        socket.on('error', onError);
-      }
-      const buf = Buffer.from(text);
-      socket.send(buf, 0, buf.length, path!, (err) => {
-        if (err) onError(err);
+  const send = (text: string) =>
+    new Promise<void>((resolve) => {
+      if (!usable) return resolve();
+      try {
+        if (!socket) {
+          const unix = require('unix-dgram') as { createSocket(type: 'unix_dgram'): DgramSocket };
+          socket = unix.createSocket('unix_dgram');
+          socket.on('error', onError);
+        }
+        const buf = Buffer.from(text);
+        socket.send(buf, 0, buf.length, path!, (err) => {
+          if (err) onError(err);
+          resolve();
+        });
+      } catch (e) {
+        onError(e as Error);
         resolve();
-      });
-    } catch (e) {
-      onError(e as Error);
-      resolve();
-    }
-  });
+      }
+    });
   const withStatus = (head: string, status?: string) => send(status ? `${head}\nSTATUS=${status}` : head);
   return {
     active: usable,
@@ -65,14 +67,18 @@ export function createNotifier(env: NodeJS.ProcessEnv = process.env, onError: (e
     startWatchdog(alive = () => true) {
       const every = watchdogIntervalMs(env);
       if (!usable || every === null) return () => undefined;
-      const timer = setInterval(() => { if (alive()) void send('WATCHDOG=1'); }, every);
+      const timer = setInterval(() => {
+        if (alive()) void send('WATCHDOG=1');
+      }, every);
       timer.unref();
       return () => clearInterval(timer);
     },
     close() {
       try {
         socket?.close();
-      } catch { /* already closed */ }
+      } catch {
+        /* already closed */
+      }
       socket = null;
     },
   };

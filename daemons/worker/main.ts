@@ -27,13 +27,25 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
   const base = { config, store, events, log };
   const port = mailPort(base);
   let enrolLoop: EnrollmentLoop | null = null;
-  const deps: WorkerDeps = { ...base, port, outbound: recordingOutbound(base, port), scanners: realScanners(config), control: sendControlHooks(undefined, { onAcmeChallenge: () => enrolLoop?.wake() }) };
+  const deps: WorkerDeps = {
+    ...base,
+    port,
+    outbound: recordingOutbound(base, port),
+    scanners: realScanners(config),
+    control: sendControlHooks(undefined, { onAcmeChallenge: () => enrolLoop?.wake() }),
+  };
   const loop = startScanLoop(deps);
   const sendLoop = startSendLoop(sendDepsOf(base, { port: deps.port, outbound: deps.outbound, scanners: deps.scanners }), loop.owner);
   // Signing-certificate enrolment (rfc8823): the driver job, when an ACME CA is configured; its
   // DKIM-signed replies take the outbound hand-off and the send job is woken to relay them.
   const acme = acmeClientFromConfig(config);
-  if (acme) enrolLoop = startEnrollmentLoop(base, acme, acmeReplyMailer(deps, () => sendLoop.wake()), loop.owner);
+  if (acme)
+    enrolLoop = startEnrollmentLoop(
+      base,
+      acme,
+      acmeReplyMailer(deps, () => sendLoop.wake()),
+      loop.owner,
+    );
   const retention = startPeriodicJob(base, retentionJob(base), loop.owner);
   const exportLoop = startEscrowExportLoop(base, loop.owner); // escrow matter exports (issue 10)
   const lifecycle = startLifecycleLoop({ ...base, models }, loop.owner); // mailbox exports, imports, erasures
@@ -42,7 +54,8 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
   const server = createServer((req, res) => {
     // POST /wake/<job> wakes that job (lib/ingest/wake.ts); POST /wake, every job.
     const job = req.method === 'POST' ? /^\/wake(?:\/([a-z]+))?$/.exec(req.url ?? '') : null;
-    const woken = job && (!job[1] ? () => Object.values(wakers).forEach((w) => w()) : Object.hasOwn(wakers, job[1]) ? wakers[job[1] as WakeJob] : null);
+    const woken =
+      job && (!job[1] ? () => Object.values(wakers).forEach((w) => w()) : Object.hasOwn(wakers, job[1]) ? wakers[job[1] as WakeJob] : null);
     if (woken) {
       woken();
       res.writeHead(204).end();

@@ -6,7 +6,9 @@ export const RIGHTS = ['read', 'write', 'create', 'delete', 'share', 'owner', 's
 export type Right = (typeof RIGHTS)[number];
 
 /** user:<uid>, role:<name>, or authenticated (any signed-in user). */
-export const subjectSchema = z.string().regex(/^(user:[^\s:]+|role:[^\s:]+|authenticated)$/, 'must be user:<uid>, role:<name> or authenticated');
+export const subjectSchema = z
+  .string()
+  .regex(/^(user:[^\s:]+|role:[^\s:]+|authenticated)$/, 'must be user:<uid>, role:<name> or authenticated');
 
 export const aclEntryFields = {
   /** The resource name of the record the entry is on (mailboxes, folders, domains, …). */

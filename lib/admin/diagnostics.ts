@@ -36,14 +36,21 @@ async function timed(fn: () => Promise<string>): Promise<Probe> {
 }
 
 // A tiny message: scanning it is the cheapest request the real clients make.
-const PROBE_MESSAGE = Buffer.from('From: diagnostics@localhost\r\nTo: diagnostics@localhost\r\nSubject: svcmail diagnostics probe\r\nMessage-ID: <probe@localhost>\r\n\r\nprobe\r\n');
+const PROBE_MESSAGE = Buffer.from(
+  'From: diagnostics@localhost\r\nTo: diagnostics@localhost\r\nSubject: svcmail diagnostics probe\r\nMessage-ID: <probe@localhost>\r\n\r\nprobe\r\n',
+);
 
 /** rspamd and clamd through the lib/scan clients, with mail:diagnostics:probe_timeout_ms. */
 export async function probeScanners(config: Config): Promise<{ rspamd: Probe; clamd: Probe }> {
   const short = withSetting(config, 'mail:scan:timeout_ms', config.get('mail:diagnostics:probe_timeout_ms'));
   const [rspamd, clamd] = await Promise.all([
-    timed(async () => `${config.get('mail:scan:rspamd:url')}: answered (action ${(await rspamdCheck(short, { raw: PROBE_MESSAGE })).action})`),
-    timed(async () => `${config.get('mail:scan:clamd:address')}: answered (${(await clamdScan(short, PROBE_MESSAGE)).infected ? 'FOUND' : 'OK'})`),
+    timed(
+      async () => `${config.get('mail:scan:rspamd:url')}: answered (action ${(await rspamdCheck(short, { raw: PROBE_MESSAGE })).action})`,
+    ),
+    timed(
+      async () =>
+        `${config.get('mail:scan:clamd:address')}: answered (${(await clamdScan(short, PROBE_MESSAGE)).infected ? 'FOUND' : 'OK'})`,
+    ),
   ]);
   return { rspamd, clamd };
 }
@@ -83,14 +90,26 @@ export async function diagnostics(deps: Pick<Deps, 'config' | 'store'>) {
   ]);
   const names = [...new Set([...DAEMONS, ...beats.map((b) => b.daemon)])];
   const daemons = names.map((daemon) => {
-    const processes = beats.filter((b) => b.daemon === daemon).map((b) => ({
-      instance: b.instance, host: b.host, pid: b.pid, version: b.productVersion, startedAt: b.startedAt, lastSeenAt: b.lastSeenAt,
-      ageSeconds: Math.round((now - new Date(b.lastSeenAt).getTime()) / 1000), intervalSeconds: b.intervalSeconds, stoppedAt: b.stoppedAt, alive: isAlive(b, now), details: b.details,
-    }));
+    const processes = beats
+      .filter((b) => b.daemon === daemon)
+      .map((b) => ({
+        instance: b.instance,
+        host: b.host,
+        pid: b.pid,
+        version: b.productVersion,
+        startedAt: b.startedAt,
+        lastSeenAt: b.lastSeenAt,
+        ageSeconds: Math.round((now - new Date(b.lastSeenAt).getTime()) / 1000),
+        intervalSeconds: b.intervalSeconds,
+        stoppedAt: b.stoppedAt,
+        alive: isAlive(b, now),
+        details: b.details,
+      }));
     return { daemon, alive: processes.filter((p) => p.alive).length, processes };
   });
   const problems: string[] = [];
-  for (const d of daemons) if (d.daemon !== 'protocols' && d.alive === 0) problems.push(`no ${d.daemon} daemon has sent a heartbeat recently`);
+  for (const d of daemons)
+    if (d.daemon !== 'protocols' && d.alive === 0) problems.push(`no ${d.daemon} daemon has sent a heartbeat recently`);
   if (!scanners.rspamd.reachable) problems.push(`rspamd unreachable: ${scanners.rspamd.detail}`);
   if (!scanners.clamd.reachable) problems.push(`clamd unreachable: ${scanners.clamd.detail}`);
   if (!transport.reachable) problems.push(`mail transport: ${transport.detail}`);
@@ -100,7 +119,12 @@ export async function diagnostics(deps: Pick<Deps, 'config' | 'store'>) {
     generatedAt: new Date(now),
     status: problems.length ? 'degraded' : 'ok',
     problems,
-    versions: { product: PRODUCT.version, name: PRODUCT.name, node: process.version, datastore: { kind: store.kind, version: datastoreVersion } },
+    versions: {
+      product: PRODUCT.version,
+      name: PRODUCT.name,
+      node: process.version,
+      datastore: { kind: store.kind, version: datastoreVersion },
+    },
     daemons,
     queues: { ingest, outbound, handoffs },
     scanners,

@@ -9,7 +9,12 @@ import { isAlive, listHeartbeats } from '../settings/index.js';
 
 /** The path with ids and secrets replaced by :id (UUIDs, long tokens, numbers). */
 export function routeTemplate(url: string): string {
-  return url.split('?')[0].split('/').map((seg) => (isId(seg) ? ':id' : seg)).join('/').replace(/(.)\/$/, '$1');
+  return url
+    .split('?')[0]
+    .split('/')
+    .map((seg) => (isId(seg) ? ':id' : seg))
+    .join('/')
+    .replace(/(.)\/$/, '$1');
 }
 
 /** A long token (24 characters or more: uuids, ids) or a number: a path segment that names one record, not a route. */
@@ -42,11 +47,25 @@ export class Metrics {
   constructor(deps: Pick<Deps, 'store'>, gauges: readonly StateGauge[], opts: { daemon: string }) {
     this.registry.setDefaultLabels({ daemon: opts.daemon });
     collectDefaultMetrics({ register: this.registry, prefix: 'svcmail_' });
-    this.requests = new Counter({ name: 'svcmail_http_requests_total', help: 'HTTP requests by method, route template and status', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
-    this.latency = new Histogram({ name: 'svcmail_http_request_duration_seconds', help: 'HTTP request latency by method and route template', labelNames: ['method', 'route'], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [this.registry] });
+    this.requests = new Counter({
+      name: 'svcmail_http_requests_total',
+      help: 'HTTP requests by method, route template and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [this.registry],
+    });
+    this.latency = new Histogram({
+      name: 'svcmail_http_request_duration_seconds',
+      help: 'HTTP request latency by method and route template',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [this.registry],
+    });
     for (const g of gauges) {
       new Gauge({
-        name: g.name, help: g.help, labelNames: ['state'], registers: [this.registry],
+        name: g.name,
+        help: g.help,
+        labelNames: ['state'],
+        registers: [this.registry],
         async collect() {
           const repo = deps.store.repo(g.model);
           const counts = await Promise.all(g.states.map((state) => repo.count({ [g.field]: state })));
@@ -56,7 +75,10 @@ export class Metrics {
     }
     for (const [name, def] of Object.entries(COUNTERS) as Array<[CounterName, (typeof COUNTERS)[CounterName]]>) {
       new Counter({
-        name, help: def.help, labelNames: [...def.labels], registers: [this.registry],
+        name,
+        help: def.help,
+        labelNames: [...def.labels],
+        registers: [this.registry],
         async collect() {
           this.reset();
           for (const c of await readCounter(deps.store, name)) this.inc(c.labels, c.value);
@@ -65,7 +87,10 @@ export class Metrics {
     }
     // From the heartbeats: live processes per daemon, and the push daemons' open sockets.
     new Gauge({
-      name: 'svcmail_daemon_processes', help: 'Processes per daemon whose heartbeat is recent (within three heartbeat periods)', labelNames: ['kind'], registers: [this.registry],
+      name: 'svcmail_daemon_processes',
+      help: 'Processes per daemon whose heartbeat is recent (within three heartbeat periods)',
+      labelNames: ['kind'],
+      registers: [this.registry],
       async collect() {
         this.reset();
         const counts = new Map<string, number>();
@@ -74,7 +99,10 @@ export class Metrics {
       },
     });
     new Gauge({
-      name: 'svcmail_push_connections', help: 'Open /push WebSocket connections per live push daemon process (from its heartbeat)', labelNames: ['instance'], registers: [this.registry],
+      name: 'svcmail_push_connections',
+      help: 'Open /push WebSocket connections per live push daemon process (from its heartbeat)',
+      labelNames: ['instance'],
+      registers: [this.registry],
       async collect() {
         this.reset();
         for (const h of await listHeartbeats(deps.store, { daemon: 'push' })) {
@@ -107,7 +135,14 @@ export class Metrics {
         next(e);
       }
     });
-    openapi.add('get', '/api/metrics', { operationId: 'metrics', summary: 'Prometheus metrics: request counts and latency per route (this process), queue depths, deliveries, sends, scan verdicts, live daemon processes, push connections', tags: ['system'], auth: 'trusted', responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain', schema: { type: 'string' } } } });
+    openapi.add('get', '/api/metrics', {
+      operationId: 'metrics',
+      summary:
+        'Prometheus metrics: request counts and latency per route (this process), queue depths, deliveries, sends, scan verdicts, live daemon processes, push connections',
+      tags: ['system'],
+      auth: 'trusted',
+      responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain', schema: { type: 'string' } } },
+    });
     return router;
   }
 }

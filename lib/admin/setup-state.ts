@@ -21,7 +21,9 @@ export type SetupStep = (typeof SETUP_STEPS)[number];
 const step = z.enum(SETUP_STEPS);
 
 export const setupState = defineSingleton({
-  name: 'setup', table: 'setup_state', read: 'trusted',
+  name: 'setup',
+  table: 'setup_state',
+  read: 'trusted',
   fields: {
     completedSteps: z.array(step).max(SETUP_STEPS.length).default([]),
     /** When the last step was marked done (null while any is open). */
@@ -30,13 +32,22 @@ export const setupState = defineSingleton({
   summary: 'First-run state',
 });
 
-export const setupChange = z.object({
-  complete: z.array(step).max(SETUP_STEPS.length).default([]),
-  reopen: z.array(step).max(SETUP_STEPS.length).default([]),
-  version: z.number().int().min(0).optional(),
-}).strict().refine((b) => b.complete.length + b.reopen.length > 0, 'name at least one step in complete or reopen');
+export const setupChange = z
+  .object({
+    complete: z.array(step).max(SETUP_STEPS.length).default([]),
+    reopen: z.array(step).max(SETUP_STEPS.length).default([]),
+    version: z.number().int().min(0).optional(),
+  })
+  .strict()
+  .refine((b) => b.complete.length + b.reopen.length > 0, 'name at least one step in complete or reopen');
 
-interface DomainRow { name: string; enabled: boolean; verified: boolean; dkimSelector: string; dkimPublicKey?: string | null }
+interface DomainRow {
+  name: string;
+  enabled: boolean;
+  verified: boolean;
+  dkimSelector: string;
+  dkimPublicKey?: string | null;
+}
 
 /** What the first-run guide shows: facts checked now, and the steps marked done. */
 export async function readSetup(deps: Pick<Deps, 'config' | 'store'>) {
@@ -46,12 +57,27 @@ export async function readSetup(deps: Pick<Deps, 'config' | 'store'>) {
   const mailboxes = await deps.store.repo(MailboxModel).count();
   const backend = config.get('mail:pki:backend');
   const caFile = join(localCaDir(config), CA_CERT_FILE);
-  const ca = backend === 'local'
-    ? { backend, present: existsSync(caFile), detail: existsSync(caFile) ? 'local P-256 CA present' : 'no local CA yet: run svcmail setup' }
-    : { backend, present: Boolean(config.get('mail:pki:vault:addr')), detail: config.get('mail:pki:vault:addr') ? `PKI vault at ${config.get('mail:pki:vault:addr')}` : 'mail:pki:vault:addr is not set' };
+  const ca =
+    backend === 'local'
+      ? {
+          backend,
+          present: existsSync(caFile),
+          detail: existsSync(caFile) ? 'local P-256 CA present' : 'no local CA yet: run svcmail setup',
+        }
+      : {
+          backend,
+          present: Boolean(config.get('mail:pki:vault:addr')),
+          detail: config.get('mail:pki:vault:addr')
+            ? `PKI vault at ${config.get('mail:pki:vault:addr')}`
+            : 'mail:pki:vault:addr is not set',
+        };
   const domainView = domains.map((d) => ({
-    name: d.name, enabled: d.enabled, verified: d.verified, dkimSelector: d.dkimSelector,
-    dkimPublicKey: Boolean(d.dkimPublicKey), dkimKeyFile: existsSync(dkimKeyFiles(config, d.name, d.dkimSelector).key),
+    name: d.name,
+    enabled: d.enabled,
+    verified: d.verified,
+    dkimSelector: d.dkimSelector,
+    dkimPublicKey: Boolean(d.dkimPublicKey),
+    dkimKeyFile: existsSync(dkimKeyFiles(config, d.name, d.dkimSelector).key),
   }));
   const ingestSecret = config.get('mail:transport:ingest:secret');
   const configuration = {
@@ -63,11 +89,15 @@ export async function readSetup(deps: Pick<Deps, 'config' | 'store'>) {
   const done = new Set(state.completedSteps);
   return {
     // svcmail setup fills these; without them the deployment cannot take mail or sign-ins.
-    setupRan: configuration.serverId && configuration.ingestSecretChanged && Boolean(configuration.authServerUrl) && config.has('auth:secret'),
+    setupRan:
+      configuration.serverId && configuration.ingestSecretChanged && Boolean(configuration.authServerUrl) && config.has('auth:secret'),
     configuration,
     ca,
     domains: domainView,
-    dkim: { ready: domainView.filter((d) => d.dkimPublicKey && d.dkimKeyFile).map((d) => d.name), missing: domainView.filter((d) => !(d.dkimPublicKey && d.dkimKeyFile)).map((d) => d.name) },
+    dkim: {
+      ready: domainView.filter((d) => d.dkimPublicKey && d.dkimKeyFile).map((d) => d.name),
+      missing: domainView.filter((d) => !(d.dkimPublicKey && d.dkimKeyFile)).map((d) => d.name),
+    },
     mailboxes,
     steps: SETUP_STEPS.map((s) => ({ step: s, done: done.has(s) })),
     complete: SETUP_STEPS.every((s) => done.has(s)),
@@ -83,11 +113,17 @@ export async function changeSetup(ctx: Ctx, input: unknown) {
   const both = body.complete.filter((s) => body.reopen.includes(s));
   if (both.length) throw new ApiError('api-106', `a step cannot be completed and reopened at once: ${both.join(', ')}`);
   // A step whose outcome can be checked is marked done only once it holds.
-  if (body.complete.some((s) => s === 'domains' || s === 'dns') && !(await ctx.store.repo(DomainModel).count())) throw new ApiError('api-120', 'no domain is served yet: add one under /api/mail/domains first');
-  if (body.complete.includes('mailboxes') && !(await ctx.store.repo(MailboxModel).count())) throw new ApiError('api-120', 'no mailbox exists yet');
+  if (body.complete.some((s) => s === 'domains' || s === 'dns') && !(await ctx.store.repo(DomainModel).count()))
+    throw new ApiError('api-120', 'no domain is served yet: add one under /api/mail/domains first');
+  if (body.complete.includes('mailboxes') && !(await ctx.store.repo(MailboxModel).count()))
+    throw new ApiError('api-120', 'no mailbox exists yet');
   const cur = await setupState.read(ctx);
   const steps = SETUP_STEPS.filter((s) => (cur.completedSteps.includes(s) || body.complete.includes(s)) && !body.reopen.includes(s));
   const complete = steps.length === SETUP_STEPS.length;
-  await setupState.write(ctx, { completedSteps: steps, completedAt: complete ? (cur.completedAt ?? new Date()) : null, version: body.version ?? cur.version });
+  await setupState.write(ctx, {
+    completedSteps: steps,
+    completedAt: complete ? (cur.completedAt ?? new Date()) : null,
+    version: body.version ?? cur.version,
+  });
   return readSetup(ctx);
 }

@@ -32,7 +32,11 @@ export interface AuditWho {
   requestId?: string;
 }
 
-export async function writeAudit(store: Store, who: AuditWho, entry: Omit<AuditEntry, 'actor' | 'actorVia' | 'ip' | 'requestId'>): Promise<void> {
+export async function writeAudit(
+  store: Store,
+  who: AuditWho,
+  entry: Omit<AuditEntry, 'actor' | 'actorVia' | 'ip' | 'requestId'>,
+): Promise<void> {
   await store.repo<AuditEntry>(AuditEntryModel).create({
     ...entry,
     actor: who.principal.uid,

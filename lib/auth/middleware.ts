@@ -26,7 +26,13 @@ export function devAutoLoginActive(config: Config): boolean {
 
 export function devPrincipal(config: Config): Principal {
   const now = Date.now();
-  return { uid: config.get('mail:dev_auto_login:uid'), roles: config.get('mail:dev_auto_login:roles'), elevatedAt: now, expiresAt: now + 3600_000, via: 'dev' };
+  return {
+    uid: config.get('mail:dev_auto_login:uid'),
+    roles: config.get('mail:dev_auto_login:roles'),
+    elevatedAt: now,
+    expiresAt: now + 3600_000,
+    via: 'dev',
+  };
 }
 
 /** The secret the verifier uses; in development without one, a random per-process secret (no token can match). */

@@ -15,7 +15,8 @@ interface SessionClaims extends JWTPayload {
  */
 function elevationTime(v: unknown, nowMs: number, toleranceMs: number): number | null {
   if (v === undefined || v === null || v === false) return null;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new ApiError('api-101', 'Token not accepted: the elevated claim must be the time of the confirmation (seconds since the epoch)');
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
+    throw new ApiError('api-101', 'Token not accepted: the elevated claim must be the time of the confirmation (seconds since the epoch)');
   const ms = v < 1e12 ? v * 1000 : v;
   if (ms > nowMs + toleranceMs) throw new ApiError('api-101', 'Token not accepted: the elevated claim lies in the future');
   return ms;
@@ -27,8 +28,10 @@ function checkIssuedAt(payload: JWTPayload, config: Config, nowS: number): void 
   const maxAge = config.get('auth:options:max_token_age_seconds');
   const { iat, exp } = payload;
   if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new ApiError('api-101', 'Token not accepted: iat (issued at) is required');
-  if (iat > nowS + tolerance) throw new ApiError('api-101', 'Token not accepted: issued in the future (check the clocks of the sign-in service and this server)');
-  if (exp! - iat > maxAge + tolerance) throw new ApiError('api-101', `Token not accepted: its lifetime exceeds ${maxAge} s (auth:options:max_token_age_seconds)`);
+  if (iat > nowS + tolerance)
+    throw new ApiError('api-101', 'Token not accepted: issued in the future (check the clocks of the sign-in service and this server)');
+  if (exp! - iat > maxAge + tolerance)
+    throw new ApiError('api-101', `Token not accepted: its lifetime exceeds ${maxAge} s (auth:options:max_token_age_seconds)`);
 }
 
 function signingAlgorithm(token: string): string {
@@ -50,7 +53,10 @@ export class TokenVerifier {
    * Token lifecycle), so a cache hit is the same verdict the signature check would give again.
    */
   readonly #cache = new Map<string, Omit<Principal, 'via'>>();
-  constructor(private readonly config: Config, secret: string) {
+  constructor(
+    private readonly config: Config,
+    secret: string,
+  ) {
     this.#key = new TextEncoder().encode(secret);
   }
 
@@ -70,7 +76,10 @@ export class TokenVerifier {
     // Spec: Session token — OAuth access tokens (RS256 and the like, own issuer, no roles) are another
     // kind of token, not a wrong one: the caller must exchange it at /oauth/session-token and sign in.
     if (/^(RS|PS|ES)\d+$|^EdDSA$/.test(signingAlgorithm(token))) {
-      throw new ApiError('api-100', 'Sign-in required: OAuth access tokens are not accepted; exchange it for a session token at the sign-in service (/oauth/session-token)');
+      throw new ApiError(
+        'api-100',
+        'Sign-in required: OAuth access tokens are not accepted; exchange it for a session token at the sign-in service (/oauth/session-token)',
+      );
     }
     let payload: SessionClaims;
     try {
@@ -91,6 +100,11 @@ export class TokenVerifier {
     if (typeof uid !== 'string' || !uid || !Array.isArray(roles) || !roles.every((r) => typeof r === 'string')) {
       throw new ApiError('api-101', 'Token not accepted: profile.uid and profile.roles are required');
     }
-    return { uid, roles: roles as string[], elevatedAt: elevationTime(payload.elevated, now, this.config.get('auth:options:clock_tolerance_seconds') * 1000), expiresAt: payload.exp! * 1000 };
+    return {
+      uid,
+      roles: roles as string[],
+      elevatedAt: elevationTime(payload.elevated, now, this.config.get('auth:options:clock_tolerance_seconds') * 1000),
+      expiresAt: payload.exp! * 1000,
+    };
   }
 }

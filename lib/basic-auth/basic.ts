@@ -57,7 +57,9 @@ function parseBasic(header: string): { username: string; password: string } | nu
 }
 
 function rejected(config: Config, message?: string): ApiError {
-  return new ApiError('api-118', message, { headers: { 'WWW-Authenticate': `Basic realm="${config.get('mail:basic_auth:realm')}", charset="UTF-8"` } });
+  return new ApiError('api-118', message, {
+    headers: { 'WWW-Authenticate': `Basic realm="${config.get('mail:basic_auth:realm')}", charset="UTF-8"` },
+  });
 }
 
 /** A mailbox address is asked about as its owner's uid; anything else is asked about as given. */
@@ -83,7 +85,8 @@ export function basicAuth(config: Config, deps: BasicAuthDeps): RequestHandler {
   const verifier = new TokenVerifier(config, tokenSecret(config));
   const cache = new Map<string, { principal: Principal; until: number }>();
   const failures = deps.failures ?? new MemoryFailureCounters(now);
-  if (!deps.failures && config.get('redis:url')) deps.log?.warn('Basic app-password failures are counted per process although redis:url is set');
+  if (!deps.failures && config.get('redis:url'))
+    deps.log?.warn('Basic app-password failures are counted per process although redis:url is set');
   const windowMs = config.get('mail:basic_auth:throttle:window_ms');
   const limits = {
     pair: config.get('mail:basic_auth:throttle:per_address_user'),
@@ -104,7 +107,10 @@ export function basicAuth(config: Config, deps: BasicAuthDeps): RequestHandler {
     try {
       res = await fetch(`${base}/api/auth/password`, {
         method: 'GET',
-        headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`, accept: 'application/json' },
+        headers: {
+          authorization: `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`,
+          accept: 'application/json',
+        },
         redirect: 'error',
         signal: AbortSignal.timeout(SIGNIN_TIMEOUT_MS),
       });
@@ -140,20 +146,28 @@ export function basicAuth(config: Config, deps: BasicAuthDeps): RequestHandler {
       if (!isBasicHeader(header) || !isBasicAuthPath(config, req.path)) return next();
       const cred = parseBasic(header!);
       const keys = keysOf(req, cred?.username ?? '');
-      const wait = Math.max(...await counted(() => Promise.all([
-        failures.blockedFor(keys.address, limits.address),
-        cred ? failures.blockedFor(keys.pair, limits.pair) : 0,
-        cred ? failures.blockedFor(keys.user, limits.user) : 0,
-      ])));
+      const wait = Math.max(
+        ...(await counted(() =>
+          Promise.all([
+            failures.blockedFor(keys.address, limits.address),
+            cred ? failures.blockedFor(keys.pair, limits.pair) : 0,
+            cred ? failures.blockedFor(keys.user, limits.user) : 0,
+          ]),
+        )),
+      );
       if (wait > 0) {
         const seconds = Math.max(1, Math.ceil(wait / 1000));
-        throw new ApiError('api-109', `Too many failed sign-in attempts; retry in ${seconds} s`, { headers: { 'Retry-After': String(seconds) } });
+        throw new ApiError('api-109', `Too many failed sign-in attempts; retry in ${seconds} s`, {
+          headers: { 'Retry-After': String(seconds) },
+        });
       }
       const fail = async (message?: string) => {
-        await counted(() => Promise.all([
-          failures.add(keys.address, windowMs),
-          ...(cred ? [failures.add(keys.pair, windowMs), failures.add(keys.user, windowMs)] : []),
-        ]));
+        await counted(() =>
+          Promise.all([
+            failures.add(keys.address, windowMs),
+            ...(cred ? [failures.add(keys.pair, windowMs), failures.add(keys.user, windowMs)] : []),
+          ]),
+        );
         return rejected(config, message);
       };
       if (!cred) throw await fail('Malformed Basic credentials');

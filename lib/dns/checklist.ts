@@ -29,7 +29,12 @@ export interface DomainDnsInput {
 const TTL = 3600;
 
 export function zoneLine(type: RecordType, name: string, value: string): string {
-  const v = type === 'TXT' ? txtChunks(value).map((c) => `"${c}"`).join(' ') : value;
+  const v =
+    type === 'TXT'
+      ? txtChunks(value)
+          .map((c) => `"${c}"`)
+          .join(' ')
+      : value;
   return `${name}. ${TTL} IN ${type} ${v}`;
 }
 
@@ -51,17 +56,38 @@ export function svcTxt(serverId: string, host: string): string {
 
 export function checklistFor(input: DomainDnsInput): ChecklistItem[] {
   const { domain, host } = input;
-  const item = (purpose: string, type: RecordType, name: string, value: string, note: string): ChecklistItem =>
-    ({ purpose, domain, type, name, value, record: zoneLine(type, name, value), note });
+  const item = (purpose: string, type: RecordType, name: string, value: string, note: string): ChecklistItem => ({
+    purpose,
+    domain,
+    type,
+    name,
+    value,
+    record: zoneLine(type, name, value),
+    note,
+  });
   const items = [
     item('mx', 'MX', domain, `10 ${host}.`, 'mail for the domain goes to this host'),
     item('spf', 'TXT', domain, 'v=spf1 mx -all', 'only the MX hosts send for the domain (merge into an existing v=spf1 record)'),
   ];
   if (input.dkimPublicKey) {
-    items.push(item('dkim', 'TXT', `${input.dkimSelector}._domainkey.${domain}`, `v=DKIM1; k=rsa; p=${dkimKeyData(input.dkimPublicKey)}`, 'public half of the DKIM signing key'));
+    items.push(
+      item(
+        'dkim',
+        'TXT',
+        `${input.dkimSelector}._domainkey.${domain}`,
+        `v=DKIM1; k=rsa; p=${dkimKeyData(input.dkimPublicKey)}`,
+        'public half of the DKIM signing key',
+      ),
+    );
   }
   items.push(
-    item('dmarc', 'TXT', `_dmarc.${domain}`, `v=DMARC1; p=quarantine; rua=mailto:postmaster@${domain}`, 'receivers quarantine mail failing SPF and DKIM'),
+    item(
+      'dmarc',
+      'TXT',
+      `_dmarc.${domain}`,
+      `v=DMARC1; p=quarantine; rua=mailto:postmaster@${domain}`,
+      'receivers quarantine mail failing SPF and DKIM',
+    ),
     item('svc', 'TXT', `_svc.${domain}`, svcTxt(input.serverId, host), 'clients and other servers find this server from an address'),
     item('autodiscover-cname', 'CNAME', `autodiscover.${domain}`, `${host}.`, 'mail clients find the autodiscover service'),
     item('autodiscover-srv', 'SRV', `_autodiscover._tcp.${domain}`, `0 0 443 ${host}.`, 'autodiscover for clients that try SRV'),

@@ -34,10 +34,18 @@ const fqdn = (s: string) => s.replace(/\.?$/, '.').toLowerCase();
 
 function render(type: RecordType, data: unknown): string {
   switch (type) {
-    case 'TXT': return (data as Buffer[]).map((b) => b.toString()).join('');
-    case 'MX': { const d = data as { preference: number; exchange: string }; return `${d.preference} ${fqdn(d.exchange)}`; }
-    case 'CNAME': return fqdn(data as string);
-    case 'SRV': { const d = data as { priority: number; weight: number; port: number; target: string }; return `${d.priority} ${d.weight} ${d.port} ${fqdn(d.target)}`; }
+    case 'TXT':
+      return (data as Buffer[]).map((b) => b.toString()).join('');
+    case 'MX': {
+      const d = data as { preference: number; exchange: string };
+      return `${d.preference} ${fqdn(d.exchange)}`;
+    }
+    case 'CNAME':
+      return fqdn(data as string);
+    case 'SRV': {
+      const d = data as { priority: number; weight: number; port: number; target: string };
+      return `${d.priority} ${d.weight} ${d.port} ${fqdn(d.target)}`;
+    }
   }
 }
 
@@ -45,8 +53,15 @@ function askOnce(server: Nameserver, name: string, type: RecordType, timeoutMs: 
   return new Promise((resolve, reject) => {
     const id = randomInt(1, 65535);
     const sock = createSocket(isIPv6(server.host) ? 'udp6' : 'udp4');
-    const timer = setTimeout(() => { sock.close(); reject(new Error(`no answer from ${server.host}:${server.port} within ${timeoutMs} ms`)); }, timeoutMs);
-    sock.on('error', (e) => { clearTimeout(timer); sock.close(); reject(e); });
+    const timer = setTimeout(() => {
+      sock.close();
+      reject(new Error(`no answer from ${server.host}:${server.port} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    sock.on('error', (e) => {
+      clearTimeout(timer);
+      sock.close();
+      reject(e);
+    });
     sock.on('message', (msg) => {
       let packet: dnsPacket.DecodedPacket;
       try {

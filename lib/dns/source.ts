@@ -22,7 +22,13 @@ export async function dnsInputs(config: Config, store: Store, only?: string): Pr
       const { pub } = dkimKeyFiles(config, d.name, d.dkimSelector);
       if (existsSync(pub)) key = readFileSync(pub, 'utf8');
     }
-    return { domain: d.name, host: host || `mail.${d.name}`, serverId: config.get('mail:server_id') || '<run svcmail setup>', dkimSelector: d.dkimSelector, dkimPublicKey: key };
+    return {
+      domain: d.name,
+      host: host || `mail.${d.name}`,
+      serverId: config.get('mail:server_id') || '<run svcmail setup>',
+      dkimSelector: d.dkimSelector,
+      dkimPublicKey: key,
+    };
   });
 }
 

@@ -19,7 +19,9 @@ export function verdicts(checked: readonly CheckedItem[], verified: ReadonlyMap<
   const domains = [...new Set(checked.map((i) => i.domain))];
   return domains.map((domain) => {
     const items = checked.filter((i) => i.domain === domain);
-    const missing = items.filter((i) => i.status !== 'present').map((i) => ({ purpose: i.purpose, status: i.status, record: i.record, fix: i.fix ?? `add: ${i.record}` }));
+    const missing = items
+      .filter((i) => i.status !== 'present')
+      .map((i) => ({ purpose: i.purpose, status: i.status, record: i.record, fix: i.fix ?? `add: ${i.record}` }));
     const mxHere = items.some((i) => i.purpose === 'mx' && i.status === 'present');
     return { domain, verified: Boolean(verified.get(domain)) || mxHere, changed: !verified.get(domain) && mxHere, missing };
   });

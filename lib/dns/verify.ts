@@ -4,7 +4,12 @@ import type { Store } from '../storage/index.js';
 import type { CheckedItem } from './check.js';
 import { verdicts, type DomainVerdict } from './verdicts.js';
 
-interface DomainRow { uid: string; version: number; name: string; verified: boolean }
+interface DomainRow {
+  uid: string;
+  version: number;
+  name: string;
+  verified: boolean;
+}
 
 /** Marks verified every checked domain whose MX is present (audited as `who`); answers the verdicts. */
 export async function verifyCheckedDomains(store: Store, who: AuditWho, checked: readonly CheckedItem[]): Promise<DomainVerdict[]> {
@@ -14,7 +19,14 @@ export async function verifyCheckedDomains(store: Store, who: AuditWho, checked:
   for (const v of out.filter((x) => x.changed)) {
     const row = rows.find((r) => r.name === v.domain)!;
     await repo.update(row.uid, { verified: true }, { expectedVersion: row.version });
-    await writeAudit(store, who, { action: 'domains.verify', resource: 'domains', resourceUid: row.uid, before: { verified: false }, after: { verified: true }, details: { by: 'dns-check', mx: 'present' } });
+    await writeAudit(store, who, {
+      action: 'domains.verify',
+      resource: 'domains',
+      resourceUid: row.uid,
+      before: { verified: false },
+      after: { verified: true },
+      details: { by: 'dns-check', mx: 'present' },
+    });
   }
   return out;
 }

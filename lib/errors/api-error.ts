@@ -24,7 +24,8 @@ export class ApiError extends Error {
 
   /** The spec's error body: code, status, message (plus details for validation errors). */
   toBody(): { code: ErrorCode; status: number; message: string; details?: ErrorDetail[] } {
-    return this.details ? { code: this.code, status: this.status, message: this.message, details: this.details }
+    return this.details
+      ? { code: this.code, status: this.status, message: this.message, details: this.details }
       : { code: this.code, status: this.status, message: this.message };
   }
 }
@@ -35,4 +36,3 @@ export const notFound = (what = 'Not found'): ApiError => new ApiError('api-107'
 export const invalid = (message: string, details?: ErrorDetail[]): ApiError => new ApiError('api-106', message, { details });
 export const conflict = (message?: string): ApiError => new ApiError('api-108', message);
 export const denied = (message?: string): ApiError => new ApiError('api-102', message);
-

@@ -1,7 +1,15 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError } from './api-error.js';
 
-interface BodyParserError { type?: string; status?: number; expose?: boolean; body?: unknown; limit?: number; length?: number; message?: string }
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  expose?: boolean;
+  body?: unknown;
+  limit?: number;
+  length?: number;
+  message?: string;
+}
 
 /** What is wrong with a body express.json could not take, in words a client can act on. */
 function parseFailure(bp: BodyParserError): ApiError {
@@ -9,8 +17,13 @@ function parseFailure(bp: BodyParserError): ApiError {
     try {
       JSON.parse(bp.body);
       // Valid JSON, but a bare value: strict JSON bodies are objects or arrays.
-      return new ApiError('api-111', 'The body must be a JSON object, not a bare value; to set one property send {"value": <new value>, "version": <the record\'s version>}');
-    } catch { /* not JSON at all */ }
+      return new ApiError(
+        'api-111',
+        'The body must be a JSON object, not a bare value; to set one property send {"value": <new value>, "version": <the record\'s version>}',
+      );
+    } catch {
+      /* not JSON at all */
+    }
   }
   return new ApiError('api-111', `Malformed request body: not valid JSON${bp.message ? ` (${bp.message.slice(0, 120)})` : ''}`);
 }
@@ -20,7 +33,11 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const bp = err as BodyParserError;
   if (bp && typeof bp === 'object' && typeof bp.type === 'string') {
-    if (bp.type === 'entity.too.large') return new ApiError('api-110', `Request too large: the body has ${bp.length ?? 'more'} bytes and this route takes at most ${bp.limit ?? 'fewer'} (JSON bodies: body_limit_bytes)`);
+    if (bp.type === 'entity.too.large')
+      return new ApiError(
+        'api-110',
+        `Request too large: the body has ${bp.length ?? 'more'} bytes and this route takes at most ${bp.limit ?? 'fewer'} (JSON bodies: body_limit_bytes)`,
+      );
     if (bp.type === 'entity.parse.failed') return parseFailure(bp);
     if (bp.type === 'encoding.unsupported' || bp.type === 'charset.unsupported') return new ApiError('api-117');
     if (bp.type === 'request.aborted') return new ApiError('api-111', 'Request aborted');
@@ -31,7 +48,8 @@ export function toApiError(err: unknown): ApiError {
   // A path parameter that is not valid percent-encoding (the router's decodeURIComponent failed).
   if (err instanceof URIError) return new ApiError('api-106', 'The path is not valid percent-encoded UTF-8');
   // http-errors from express.static (a missing asset): the same 404 as an unknown route.
-  if (bp && typeof bp === 'object' && bp.status === 404 && (bp as { statusCode?: number }).statusCode === 404) return new ApiError('api-107');
+  if (bp && typeof bp === 'object' && bp.status === 404 && (bp as { statusCode?: number }).statusCode === 404)
+    return new ApiError('api-107');
   return new ApiError('api-199');
 }
 

@@ -2,7 +2,16 @@ import { ApiError, notFound } from '../errors/index.js';
 import type { Ctx } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { appendEscrowAudit } from './audit.js';
-import { AccessRequestModel, ApprovalModel, EscrowScopeModel, MatterModel, type AccessRequest, type Approval, type Matter, type Scope } from './models.js';
+import {
+  AccessRequestModel,
+  ApprovalModel,
+  EscrowScopeModel,
+  MatterModel,
+  type AccessRequest,
+  type Approval,
+  type Matter,
+  type Scope,
+} from './models.js';
 
 // Who may act on escrow records (issue 10; Spec: "holders act only on scopes they hold"). Every
 // escrow route needs a trusted role with fresh elevation; on top of that, a record bound to a scope
@@ -32,7 +41,12 @@ export async function heldScopeUids(ctx: Pick<Ctx, 'store' | 'principal'>): Prom
  * The scope, for one of its holders. A non-holder gets 404 like a missing scope; with `attempted`
  * (outside a transaction only, else the entry would roll back with the refusal) the refusal is audited.
  */
-export async function scopeForHolder(ctx: Ctx, scopeUid: string, attempted?: string, details: Record<string, unknown> = {}): Promise<Row<Scope>> {
+export async function scopeForHolder(
+  ctx: Ctx,
+  scopeUid: string,
+  attempted?: string,
+  details: Record<string, unknown> = {},
+): Promise<Row<Scope>> {
   const scope = await ctx.store.repo<Scope>(EscrowScopeModel).get(scopeUid);
   if (!scope) throw notFound();
   if (!isHolder(scope, ctx.principal.uid)) {
@@ -48,7 +62,11 @@ export async function matterForHolder(ctx: Ctx, matterUid: string, attempted?: s
   return { matter, scope: await scopeForHolder(ctx, matter.scopeUid, attempted, { matterUid }) };
 }
 
-export async function requestForHolder(ctx: Ctx, requestUid: string, attempted?: string): Promise<Held<{ request: Row<AccessRequest>; matter: Row<Matter> }>> {
+export async function requestForHolder(
+  ctx: Ctx,
+  requestUid: string,
+  attempted?: string,
+): Promise<Held<{ request: Row<AccessRequest>; matter: Row<Matter> }>> {
   const request = await ctx.store.repo<AccessRequest>(AccessRequestModel).get(requestUid);
   if (!request) throw notFound();
   const { matter, scope } = await matterForHolder(ctx, request.matterUid, attempted);
@@ -77,7 +95,11 @@ export async function approve(store: Ctx['store'], requestUid: string, holder: s
  * request is live, the matter is open, M approvals by current holders younger than the TTL. A
  * refusal is audited (call outside a transaction) and answers 409 api-120 or 403 api-102.
  */
-export async function checkRelease(ctx: Ctx, h: Held<{ request: Row<AccessRequest>; matter: Row<Matter> }>, action: string): Promise<Approval[]> {
+export async function checkRelease(
+  ctx: Ctx,
+  h: Held<{ request: Row<AccessRequest>; matter: Row<Matter> }>,
+  action: string,
+): Promise<Approval[]> {
   const refuse = async (code: 'api-102' | 'api-120', why: string): Promise<never> => {
     await escrowAudit(ctx, `${action}.refused`, h.scope.uid, { requestUid: h.request.uid, reason: why });
     throw new ApiError(code, why);
@@ -87,7 +109,10 @@ export async function checkRelease(ctx: Ctx, h: Held<{ request: Row<AccessReques
   const ttl = ctx.config.get('mail:escrow:approval_ttl_hours');
   const valid = validApprovals(await approvalsOf(ctx.store, h.request.uid), h.scope, ttl);
   if (valid.length < h.scope.approvalsRequired) {
-    await refuse('api-102', `${valid.length} valid approvals of ${h.scope.approvalsRequired} required (approvals expire after ${ttl} h and count only while the approver holds the scope)`);
+    await refuse(
+      'api-102',
+      `${valid.length} valid approvals of ${h.scope.approvalsRequired} required (approvals expire after ${ttl} h and count only while the approver holds the scope)`,
+    );
   }
   return valid;
 }

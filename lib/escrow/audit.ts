@@ -13,7 +13,10 @@ const GENESIS = '0'.repeat(64);
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object' && !(v instanceof Date)) {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v instanceof Date ? v.toISOString() : v);
 }
@@ -22,7 +25,15 @@ type Hashed = Pick<EscrowAuditEntry, 'seq' | 'actor' | 'action' | 'scopeUid' | '
 
 function digest(config: Config, alg: EscrowAuditEntry['alg'], e: Hashed): string {
   // scopeUid is hashed when set; entries written before it existed keep their hashes.
-  const body = canonical({ seq: e.seq, actor: e.actor, action: e.action, ...(e.scopeUid ? { scopeUid: e.scopeUid } : {}), details: e.details, at: e.at, prevHash: e.prevHash });
+  const body = canonical({
+    seq: e.seq,
+    actor: e.actor,
+    action: e.action,
+    ...(e.scopeUid ? { scopeUid: e.scopeUid } : {}),
+    details: e.details,
+    at: e.at,
+    prevHash: e.prevHash,
+  });
   if (alg === 'hmac-sha256') return createHmac('sha256', config.get('mail:escrow:audit_hmac_key')).update(body).digest('hex');
   return createHash('sha256').update(body).digest('hex');
 }
@@ -41,7 +52,16 @@ export async function appendEscrowAudit(store: Store, config: Config, input: Esc
   const alg = config.get('mail:escrow:audit_hmac_key') ? 'hmac-sha256' : 'sha256';
   for (let attempt = 0; attempt < 20; attempt++) {
     const [last] = await repo.list({ sort: [{ field: 'seq', dir: 'desc' }], limit: 1 });
-    const entry = { seq: (last?.seq ?? 0) + 1, actor: input.actor, action: input.action, scopeUid: input.scopeUid, details: input.details ?? {}, at: new Date().toISOString(), prevHash: last?.hash ?? GENESIS, alg } as const;
+    const entry = {
+      seq: (last?.seq ?? 0) + 1,
+      actor: input.actor,
+      action: input.action,
+      scopeUid: input.scopeUid,
+      details: input.details ?? {},
+      at: new Date().toISOString(),
+      prevHash: last?.hash ?? GENESIS,
+      alg,
+    } as const;
     try {
       return await repo.create({ ...entry, hash: digest(config, alg, entry) });
     } catch (e) {
@@ -70,10 +90,14 @@ export async function verifyEscrowAudit(store: Store, config: Config): Promise<C
     const rows = await repo.list({ sort: [{ field: 'seq', dir: 'asc' }], limit: 1000, offset: page * 1000 });
     for (const e of rows) {
       n += 1;
-      if (e.seq !== expectSeq) return { ok: false, entries: n, brokenAt: { seq: e.seq, reason: `expected entry ${expectSeq}: an entry is missing` } };
-      if (!same(e.prevHash, prev)) return { ok: false, entries: n, brokenAt: { seq: e.seq, reason: 'does not link to the previous entry' } };
-      if (e.alg === 'hmac-sha256' && !config.get('mail:escrow:audit_hmac_key')) return { ok: false, entries: n, brokenAt: { seq: e.seq, reason: 'keyed entry, but mail:escrow:audit_hmac_key is not set' } };
-      if (!same(e.hash, digest(config, e.alg, e))) return { ok: false, entries: n, brokenAt: { seq: e.seq, reason: 'its content does not match its hash' } };
+      if (e.seq !== expectSeq)
+        return { ok: false, entries: n, brokenAt: { seq: e.seq, reason: `expected entry ${expectSeq}: an entry is missing` } };
+      if (!same(e.prevHash, prev))
+        return { ok: false, entries: n, brokenAt: { seq: e.seq, reason: 'does not link to the previous entry' } };
+      if (e.alg === 'hmac-sha256' && !config.get('mail:escrow:audit_hmac_key'))
+        return { ok: false, entries: n, brokenAt: { seq: e.seq, reason: 'keyed entry, but mail:escrow:audit_hmac_key is not set' } };
+      if (!same(e.hash, digest(config, e.alg, e)))
+        return { ok: false, entries: n, brokenAt: { seq: e.seq, reason: 'its content does not match its hash' } };
       prev = e.hash;
       expectSeq += 1;
     }

@@ -81,7 +81,15 @@ export async function buildExportArchive(deps: Pick<Deps, 'config' | 'store'>, e
       const repo = deps.store.repo<Message>(MessageModel);
       const filter = { mailboxUid: { $in: matter.custodians }, date: { $gte: new Date(matter.from), $lte: new Date(matter.to) } };
       for (let page = 0; ; page++) {
-        const rows = await repo.list({ filter, sort: [{ field: 'date', dir: 'asc' }, { field: 'uid', dir: 'asc' }], limit: PAGE, offset: page * PAGE });
+        const rows = await repo.list({
+          filter,
+          sort: [
+            { field: 'date', dir: 'asc' },
+            { field: 'uid', dir: 'asc' },
+          ],
+          limit: PAGE,
+          offset: page * PAGE,
+        });
         for (const m of rows) {
           const raw = await loadRaw(deps, m.blobId);
           const quoted = mboxrdQuote(raw);
@@ -90,9 +98,20 @@ export async function buildExportArchive(deps: Pick<Deps, 'config' | 'store'>, e
           await write(quoted);
           await write(Buffer.from(quoted.at(-1) === 0x0a ? '\n' : '\n\n'));
           messages.push({
-            uid: m.uid, mailboxUid: m.mailboxUid, folderUid: m.folderUid, messageId: m.messageId, date: new Date(m.date).toISOString(), subject: m.subject,
-            fromAddress: m.fromAddress, to: m.to.map((a) => a.address), cc: m.cc.map((a) => a.address), smime: m.smime,
-            size: raw.length, sha256: createHash('sha256').update(raw).digest('hex'), offset: at, length: quoted.length,
+            uid: m.uid,
+            mailboxUid: m.mailboxUid,
+            folderUid: m.folderUid,
+            messageId: m.messageId,
+            date: new Date(m.date).toISOString(),
+            subject: m.subject,
+            fromAddress: m.fromAddress,
+            to: m.to.map((a) => a.address),
+            cc: m.cc.map((a) => a.address),
+            smime: m.smime,
+            size: raw.length,
+            sha256: createHash('sha256').update(raw).digest('hex'),
+            offset: at,
+            length: quoted.length,
           });
         }
         if (rows.length < PAGE) break;
@@ -102,11 +121,25 @@ export async function buildExportArchive(deps: Pick<Deps, 'config' | 'store'>, e
       await fh.close();
     }
     const built = { messageCount: messages.length, mboxSize: offset, mboxSha256: mboxHash.digest('hex') };
-    const manifest = Buffer.from(JSON.stringify({
-      format: 'svcmail-escrow-export-v1', exportUid: exp.uid, matterUid: matter.uid, accessRequestUid: exp.accessRequestUid, scopeUid: exp.scopeUid,
-      custodians: matter.custodians, from: new Date(matter.from).toISOString(), to: new Date(matter.to).toISOString(), builtAt: new Date().toISOString(),
-      mbox: { file: EXPORT_PARTS.mbox, quoting: 'mboxrd', size: built.mboxSize, sha256: built.mboxSha256 }, messages,
-    }, null, 1));
+    const manifest = Buffer.from(
+      JSON.stringify(
+        {
+          format: 'svcmail-escrow-export-v1',
+          exportUid: exp.uid,
+          matterUid: matter.uid,
+          accessRequestUid: exp.accessRequestUid,
+          scopeUid: exp.scopeUid,
+          custodians: matter.custodians,
+          from: new Date(matter.from).toISOString(),
+          to: new Date(matter.to).toISOString(),
+          builtAt: new Date().toISOString(),
+          mbox: { file: EXPORT_PARTS.mbox, quoting: 'mboxrd', size: built.mboxSize, sha256: built.mboxSha256 },
+          messages,
+        },
+        null,
+        1,
+      ),
+    );
     const mf = await open(join(tmp, EXPORT_PARTS.manifest), 'w', 0o640);
     try {
       await mf.writeFile(manifest);

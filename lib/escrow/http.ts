@@ -43,10 +43,18 @@ export function escrowRoutes(router: Router, deps: Deps, openapi: OpenApiRegistr
     const errors = { ...COMMON_ERRORS, ...(doc.errors ?? {}) };
     openapi.add(method, path, {
       operationId: `escrow_${path.split('/').slice(3).join('_').replace(/[:-]/g, '')}_${method}`,
-      summary: doc.summary, description: doc.description, tags: ['escrow'], auth: 'trusted-fresh',
-      parameters: doc.query, ...(doc.body ? { requestBody: { schema: doc.body } } : {}),
+      summary: doc.summary,
+      description: doc.description,
+      tags: ['escrow'],
+      auth: 'trusted-fresh',
+      parameters: doc.query,
+      ...(doc.body ? { requestBody: { schema: doc.body } } : {}),
       responses: {
-        [status]: { description: 'ok', ...(doc.response ? { schema: doc.response } : {}), ...(doc.contentType ? { contentType: doc.contentType } : {}) },
+        [status]: {
+          description: 'ok',
+          ...(doc.response ? { schema: doc.response } : {}),
+          ...(doc.contentType ? { contentType: doc.contentType } : {}),
+        },
         ...Object.fromEntries(Object.entries(errors).map(([k, v]) => [k, { description: v }])),
       },
     });

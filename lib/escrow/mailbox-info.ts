@@ -26,11 +26,25 @@ export function mailboxEscrowRouter(deps: Deps, openapi: OpenApiRegistry): Route
       await loadMailbox(ctx, mailboxUid, 'read');
       const v = await ctx.store.repo<Vault>(KeyVaultModel).findOne({ mailboxUid });
       const scope = v?.escrowScopeUid ? await ctx.store.repo<Scope>(EscrowScopeModel).get(v.escrowScopeUid) : null;
-      const wrap = scope && v ? v.wraps.find((w) => w.method === 'escrow' && w.scopeUid === scope.uid && w.masterKeyGeneration === v.masterKeyGeneration) : undefined;
+      const wrap =
+        scope && v
+          ? v.wraps.find((w) => w.method === 'escrow' && w.scopeUid === scope.uid && w.masterKeyGeneration === v.masterKeyGeneration)
+          : undefined;
       res.json({
-        mailboxUid, masterKeyGeneration: v?.masterKeyGeneration ?? 0,
-        scope: scope ? { uid: scope.uid, name: scope.name, certificatePem: scope.certificatePem, fingerprint: createHash('sha256').update(Buffer.from(new X509Certificate(scope.certificatePem).rawData)).digest('hex') } : null,
-        hasEscrowWrap: Boolean(wrap), escrowWrapId: (wrap?.id as string | undefined) ?? null,
+        mailboxUid,
+        masterKeyGeneration: v?.masterKeyGeneration ?? 0,
+        scope: scope
+          ? {
+              uid: scope.uid,
+              name: scope.name,
+              certificatePem: scope.certificatePem,
+              fingerprint: createHash('sha256')
+                .update(Buffer.from(new X509Certificate(scope.certificatePem).rawData))
+                .digest('hex'),
+            }
+          : null,
+        hasEscrowWrap: Boolean(wrap),
+        escrowWrapId: (wrap?.id as string | undefined) ?? null,
         needsEscrowWrap: Boolean(scope && v?.enrolled && !wrap),
       });
     } catch (e) {
@@ -38,11 +52,35 @@ export function mailboxEscrowRouter(deps: Deps, openapi: OpenApiRegistry): Route
     }
   });
   openapi.add('get', PATH, {
-    operationId: 'mailbox_escrow_info', tags: ['keys'], auth: 'signed-in',
+    operationId: 'mailbox_escrow_info',
+    tags: ['keys'],
+    auth: 'signed-in',
     summary: "The mailbox's escrow scope and its certificate, for the owner's client to add the escrow wrap",
-    description: 'scope is null while the mailbox is assigned to no escrow scope. needsEscrowWrap: the vault is enrolled and has no escrow wrap of the current master-key generation to this scope; the client then POSTs keyvault/wraps with {method: "escrow", scopeUid, envelope} (the master key in CMS EnvelopedData to certificatePem). Readers of the mailbox only; trusted roles do not count (404).',
+    description:
+      'scope is null while the mailbox is assigned to no escrow scope. needsEscrowWrap: the vault is enrolled and has no escrow wrap of the current master-key generation to this scope; the client then POSTs keyvault/wraps with {method: "escrow", scopeUid, envelope} (the master key in CMS EnvelopedData to certificatePem). Readers of the mailbox only; trusted roles do not count (404).',
     responses: {
-      200: { description: 'escrow info', schema: { type: 'object', properties: { mailboxUid: { type: 'string' }, masterKeyGeneration: { type: 'integer' }, scope: { type: ['object', 'null'], properties: { uid: { type: 'string' }, name: { type: 'string' }, certificatePem: { type: 'string' }, fingerprint: { type: 'string', description: 'SHA-256 of the DER, hex' } } }, hasEscrowWrap: { type: 'boolean' }, escrowWrapId: { type: ['string', 'null'] }, needsEscrowWrap: { type: 'boolean' } } } },
+      200: {
+        description: 'escrow info',
+        schema: {
+          type: 'object',
+          properties: {
+            mailboxUid: { type: 'string' },
+            masterKeyGeneration: { type: 'integer' },
+            scope: {
+              type: ['object', 'null'],
+              properties: {
+                uid: { type: 'string' },
+                name: { type: 'string' },
+                certificatePem: { type: 'string' },
+                fingerprint: { type: 'string', description: 'SHA-256 of the DER, hex' },
+              },
+            },
+            hasEscrowWrap: { type: 'boolean' },
+            escrowWrapId: { type: ['string', 'null'] },
+            needsEscrowWrap: { type: 'boolean' },
+          },
+        },
+      },
       404: { description: 'api-107: no such mailbox, or one the caller cannot see' },
     },
   });

@@ -15,10 +15,14 @@ import { defineModel } from '../storage/index.js';
 //     pending → expired (the matter closed before the build).
 
 export const STATES = {
-  matter: 'open → closed (POST /api/escrow/matters/:id/close; final). Closing closes the matter\'s pending and approved access requests and expires its exports.',
-  accessRequest: 'pending → approved once M valid approvals exist (the requester\'s own counts) → closed when the matter closes; pending or approved → withdrawn by the requester. approved is recorded when the threshold is reached, but every material read and export re-checks it: the matter is open, each approver still holds the scope, each approval is younger than mail:escrow:approval_ttl_hours.',
-  scopeChange: 'pending → applied once M valid approvals exist under the scope\'s current holders and M (the requester\'s own counts); pending → withdrawn by the requester; pending → superseded when the holders or M changed meanwhile.',
-  matterExport: 'pending → ready (the worker built messages.mbox and manifest.json) → expired after mail:escrow:export_ttl_hours or when the matter closes (the archive is deleted); pending → failed after mail:escrow:export_max_attempts; pending → expired when the matter closes first.',
+  matter:
+    "open → closed (POST /api/escrow/matters/:id/close; final). Closing closes the matter's pending and approved access requests and expires its exports.",
+  accessRequest:
+    "pending → approved once M valid approvals exist (the requester's own counts) → closed when the matter closes; pending or approved → withdrawn by the requester. approved is recorded when the threshold is reached, but every material read and export re-checks it: the matter is open, each approver still holds the scope, each approval is younger than mail:escrow:approval_ttl_hours.",
+  scopeChange:
+    "pending → applied once M valid approvals exist under the scope's current holders and M (the requester's own counts); pending → withdrawn by the requester; pending → superseded when the holders or M changed meanwhile.",
+  matterExport:
+    'pending → ready (the worker built messages.mbox and manifest.json) → expired after mail:escrow:export_ttl_hours or when the matter closes (the archive is deleted); pending → failed after mail:escrow:export_max_attempts; pending → expired when the matter closes first.',
 } as const;
 
 const uid = z.string().min(1).max(100);
@@ -44,7 +48,12 @@ export const matterFields = {
   to: z.coerce.date(),
   state: z.enum(['open', 'closed']).default('open').describe(STATES.matter),
 };
-export const MatterModel = defineModel({ name: 'escrow_matter', table: 'escrow_matters', fields: matterFields, indexes: [{ fields: ['scopeUid'] }] });
+export const MatterModel = defineModel({
+  name: 'escrow_matter',
+  table: 'escrow_matters',
+  fields: matterFields,
+  indexes: [{ fields: ['scopeUid'] }],
+});
 
 export const accessRequestFields = {
   matterUid: uid,
@@ -54,7 +63,12 @@ export const accessRequestFields = {
   scopeUid: z.string().default(''),
   state: z.enum(['pending', 'approved', 'withdrawn', 'closed']).default('pending').describe(STATES.accessRequest),
 };
-export const AccessRequestModel = defineModel({ name: 'escrow_access_request', table: 'escrow_access_requests', fields: accessRequestFields, indexes: [{ fields: ['matterUid'] }, { fields: ['scopeUid'] }] });
+export const AccessRequestModel = defineModel({
+  name: 'escrow_access_request',
+  table: 'escrow_access_requests',
+  fields: accessRequestFields,
+  indexes: [{ fields: ['matterUid'] }, { fields: ['scopeUid'] }],
+});
 
 export const scopeChangeFields = {
   scopeUid: uid,
@@ -68,7 +82,12 @@ export const scopeChangeFields = {
   baseApprovalsRequired: z.number().int(),
   state: z.enum(['pending', 'applied', 'withdrawn', 'superseded']).describe(STATES.scopeChange),
 };
-export const ScopeChangeModel = defineModel({ name: 'escrow_scope_change', table: 'escrow_scope_changes', fields: scopeChangeFields, indexes: [{ fields: ['scopeUid'] }] });
+export const ScopeChangeModel = defineModel({
+  name: 'escrow_scope_change',
+  table: 'escrow_scope_changes',
+  fields: scopeChangeFields,
+  indexes: [{ fields: ['scopeUid'] }],
+});
 
 /** One holder's approval of an access request or of a scope change (requestUid names either). */
 export const approvalFields = {
@@ -76,7 +95,12 @@ export const approvalFields = {
   holder: z.string(),
   approvedAt: z.date(),
 };
-export const ApprovalModel = defineModel({ name: 'escrow_approval', table: 'escrow_approvals', fields: approvalFields, indexes: [{ fields: ['requestUid', 'holder'], unique: true }] });
+export const ApprovalModel = defineModel({
+  name: 'escrow_approval',
+  table: 'escrow_approvals',
+  fields: approvalFields,
+  indexes: [{ fields: ['requestUid', 'holder'], unique: true }],
+});
 
 export const matterExportFields = {
   accessRequestUid: uid,
@@ -97,7 +121,10 @@ export const matterExportFields = {
   expiresAt: z.date().nullable().default(null),
 };
 export const MatterExportModel = defineModel({
-  name: 'escrow_matter_export', table: 'escrow_matter_exports', fields: matterExportFields, lease: true,
+  name: 'escrow_matter_export',
+  table: 'escrow_matter_exports',
+  fields: matterExportFields,
+  lease: true,
   indexes: [{ fields: ['state', 'nextAttemptAt'] }, { fields: ['matterUid'] }, { fields: ['scopeUid'] }],
 });
 
@@ -114,7 +141,12 @@ export const escrowAuditFields = {
   /** hmac-sha256 (mail:escrow:audit_hmac_key set) or sha256. */
   alg: z.enum(['hmac-sha256', 'sha256']),
 };
-export const EscrowAuditModel = defineModel({ name: 'escrow_audit_entry', table: 'escrow_audit_entries', fields: escrowAuditFields, indexes: [{ fields: ['seq'], unique: true }, { fields: ['scopeUid', 'seq'] }] });
+export const EscrowAuditModel = defineModel({
+  name: 'escrow_audit_entry',
+  table: 'escrow_audit_entries',
+  fields: escrowAuditFields,
+  indexes: [{ fields: ['seq'], unique: true }, { fields: ['scopeUid', 'seq'] }],
+});
 
 export type Scope = z.infer<z.ZodObject<typeof scopeFields>>;
 export type Matter = z.infer<z.ZodObject<typeof matterFields>>;
@@ -124,4 +156,12 @@ export type Approval = z.infer<z.ZodObject<typeof approvalFields>>;
 export type MatterExport = z.infer<z.ZodObject<typeof matterExportFields>>;
 export type EscrowAuditEntry = z.infer<z.ZodObject<typeof escrowAuditFields>>;
 
-export const ESCROW_MODELS = [EscrowScopeModel, MatterModel, AccessRequestModel, ScopeChangeModel, ApprovalModel, MatterExportModel, EscrowAuditModel];
+export const ESCROW_MODELS = [
+  EscrowScopeModel,
+  MatterModel,
+  AccessRequestModel,
+  ScopeChangeModel,
+  ApprovalModel,
+  MatterExportModel,
+  EscrowAuditModel,
+];

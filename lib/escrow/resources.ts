@@ -6,12 +6,23 @@ import { KeyVaultModel } from '../keys/index.js';
 import { defineResource, OPERATIONS } from '../resources/index.js';
 import { type Ctx } from '../context/index.js';
 import { escrowAudit, heldScopeUids, scopeForHolder } from './access.js';
-import { AccessRequestModel, ApprovalModel, EscrowScopeModel, MatterExportModel, MatterModel, STATES, type Approval, type Matter, type Scope } from './models.js';
+import {
+  AccessRequestModel,
+  ApprovalModel,
+  EscrowScopeModel,
+  MatterExportModel,
+  MatterModel,
+  STATES,
+  type Approval,
+  type Matter,
+  type Scope,
+} from './models.js';
 
 /** Spec: All escrow routes need a trusted role with fresh elevation. */
 const ALL_SENSITIVE = OPERATIONS;
 
-const HOLDERS_ONLY = 'Holders only: a record bound to a scope the caller does not hold answers 404 exactly like a missing one, and lists show only the scopes the caller holds.';
+const HOLDERS_ONLY =
+  'Holders only: a record bound to a scope the caller does not hold answers 404 exactly like a missing one, and lists show only the scopes the caller holds.';
 
 const byHeldScope = async (ctx: Ctx) => ({ scopeUid: await heldScopeUids(ctx) });
 
@@ -19,10 +30,15 @@ const byHeldScope = async (ctx: Ctx) => ({ scopeUid: await heldScopeUids(ctx) })
 export function checkScopeShape(config: Config, s: Partial<Scope>): void {
   const holders = s.holders ?? [];
   const m = s.approvalsRequired ?? 1;
-  if (new Set(holders).size !== holders.length) throw invalid('holders must be distinct', [{ path: 'holders', message: 'duplicate holder' }]);
-  if (m > holders.length) throw invalid('approvalsRequired cannot exceed the number of holders', [{ path: 'approvalsRequired', message: 'more than holders' }]);
+  if (new Set(holders).size !== holders.length)
+    throw invalid('holders must be distinct', [{ path: 'holders', message: 'duplicate holder' }]);
+  if (m > holders.length)
+    throw invalid('approvalsRequired cannot exceed the number of holders', [{ path: 'approvalsRequired', message: 'more than holders' }]);
   const floor = config.get('mail:escrow:min_approvals');
-  if (m < floor) throw invalid(`approvalsRequired must be at least ${floor} (mail:escrow:min_approvals)`, [{ path: 'approvalsRequired', message: `below ${floor}` }]);
+  if (m < floor)
+    throw invalid(`approvalsRequired must be at least ${floor} (mail:escrow:min_approvals)`, [
+      { path: 'approvalsRequired', message: `below ${floor}` },
+    ]);
   if (s.certificatePem !== undefined) {
     let cert: X509Certificate;
     try {
@@ -31,16 +47,24 @@ export function checkScopeShape(config: Config, s: Partial<Scope>): void {
       throw invalid('certificatePem is not a PEM X.509 certificate', [{ path: 'certificatePem', message: 'not a certificate' }]);
     }
     const alg = cert.publicKey.algorithm as { name?: string; namedCurve?: string };
-    if (alg.name !== 'ECDSA' && alg.name !== 'ECDH' || alg.namedCurve !== 'P-256') throw invalid('the scope certificate must hold a P-256 key', [{ path: 'certificatePem', message: 'not P-256' }]);
-    if (cert.notAfter.getTime() < Date.now()) throw invalid('the scope certificate has expired', [{ path: 'certificatePem', message: 'expired' }]);
+    if ((alg.name !== 'ECDSA' && alg.name !== 'ECDH') || alg.namedCurve !== 'P-256')
+      throw invalid('the scope certificate must hold a P-256 key', [{ path: 'certificatePem', message: 'not P-256' }]);
+    if (cert.notAfter.getTime() < Date.now())
+      throw invalid('the scope certificate has expired', [{ path: 'certificatePem', message: 'expired' }]);
   }
 }
 
 export const scopesResource = defineResource({
-  group: 'escrow', name: 'scopes', entity: 'escrowScope',
+  group: 'escrow',
+  name: 'scopes',
+  entity: 'escrowScope',
   summary: 'Escrow scopes: a certificate (the private key stays with the holders), the holders, and M approvals required per access',
   accessNote: `${HOLDERS_ONLY} Creating: any elevated admin, who must be one of the holders; M is at least mail:escrow:min_approvals. The certificate is fixed at creation (rotate by a new scope). holders and approvalsRequired change only through POST /api/escrow/scopes/:id/changes with M approvals; PUT changes the name only. Deleting: a holder, once no mailbox is assigned and no matter names the scope. Every change is in the escrow audit log.`,
-  model: EscrowScopeModel, scope: 'global', defaultAcl: ADMIN_ONLY, createAcl: ADMIN_ONLY, sensitive: ALL_SENSITIVE,
+  model: EscrowScopeModel,
+  scope: 'global',
+  defaultAcl: ADMIN_ONLY,
+  createAcl: ADMIN_ONLY,
+  sensitive: ALL_SENSITIVE,
   operations: ['list', 'head', 'get', 'create', 'update', 'updateProperty', 'delete'],
   immutableFields: ['certificatePem', 'holders', 'approvalsRequired'],
   visibleTo: async (ctx) => ({ uid: await heldScopeUids(ctx) }),
@@ -49,7 +73,8 @@ export const scopesResource = defineResource({
       const s = data as Partial<Scope>;
       checkScopeShape(ctx.config, s);
       // Whoever creates a scope is accountable for it and must be able to see it.
-      if (!s.holders?.includes(ctx.principal.uid)) throw invalid('the creator of a scope must be one of its holders', [{ path: 'holders', message: 'must include the caller' }]);
+      if (!s.holders?.includes(ctx.principal.uid))
+        throw invalid('the creator of a scope must be one of its holders', [{ path: 'holders', message: 'must include the caller' }]);
       return data;
     },
     async afterCreate(ctx, rec) {
@@ -59,7 +84,8 @@ export const scopesResource = defineResource({
       await escrowAudit(ctx, 'scope.update', after.uid, { nameBefore: before.name, name: after.name });
     },
     async beforeDelete(ctx, rec) {
-      if (await ctx.store.repo(KeyVaultModel).count({ escrowScopeUid: rec.uid })) throw new ApiError('api-120', 'mailboxes are still assigned to this scope');
+      if (await ctx.store.repo(KeyVaultModel).count({ escrowScopeUid: rec.uid }))
+        throw new ApiError('api-120', 'mailboxes are still assigned to this scope');
       // Matters stay for the record, and with them the scope they name.
       if (await ctx.store.repo(MatterModel).count({ scopeUid: rec.uid })) throw new ApiError('api-120', 'matters name this scope');
       await escrowAudit(ctx, 'scope.delete', rec.uid, { name: rec.name });
@@ -68,19 +94,33 @@ export const scopesResource = defineResource({
 });
 
 async function checkCustodians(ctx: Ctx, m: Pick<Matter, 'scopeUid' | 'custodians' | 'from' | 'to'>): Promise<void> {
-  if (new Date(m.from).getTime() > new Date(m.to).getTime()) throw invalid('to must not be before from', [{ path: 'to', message: 'before from' }]);
-  if (new Set(m.custodians).size !== m.custodians.length) throw invalid('custodians must be distinct', [{ path: 'custodians', message: 'duplicate custodian' }]);
-  const assigned = await ctx.store.repo<{ mailboxUid: string }>(KeyVaultModel).list({ filter: { mailboxUid: { $in: m.custodians }, escrowScopeUid: m.scopeUid }, limit: m.custodians.length });
+  if (new Date(m.from).getTime() > new Date(m.to).getTime())
+    throw invalid('to must not be before from', [{ path: 'to', message: 'before from' }]);
+  if (new Set(m.custodians).size !== m.custodians.length)
+    throw invalid('custodians must be distinct', [{ path: 'custodians', message: 'duplicate custodian' }]);
+  const assigned = await ctx.store
+    .repo<{ mailboxUid: string }>(KeyVaultModel)
+    .list({ filter: { mailboxUid: { $in: m.custodians }, escrowScopeUid: m.scopeUid }, limit: m.custodians.length });
   const missing = m.custodians.filter((c) => !assigned.some((v) => v.mailboxUid === c));
-  if (missing.length) throw invalid(`custodians not assigned to the scope: ${missing.join(', ')}`, [{ path: 'custodians', message: 'not assigned to the scope' }]);
+  if (missing.length)
+    throw invalid(`custodians not assigned to the scope: ${missing.join(', ')}`, [
+      { path: 'custodians', message: 'not assigned to the scope' },
+    ]);
 }
 
 export const mattersResource = defineResource({
-  group: 'escrow', name: 'matters', entity: 'escrowMatter',
+  group: 'escrow',
+  name: 'matters',
+  entity: 'escrowMatter',
   summary: `Investigations: custodian mailboxes (assigned to the scope) and a date range. States: ${STATES.matter}`,
   accessNote: `${HOLDERS_ONLY} Creating needs a holder of scopeUid (another scope answers 404). scopeUid, custodians, from and to are fixed at creation, so approvals given for a matter always cover what it names (open a new matter to widen it); name and description change while open.`,
-  model: MatterModel, scope: 'global', defaultAcl: ADMIN_ONLY, createAcl: ADMIN_ONLY, sensitive: ALL_SENSITIVE,
-  serverFields: ['state'], immutableFields: ['scopeUid', 'custodians', 'from', 'to'],
+  model: MatterModel,
+  scope: 'global',
+  defaultAcl: ADMIN_ONLY,
+  createAcl: ADMIN_ONLY,
+  sensitive: ALL_SENSITIVE,
+  serverFields: ['state'],
+  immutableFields: ['scopeUid', 'custodians', 'from', 'to'],
   operations: ['list', 'head', 'get', 'create', 'update', 'updateProperty'],
   visibleTo: byHeldScope,
   hooks: {
@@ -90,7 +130,13 @@ export const mattersResource = defineResource({
       return { ...data, state: 'open' };
     },
     async afterCreate(ctx, rec) {
-      await escrowAudit(ctx, 'matter.create', rec.scopeUid as string, { uid: rec.uid, name: rec.name, custodians: rec.custodians, from: rec.from, to: rec.to });
+      await escrowAudit(ctx, 'matter.create', rec.scopeUid as string, {
+        uid: rec.uid,
+        name: rec.name,
+        custodians: rec.custodians,
+        from: rec.from,
+        to: rec.to,
+      });
     },
     beforeUpdate(_ctx, rec, patch) {
       if (rec.state === 'closed') throw new ApiError('api-120', 'a closed matter cannot change');
@@ -103,11 +149,18 @@ export const mattersResource = defineResource({
 });
 
 export const accessRequestsResource = defineResource({
-  group: 'escrow', name: 'access-requests', entity: 'escrowAccessRequest',
+  group: 'escrow',
+  name: 'access-requests',
+  entity: 'escrowAccessRequest',
   summary: `Requests for a matter's escrow material: M holder approvals (the requester's own counts) before GET …/material releases it. States: ${STATES.accessRequest}`,
   accessNote: `${HOLDERS_ONLY} Creating needs a holder of the matter's scope and an open matter (409 api-120 when closed); approving (POST …/approve) a holder; withdrawing (POST …/withdraw) the requester.`,
-  model: AccessRequestModel, scope: 'global', defaultAcl: ADMIN_ONLY, createAcl: ADMIN_ONLY, sensitive: ALL_SENSITIVE,
-  serverFields: ['requester', 'state', 'scopeUid'], operations: ['list', 'head', 'get', 'create'],
+  model: AccessRequestModel,
+  scope: 'global',
+  defaultAcl: ADMIN_ONLY,
+  createAcl: ADMIN_ONLY,
+  sensitive: ALL_SENSITIVE,
+  serverFields: ['requester', 'state', 'scopeUid'],
+  operations: ['list', 'head', 'get', 'create'],
   visibleTo: byHeldScope,
   hooks: {
     async beforeCreate(ctx, data) {
@@ -127,13 +180,19 @@ export const accessRequestsResource = defineResource({
 });
 
 export const matterExportsResource = defineResource({
-  group: 'escrow', name: 'matter-export-requests', entity: 'escrowMatterExport',
+  group: 'escrow',
+  name: 'matter-export-requests',
+  entity: 'escrowMatterExport',
   summary: `Exports of a matter's custodians' messages within its date range: messages.mbox (mboxrd, the raw messages: encrypted content stays ciphertext) and manifest.json (metadata, offsets, SHA-256). States: ${STATES.matterExport}`,
   accessNote: `${HOLDERS_ONLY} Creating (POST) names an access request that passes the release checks of …/material (open matter, M valid approvals); downloading re-checks them on every read.`,
-  model: MatterExportModel, scope: 'global', defaultAcl: ADMIN_ONLY, createAcl: ADMIN_ONLY, sensitive: ALL_SENSITIVE,
-  hiddenFields: ['lastError'], operations: ['list', 'head', 'get'],
+  model: MatterExportModel,
+  scope: 'global',
+  defaultAcl: ADMIN_ONLY,
+  createAcl: ADMIN_ONLY,
+  sensitive: ALL_SENSITIVE,
+  hiddenFields: ['lastError'],
+  operations: ['list', 'head', 'get'],
   visibleTo: byHeldScope,
 });
 
 export const ESCROW_RESOURCES = [scopesResource, mattersResource, accessRequestsResource, matterExportsResource];
-

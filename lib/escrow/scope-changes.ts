@@ -12,14 +12,17 @@ import { checkScopeShape } from './resources.js';
 // requester's own approval counts, and it applies once M valid approvals exist under the scope's
 // *current* holders and M. Approvals reuse the access requests' approval records and TTL.
 
-export const changeInput = z.object({
-  holders: z.array(z.string().trim().min(1).max(200)).min(1).max(50).optional(),
-  approvalsRequired: z.number().int().min(1).max(50).optional(),
-  reason: z.string().trim().min(1).max(2000),
-}).strict();
+export const changeInput = z
+  .object({
+    holders: z.array(z.string().trim().min(1).max(200)).min(1).max(50).optional(),
+    approvalsRequired: z.number().int().min(1).max(50).optional(),
+    reason: z.string().trim().min(1).max(2000),
+  })
+  .strict();
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
-const stillBased = (scope: Scope, c: ScopeChange) => sameList(scope.holders, c.baseHolders) && scope.approvalsRequired === c.baseApprovalsRequired;
+const stillBased = (scope: Scope, c: ScopeChange) =>
+  sameList(scope.holders, c.baseHolders) && scope.approvalsRequired === c.baseApprovalsRequired;
 
 export interface ChangeView extends Row<ScopeChange> {
   approvals: Array<{ holder: string; approvedAt: Date; valid: boolean }>;
@@ -46,7 +49,12 @@ async function settle(ctx: Ctx, change: Row<ScopeChange>): Promise<Row<ScopeChan
   await ctx.store.repo<Scope>(EscrowScopeModel).update(scope.uid, next, { expectedVersion: scope.version });
   const applied = await changes.update(change.uid, { state: 'applied' });
   await escrowAudit(ctx, 'scope.change.apply', scope.uid, {
-    uid: change.uid, holdersBefore: scope.holders, holders: next.holders, approvalsRequiredBefore: scope.approvalsRequired, approvalsRequired: next.approvalsRequired, approvers: valid.map((a) => a.holder),
+    uid: change.uid,
+    holdersBefore: scope.holders,
+    holders: next.holders,
+    approvalsRequiredBefore: scope.approvalsRequired,
+    approvalsRequired: next.approvalsRequired,
+    approvers: valid.map((a) => a.holder),
   });
   // Other proposals were made against the old holders and M.
   const others = await changes.list({ filter: { scopeUid: scope.uid, state: 'pending', uid: { $ne: change.uid } }, limit: 1000 });
@@ -68,10 +76,21 @@ export async function proposeChange(ctx: Ctx, scopeUid: string, body: unknown): 
   const change = await ctx.store.transaction(async (tx) => {
     const txCtx = { ...ctx, store: tx };
     const created = await tx.repo<ScopeChange>(ScopeChangeModel).create({
-      scopeUid, requester: ctx.principal.uid, reason: input.reason, holders: input.holders ?? null, approvalsRequired: input.approvalsRequired ?? null,
-      baseHolders: scope.holders, baseApprovalsRequired: scope.approvalsRequired, state: 'pending',
+      scopeUid,
+      requester: ctx.principal.uid,
+      reason: input.reason,
+      holders: input.holders ?? null,
+      approvalsRequired: input.approvalsRequired ?? null,
+      baseHolders: scope.holders,
+      baseApprovalsRequired: scope.approvalsRequired,
+      state: 'pending',
     });
-    await escrowAudit(txCtx, 'scope.change.request', scopeUid, { uid: created.uid, holders: input.holders ?? null, approvalsRequired: input.approvalsRequired ?? null, reason: input.reason });
+    await escrowAudit(txCtx, 'scope.change.request', scopeUid, {
+      uid: created.uid,
+      holders: input.holders ?? null,
+      approvalsRequired: input.approvalsRequired ?? null,
+      reason: input.reason,
+    });
     await approve(tx, created.uid, ctx.principal.uid);
     await escrowAudit(txCtx, 'scope.change.approve', scopeUid, { uid: created.uid, holder: ctx.principal.uid });
     return settle(txCtx, created);
@@ -98,7 +117,8 @@ export async function approveChange(ctx: Ctx, scopeUid: string, changeUid: strin
     await escrowAudit(txCtx, 'scope.change.approve', scopeUid, { uid: change.uid, holder: ctx.principal.uid });
     return settle(txCtx, change);
   });
-  if (after.state === 'superseded') throw new ApiError('api-120', 'the change is superseded: the holders or M changed since it was proposed');
+  if (after.state === 'superseded')
+    throw new ApiError('api-120', 'the change is superseded: the holders or M changed since it was proposed');
   return viewOf(ctx, (await ctx.store.repo<Scope>(EscrowScopeModel).get(scopeUid))!, after);
 }
 
@@ -116,6 +136,8 @@ export async function withdrawChange(ctx: Ctx, scopeUid: string, changeUid: stri
 
 export async function listChanges(ctx: Ctx, scopeUid: string): Promise<ChangeView[]> {
   const scope = await scopeForHolder(ctx, scopeUid);
-  const rows = await ctx.store.repo<ScopeChange>(ScopeChangeModel).list({ filter: { scopeUid }, sort: [{ field: 'createdAt', dir: 'desc' }], limit: 1000 });
+  const rows = await ctx.store
+    .repo<ScopeChange>(ScopeChangeModel)
+    .list({ filter: { scopeUid }, sort: [{ field: 'createdAt', dir: 'desc' }], limit: 1000 });
   return Promise.all(rows.map((c) => viewOf(ctx, scope, c)));
 }

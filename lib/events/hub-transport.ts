@@ -79,7 +79,10 @@ export class HubTransport implements Transport {
   #closed = false;
   #ownerCheck: NodeJS.Timeout | null = null;
 
-  constructor(readonly path: string, private readonly log?: Logger) {
+  constructor(
+    readonly path: string,
+    private readonly log?: Logger,
+  ) {
     if (Buffer.byteLength(path) > 100) throw new Error(`events:hub:socket: ${path} is too long for a unix socket (100 bytes at most)`);
   }
 
@@ -140,13 +143,17 @@ export class HubTransport implements Transport {
       if (holder.trim() !== LOCK_TEXT && !holderAlive(holder)) {
         try {
           if (readFileSync(this.lockPath, 'utf8') === holder) unlinkSync(this.lockPath);
-        } catch { /* someone else cleaned up */ }
+        } catch {
+          /* someone else cleaned up */
+        }
       }
       return false;
     }
     try {
       unlinkSync(this.path);
-    } catch { /* no stale socket */ }
+    } catch {
+      /* no stale socket */
+    }
     const server = createServer((sock) => this.#peer(sock));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -160,7 +167,9 @@ export class HubTransport implements Transport {
       let owner = '';
       try {
         owner = readFileSync(this.lockPath, 'utf8');
-      } catch { /* removed */ }
+      } catch {
+        /* removed */
+      }
       if (owner !== LOCK_TEXT) void this.#stepDown();
     }, 2000);
     this.#ownerCheck.unref();
@@ -218,9 +227,9 @@ export class HubTransport implements Transport {
       const now = Date.now();
       this.#conn.write(line);
       this.#recent.push({ at: now, line });
-      if (this.#recent.length > PENDING_MAX || this.#recent[0].at < now - RESEND_MS) this.#recent = this.#recent.filter((r) => r.at >= now - RESEND_MS).slice(-PENDING_MAX);
-    }
-    else {
+      if (this.#recent.length > PENDING_MAX || this.#recent[0].at < now - RESEND_MS)
+        this.#recent = this.#recent.filter((r) => r.at >= now - RESEND_MS).slice(-PENDING_MAX);
+    } else {
       if (this.#pending.length >= PENDING_MAX) this.#pending.shift();
       this.#pending.push(line);
     }
@@ -232,8 +241,12 @@ export class HubTransport implements Transport {
     for (const l of lines) this.send(JSON.parse(l) as WireMessage);
   }
 
-  watch(): void { /* the hub forwards every message; each process filters by its handlers */ }
-  unwatch(): void { /* see watch */ }
+  watch(): void {
+    /* the hub forwards every message; each process filters by its handlers */
+  }
+  unwatch(): void {
+    /* see watch */
+  }
 
   async close(): Promise<void> {
     this.#closed = true;
@@ -248,7 +261,9 @@ export class HubTransport implements Transport {
           unlinkSync(this.path);
           unlinkSync(this.lockPath);
         }
-      } catch { /* already gone */ }
+      } catch {
+        /* already gone */
+      }
     }
   }
 }

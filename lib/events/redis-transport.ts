@@ -12,7 +12,12 @@ const IN_FLIGHT_MAX = 10_000;
 export async function closeRedis(r: Redis): Promise<void> {
   if (r.status === 'ready') {
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([r.quit().catch(() => undefined), new Promise((res) => { timer = setTimeout(res, 1000); })]);
+    await Promise.race([
+      r.quit().catch(() => undefined),
+      new Promise((res) => {
+        timer = setTimeout(res, 1000);
+      }),
+    ]);
     clearTimeout(timer);
   }
   r.disconnect();
@@ -29,7 +34,11 @@ export class RedisTransport implements Transport {
   readonly #prefix: string;
   #deliver: (msg: WireMessage) => void = () => undefined;
 
-  constructor(url: string, prefix: string, private readonly log?: Logger) {
+  constructor(
+    url: string,
+    prefix: string,
+    private readonly log?: Logger,
+  ) {
     const opts = { lazyConnect: true, maxRetriesPerRequest: null, enableOfflineQueue: true, connectionName: 'svcmail-events' };
     this.#pub = new Redis(url, opts);
     this.#sub = new Redis(url, opts);
@@ -57,18 +66,25 @@ export class RedisTransport implements Transport {
     // While Redis is away the client queues publishes; past IN_FLIGHT_MAX they are dropped (pub/sub
     // keeps nothing for absent subscribers anyway) so a long outage cannot exhaust memory.
     if (this.#inFlight >= IN_FLIGHT_MAX) {
-      if (this.#dropped++ % IN_FLIGHT_MAX === 0) this.log?.warn({ dropped: this.#dropped }, 'redis event channel unavailable: events for other processes dropped');
+      if (this.#dropped++ % IN_FLIGHT_MAX === 0)
+        this.log?.warn({ dropped: this.#dropped }, 'redis event channel unavailable: events for other processes dropped');
       return;
     }
     this.#inFlight += 1;
     const settled = () => void (this.#inFlight -= 1);
     if (msg.k === 'm') {
-      void this.#pub.publish(`${this.#prefix}mail`, JSON.stringify(msg)).catch(() => undefined).finally(settled);
+      void this.#pub
+        .publish(`${this.#prefix}mail`, JSON.stringify(msg))
+        .catch(() => undefined)
+        .finally(settled);
       return;
     }
     const p = this.#pub.pipeline();
     for (const ch of msg.ch) p.publish(`${this.#prefix}ch:${ch}`, JSON.stringify({ ...msg, ch: [ch] }));
-    void p.exec().catch(() => undefined).finally(settled);
+    void p
+      .exec()
+      .catch(() => undefined)
+      .finally(settled);
   }
 
   readonly #subscribing = new Map<string, Promise<unknown>>();

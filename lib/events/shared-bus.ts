@@ -13,7 +13,10 @@ export class SharedEventBus implements EventBus {
   readonly #local = new LocalEventBus();
   #closed = false;
 
-  constructor(readonly transport: Transport, private readonly log?: Logger) {
+  constructor(
+    readonly transport: Transport,
+    private readonly log?: Logger,
+  ) {
     this.#local.onWatch = (channel, watching) => (watching ? transport.watch(channel) : transport.unwatch(channel));
   }
 

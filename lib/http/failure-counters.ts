@@ -59,7 +59,10 @@ return c`;
 
 export class RedisFailureCounters implements FailureCounters {
   /** prefix: redis:prefix plus the counter family, e.g. `svcmail:fail:basic:`. */
-  constructor(private readonly redis: Redis, private readonly prefix: string) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
 
   // Keys carry caller-chosen usernames: hash them so a key is short and never holds raw input.
   #key(key: string): string {

@@ -18,8 +18,26 @@ export function requestContext(log: Logger): RequestHandler {
     res.setHeader('X-Request-Id', req.requestId);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      if (res.statusCode >= 500) req.log!.warn({ method: req.method, url: req.originalUrl.split('?')[0], status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request failed');
-      else if (log.isLevelEnabled('debug')) req.log!.debug({ method: req.method, url: req.originalUrl.split('?')[0], status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request');
+      if (res.statusCode >= 500)
+        req.log!.warn(
+          {
+            method: req.method,
+            url: req.originalUrl.split('?')[0],
+            status: res.statusCode,
+            ms: Number(process.hrtime.bigint() - started) / 1e6,
+          },
+          'request failed',
+        );
+      else if (log.isLevelEnabled('debug'))
+        req.log!.debug(
+          {
+            method: req.method,
+            url: req.originalUrl.split('?')[0],
+            status: res.statusCode,
+            ms: Number(process.hrtime.bigint() - started) / 1e6,
+          },
+          'request',
+        );
     });
     next();
   };
@@ -104,7 +122,8 @@ export function securityHeaders(config: Config): RequestHandler {
 
 /** The Content-Security-Policy of every answer that sets none of its own (JSON, errors, XML). */
 export const DEFAULT_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
-const PERMISSIONS_POLICY = 'accelerometer=(), camera=(), display-capture=(), geolocation=(), gyroscope=(), magnetometer=(), microphone=(), midi=(), payment=(), usb=()';
+const PERMISSIONS_POLICY =
+  'accelerometer=(), camera=(), display-capture=(), geolocation=(), gyroscope=(), magnetometer=(), microphone=(), midi=(), payment=(), usb=()';
 
 /** CORS for the origins in cors:origins only; credentials allowed (cookies carry the session). */
 export function cors(origins: readonly string[]): RequestHandler {
@@ -140,7 +159,9 @@ function hasNul(v: unknown, depth = 0): boolean {
  */
 export const rejectNul: RequestHandler = (req, _res, next) => {
   if (/%00/.test(req.url) || hasNul(req.query) || hasNul(req.body)) {
-    next(new ApiError('api-106', 'NUL characters are not accepted', { details: [{ path: '(request)', message: 'contains a NUL character' }] }));
+    next(
+      new ApiError('api-106', 'NUL characters are not accepted', { details: [{ path: '(request)', message: 'contains a NUL character' }] }),
+    );
     return;
   }
   next();

@@ -17,7 +17,10 @@ export interface OperationDoc {
   auth: AuthRequirement;
   parameters?: Array<{ name: string; in: 'path' | 'query' | 'header'; required?: boolean; description?: string; schema: object }>;
   requestBody?: { contentType?: string; schema: object; required?: boolean };
-  responses: Record<string, { description: string; schema?: object; contentType?: string; headers?: Record<string, { description: string; schema: object }> }>;
+  responses: Record<
+    string,
+    { description: string; schema?: object; contentType?: string; headers?: Record<string, { description: string; schema: object }> }
+  >;
   /** Served by another daemon than the one whose document this is (plugin routes: protocols). */
   daemon?: 'api' | 'protocols';
   /** The plugin that declares the route. */
@@ -25,9 +28,9 @@ export interface OperationDoc {
 }
 
 const AUTH_TEXT: Record<AuthRequirement, string> = {
-  'none': 'No authentication.',
+  none: 'No authentication.',
   'signed-in': 'A signed-in caller (Bearer token or jwt cookie; cookie writes need x-csrf-token).',
-  'trusted': 'A trusted role (admin) in an elevated token.',
+  trusted: 'A trusted role (admin) in an elevated token.',
   'trusted-fresh': 'A trusted role with elevation no older than mail:security:elevation_max_age_seconds.',
   'ingest-secret': 'Authorization: Bearer <mail:transport:ingest:secret>; no proxy headers.',
   'basic-or-token': 'A session token, or an app password over HTTP Basic on the paths in mail:basic_auth:paths.',
@@ -72,7 +75,8 @@ export class OpenApiRegistry {
     for (const { method, path, doc } of this.operations()) {
       const params = [...(doc.parameters ?? [])];
       for (const m of path.matchAll(/\{(\w+)\}/g)) {
-        if (!params.some((p) => p.name === m[1] && p.in === 'path')) params.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
+        if (!params.some((p) => p.name === m[1] && p.in === 'path'))
+          params.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
       }
       const responses: Record<string, unknown> = {};
       for (const [status, r] of Object.entries(doc.responses)) {
@@ -82,7 +86,10 @@ export class OpenApiRegistry {
           ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema } } } : {}),
         };
       }
-      responses.default = { description: 'Error (code, status, message)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      responses.default = {
+        description: 'Error (code, status, message)',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
       (paths[path] ??= {})[method] = {
         operationId: doc.operationId,
         summary: doc.summary,
@@ -91,13 +98,29 @@ export class OpenApiRegistry {
         'x-svcmail-auth': doc.auth,
         ...(doc.daemon ? { 'x-svcmail-daemon': doc.daemon } : {}),
         ...(doc.plugin ? { 'x-svcmail-plugin': doc.plugin } : {}),
-        security: doc.auth === 'none' ? [] : doc.auth === 'ingest-secret' ? [{ ingestSecret: [] }] : doc.auth === 'basic-or-token' ? [{ bearer: [] }, { cookie: [] }, { basic: [] }] : [{ bearer: [] }, { cookie: [] }],
+        security:
+          doc.auth === 'none'
+            ? []
+            : doc.auth === 'ingest-secret'
+              ? [{ ingestSecret: [] }]
+              : doc.auth === 'basic-or-token'
+                ? [{ bearer: [] }, { cookie: [] }, { basic: [] }]
+                : [{ bearer: [] }, { cookie: [] }],
         ...(params.length ? { parameters: params } : {}),
-        ...(doc.requestBody ? { requestBody: { required: doc.requestBody.required ?? true, content: { [doc.requestBody.contentType ?? 'application/json']: { schema: doc.requestBody.schema } } } } : {}),
+        ...(doc.requestBody
+          ? {
+              requestBody: {
+                required: doc.requestBody.required ?? true,
+                content: { [doc.requestBody.contentType ?? 'application/json']: { schema: doc.requestBody.schema } },
+              },
+            }
+          : {}),
         responses,
       };
     }
-    const codes = Object.entries(catalogue).map(([code, d]) => `| ${code} | ${d.status} | ${d.message} | ${d.doc} |`).join('\n');
+    const codes = Object.entries(catalogue)
+      .map(([code, d]) => `| ${code} | ${d.status} | ${d.message} | ${d.doc} |`)
+      .join('\n');
     return {
       openapi: '3.1.0',
       info: {
@@ -142,7 +165,10 @@ export function openApiRouter(registry: OpenApiRegistry, info: { title: string; 
     }
   });
   router.get('/api/openapi', (_req, res) => {
-    res.setHeader('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'");
+    res.setHeader(
+      'Content-Security-Policy',
+      "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'",
+    );
     res.type('html').send(VIEWER_HTML);
   });
   router.get('/api/openapi/assets/viewer-init.js', (_req, res) => res.type('application/javascript').send(VIEWER_INIT));

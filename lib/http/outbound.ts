@@ -73,7 +73,8 @@ export async function checkedAddresses(url: URL, policy: OutboundPolicy, resolve
   // a server to pick a good address of.
   for (const a of addresses) {
     const why = policy.refusal(a);
-    if (why) throw new OutboundRefused(`${host}: ${why}, which the server does not connect to for others (mail:security:outbound:allowed_ranges)`);
+    if (why)
+      throw new OutboundRefused(`${host}: ${why}, which the server does not connect to for others (mail:security:outbound:allowed_ranges)`);
   }
   return addresses;
 }
@@ -87,32 +88,40 @@ export async function checkedRequest(target: string, opts: CheckedRequest): Prom
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<CheckedAnswer>((resolve, reject) => {
-    const req = send({
-      // The checked address itself: no lookup happens on the way to the socket.
-      host: address, port: url.port || (url.protocol === 'https:' ? 443 : 80), path: `${url.pathname}${url.search}`,
-      method: opts.method ?? 'GET', headers: { host: url.host, ...opts.headers }, agent: false, signal,
-      // TLS: SNI and the certificate check use the name, not the address.
-      ...(url.protocol === 'https:' ? { servername: isIP(hostname) ? undefined : hostname, ca: opts.ca } : {}),
-    }, (res) => {
-      const status = res.statusCode ?? 0;
-      if (status >= 300 && status < 400) {
-        res.destroy();
-        return reject(new OutboundRefused(`${url.host} answered a redirect (HTTP ${status}); redirects are not followed`));
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > opts.maxBytes) {
+    const req = send(
+      {
+        // The checked address itself: no lookup happens on the way to the socket.
+        host: address,
+        port: url.port || (url.protocol === 'https:' ? 443 : 80),
+        path: `${url.pathname}${url.search}`,
+        method: opts.method ?? 'GET',
+        headers: { host: url.host, ...opts.headers },
+        agent: false,
+        signal,
+        // TLS: SNI and the certificate check use the name, not the address.
+        ...(url.protocol === 'https:' ? { servername: isIP(hostname) ? undefined : hostname, ca: opts.ca } : {}),
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400) {
           res.destroy();
-          reject(new OutboundRefused(`${url.host} answered more than ${opts.maxBytes} bytes`));
-          return;
+          return reject(new OutboundRefused(`${url.host} answered a redirect (HTTP ${status}); redirects are not followed`));
         }
-        chunks.push(chunk);
-      });
-      res.on('end', () => resolve({ status, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > opts.maxBytes) {
+            res.destroy();
+            reject(new OutboundRefused(`${url.host} answered more than ${opts.maxBytes} bytes`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('end', () => resolve({ status, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(opts.body);
   });

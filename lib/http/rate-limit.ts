@@ -59,19 +59,30 @@ function counterWarnings(log?: Logger) {
   const isCheck = (err: unknown) => String((err as { code?: unknown })?.code ?? '').startsWith('ERR_ERL');
   const check = (err: unknown) => log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'rate limit configuration');
   return {
-    error: (err: unknown) => (isCheck(err) ? check(err) : warn(err, 'rate-limit counters unavailable (Redis): requests pass without rate limiting')),
+    error: (err: unknown) =>
+      isCheck(err) ? check(err) : warn(err, 'rate-limit counters unavailable (Redis): requests pass without rate limiting'),
     warn: (err: unknown) => (isCheck(err) ? check(err) : warn(err, 'rate limit')),
   };
 }
 
 export function createRateLimits(config: Config, log?: Logger): RateLimits {
   const url = config.get('redis:url');
-  const redis = url ? new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true, commandTimeout: config.get('redis:command_timeout_ms') }) : null;
+  const redis = url
+    ? new Redis(url, {
+        lazyConnect: false,
+        maxRetriesPerRequest: 2,
+        enableOfflineQueue: true,
+        commandTimeout: config.get('redis:command_timeout_ms'),
+      })
+    : null;
   const warnings = counterWarnings(log);
   redis?.on('error', (e: Error) => warnings.error(e));
   const store = (prefix: string): LimitStore | undefined => {
     if (!redis) return undefined;
-    const s = new RedisStore({ prefix: `${config.get('redis:prefix')}rl:${prefix}:`, sendCommand: (command: string, ...args: string[]) => redis.call(command, ...args) as Promise<RedisReply> });
+    const s = new RedisStore({
+      prefix: `${config.get('redis:prefix')}rl:${prefix}:`,
+      sendCommand: (command: string, ...args: string[]) => redis.call(command, ...args) as Promise<RedisReply>,
+    });
     // The store loads its scripts at once and awaits them only on first use: with Redis down those
     // would be unhandled rejections (a crash). Use retries the load (rate-limit-redis).
     s.incrementScriptSha.catch(() => undefined);
@@ -80,19 +91,30 @@ export function createRateLimits(config: Config, log?: Logger): RateLimits {
   };
   const handler = answer429();
   const common = {
-    standardHeaders: 'draft-7' as const, legacyHeaders: false, handler: (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], next: Parameters<RequestHandler>[2]) => handler(req, res, next), validate: { trustProxy: false },
-    passOnStoreError: true, logger: warnings,
+    standardHeaders: 'draft-7' as const,
+    legacyHeaders: false,
+    handler: (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], next: Parameters<RequestHandler>[2]) =>
+      handler(req, res, next),
+    validate: { trustProxy: false },
+    passOnStoreError: true,
+    logger: warnings,
   };
   // The stores are made here (a MemoryStore is what rateLimit would make itself) so count() shares them.
   const anonStore = store('anon') ?? new MemoryStore();
   const userStore = store('user') ?? new MemoryStore();
   const anonymous = rateLimit({
-    ...common, windowMs: config.get('rateLimit:window_ms'), limit: config.get('rateLimit:max'), store: anonStore,
+    ...common,
+    windowMs: config.get('rateLimit:window_ms'),
+    limit: config.get('rateLimit:max'),
+    store: anonStore,
     skip: (req) => Boolean(req.principal),
     keyGenerator: (req) => ipKeyGenerator(req.ip ?? '', 64),
   });
   const signedIn = rateLimit({
-    ...common, windowMs: config.get('rateLimit:authenticated:window_ms'), limit: config.get('rateLimit:authenticated:max'), store: userStore,
+    ...common,
+    windowMs: config.get('rateLimit:authenticated:window_ms'),
+    limit: config.get('rateLimit:authenticated:max'),
+    store: userStore,
     skip: (req) => !req.principal,
     keyGenerator: (req) => `u:${req.principal!.uid}`,
   });
@@ -101,15 +123,17 @@ export function createRateLimits(config: Config, log?: Logger): RateLimits {
   const general: RequestHandler = (req, res, next) => (req.principal ? signedIn(req, res, next) : anonymous(req, res, next));
   return {
     general,
-    countingFailures: (handler) => (req, res, next) => handler(req, res, (err?: unknown) => {
-      if (!err || err === 'route' || err === 'router') return next(err);
-      // Over the limit, the 429 replaces the authentication error; otherwise the error goes on.
-      general(req, res, (limited?: unknown) => next(limited ?? err));
-    }),
+    countingFailures: (handler) => (req, res, next) =>
+      handler(req, res, (err?: unknown) => {
+        if (!err || err === 'route' || err === 'router') return next(err);
+        // Over the limit, the 429 replaces the authentication error; otherwise the error goes on.
+        general(req, res, (limited?: unknown) => next(limited ?? err));
+      }),
     async count(caller) {
-      const [s, key, limit] = 'uid' in caller
-        ? [userStore, `u:${caller.uid}`, config.get('rateLimit:authenticated:max')]
-        : [anonStore, ipKeyGenerator(caller.ip, 64), config.get('rateLimit:max')];
+      const [s, key, limit] =
+        'uid' in caller
+          ? [userStore, `u:${caller.uid}`, config.get('rateLimit:authenticated:max')]
+          : [anonStore, ipKeyGenerator(caller.ip, 64), config.get('rateLimit:max')];
       try {
         const { totalHits, resetTime } = await s.increment(key);
         if (totalHits <= limit) return 0;
@@ -119,11 +143,16 @@ export function createRateLimits(config: Config, log?: Logger): RateLimits {
         return 0;
       }
     },
-    failures: (name) => (redis ? new RedisFailureCounters(redis, `${config.get('redis:prefix')}fail:${name}:`) : new MemoryFailureCounters()),
-    perUser: (name, windowMs, max) => rateLimit({
-      ...common, windowMs, limit: max, store: store(name),
-      keyGenerator: (req) => (req.principal ? `u:${req.principal.uid}` : ipKeyGenerator(req.ip ?? '', 64)),
-    }),
+    failures: (name) =>
+      redis ? new RedisFailureCounters(redis, `${config.get('redis:prefix')}fail:${name}:`) : new MemoryFailureCounters(),
+    perUser: (name, windowMs, max) =>
+      rateLimit({
+        ...common,
+        windowMs,
+        limit: max,
+        store: store(name),
+        keyGenerator: (req) => (req.principal ? `u:${req.principal.uid}` : ipKeyGenerator(req.ip ?? '', 64)),
+      }),
     async close() {
       if (redis) await closeRedis(redis);
     },

@@ -24,7 +24,8 @@ export function prefixesOf(router: Router): string[] | null {
   for (const layer of router.stack as unknown as LayerLike[]) {
     if (layer.slash) return null;
     const raw = layer.rawPath;
-    const paths = typeof raw === 'string' ? [raw] : Array.isArray(raw) && raw.every((p) => typeof p === 'string') ? (raw as string[]) : null;
+    const paths =
+      typeof raw === 'string' ? [raw] : Array.isArray(raw) && raw.every((p) => typeof p === 'string') ? (raw as string[]) : null;
     if (!paths) return null;
     for (const p of paths) {
       const prefix = literalPrefix(p);

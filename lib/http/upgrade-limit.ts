@@ -15,7 +15,9 @@ export type TrustFn = (address: string, hop: number) => boolean;
  * Express compiles for 'trust proxy' (proxy-addr): the same rules as req.ip, not a second parser.
  */
 export function compileTrust(list: readonly string[]): TrustFn {
-  return express().set('trust proxy', list.length ? [...list] : false).get('trust proxy fn') as TrustFn;
+  return express()
+    .set('trust proxy', list.length ? [...list] : false)
+    .get('trust proxy fn') as TrustFn;
 }
 
 /** The trust rule of the Express app serving `server`'s requests (the api daemon's 'trust proxy'); none: nobody is trusted. */
@@ -37,7 +39,11 @@ export function trustOfServer(server: { listeners(event: 'request'): unknown[] }
 export function clientAddress(req: IncomingMessage, trust: TrustFn, opts: { unixPeerTrusted?: boolean } = {}): string {
   const peer = req.socket.remoteAddress;
   const header = req.headers['x-forwarded-for'];
-  const forwarded = (Array.isArray(header) ? header.join(',') : header ?? '').split(',').map((s) => s.trim()).filter(Boolean).reverse();
+  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .reverse();
   const chain = [peer ?? '', ...forwarded];
   let i = 0;
   while (i < chain.length - 1 && (i === 0 && peer === undefined ? Boolean(opts.unixPeerTrusted) : trust(chain[i], i))) i++;
@@ -62,7 +68,9 @@ export function tooManyRequests(seconds: number, message = `Too many requests; r
 /** A plain HTTP answer to an upgrade request, carrying the catalogue's error body and its headers (Retry-After). */
 export function upgradeRefusal(err: ApiError): string {
   const body = JSON.stringify(err.toBody());
-  const extra = Object.entries(err.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const extra = Object.entries(err.headers ?? {})
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   return `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }
 
@@ -84,7 +92,11 @@ export function answerHead(bytes: Buffer): { status: number; retryAfter: number 
 export class RefusalMemory {
   readonly #until = new Map<string, number>();
 
-  constructor(private readonly max = 10_000, private readonly maxSeconds = 3600, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly max = 10_000,
+    private readonly maxSeconds = 3600,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   remember(key: string, seconds: number): void {
     const s = Math.min(Math.max(1, Math.ceil(seconds)), this.maxSeconds);

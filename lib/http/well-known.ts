@@ -9,6 +9,17 @@ export function serverInfoRouter(config: Config, openapi: OpenApiRegistry): Rout
   router.get('/.well-known/svc/server-info', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(body);
   });
-  openapi.add('get', '/.well-known/svc/server-info', { operationId: 'server_info', summary: 'Where to sign in: {authServerUrl} (from mail:auth_server_url); public and rate-limited', tags: ['discovery'], auth: 'none', responses: { 200: { description: '{authServerUrl}', schema: { type: 'object', required: ['authServerUrl'], properties: { authServerUrl: { type: 'string' } } } } } });
+  openapi.add('get', '/.well-known/svc/server-info', {
+    operationId: 'server_info',
+    summary: 'Where to sign in: {authServerUrl} (from mail:auth_server_url); public and rate-limited',
+    tags: ['discovery'],
+    auth: 'none',
+    responses: {
+      200: {
+        description: '{authServerUrl}',
+        schema: { type: 'object', required: ['authServerUrl'], properties: { authServerUrl: { type: 'string' } } },
+      },
+    },
+  });
   return router;
 }

@@ -54,7 +54,8 @@ export function transactionIdOf(h: Handoff): string {
   return `sha256:${sha(`${rawSha}\0${h.envelopeFrom}\0${[...h.recipients].sort().join(',')}`)}`;
 }
 
-export const entryUid = (transactionId: string, mailboxUid: string, kind = 'rcpt'): string => sha(`${transactionId}\0${kind}\0${mailboxUid}`);
+export const entryUid = (transactionId: string, mailboxUid: string, kind = 'rcpt'): string =>
+  sha(`${transactionId}\0${kind}\0${mailboxUid}`);
 
 /**
  * Queues entries that are not queued yet, in one write (one statement on PostgreSQL, one
@@ -62,13 +63,32 @@ export const entryUid = (transactionId: string, mailboxUid: string, kind = 'rcpt
  * hand-off, or a concurrent one) is left out by its derived uid and answered 'duplicate'.
  */
 async function createOnce(deps: Deps, entries: Array<IngestEntry & { uid: string }>): Promise<Array<'queued' | 'duplicate'>> {
-  const written = new Set((await deps.store.repo<IngestEntry>(IngestEntryModel).createMany(entries, { skipExisting: true })).map((e) => e.uid));
+  const written = new Set(
+    (await deps.store.repo<IngestEntry>(IngestEntryModel).createMany(entries, { skipExisting: true })).map((e) => e.uid),
+  );
   crashPoint('ingest.after-queue-row'); // the rows committed, the MTA not answered yet: its retry finds them queued
   return entries.map((e) => (written.has(e.uid) ? 'queued' : 'duplicate'));
 }
 
-function newEntry(uid: string, fields: Pick<IngestEntry, 'transactionId' | 'mailboxUid' | 'recipient' | 'envelopeFrom' | 'rawRef' | 'size' | 'transportQuarantine' | 'tag' | 'viaList'>): IngestEntry & { uid: string } {
-  return { uid, ...fields, state: 'queued', attempts: 0, nextAttemptAt: new Date(), lastError: null, verdict: null, folderRole: null, messageUid: null, finishedAt: null };
+function newEntry(
+  uid: string,
+  fields: Pick<
+    IngestEntry,
+    'transactionId' | 'mailboxUid' | 'recipient' | 'envelopeFrom' | 'rawRef' | 'size' | 'transportQuarantine' | 'tag' | 'viaList'
+  >,
+): IngestEntry & { uid: string } {
+  return {
+    uid,
+    ...fields,
+    state: 'queued',
+    attempts: 0,
+    nextAttemptAt: new Date(),
+    lastError: null,
+    verdict: null,
+    folderRole: null,
+    messageUid: null,
+    finishedAt: null,
+  };
 }
 
 /**
@@ -95,11 +115,23 @@ export async function acceptHandoff(deps: IngestDeps, h: Handoff): Promise<Hando
     if (sender.verified && sender.fromAddress) {
       const domain = [...(await servedDomains(deps)).keys()][0] ?? 'localhost';
       await deps.outbound.send({
-        kind: 'reject-notice', envelopeFrom: '', envelopeTo: [sender.fromAddress],
-        raw: systemMessage({ from: `postmaster@${domain}`, to: sender.fromAddress, subject: `Rejected: ${headerValue(headers, 'subject')}`, body: rules.reject.notice ?? 'Your message was rejected by a policy of the receiving organisation.', headers: { 'Auto-Submitted': 'auto-replied' } }),
+        kind: 'reject-notice',
+        envelopeFrom: '',
+        envelopeTo: [sender.fromAddress],
+        raw: systemMessage({
+          from: `postmaster@${domain}`,
+          to: sender.fromAddress,
+          subject: `Rejected: ${headerValue(headers, 'subject')}`,
+          body: rules.reject.notice ?? 'Your message was rejected by a policy of the receiving organisation.',
+          headers: { 'Auto-Submitted': 'auto-replied' },
+        }),
       });
     }
-    return { transactionId, queued: 0, results: h.recipients.map((r) => ({ recipient: r, status: 'rejected', reason: `transport rule ${rules.reject!.rule}` })) };
+    return {
+      transactionId,
+      queued: 0,
+      results: h.recipients.map((r) => ({ recipient: r, status: 'rejected', reason: `transport rule ${rules.reject!.rule}` })),
+    };
   }
 
   const domains = await servedDomains(deps);
@@ -117,7 +149,11 @@ export async function acceptHandoff(deps: IngestDeps, h: Handoff): Promise<Hando
         results.push({ recipient: rcpt, status: 'relayed' });
         continue;
       }
-      results.push({ recipient: rcpt, status: r.reason === 'domain' ? 'rejected' : 'unknown', reason: r.reason === 'domain' ? 'domain not served' : 'no such recipient' });
+      results.push({
+        recipient: rcpt,
+        status: r.reason === 'domain' ? 'rejected' : 'unknown',
+        reason: r.reason === 'domain' ? 'domain not served' : 'no such recipient',
+      });
       if (r.reason === 'recipient') unknown.push(rcpt);
       continue;
     }
@@ -126,11 +162,19 @@ export async function acceptHandoff(deps: IngestDeps, h: Handoff): Promise<Hando
     const refused = expansion.refusedLists.length;
     await expandRecipient(deps, rcpt, r, { sender: sender.fromAddress, senderVerified: sender.verified, domains }, expansion);
     byRecipient.set(rcpt, new Set([...expansion.mailboxes.keys()].filter((m) => !before.has(m))));
-    if (expansion.refusedLists.length > refused && !byRecipient.get(rcpt)!.size) results.push({ recipient: rcpt, status: 'rejected', reason: 'members-only list' });
-    else results.push({ recipient: rcpt, status: expansion.external.length > ext && !byRecipient.get(rcpt)!.size ? 'relayed' : 'queued', mailboxes: byRecipient.get(rcpt)!.size });
+    if (expansion.refusedLists.length > refused && !byRecipient.get(rcpt)!.size)
+      results.push({ recipient: rcpt, status: 'rejected', reason: 'members-only list' });
+    else
+      results.push({
+        recipient: rcpt,
+        status: expansion.external.length > ext && !byRecipient.get(rcpt)!.size ? 'relayed' : 'queued',
+        mailboxes: byRecipient.get(rcpt)!.size,
+      });
   }
   if (!results.some((r) => r.status !== 'rejected' || r.reason !== 'domain not served')) {
-    throw new ApiError('api-119', 'Forbidden: no recipient is in a domain served here', { details: [{ path: 'X-Envelope-To', message: 'domain-not-served' }] });
+    throw new ApiError('api-119', 'Forbidden: no recipient is in a domain served here', {
+      details: [{ path: 'X-Envelope-To', message: 'domain-not-served' }],
+    });
   }
 
   // The bytes as delivered (with any header a transport rule adds): read whole only when needed.
@@ -138,15 +182,28 @@ export async function acceptHandoff(deps: IngestDeps, h: Handoff): Promise<Hando
   const rawBytes = async () => (whole ??= prependHeaders(staged ? await staged.read() : (h.raw as Buffer), rules.addHeaders));
   let queued = 0;
   if (expansion.mailboxes.size || expansion.external.length) {
-    const stored = staged && !rules.addHeaders.length
-      ? await staged.commit().then((b) => ({ ref: b.blobId, size: b.size }))
-      : await deps.port.storeRaw(await rawBytes());
+    const stored =
+      staged && !rules.addHeaders.length
+        ? await staged.commit().then((b) => ({ ref: b.blobId, size: b.size }))
+        : await deps.port.storeRaw(await rawBytes());
     crashPoint('ingest.after-blob');
     const boxes = [...expansion.mailboxes];
-    const statuses = await createOnce(deps, boxes.map(([mailboxUid, how]) => newEntry(entryUid(transactionId, mailboxUid), {
-      transactionId, mailboxUid, recipient: how.recipient, envelopeFrom, rawRef: stored.ref, size: stored.size,
-      transportQuarantine: rules.quarantine !== null, tag: how.tag, viaList: how.viaList,
-    })));
+    const statuses = await createOnce(
+      deps,
+      boxes.map(([mailboxUid, how]) =>
+        newEntry(entryUid(transactionId, mailboxUid), {
+          transactionId,
+          mailboxUid,
+          recipient: how.recipient,
+          envelopeFrom,
+          rawRef: stored.ref,
+          size: stored.size,
+          transportQuarantine: rules.quarantine !== null,
+          tag: how.tag,
+          viaList: how.viaList,
+        }),
+      ),
+    );
     const statusOf = new Map(boxes.map(([mailboxUid], i) => [mailboxUid, statuses[i]]));
     queued += statuses.filter((s) => s === 'queued').length;
     for (const r of results) {
@@ -162,7 +219,13 @@ export async function acceptHandoff(deps: IngestDeps, h: Handoff): Promise<Hando
       const isList = list !== 'transport-rule';
       const raw = await rawBytes();
       const copy = isList && !sender.verified ? rewriteFrom(raw, { via: list, address: list }) : raw;
-      await deps.outbound.send({ id: entryUid(transactionId, `external:${list}`, 'relay'), kind: 'list-relay', envelopeFrom, envelopeTo, raw: copy });
+      await deps.outbound.send({
+        id: entryUid(transactionId, `external:${list}`, 'relay'),
+        kind: 'list-relay',
+        envelopeFrom,
+        envelopeTo,
+        raw: copy,
+      });
     }
   }
   if (unknown.length && envelopeFrom) {
@@ -170,9 +233,19 @@ export async function acceptHandoff(deps: IngestDeps, h: Handoff): Promise<Hando
     if (local.kind === 'mailbox') {
       const ndr = nonDeliveryReport(envelopeFrom, unknown, domainOf(envelopeFrom), headerValue(headers, 'subject'));
       const stored = await deps.port.storeRaw(ndr);
-      const [s] = await createOnce(deps, [newEntry(entryUid(transactionId, local.mailboxUid, 'ndr'), {
-        transactionId, mailboxUid: local.mailboxUid, recipient: envelopeFrom, envelopeFrom: '', rawRef: stored.ref, size: stored.size, transportQuarantine: false, tag: null, viaList: null,
-      })]);
+      const [s] = await createOnce(deps, [
+        newEntry(entryUid(transactionId, local.mailboxUid, 'ndr'), {
+          transactionId,
+          mailboxUid: local.mailboxUid,
+          recipient: envelopeFrom,
+          envelopeFrom: '',
+          rawRef: stored.ref,
+          size: stored.size,
+          transportQuarantine: false,
+          tag: null,
+          viaList: null,
+        }),
+      ]);
       if (s === 'queued') queued++;
     }
   }

@@ -4,7 +4,17 @@ import { scanMessage, type Scanners, type ScanVerdict } from '../scan/index.js';
 import type { Patch } from '../storage/index.js';
 import type { IngestDeps } from './accept.js';
 import {
-  classifyFocused, consumeControl, controlKindOf, isAutomated, isDispositionReport, maybeAutoReply, processInvitations, recordCorrespondent, senderListVerdict, senderOf, type ControlHooks,
+  classifyFocused,
+  consumeControl,
+  controlKindOf,
+  isAutomated,
+  isDispositionReport,
+  maybeAutoReply,
+  processInvitations,
+  recordCorrespondent,
+  senderListVerdict,
+  senderOf,
+  type ControlHooks,
 } from './delivery-rules.js';
 import { crashPoint } from '../crash-points/index.js';
 import type { FiledCopy } from './mail-port.js';
@@ -67,12 +77,27 @@ export function prepare(deps: WorkerDeps, entry: IngestEntry, cache: PrepareCach
 /** PostgreSQL text refuses NUL (SQLSTATE 22021): a header carrying one must not make the message unholdable. */
 const noNul = (s: string) => s.replaceAll('\u0000', '');
 
-async function quarantine(deps: WorkerDeps, entry: IngestEntry & { uid: string }, prep: Prepared, reason: QuarantineItem['reason'], detail: string | null): Promise<Patch<IngestEntry>> {
+async function quarantine(
+  deps: WorkerDeps,
+  entry: IngestEntry & { uid: string },
+  prep: Prepared,
+  reason: QuarantineItem['reason'],
+  detail: string | null,
+): Promise<Patch<IngestEntry>> {
   try {
     await deps.store.repo<QuarantineItem>(QuarantineModel).create({
-      uid: entry.uid, mailboxUid: entry.mailboxUid, entryUid: entry.uid, rawRef: entry.rawRef, size: entry.size, envelopeFrom: entry.envelopeFrom,
-      recipient: entry.recipient, from: noNul(headerValue(prep.headers, 'from')).slice(0, 998), subject: noNul(headerValue(prep.headers, 'subject')).slice(0, 998),
-      reason, detail, headers: noNul(prep.headers.text).slice(0, 64 * 1024),
+      uid: entry.uid,
+      mailboxUid: entry.mailboxUid,
+      entryUid: entry.uid,
+      rawRef: entry.rawRef,
+      size: entry.size,
+      envelopeFrom: entry.envelopeFrom,
+      recipient: entry.recipient,
+      from: noNul(headerValue(prep.headers, 'from')).slice(0, 998),
+      subject: noNul(headerValue(prep.headers, 'subject')).slice(0, 998),
+      reason,
+      detail,
+      headers: noNul(prep.headers.text).slice(0, 64 * 1024),
     });
   } catch (e) {
     if (!(isApiError(e) && e.code === 'api-112')) throw e; // a re-run after a crash: already held
@@ -81,14 +106,26 @@ async function quarantine(deps: WorkerDeps, entry: IngestEntry & { uid: string }
 }
 
 const verdictOf = (v: ScanVerdict, extra?: string): Record<string, unknown> => ({
-  spam: v.spam, virus: v.virus, virusScanFailed: v.virusScanFailed, symbols: v.symbols, score: v.score, ...(v.devFallback.length ? { devFallback: v.devFallback } : {}), ...(extra ? { reason: extra } : {}),
+  spam: v.spam,
+  virus: v.virus,
+  virusScanFailed: v.virusScanFailed,
+  symbols: v.symbols,
+  score: v.score,
+  ...(v.devFallback.length ? { devFallback: v.devFallback } : {}),
+  ...(extra ? { reason: extra } : {}),
 });
 
 /**
  * Spec: Inbound message state table and per-mailbox delivery rules, in order. Returns the patch
  * that finishes the entry. Filing is idempotent per entry uid, so a re-run after a crash files once.
  */
-export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid: string }, cache: PrepareCache, round?: RoundWrites, reads?: RoundReads): Promise<Patch<IngestEntry>> {
+export async function deliverEntry(
+  deps: WorkerDeps,
+  entry: IngestEntry & { uid: string },
+  cache: PrepareCache,
+  round?: RoundWrites,
+  reads?: RoundReads,
+): Promise<Patch<IngestEntry>> {
   const prep = await prepare(deps, entry, cache);
   const { headers, verdict } = prep;
   const { parsed } = prep.mail;
@@ -104,8 +141,15 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   // 2. control messages are consumed, not filed.
   if (!junk) {
     // The served domains decide only whether a verified disposition report is a read receipt for us: read them then only.
-    const control = controlKindOf(headers, auth.verified, auth.verified && isDispositionReport(headers) ? new Set((await servedDomains(deps)).keys()) : new Set());
-    if (control && (await consumeControl(deps, deps.control, entry.uid, { ...control, mailboxUid: entry.mailboxUid, sender, rawRef: entry.rawRef }))) {
+    const control = controlKindOf(
+      headers,
+      auth.verified,
+      auth.verified && isDispositionReport(headers) ? new Set((await servedDomains(deps)).keys()) : new Set(),
+    );
+    if (
+      control &&
+      (await consumeControl(deps, deps.control, entry.uid, { ...control, mailboxUid: entry.mailboxUid, sender, rawRef: entry.rawRef }))
+    ) {
       return { state: 'consumed', verdict: verdictOf(verdict, control.kind), finishedAt: new Date() };
     }
   }
@@ -115,7 +159,13 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
     // Filter-rule forward: handed to the outbound path once per entry (the id is derived from it).
     // Spec: Trusting sender verification — an unverified sender's forwarding copy gets a rewritten From.
     const raw = auth.verified ? prep.raw : rewriteFrom(prep.raw, { via: box.address, address: `no-reply@${domainOf(box.address)}` });
-    await deps.outbound.send({ id: `fwd-${entry.uid.slice(0, 56)}`, kind: 'forward', envelopeFrom: box.address, envelopeTo: rules.forwardTo, raw });
+    await deps.outbound.send({
+      id: `fwd-${entry.uid.slice(0, 56)}`,
+      kind: 'forward',
+      envelopeFrom: box.address,
+      envelopeTo: rules.forwardTo,
+      raw,
+    });
   }
   if (rules.discard) return { state: 'discarded', verdict: verdictOf(verdict, 'filter rule'), finishedAt: new Date() };
   const copies = rules.copyTo ?? [];
@@ -125,20 +175,49 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   // 5. filing; mail arriving in the Inbox is classified Focused or Other.
   const automated = isAutomated(headers, entry.envelopeFrom);
   const folderRole = junk ? 'junk' : 'inbox';
-  const focused = folderRole === 'inbox' && !rules.folderUid ? await classifyFocused(deps, entry.mailboxUid, sender, automated, reads) : undefined;
+  const focused =
+    folderRole === 'inbox' && !rules.folderUid ? await classifyFocused(deps, entry.mailboxUid, sender, automated, reads) : undefined;
   const receiptTo = junk ? null : receiptAddress(headers, auth);
   const deferText = round ? (uid: string, doc: string) => round.text(uid, doc) : undefined;
-  const common = { mailboxUid: entry.mailboxUid, folderRole, labels: rules.labels, raw: prep.raw, prepared: prep.mail, flags: rules.flags, receiptTo, rawRef: entry.rawRef, deferText, durableLater: round } as const;
+  const common = {
+    mailboxUid: entry.mailboxUid,
+    folderRole,
+    labels: rules.labels,
+    raw: prep.raw,
+    prepared: prep.mail,
+    flags: rules.flags,
+    receiptTo,
+    rawRef: entry.rawRef,
+    deferText,
+    durableLater: round,
+  } as const;
   const filed = await deps.port.file({ ...common, folderUid: junk ? undefined : rules.folderUid, focused, idempotencyKey: entry.uid });
   crashPoint('ingest.between-copies');
   // Filter-rule copy: one more message record per folder, sharing the raw blob (each holds a reference).
   const copied: FiledCopy[] = [];
-  for (const folderUid of copies) copied.push(await deps.port.file({ ...common, folderUid, idempotencyKey: `${entry.uid}:copy:${folderUid}` }));
+  for (const folderUid of copies)
+    copied.push(await deps.port.file({ ...common, folderUid, idempotencyKey: `${entry.uid}:copy:${folderUid}` }));
   crashPoint('ingest.after-file');
   // 6. out-of-office, invitations and known correspondents for delivered non-junk mail.
   if (!junk) {
-    await maybeAutoReply(deps, deps.outbound, { mailboxUid: entry.mailboxUid, mailboxAddress: box.address, sender, automated, subject: headerValue(headers, 'subject') }, reads);
-    await processInvitations(deps, entry.uid, { mailboxUid: entry.mailboxUid, addresses: [box.address, ...box.aliases, entry.recipient], from: auth.fromAddress, verified: auth.verified }, filed.messageUid, parsed);
+    await maybeAutoReply(
+      deps,
+      deps.outbound,
+      { mailboxUid: entry.mailboxUid, mailboxAddress: box.address, sender, automated, subject: headerValue(headers, 'subject') },
+      reads,
+    );
+    await processInvitations(
+      deps,
+      entry.uid,
+      {
+        mailboxUid: entry.mailboxUid,
+        addresses: [box.address, ...box.aliases, entry.recipient],
+        from: auth.fromAddress,
+        verified: auth.verified,
+      },
+      filed.messageUid,
+      parsed,
+    );
     if (!automated && sender) {
       if (round) round.correspondent(entry.mailboxUid, sender);
       else await recordCorrespondent(deps, entry.mailboxUid, sender);
@@ -148,12 +227,28 @@ export async function deliverEntry(deps: WorkerDeps, entry: IngestEntry & { uid:
   crashPoint('ingest.before-event');
   const delivered = () => {
     for (const copy of [filed, ...copied]) {
-      deps.events.emitMail('message.delivered', { mailboxUid: entry.mailboxUid, messageUid: copy.messageUid, folderUid: copy.folderUid ?? null, folderRole, junk, entryUid: entry.uid, from: sender, subject: headerValue(headers, 'subject'), ...(copy === filed ? {} : { copy: true }) });
+      deps.events.emitMail('message.delivered', {
+        mailboxUid: entry.mailboxUid,
+        messageUid: copy.messageUid,
+        folderUid: copy.folderUid ?? null,
+        folderRole,
+        junk,
+        entryUid: entry.uid,
+        from: sender,
+        subject: headerValue(headers, 'subject'),
+        ...(copy === filed ? {} : { copy: true }),
+      });
     }
   };
   if (round) round.publish(delivered);
   else delivered();
-  return { state: junk ? 'junk' : 'delivered', folderRole, messageUid: filed.messageUid, verdict: verdictOf(verdict), finishedAt: new Date() };
+  return {
+    state: junk ? 'junk' : 'delivered',
+    folderRole,
+    messageUid: filed.messageUid,
+    verdict: verdictOf(verdict),
+    finishedAt: new Date(),
+  };
 }
 
 /**

@@ -52,7 +52,12 @@ export interface FromRewrite {
 export function rewriteFrom(raw: Buffer, opts: FromRewrite): Buffer {
   const { fields, body, eol } = split(raw);
   const fromField = fields.find((f) => nameOf(f) === 'from');
-  const fromValue = fromField ? fromField.slice(fromField.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim() : '';
+  const fromValue = fromField
+    ? fromField
+        .slice(fromField.indexOf(':') + 1)
+        .replace(/\r?\n[ \t]+/g, ' ')
+        .trim()
+    : '';
   const author = bareAddress(fromValue);
   const name = displayName(fromValue) || author || 'unknown sender';
   const kept = fields.filter((f) => !['from', 'x-original-from'].includes(nameOf(f)));

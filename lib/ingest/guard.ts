@@ -24,12 +24,34 @@ import { ApiError } from '../errors/index.js';
  * under X-Envelope-* names, which none of these is or starts like.
  */
 export const PROXY_HEADERS = [
-  'forwarded', 'via', 'x-forwarded', 'forwarded-for',
-  'x-real-ip', 'x-client-ip', 'client-ip', 'x-originating-ip', 'x-remote-ip', 'x-remote-addr',
-  'true-client-ip', 'cf-connecting-ip', 'cf-connecting-ipv6', 'cf-pseudo-ipv4', 'fastly-client-ip',
-  'x-cluster-client-ip', 'x-proxyuser-ip', 'x-original-forwarded-for', 'wl-proxy-client-ip', 'proxy-client-ip',
-  'x-azure-clientip', 'x-azure-socketip', 'x-appengine-user-ip', 'do-connecting-ip', 'x-envoy-external-address', 'x-bluecoat-via',
-  'x-host', 'x-original-host',
+  'forwarded',
+  'via',
+  'x-forwarded',
+  'forwarded-for',
+  'x-real-ip',
+  'x-client-ip',
+  'client-ip',
+  'x-originating-ip',
+  'x-remote-ip',
+  'x-remote-addr',
+  'true-client-ip',
+  'cf-connecting-ip',
+  'cf-connecting-ipv6',
+  'cf-pseudo-ipv4',
+  'fastly-client-ip',
+  'x-cluster-client-ip',
+  'x-proxyuser-ip',
+  'x-original-forwarded-for',
+  'wl-proxy-client-ip',
+  'proxy-client-ip',
+  'x-azure-clientip',
+  'x-azure-socketip',
+  'x-appengine-user-ip',
+  'do-connecting-ip',
+  'x-envoy-external-address',
+  'x-bluecoat-via',
+  'x-host',
+  'x-original-host',
 ] as const;
 
 /** Header name prefixes that are proxy headers whatever follows (X-Forwarded-For, -Host, -Proto ...). */
@@ -49,7 +71,10 @@ export function proxyHeaderIn(headers: Record<string, unknown>): string | undefi
 export function checkIngestSecret(config: Config): void {
   if (config.isDevelopment) return;
   const secret = config.get('mail:transport:ingest:secret');
-  if (secret === INGEST_SECRET_DEFAULT) throw new ConfigError('mail:transport:ingest:secret: still the default; set a random secret of at least 16 characters (svcmail setup generates one)');
+  if (secret === INGEST_SECRET_DEFAULT)
+    throw new ConfigError(
+      'mail:transport:ingest:secret: still the default; set a random secret of at least 16 characters (svcmail setup generates one)',
+    );
   if (secret.length < 16) throw new ConfigError('mail:transport:ingest:secret: must be at least 16 characters outside development');
 }
 
@@ -74,12 +99,20 @@ export function ingestGuard(config: Config): RequestHandler {
     const ip = req.socket.remoteAddress ?? '';
     const proxied = config.get('mail:internal:allow_forwarded') ? undefined : proxyHeaderIn(req.headers);
     if (proxied) {
-      return next(new ApiError('api-119', `Forbidden: /internal/mta does not take requests through a proxy (proxy header ${proxied} present)`, { details: [{ path: proxied, message: 'proxy-header' }] }));
+      return next(
+        new ApiError('api-119', `Forbidden: /internal/mta does not take requests through a proxy (proxy header ${proxied} present)`, {
+          details: [{ path: proxied, message: 'proxy-header' }],
+        }),
+      );
     }
     const now = Date.now();
     const f = failures.get(ip);
     if (f && f.resetAt > now && f.count >= max) {
-      return next(new ApiError('api-109', 'Too many wrong ingest secrets from this address', { headers: { 'Retry-After': String(Math.ceil((f.resetAt - now) / 1000)) } }));
+      return next(
+        new ApiError('api-109', 'Too many wrong ingest secrets from this address', {
+          headers: { 'Retry-After': String(Math.ceil((f.resetAt - now) / 1000)) },
+        }),
+      );
     }
     const header = req.headers.authorization ?? '';
     const m = /^bearer\s+(.+)$/i.exec(header);

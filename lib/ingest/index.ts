@@ -1,5 +1,13 @@
 export * from './models.js';
-export { acceptHandoff, transactionIdOf, entryUid, type Handoff, type HandoffResult, type RecipientResult, type IngestDeps } from './accept.js';
+export {
+  acceptHandoff,
+  transactionIdOf,
+  entryUid,
+  type Handoff,
+  type HandoffResult,
+  type RecipientResult,
+  type IngestDeps,
+} from './accept.js';
 export { ingestRouter } from './routes.js';
 export { ingestAdminRouter } from './admin-routes.js';
 export { checkIngestSecret, ingestGuard, proxyHeaderIn, PROXY_HEADERS, PROXY_HEADER_PREFIXES } from './guard.js';

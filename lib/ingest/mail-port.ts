@@ -3,7 +3,6 @@ import * as mail from '../mail/index.js';
 import type { Deps } from '../context/index.js';
 import { prepareMail, type PreparedMail } from './prepare.js';
 
-
 /** What delivery needs to know about a filed copy. */
 export interface FiledCopy {
   messageUid: string;
@@ -48,7 +47,12 @@ export interface MailPort {
   prepare(raw: Buffer): Promise<PreparedMail>;
   /** Filter rules of the mailbox applied to a non-junk message (size: the raw message's): where it goes and what else happens. */
   /** `rules`: the mailbox's enabled rules in position order when the caller read them already (RoundReads). */
-  applyRules(mailboxUid: string, parsed: ParsedMail, size: number, rules?: mail.FilterRule[]): Promise<{ folderUid?: string; flags?: string[]; labels?: string[]; discard?: boolean; forwardTo?: string[]; copyTo?: string[] }>;
+  applyRules(
+    mailboxUid: string,
+    parsed: ParsedMail,
+    size: number,
+    rules?: mail.FilterRule[],
+  ): Promise<{ folderUid?: string; flags?: string[]; labels?: string[]; discard?: boolean; forwardTo?: string[]; copyTo?: string[] }>;
   file(req: FileRequest): Promise<FiledCopy>;
 }
 
@@ -64,7 +68,14 @@ export function ruleInputOf(parsed: ParsedMail, size: number): mail.RuleInput {
     headers.set(line.key, list);
   }
   // Size conditions compare the raw message size (what the sender's client and the MTA count).
-  return { from: m.fields.fromAddress, to: [...m.fields.to, ...m.fields.cc].map((a) => a.address), subject: m.fields.subject, headers, size, hasAttachment: m.fields.hasAttachments };
+  return {
+    from: m.fields.fromAddress,
+    to: [...m.fields.to, ...m.fields.cc].map((a) => a.address),
+    subject: m.fields.subject,
+    headers,
+    size,
+    hasAttachment: m.fields.hasAttachments,
+  };
 }
 
 export function mailPort(deps: Deps): MailPort {
@@ -78,25 +89,48 @@ export function mailPort(deps: Deps): MailPort {
     prepare: prepareMail,
     async applyRules(mailboxUid, parsed, size, read) {
       // Spec: delivery rule 3 — the mailbox's filter rules, in position order, on mail that is not junk.
-      const rules = read ?? await deps.store.repo<mail.FilterRule>(mail.FilterRuleModel).list({ filter: { mailboxUid, enabled: true }, sort: [{ field: 'position', dir: 'asc' }], limit: 1000 });
+      const rules =
+        read ??
+        (await deps.store
+          .repo<mail.FilterRule>(mail.FilterRuleModel)
+          .list({ filter: { mailboxUid, enabled: true }, sort: [{ field: 'position', dir: 'asc' }], limit: 1000 }));
       if (!rules.length) return {};
       const r = mail.evaluateRules(rules, ruleInputOf(parsed, size));
       // A folder deleted since the rule was written is skipped (the copy stays in the Inbox), not a failed delivery.
       const targets = [...new Set([r.folderUid, ...r.copyTo].filter((f): f is string => Boolean(f)))];
-      const known = new Set((targets.length ? await deps.store.repo<mail.Folder>(mail.FolderModel).list({ filter: { uid: { $in: targets }, mailboxUid }, limit: targets.length }) : []).map((f) => f.uid));
+      const known = new Set(
+        (targets.length
+          ? await deps.store
+              .repo<mail.Folder>(mail.FolderModel)
+              .list({ filter: { uid: { $in: targets }, mailboxUid }, limit: targets.length })
+          : []
+        ).map((f) => f.uid),
+      );
       return {
-        folderUid: r.folderUid && known.has(r.folderUid) ? r.folderUid : undefined, flags: r.seen ? ['seen'] : [], labels: r.labels, discard: r.delete,
-        forwardTo: r.forwardTo, copyTo: r.copyTo.filter((f) => known.has(f)),
+        folderUid: r.folderUid && known.has(r.folderUid) ? r.folderUid : undefined,
+        flags: r.seen ? ['seen'] : [],
+        labels: r.labels,
+        discard: r.delete,
+        forwardTo: r.forwardTo,
+        copyTo: r.copyTo.filter((f) => known.has(f)),
       };
     },
     async file(req) {
       const flags = Object.fromEntries((req.flags ?? []).filter((f) => FLAG_NAMES.has(f)).map((f) => [f, true]));
       const filed = await mail.fileMessage(deps, {
-        mailboxUid: req.mailboxUid, folderRole: req.folderRole, folderUid: req.folderUid, labels: req.labels,
+        mailboxUid: req.mailboxUid,
+        folderRole: req.folderRole,
+        folderUid: req.folderUid,
+        labels: req.labels,
         raw: { blobId: req.rawRef, sha256: req.rawRef, size: req.raw.length },
-        parsed: req.prepared.message, document: req.prepared.document, flags,
-        focused: req.focused === undefined ? null : req.focused ? 'focused' : 'other', receiptTo: req.receiptTo ?? null,
-        idempotencyKey: req.idempotencyKey, deferText: req.deferText, durableLater: req.durableLater,
+        parsed: req.prepared.message,
+        document: req.prepared.document,
+        flags,
+        focused: req.focused === undefined ? null : req.focused ? 'focused' : 'other',
+        receiptTo: req.receiptTo ?? null,
+        idempotencyKey: req.idempotencyKey,
+        deferText: req.deferText,
+        durableLater: req.durableLater,
       });
       return { messageUid: filed.uid, folderUid: filed.folderUid };
     },

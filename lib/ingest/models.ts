@@ -37,7 +37,10 @@ export const ingestEntryFields = {
 };
 export type IngestEntry = z.infer<z.ZodObject<typeof ingestEntryFields>>;
 export const IngestEntryModel = defineModel({
-  name: 'ingest_entry', table: 'ingest_entries', fields: ingestEntryFields, lease: true,
+  name: 'ingest_entry',
+  table: 'ingest_entries',
+  fields: ingestEntryFields,
+  lease: true,
   indexes: [{ fields: ['state', 'nextAttemptAt'] }, { fields: ['transactionId'] }, { fields: ['mailboxUid'] }],
 });
 
@@ -57,7 +60,12 @@ export const quarantineFields = {
   headers: z.string().default(''),
 };
 export type QuarantineItem = z.infer<z.ZodObject<typeof quarantineFields>>;
-export const QuarantineModel = defineModel({ name: 'quarantine_item', table: 'quarantine_items', fields: quarantineFields, indexes: [{ fields: ['mailboxUid'] }] });
+export const QuarantineModel = defineModel({
+  name: 'quarantine_item',
+  table: 'quarantine_items',
+  fields: quarantineFields,
+  indexes: [{ fields: ['mailboxUid'] }],
+});
 
 /** Transport rules run once per message before recipients are resolved (Spec: Per-mailbox delivery rules). */
 export const transportRuleFields = {
@@ -65,16 +73,29 @@ export const transportRuleFields = {
   enabled: z.boolean().default(true),
   priority: z.number().int().default(100),
   /** Every given condition must match (case-insensitive substring unless a regex is named). */
-  match: z.object({
-    fromContains: z.string().max(320).optional(),
-    senderDomain: z.string().max(253).optional(),
-    recipientContains: z.string().max(320).optional(),
-    subjectContains: z.string().max(998).optional(),
-    header: z.object({ name: z.string().min(1).max(100), pattern: z.string().min(1).max(500) }).optional(),
-  }).strict().default({}),
+  match: z
+    .object({
+      fromContains: z.string().max(320).optional(),
+      senderDomain: z.string().max(253).optional(),
+      recipientContains: z.string().max(320).optional(),
+      subjectContains: z.string().max(998).optional(),
+      header: z.object({ name: z.string().min(1).max(100), pattern: z.string().min(1).max(500) }).optional(),
+    })
+    .strict()
+    .default({}),
   action: z.enum(['reject', 'addHeader', 'addRecipient', 'quarantine']),
-  headerName: z.string().regex(/^[\x21-\x39\x3b-\x7e]+$/, 'must be a header field name').max(100).nullable().default(null),
-  headerValue: z.string().regex(/^[^\r\n]*$/, 'must be one line').max(998).nullable().default(null),
+  headerName: z
+    .string()
+    .regex(/^[\x21-\x39\x3b-\x7e]+$/, 'must be a header field name')
+    .max(100)
+    .nullable()
+    .default(null),
+  headerValue: z
+    .string()
+    .regex(/^[^\r\n]*$/, 'must be one line')
+    .max(998)
+    .nullable()
+    .default(null),
   recipient: z.string().trim().toLowerCase().max(320).nullable().default(null),
   rejectNotice: z.string().max(2000).nullable().default(null),
 };
@@ -91,11 +112,21 @@ export const autoReplyFields = {
   endsAt: z.date().nullable().default(null),
 };
 export type AutoReply = z.infer<z.ZodObject<typeof autoReplyFields>>;
-export const AutoReplyModel = defineModel({ name: 'auto_reply', table: 'auto_replies', fields: autoReplyFields, indexes: [{ fields: ['mailboxUid'], unique: true }] });
+export const AutoReplyModel = defineModel({
+  name: 'auto_reply',
+  table: 'auto_replies',
+  fields: autoReplyFields,
+  indexes: [{ fields: ['mailboxUid'], unique: true }],
+});
 
 /** One per mailbox, sender and UTC day: the uid is derived so a second reply that day is a conflict. */
 export const autoReplySentFields = { mailboxUid: z.string(), sender: z.string(), day: z.string() };
-export const AutoReplySentModel = defineModel({ name: 'auto_reply_sent', table: 'auto_replies_sent', fields: autoReplySentFields, indexes: [{ fields: ['mailboxUid'] }] });
+export const AutoReplySentModel = defineModel({
+  name: 'auto_reply_sent',
+  table: 'auto_replies_sent',
+  fields: autoReplySentFields,
+  indexes: [{ fields: ['mailboxUid'] }],
+});
 
 /**
  * Known correspondents of a mailbox (Focused/Other and later key discovery read them). The uid is
@@ -104,33 +135,80 @@ export const AutoReplySentModel = defineModel({ name: 'auto_reply_sent', table: 
  * one pair fail with a unique violation instead of adding up: PostgreSQL checks only the conflict
  * target's index before inserting).
  */
-export const correspondentFields = { mailboxUid: z.string(), address: z.string(), messages: z.number().int().nonnegative().default(0), lastAt: z.date() };
-export const CorrespondentModel = defineModel({ name: 'correspondent', table: 'correspondents', fields: correspondentFields, indexes: [{ fields: ['mailboxUid', 'address'] }] });
+export const correspondentFields = {
+  mailboxUid: z.string(),
+  address: z.string(),
+  messages: z.number().int().nonnegative().default(0),
+  lastAt: z.date(),
+};
+export const CorrespondentModel = defineModel({
+  name: 'correspondent',
+  table: 'correspondents',
+  fields: correspondentFields,
+  indexes: [{ fields: ['mailboxUid', 'address'] }],
+});
 
 /** Meeting invitations seen on delivery and what processing them did (lib/pim/invitations). */
 export const invitationFields = {
-  mailboxUid: z.string(), messageUid: z.string().nullable(), method: z.string(), icalUid: z.string().nullable(),
-  organizer: z.string().nullable(), ics: z.string(), processed: z.boolean().default(false),
+  mailboxUid: z.string(),
+  messageUid: z.string().nullable(),
+  method: z.string(),
+  icalUid: z.string().nullable(),
+  organizer: z.string().nullable(),
+  ics: z.string(),
+  processed: z.boolean().default(false),
   /** created, updated, unchanged, cancelled, reply-applied; or why it was ignored or refused. */
   outcome: z.string().nullable().default(null),
   eventUids: z.array(z.string()).default([]),
 };
-export const InvitationModel = defineModel({ name: 'inbound_invitation', table: 'inbound_invitations', fields: invitationFields, indexes: [{ fields: ['mailboxUid', 'processed'] }] });
+export const InvitationModel = defineModel({
+  name: 'inbound_invitation',
+  table: 'inbound_invitations',
+  fields: invitationFields,
+  indexes: [{ fields: ['mailboxUid', 'processed'] }],
+});
 
 /** Control messages consumed on delivery (recall, read receipt, ACME challenge) awaiting their feature. */
 export const controlMessageFields = {
-  mailboxUid: z.string(), kind: z.enum(['recall', 'read-receipt', 'acme-challenge']), sender: z.string(),
-  data: z.record(z.string(), z.unknown()), rawRef: z.string(), handled: z.boolean().default(false),
+  mailboxUid: z.string(),
+  kind: z.enum(['recall', 'read-receipt', 'acme-challenge']),
+  sender: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  rawRef: z.string(),
+  handled: z.boolean().default(false),
 };
-export const ControlMessageModel = defineModel({ name: 'control_message', table: 'control_messages', fields: controlMessageFields, indexes: [{ fields: ['kind', 'handled'] }] });
+export const ControlMessageModel = defineModel({
+  name: 'control_message',
+  table: 'control_messages',
+  fields: controlMessageFields,
+  indexes: [{ fields: ['kind', 'handled'] }],
+});
 
 /** Mail the inbound path hands to the outbound side (NDRs, list relays, auto-replies, reject notices). */
 export const outboundHandoffFields = {
   kind: z.enum(['ndr', 'list-relay', 'auto-reply', 'reject-notice', 'forward', 'acme-reply', 'itip-reply', 'receipt']),
-  envelopeFrom: z.string(), envelopeTo: z.array(z.string()), rawRef: z.string(),
+  envelopeFrom: z.string(),
+  envelopeTo: z.array(z.string()),
+  rawRef: z.string(),
   /** queued: waiting for the outbound transport; sent: handed over. */
   state: z.enum(['queued', 'sent', 'failed']).default('queued'),
 };
-export const OutboundHandoffModel = defineModel({ name: 'outbound_handoff', table: 'outbound_handoffs', fields: outboundHandoffFields, indexes: [{ fields: ['state'] }] });
+export const OutboundHandoffModel = defineModel({
+  name: 'outbound_handoff',
+  table: 'outbound_handoffs',
+  fields: outboundHandoffFields,
+  indexes: [{ fields: ['state'] }],
+});
 
-export const INGEST_MODELS = [IngestEntryModel, QuarantineModel, TransportRuleModel, DistributionListModel, AutoReplyModel, AutoReplySentModel, CorrespondentModel, InvitationModel, ControlMessageModel, OutboundHandoffModel];
+export const INGEST_MODELS = [
+  IngestEntryModel,
+  QuarantineModel,
+  TransportRuleModel,
+  DistributionListModel,
+  AutoReplyModel,
+  AutoReplySentModel,
+  CorrespondentModel,
+  InvitationModel,
+  ControlMessageModel,
+  OutboundHandoffModel,
+];

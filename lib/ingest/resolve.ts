@@ -11,7 +11,12 @@ export type Resolution =
   | { kind: 'list'; list: Row<DistributionList> }
   | { kind: 'unknown'; reason: 'domain' | 'recipient' };
 
-interface DomainRow { name: string; enabled: boolean; verified: boolean; aliases: string[] }
+interface DomainRow {
+  name: string;
+  enabled: boolean;
+  verified: boolean;
+  aliases: string[];
+}
 
 /** Served domain (or domain alias) → its canonical domain; only enabled, verified domains accept mail. */
 export async function servedDomains(deps: Pick<Deps, 'store'>): Promise<Map<string, string>> {
@@ -42,7 +47,11 @@ function candidatesOf(addr: string, canonical: string): string[] {
  * The first step of resolveRecipient (primary address or alias) for several recipients in one
  * query: a hand-off resolves all its recipients with one read instead of one each.
  */
-export async function knownAddresses(deps: Pick<Deps, 'store'>, addresses: string[], domains: Map<string, string>): Promise<KnownAddresses> {
+export async function knownAddresses(
+  deps: Pick<Deps, 'store'>,
+  addresses: string[],
+  domains: Map<string, string>,
+): Promise<KnownAddresses> {
   const candidates = new Set<string>();
   for (const a of addresses) {
     const addr = a.trim().toLowerCase();
@@ -50,7 +59,9 @@ export async function knownAddresses(deps: Pick<Deps, 'store'>, addresses: strin
     if (canonical) for (const c of candidatesOf(addr, canonical)) candidates.add(c);
   }
   if (!candidates.size) return new Map();
-  const rows = await deps.store.repo<MailboxAddress>(AddressModel).list({ filter: { address: { $in: [...candidates] } }, limit: candidates.size });
+  const rows = await deps.store
+    .repo<MailboxAddress>(AddressModel)
+    .list({ filter: { address: { $in: [...candidates] } }, limit: candidates.size });
   return new Map(rows.map((r) => [r.address, { mailboxUid: r.mailboxUid, address: r.address }]));
 }
 
@@ -58,7 +69,12 @@ export async function knownAddresses(deps: Pick<Deps, 'store'>, addresses: strin
  * Spec: Recipient resolution order — primary address, alias (also through domain aliases),
  * distribution list, plus-addressing (mailboxes only, when mail:plus_addressing:enabled).
  */
-export async function resolveRecipient(deps: Pick<Deps, 'store' | 'config'>, address: string, domains?: Map<string, string>, known?: KnownAddresses): Promise<Resolution> {
+export async function resolveRecipient(
+  deps: Pick<Deps, 'store' | 'config'>,
+  address: string,
+  domains?: Map<string, string>,
+  known?: KnownAddresses,
+): Promise<Resolution> {
   const addr = address.trim().toLowerCase();
   const at = addr.lastIndexOf('@');
   if (at < 1) return { kind: 'unknown', reason: 'recipient' };
@@ -69,7 +85,7 @@ export async function resolveRecipient(deps: Pick<Deps, 'store' | 'config'>, add
   const local = addr.slice(0, at);
   const candidates = candidatesOf(addr, canonical);
   // known: looked up together with the other recipients (knownAddresses), the recipient itself before the canonical form.
-  const box = known ? candidates.map((c) => known.get(c)).find(Boolean) ?? null : await mailboxOf(deps, candidates);
+  const box = known ? (candidates.map((c) => known.get(c)).find(Boolean) ?? null) : await mailboxOf(deps, candidates);
   if (box) return { kind: 'mailbox', ...box, tag: null };
   const list = await deps.store.repo<DistributionList>(DistributionListModel).findOne({ address: { $in: candidates } });
   if (list) return { kind: 'list', list };
@@ -104,7 +120,13 @@ export interface ExpandOptions {
  * Expands one resolved recipient into mailboxes and external addresses. Lists nest up to
  * mail:distribution_lists:max_depth levels; a list already on the path is a cycle and is cut.
  */
-export async function expandRecipient(deps: Pick<Deps, 'store' | 'config'>, recipient: string, res: Resolution, opts: ExpandOptions, into?: Expansion): Promise<Expansion> {
+export async function expandRecipient(
+  deps: Pick<Deps, 'store' | 'config'>,
+  recipient: string,
+  res: Resolution,
+  opts: ExpandOptions,
+  into?: Expansion,
+): Promise<Expansion> {
   const out: Expansion = into ?? { mailboxes: new Map(), external: [], refusedLists: [], cut: [] };
   const maxDepth = deps.config.get('mail:distribution_lists:max_depth');
   // The shallowest level each list was expanded at: a list met again higher up is expanded again,

@@ -50,10 +50,20 @@ export async function readRound(deps: Pick<Deps, 'store'>, wanted: Array<{ mailb
   const many = 100_000;
   const [mailboxes, rules, replies, overrides, correspondents] = await Promise.all([
     store.repo<Mailbox>(MailboxModel).list({ filter: { uid: { $in: boxes } }, limit: boxes.length }),
-    store.repo<FilterRule & { mailboxUid: string }>(FilterRuleModel).list({ filter: { mailboxUid: { $in: boxes }, enabled: true }, sort: [{ field: 'position', dir: 'asc' }], limit: many }),
+    store
+      .repo<FilterRule & { mailboxUid: string }>(FilterRuleModel)
+      .list({ filter: { mailboxUid: { $in: boxes }, enabled: true }, sort: [{ field: 'position', dir: 'asc' }], limit: many }),
     store.repo<AutoReply>(AutoReplyModel).list({ filter: { mailboxUid: { $in: boxes } }, limit: many }),
-    keys.length ? store.repo<{ mailboxUid: string; sender: string; classification: 'focused' | 'other' }>(FocusedOverrideModel).list({ filter: { mailboxUid: { $in: boxes }, sender: { $in: keys } }, limit: many }) : [],
-    senders.length ? store.repo<{ mailboxUid: string; address: string }>(CorrespondentModel).list({ filter: { mailboxUid: { $in: boxes }, address: { $in: senders } }, limit: many }) : [],
+    keys.length
+      ? store
+          .repo<{ mailboxUid: string; sender: string; classification: 'focused' | 'other' }>(FocusedOverrideModel)
+          .list({ filter: { mailboxUid: { $in: boxes }, sender: { $in: keys } }, limit: many })
+      : [],
+    senders.length
+      ? store
+          .repo<{ mailboxUid: string; address: string }>(CorrespondentModel)
+          .list({ filter: { mailboxUid: { $in: boxes }, address: { $in: senders } }, limit: many })
+      : [],
   ]);
   const byUid = new Map(mailboxes.map((b) => [b.uid, b]));
   const rulesOf = group(rules);

@@ -41,7 +41,14 @@ function matches(rule: TransportRule, input: TransportInput): boolean {
  * reject ends evaluation. Throws when evaluation fails; the caller then delivers without them.
  */
 export async function evaluateTransportRules(deps: Pick<Deps, 'store'>, input: TransportInput): Promise<TransportDecision> {
-  const rules = await deps.store.repo<TransportRule>(TransportRuleModel).list({ filter: { enabled: true }, sort: [{ field: 'priority', dir: 'asc' }, { field: 'createdAt', dir: 'asc' }], limit: 1000 });
+  const rules = await deps.store.repo<TransportRule>(TransportRuleModel).list({
+    filter: { enabled: true },
+    sort: [
+      { field: 'priority', dir: 'asc' },
+      { field: 'createdAt', dir: 'asc' },
+    ],
+    limit: 1000,
+  });
   const out: TransportDecision = { reject: null, addHeaders: [], addRecipients: [], quarantine: null };
   for (const rule of rules) {
     if (!matches(rule, input)) continue;
@@ -50,7 +57,8 @@ export async function evaluateTransportRules(deps: Pick<Deps, 'store'>, input: T
       break;
     }
     if (rule.action === 'addHeader' && rule.headerName) out.addHeaders.push([rule.headerName, rule.headerValue ?? '']);
-    if (rule.action === 'addRecipient' && rule.recipient && !out.addRecipients.includes(rule.recipient)) out.addRecipients.push(rule.recipient);
+    if (rule.action === 'addRecipient' && rule.recipient && !out.addRecipients.includes(rule.recipient))
+      out.addRecipients.push(rule.recipient);
     if (rule.action === 'quarantine') out.quarantine ??= rule.name;
   }
   return out;

@@ -40,7 +40,12 @@ export function wakeWorkers(config: Config, job: WakeJob): void {
     jobs.delete(job);
     if (mine.again) wakeWorkers(config, job);
   };
-  const target = address.startsWith('/') ? { socketPath: address } : { host: address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, ''), port: Number(address.slice(address.lastIndexOf(':') + 1)) };
+  const target = address.startsWith('/')
+    ? { socketPath: address }
+    : {
+        host: address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, ''),
+        port: Number(address.slice(address.lastIndexOf(':') + 1)),
+      };
   const req = request({ ...target, method: 'POST', path: `/wake/${job}`, timeout: 500, agent: false }, (res) => {
     res.on('end', done);
     res.on('error', done);

@@ -1,4 +1,12 @@
-import { appendEscrowAudit, buildExportArchive, MatterExportModel, MatterModel, removeExportFiles, type Matter, type MatterExport } from '../escrow/index.js';
+import {
+  appendEscrowAudit,
+  buildExportArchive,
+  MatterExportModel,
+  MatterModel,
+  removeExportFiles,
+  type Matter,
+  type MatterExport,
+} from '../escrow/index.js';
 import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 
@@ -18,7 +26,12 @@ export interface ExportRound {
 }
 
 const audit = (deps: Deps, action: string, exp: Row<MatterExport>, details: Record<string, unknown> = {}) =>
-  appendEscrowAudit(deps.store, deps.config, { actor: WORKER_ACTOR, action, scopeUid: exp.scopeUid, details: { uid: exp.uid, matterUid: exp.matterUid, ...details } });
+  appendEscrowAudit(deps.store, deps.config, {
+    actor: WORKER_ACTOR,
+    action,
+    scopeUid: exp.scopeUid,
+    details: { uid: exp.uid, matterUid: exp.matterUid, ...details },
+  });
 
 async function expire(deps: Deps, exp: Row<MatterExport>, reason: string, owner?: string): Promise<void> {
   const repo = deps.store.repo<MatterExport>(MatterExportModel);
@@ -33,11 +46,17 @@ async function sweep(deps: Deps): Promise<number> {
   const repo = deps.store.repo<MatterExport>(MatterExportModel);
   const ready = await repo.list({ filter: { state: 'ready' }, limit: 1000 });
   if (!ready.length) return 0;
-  const matters = await deps.store.repo<Matter>(MatterModel).list({ filter: { uid: { $in: [...new Set(ready.map((e) => e.matterUid))] } }, limit: 1000 });
+  const matters = await deps.store
+    .repo<Matter>(MatterModel)
+    .list({ filter: { uid: { $in: [...new Set(ready.map((e) => e.matterUid))] } }, limit: 1000 });
   const closed = new Set(matters.filter((m) => m.state !== 'open').map((m) => m.uid));
   let n = 0;
   for (const exp of ready) {
-    const why = closed.has(exp.matterUid) ? 'the matter is closed' : exp.expiresAt && new Date(exp.expiresAt).getTime() <= Date.now() ? 'export_ttl_hours passed' : null;
+    const why = closed.has(exp.matterUid)
+      ? 'the matter is closed'
+      : exp.expiresAt && new Date(exp.expiresAt).getTime() <= Date.now()
+        ? 'export_ttl_hours passed'
+        : null;
     if (!why) continue;
     try {
       await expire(deps, exp, why);
@@ -53,9 +72,15 @@ export async function runEscrowExportRound(deps: Deps, owner: string): Promise<E
   const cfg = deps.config;
   const round: ExportRound = { claimed: 0, built: 0, retried: 0, failed: 0, expired: await sweep(deps) };
   const repo = deps.store.repo<MatterExport>(MatterExportModel);
-  const jobs = await repo.claim({ state: 'pending', nextAttemptAt: { $lte: new Date() } }, {
-    owner, leaseMs: cfg.get('mail:jobs:escrow_export:lease_seconds') * 1000, limit: 4, sort: [{ field: 'nextAttemptAt', dir: 'asc' }],
-  });
+  const jobs = await repo.claim(
+    { state: 'pending', nextAttemptAt: { $lte: new Date() } },
+    {
+      owner,
+      leaseMs: cfg.get('mail:jobs:escrow_export:lease_seconds') * 1000,
+      limit: 4,
+      sort: [{ field: 'nextAttemptAt', dir: 'asc' }],
+    },
+  );
   round.claimed = jobs.length;
   for (const exp of jobs) {
     const matter = await deps.store.repo<Matter>(MatterModel).get(exp.matterUid);
@@ -67,17 +92,38 @@ export async function runEscrowExportRound(deps: Deps, owner: string): Promise<E
     try {
       const built = await buildExportArchive(deps, exp);
       const now = new Date();
-      await repo.release(exp.uid, owner, { ...built, state: 'ready', readyAt: now, expiresAt: new Date(now.getTime() + cfg.get('mail:escrow:export_ttl_hours') * 3_600_000), lastError: null });
-      await audit(deps, 'export.ready', exp, { messageCount: built.messageCount, mboxSha256: built.mboxSha256, manifestSha256: built.manifestSha256 });
+      await repo.release(exp.uid, owner, {
+        ...built,
+        state: 'ready',
+        readyAt: now,
+        expiresAt: new Date(now.getTime() + cfg.get('mail:escrow:export_ttl_hours') * 3_600_000),
+        lastError: null,
+      });
+      await audit(deps, 'export.ready', exp, {
+        messageCount: built.messageCount,
+        mboxSha256: built.mboxSha256,
+        manifestSha256: built.manifestSha256,
+      });
       round.built++;
     } catch (e) {
       const attempts = exp.attempts + 1;
       const failed = attempts >= cfg.get('mail:escrow:export_max_attempts');
       const message = ((e as Error)?.message ?? String(e)).slice(0, 2000);
-      deps.log.warn({ export: exp.uid, attempts, err: message }, failed ? 'matter export failed for good' : 'matter export failed; retrying later');
-      await repo.release(exp.uid, owner, failed
-        ? { attempts, state: 'failed', lastError: message }
-        : { attempts, lastError: message, nextAttemptAt: new Date(Date.now() + cfg.get('mail:jobs:escrow_export:interval_seconds') * 1000 * attempts) });
+      deps.log.warn(
+        { export: exp.uid, attempts, err: message },
+        failed ? 'matter export failed for good' : 'matter export failed; retrying later',
+      );
+      await repo.release(
+        exp.uid,
+        owner,
+        failed
+          ? { attempts, state: 'failed', lastError: message }
+          : {
+              attempts,
+              lastError: message,
+              nextAttemptAt: new Date(Date.now() + cfg.get('mail:jobs:escrow_export:interval_seconds') * 1000 * attempts),
+            },
+      );
       if (failed) {
         await audit(deps, 'export.fail', exp, { attempts });
         round.failed++;
@@ -116,7 +162,9 @@ export function startEscrowExportLoop(deps: Deps, owner: string): ExportLoop {
       return;
     }
     running = drainEscrowExports(deps, owner)
-      .then((r) => { if (r.claimed || r.expired) deps.log.debug({ ...r }, 'matter export round'); })
+      .then((r) => {
+        if (r.claimed || r.expired) deps.log.debug({ ...r }, 'matter export round');
+      })
       .catch((e: unknown) => deps.log.error({ err: (e as Error).message }, 'matter export round failed'))
       .finally(() => {
         running = null;

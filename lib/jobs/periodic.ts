@@ -16,7 +16,13 @@ export const jobScheduleFields = {
   lastError: z.string().nullable().default(null),
 };
 export type JobSchedule = z.infer<z.ZodObject<typeof jobScheduleFields>>;
-export const JobScheduleModel = defineModel({ name: 'job_schedule', table: 'job_schedules', fields: jobScheduleFields, lease: true, indexes: [{ fields: ['job'], unique: true }] });
+export const JobScheduleModel = defineModel({
+  name: 'job_schedule',
+  table: 'job_schedules',
+  fields: jobScheduleFields,
+  lease: true,
+  indexes: [{ fields: ['job'], unique: true }],
+});
 
 export interface PeriodicJob<R extends Record<string, unknown>> {
   name: string;
@@ -31,12 +37,19 @@ const uidOf = (job: string) => `job-${job}`;
  * Runs the job if it is due and no other copy holds it. Answers null when it did not run. A failed
  * run is tried again after a tenth of the period (at least a minute, at most the period).
  */
-export async function runIfDue<R extends Record<string, unknown>>(deps: Pick<Deps, 'store' | 'log'>, job: PeriodicJob<R>, owner: string, now = new Date()): Promise<R | null> {
+export async function runIfDue<R extends Record<string, unknown>>(
+  deps: Pick<Deps, 'store' | 'log'>,
+  job: PeriodicJob<R>,
+  owner: string,
+  now = new Date(),
+): Promise<R | null> {
   const repo = deps.store.repo<JobSchedule>(JobScheduleModel);
   const uid = uidOf(job.name);
   if (!(await repo.get(uid))) {
     try {
-      await repo.create({ uid, job: job.name, nextRunAt: now, lastRunAt: null, lastResult: null, lastError: null } as JobSchedule & { uid: string });
+      await repo.create({ uid, job: job.name, nextRunAt: now, lastRunAt: null, lastResult: null, lastError: null } as JobSchedule & {
+        uid: string;
+      });
     } catch (e) {
       if (!(isApiError(e) && e.code === 'api-112')) throw e; // another copy made it
     }
@@ -45,11 +58,18 @@ export async function runIfDue<R extends Record<string, unknown>>(deps: Pick<Dep
   if (!claimed) return null;
   try {
     const result = await job.run();
-    await repo.release(uid, owner, { nextRunAt: new Date(Date.now() + job.periodMs), lastRunAt: new Date(), lastResult: result, lastError: null });
+    await repo.release(uid, owner, {
+      nextRunAt: new Date(Date.now() + job.periodMs),
+      lastRunAt: new Date(),
+      lastResult: result,
+      lastError: null,
+    });
     return result;
   } catch (e) {
     const retry = Math.min(job.periodMs, Math.max(60_000, job.periodMs / 10));
-    await repo.release(uid, owner, { nextRunAt: new Date(Date.now() + retry), lastError: (e as Error).message.slice(0, 2000) }).catch(() => undefined);
+    await repo
+      .release(uid, owner, { nextRunAt: new Date(Date.now() + retry), lastError: (e as Error).message.slice(0, 2000) })
+      .catch(() => undefined);
     throw e;
   }
 }
@@ -59,15 +79,23 @@ export interface PeriodicLoop {
 }
 
 /** Looks for a due run every minute (or every period when shorter); rounds never overlap. */
-export function startPeriodicJob<R extends Record<string, unknown>>(deps: Pick<Deps, 'store' | 'log'>, job: PeriodicJob<R>, owner: string): PeriodicLoop {
+export function startPeriodicJob<R extends Record<string, unknown>>(
+  deps: Pick<Deps, 'store' | 'log'>,
+  job: PeriodicJob<R>,
+  owner: string,
+): PeriodicLoop {
   let running: Promise<void> | null = null;
   let stopped = false;
   const tick = () => {
     if (stopped || running) return;
     running = runIfDue(deps, job, owner)
-      .then((r) => { if (r) deps.log.info({ job: job.name, result: r as Record<string, unknown> }, 'periodic job ran'); })
+      .then((r) => {
+        if (r) deps.log.info({ job: job.name, result: r as Record<string, unknown> }, 'periodic job ran');
+      })
       .catch((e: unknown) => deps.log.error({ job: job.name, err: (e as Error).message }, `${job.name} job failed`))
-      .finally(() => { running = null; });
+      .finally(() => {
+        running = null;
+      });
   };
   const timer = setInterval(tick, Math.min(job.periodMs, 60_000));
   timer.unref();

@@ -29,7 +29,9 @@ type Range = { from: number; to: number };
 export async function legalHolds(store: Store): Promise<Map<string, Range[]>> {
   const out = new Map<string, Range[]>();
   for (let offset = 0; ; offset += FOLDER_PAGE) {
-    const matters = await store.repo<Matter>(MatterModel).list({ filter: { state: 'open' }, sort: [{ field: 'uid', dir: 'asc' }], limit: FOLDER_PAGE, offset });
+    const matters = await store
+      .repo<Matter>(MatterModel)
+      .list({ filter: { state: 'open' }, sort: [{ field: 'uid', dir: 'asc' }], limit: FOLDER_PAGE, offset });
     for (const m of matters) {
       const range = { from: new Date(m.from).getTime(), to: new Date(m.to).getTime() };
       for (const c of m.custodians) out.set(c, [...(out.get(c) ?? []), range]);
@@ -43,13 +45,28 @@ export function isHeld(msg: Pick<Message, 'date'> & { createdAt: Date }, ranges:
   return ranges.some((r) => times.some((t) => t >= r.from && t <= r.to));
 }
 
-async function ageOutFolder(deps: Deps, folder: Row<Folder>, cutoff: Date, ranges: readonly Range[], batchSize: number, result: RetentionResult): Promise<number> {
+async function ageOutFolder(
+  deps: Deps,
+  folder: Row<Folder>,
+  cutoff: Date,
+  ranges: readonly Range[],
+  batchSize: number,
+  result: RetentionResult,
+): Promise<number> {
   const repo = deps.store.repo<Message>(MessageModel);
   let kept = 0;
   let removed = 0;
   for (;;) {
     // Both the Date header and the arrival must be old: a forged old Date or an import of old mail is not aged out on arrival.
-    const batch = await repo.list({ filter: { folderUid: folder.uid, date: { $lt: cutoff }, createdAt: { $lt: cutoff } }, sort: [{ field: 'date', dir: 'asc' }, { field: 'uid', dir: 'asc' }], limit: batchSize, offset: kept });
+    const batch = await repo.list({
+      filter: { folderUid: folder.uid, date: { $lt: cutoff }, createdAt: { $lt: cutoff } },
+      sort: [
+        { field: 'date', dir: 'asc' },
+        { field: 'uid', dir: 'asc' },
+      ],
+      limit: batchSize,
+      offset: kept,
+    });
     if (!batch.length) break;
     const doomed = batch.filter((m) => !isHeld(m, ranges));
     kept += batch.length - doomed.length;
@@ -65,7 +82,12 @@ async function ageOutFolder(deps: Deps, folder: Row<Folder>, cutoff: Date, range
         }
       });
     }
-    for (const m of gone) deps.events.publish([m.folderUid], { type: 'message', action: 'delete', data: { uid: m.uid, folderUid: m.folderUid, mailboxUid: m.mailboxUid } });
+    for (const m of gone)
+      deps.events.publish([m.folderUid], {
+        type: 'message',
+        action: 'delete',
+        data: { uid: m.uid, folderUid: m.folderUid, mailboxUid: m.mailboxUid },
+      });
     for (const b of new Set(gone.map((m) => m.blobId))) if (!(await deps.store.repo(BlobModel).get(b))) await blobsOf(deps).remove(b);
     removed += gone.length;
     result.bytes += gone.reduce((n, m) => n + m.size, 0);
@@ -88,7 +110,9 @@ export async function runRetention(deps: Deps, opts: { now?: Date; batchSize?: n
     const cutoff = new Date(now.getTime() - retentionDays(policy, cls)! * DAY_MS);
     let n = 0;
     for (let offset = 0; ; offset += FOLDER_PAGE) {
-      const folders = await deps.store.repo<Folder>(FolderModel).list({ filter: { role: ROLE_OF_CLASS[cls] }, sort: [{ field: 'uid', dir: 'asc' }], limit: FOLDER_PAGE, offset });
+      const folders = await deps.store
+        .repo<Folder>(FolderModel)
+        .list({ filter: { role: ROLE_OF_CLASS[cls] }, sort: [{ field: 'uid', dir: 'asc' }], limit: FOLDER_PAGE, offset });
       for (const f of folders) n += await ageOutFolder(deps, f, cutoff, holds.get(f.mailboxUid) ?? [], batchSize, result);
       if (folders.length < FOLDER_PAGE) break;
     }
@@ -98,8 +122,16 @@ export async function runRetention(deps: Deps, opts: { now?: Date; batchSize?: n
   if (result.deleted || result.held) {
     // The deletions are an administrative change made by the deployment's policy: audited.
     await deps.store.repo<AuditEntry>(AuditEntryModel).create({
-      actor: 'svcmail-worker', actorVia: 'job', action: 'retention.run', resource: 'retention-policy', resourceUid: null, ip: null, requestId: null,
-      before: null, after: null, details: { deleted: result.deleted, held: result.held, bytes: result.bytes, byClass: result.byClass, policyVersion: policy.version },
+      actor: 'svcmail-worker',
+      actorVia: 'job',
+      action: 'retention.run',
+      resource: 'retention-policy',
+      resourceUid: null,
+      ip: null,
+      requestId: null,
+      before: null,
+      after: null,
+      details: { deleted: result.deleted, held: result.held, bytes: result.bytes, byClass: result.byClass, policyVersion: policy.version },
     });
   }
   return result;

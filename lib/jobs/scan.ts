@@ -1,6 +1,14 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { IngestEntryModel, deliverEntry, prepare, type IngestEntry, type PrepareCache, type RoundWrites, type WorkerDeps } from '../ingest/index.js';
+import {
+  IngestEntryModel,
+  deliverEntry,
+  prepare,
+  type IngestEntry,
+  type PrepareCache,
+  type RoundWrites,
+  type WorkerDeps,
+} from '../ingest/index.js';
 import { recordCorrespondents, senderOf } from '../ingest/index.js';
 import { readRound } from '../ingest/index.js';
 import type { Patch, Row, Store } from '../storage/index.js';
@@ -28,9 +36,11 @@ const inKeyOrder = <V>(m: Map<string, V>): V[] => [...m.keys()].sort().map((k) =
 
 async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(size, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(size, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
 }
 
 /**
@@ -41,9 +51,15 @@ async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>)
 export async function runScanRound(deps: WorkerDeps, owner: string): Promise<ScanRound> {
   const repo = deps.store.repo<IngestEntry>(IngestEntryModel);
   const cfg = deps.config;
-  const entries = await repo.claim({ state: 'queued', nextAttemptAt: { $lte: new Date() } }, {
-    owner, leaseMs: cfg.get('mail:jobs:scan:lease_seconds') * 1000, limit: cfg.get('mail:jobs:scan:batch_size'), sort: [{ field: 'createdAt', dir: 'asc' }],
-  });
+  const entries = await repo.claim(
+    { state: 'queued', nextAttemptAt: { $lte: new Date() } },
+    {
+      owner,
+      leaseMs: cfg.get('mail:jobs:scan:lease_seconds') * 1000,
+      limit: cfg.get('mail:jobs:scan:batch_size'),
+      sort: [{ field: 'createdAt', dir: 'asc' }],
+    },
+  );
   const round: ScanRound = { claimed: entries.length, finished: 0, retried: 0, failed: 0 };
   const cache: PrepareCache = new Map();
   // Counted where the job decides, once per entry, and written once per round (not per message).
@@ -85,12 +101,27 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
   // once: their reads are the database's, and their filing transactions arrive side by side, so
   // SQLite's group commit writes them in a few commits instead of one commit per copy.
   const messages = [...new Map(entries.map((e) => [e.rawRef, e])).values()];
-  await pool(messages, cfg.get('mail:jobs:scan:concurrency'), (entry) => prepare(deps, entry, cache).then(() => undefined, () => undefined));
+  await pool(messages, cfg.get('mail:jobs:scan:concurrency'), (entry) =>
+    prepare(deps, entry, cache).then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
   // The mailboxes' settings for every entry, read once for the round (lib/ingest/round-reads.ts);
   // should that fail, each entry reads its own (and fails and is retried as it would have).
-  const senders = await Promise.all(entries.map((e) => cache.get(e.rawRef)!.then((p) => senderOf(p.headers, e.envelopeFrom), () => '')));
-  const reads = await readRound(deps, entries.map((e, i) => ({ mailboxUid: e.mailboxUid, sender: senders[i] }))).catch((e: unknown) => {
-    deps.log.warn({ err: (e as Error).message }, 'scan round: reading the mailboxes\' settings failed; each entry reads its own');
+  const senders = await Promise.all(
+    entries.map((e) =>
+      cache.get(e.rawRef)!.then(
+        (p) => senderOf(p.headers, e.envelopeFrom),
+        () => '',
+      ),
+    ),
+  );
+  const reads = await readRound(
+    deps,
+    entries.map((e, i) => ({ mailboxUid: e.mailboxUid, sender: senders[i] })),
+  ).catch((e: unknown) => {
+    deps.log.warn({ err: (e as Error).message }, "scan round: reading the mailboxes' settings failed; each entry reads its own");
     return undefined;
   });
   await pool(entries, entries.length, async (entry: Row<IngestEntry>) => {
@@ -100,10 +131,23 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
       const attempts = entry.attempts + 1;
       const failed = attempts >= cfg.get('mail:ingest:max_attempts');
       const message = (e as Error)?.message ?? String(e);
-      deps.log.warn({ entry: entry.uid, attempts, err: message }, failed ? 'ingest entry failed for good' : 'ingest entry failed; retrying later');
-      await repo.release(entry.uid, owner, failed
-        ? { attempts, state: 'failed', lastError: message.slice(0, 2000), finishedAt: new Date() }
-        : { attempts, lastError: message.slice(0, 2000), nextAttemptAt: new Date(Date.now() + cfg.get('mail:ingest:retry_backoff_seconds') * 1000 * attempts) }).catch(() => undefined);
+      deps.log.warn(
+        { entry: entry.uid, attempts, err: message },
+        failed ? 'ingest entry failed for good' : 'ingest entry failed; retrying later',
+      );
+      await repo
+        .release(
+          entry.uid,
+          owner,
+          failed
+            ? { attempts, state: 'failed', lastError: message.slice(0, 2000), finishedAt: new Date() }
+            : {
+                attempts,
+                lastError: message.slice(0, 2000),
+                nextAttemptAt: new Date(Date.now() + cfg.get('mail:ingest:retry_backoff_seconds') * 1000 * attempts),
+              },
+        )
+        .catch(() => undefined);
       if (failed) {
         round.failed++;
         count('svcmail_deliveries_total', { outcome: 'failed' });
@@ -130,14 +174,25 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
   try {
     await deps.store.transaction(async (tx) => {
       const txRepo = tx.repo<IngestEntry>(IngestEntryModel);
-      round.finished += (await txRepo.releaseMany(done.map((d) => ({ uid: d.uid, patch: d.patch })), owner)).length;
+      round.finished += (
+        await txRepo.releaseMany(
+          done.map((d) => ({ uid: d.uid, patch: d.patch })),
+          owner,
+        )
+      ).length;
       await writeRoundTexts(tx, texts);
-      await recordCorrespondents({ store: tx }, inKeyOrder(correspondents).map((c) => ({ mailboxUid: c.mailboxUid, address: c.address, messages: c.n })));
+      await recordCorrespondents(
+        { store: tx },
+        inKeyOrder(correspondents).map((c) => ({ mailboxUid: c.mailboxUid, address: c.address, messages: c.n })),
+      );
       // A crash before this commit loses the round's counts: metrics, not records.
       for (const c of inKeyOrder(counts)) await countEvent({ store: tx, log: deps.log }, c.name, c.labels, c.n);
     });
   } catch (e) {
-    deps.log.error({ err: (e as Error).message, entries: done.length }, 'scan round: delivered entries not released; they are delivered again when their lease ends');
+    deps.log.error(
+      { err: (e as Error).message, entries: done.length },
+      'scan round: delivered entries not released; they are delivered again when their lease ends',
+    );
   } finally {
     sendEvents();
   }

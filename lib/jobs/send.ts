@@ -11,9 +11,11 @@ export interface SendRound {
 
 async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(size, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(size, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
 }
 
 /**
@@ -27,9 +29,15 @@ export async function runSendRound(deps: SendDeps, owner: string): Promise<SendR
   await processReceipts(deps, cfg.get('mail:jobs:send:batch_size'));
   await adoptHandoffs(deps, cfg.get('mail:jobs:send:batch_size'));
   const repo = deps.store.repo<OutboundJob>(OutboundJobModel);
-  const jobs = await repo.claim({ state: { $in: ['queued', 'handing', 'handed'] }, nextAttemptAt: { $lte: new Date() } }, {
-    owner, leaseMs: cfg.get('mail:jobs:send:lease_seconds') * 1000, limit: cfg.get('mail:jobs:send:batch_size'), sort: [{ field: 'nextAttemptAt', dir: 'asc' }],
-  });
+  const jobs = await repo.claim(
+    { state: { $in: ['queued', 'handing', 'handed'] }, nextAttemptAt: { $lte: new Date() } },
+    {
+      owner,
+      leaseMs: cfg.get('mail:jobs:send:lease_seconds') * 1000,
+      limit: cfg.get('mail:jobs:send:batch_size'),
+      sort: [{ field: 'nextAttemptAt', dir: 'asc' }],
+    },
+  );
   const round: SendRound = { claimed: jobs.length, sent: 0, retrying: 0, failed: 0, errors: 0 };
   await pool(jobs, cfg.get('mail:jobs:send:concurrency'), async (job: Row<OutboundJob>) => {
     try {
@@ -44,7 +52,9 @@ export async function runSendRound(deps: SendDeps, owner: string): Promise<SendR
       deps.log.warn({ job: job.uid, err: (e as Error).message }, 'send job step failed; retrying later');
       const backoff = cfg.get('mail:send:retry_backoff_seconds') * 1000 * Math.max(1, job.attempts);
       // Only a record still queued is pushed back; one left in handing is decided by the next claim.
-      await repo.release(job.uid, owner, { nextAttemptAt: new Date(Date.now() + backoff), lastError: (e as Error).message.slice(0, 2000) }).catch(() => undefined);
+      await repo
+        .release(job.uid, owner, { nextAttemptAt: new Date(Date.now() + backoff), lastError: (e as Error).message.slice(0, 2000) })
+        .catch(() => undefined);
     }
   });
   return round;
@@ -79,7 +89,9 @@ export function startSendLoop(deps: SendDeps, owner: string): SendLoop {
       return;
     }
     running = drainSends(deps, owner)
-      .then((r) => { if (r.claimed) deps.log.debug({ ...r }, 'send round'); })
+      .then((r) => {
+        if (r.claimed) deps.log.debug({ ...r }, 'send round');
+      })
       .catch((e: unknown) => deps.log.error({ err: (e as Error).message }, 'send round failed'))
       .finally(() => {
         running = null;
@@ -98,7 +110,12 @@ export function startSendLoop(deps: SendDeps, owner: string): SendLoop {
       clearInterval(timer);
       if (!running) return;
       let t: NodeJS.Timeout | undefined;
-      await Promise.race([running, new Promise<void>((r) => { t = setTimeout(r, deps.config.get('mail:jobs:send:drain_ms')); })]);
+      await Promise.race([
+        running,
+        new Promise<void>((r) => {
+          t = setTimeout(r, deps.config.get('mail:jobs:send:drain_ms'));
+        }),
+      ]);
       clearTimeout(t);
     },
   };

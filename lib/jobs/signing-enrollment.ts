@@ -15,7 +15,12 @@ export interface EnrollmentLoop {
  * each one step; a round that moved a request is followed by another, so a request goes from
  * "challenge answered" to "validating" without waiting a period. Rounds never overlap.
  */
-export function startEnrollmentLoop(deps: Pick<Deps, 'config' | 'store' | 'events' | 'log'>, acme: AcmeClient, mailer: ReplyMailer, owner: string): EnrollmentLoop {
+export function startEnrollmentLoop(
+  deps: Pick<Deps, 'config' | 'store' | 'events' | 'log'>,
+  acme: AcmeClient,
+  mailer: ReplyMailer,
+  owner: string,
+): EnrollmentLoop {
   const cfg = deps.config;
   const periodMs = cfg.get('mail:jobs:signing_enrollment:interval_seconds') * 1000;
   const leaseMs = cfg.get('mail:jobs:signing_enrollment:lease_seconds') * 1000;

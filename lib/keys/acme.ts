@@ -54,18 +54,33 @@ export class AcmeClient {
    * `config` gives the outbound check for URLs the CA names on another origin than its directory
    * (see #fetch); without it such URLs are refused.
    */
-  constructor(readonly directoryUrl: string, readonly key: KeyObject, readonly contact = '', readonly config?: Config) {}
+  constructor(
+    readonly directoryUrl: string,
+    readonly key: KeyObject,
+    readonly contact = '',
+    readonly config?: Config,
+  ) {}
 
   /**
    * The directory is the administrator's; the URLs in its answers are the CA's. One on the
    * directory's origin is fetched as configured; one elsewhere is a target a remote party chose, so
    * it passes the outbound check (lib/http/outbound.ts). No redirects either way.
    */
-  async #fetch(url: string, init: { method?: 'GET' | 'POST' | 'HEAD'; headers?: Record<string, string>; body?: string } = {}): Promise<Response> {
+  async #fetch(
+    url: string,
+    init: { method?: 'GET' | 'POST' | 'HEAD'; headers?: Record<string, string>; body?: string } = {},
+  ): Promise<Response> {
     const target = new URL(url);
-    if (target.origin === new URL(this.directoryUrl).origin) return fetch(target, { ...init, redirect: 'error', signal: AbortSignal.timeout(ACME_TIMEOUT_MS) });
+    if (target.origin === new URL(this.directoryUrl).origin)
+      return fetch(target, { ...init, redirect: 'error', signal: AbortSignal.timeout(ACME_TIMEOUT_MS) });
     if (!this.config) throw new OutboundRefused(`the ACME server named ${target.origin}, another origin than its directory`);
-    const answer = await checkedRequest(url, { ...init, config: this.config, resolve: systemHostResolver, timeoutMs: ACME_TIMEOUT_MS, maxBytes: ACME_MAX_BYTES });
+    const answer = await checkedRequest(url, {
+      ...init,
+      config: this.config,
+      resolve: systemHostResolver,
+      timeoutMs: ACME_TIMEOUT_MS,
+      maxBytes: ACME_MAX_BYTES,
+    });
     const headers = new Headers();
     for (const [k, v] of Object.entries(answer.headers)) for (const one of [v ?? []].flat()) headers.append(k, one);
     return new Response(NULL_BODY.has(answer.status) ? null : new Uint8Array(answer.body), { status: answer.status, headers });
@@ -106,7 +121,9 @@ export class AcmeClient {
     const header: Record<string, unknown> = { alg: 'ES256', nonce: await this.#freshNonce(), url };
     if (useJwk) header.jwk = await this.#publicJwk();
     else header.kid = this.#kid ?? (await this.account());
-    const jws = await new FlattenedSign(new TextEncoder().encode(payload === undefined ? '' : JSON.stringify(payload))).setProtectedHeader(header as never).sign(this.key);
+    const jws = await new FlattenedSign(new TextEncoder().encode(payload === undefined ? '' : JSON.stringify(payload)))
+      .setProtectedHeader(header as never)
+      .sign(this.key);
     const res = await this.#fetch(url, { method: 'POST', headers: { 'content-type': 'application/jose+json' }, body: JSON.stringify(jws) });
     this.#nonce = res.headers.get('replay-nonce');
     const text = await res.text();
@@ -117,7 +134,11 @@ export class AcmeClient {
 
   async account(): Promise<string> {
     if (this.#kid) return this.#kid;
-    const r = await this.post((await this.#directory()).newAccount!, { termsOfServiceAgreed: true, ...(this.contact ? { contact: [this.contact] } : {}) }, true);
+    const r = await this.post(
+      (await this.#directory()).newAccount!,
+      { termsOfServiceAgreed: true, ...(this.contact ? { contact: [this.contact] } : {}) },
+      true,
+    );
     this.#kid = r.headers.get('location');
     if (!this.#kid) throw new Error('ACME account without a location');
     return this.#kid;

@@ -69,9 +69,27 @@ async function txtSystem(config: Config, name: string, signal?: AbortSignal): Pr
  * refused; a host's addresses need not (`validated: false`): TLS proves who answers there, and the
  * peer's host may sit in an unsigned zone.
  */
-async function doh(config: Config, name: string, type: 'TXT' | 'A' | 'AAAA', signal?: AbortSignal, validated = true): Promise<dnsPacket.Answer[]> {
-  const query = dnsPacket.encode({ type: 'query', id: 0, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name, class: 'IN' }], additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 4096, flags: dnsPacket.DNSSEC_OK } as unknown as dnsPacket.Answer] });
-  const res = await fetch(config.get('mail:dns:doh_url'), { method: 'POST', redirect: 'error', headers: { 'content-type': 'application/dns-message', accept: 'application/dns-message' }, body: query, signal: AbortSignal.any([AbortSignal.timeout(config.get('mail:dns:timeout_ms')), ...(signal ? [signal] : [])]) });
+async function doh(
+  config: Config,
+  name: string,
+  type: 'TXT' | 'A' | 'AAAA',
+  signal?: AbortSignal,
+  validated = true,
+): Promise<dnsPacket.Answer[]> {
+  const query = dnsPacket.encode({
+    type: 'query',
+    id: 0,
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ type, name, class: 'IN' }],
+    additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 4096, flags: dnsPacket.DNSSEC_OK } as unknown as dnsPacket.Answer],
+  });
+  const res = await fetch(config.get('mail:dns:doh_url'), {
+    method: 'POST',
+    redirect: 'error',
+    headers: { 'content-type': 'application/dns-message', accept: 'application/dns-message' },
+    body: query,
+    signal: AbortSignal.any([AbortSignal.timeout(config.get('mail:dns:timeout_ms')), ...(signal ? [signal] : [])]),
+  });
   if (!res.ok) throw new Error(`DoH answered HTTP ${res.status}`);
   const packet = dnsPacket.decode(Buffer.from(await res.arrayBuffer()));
   const flags = (packet as { flags?: number }).flags ?? 0;
@@ -83,7 +101,7 @@ async function doh(config: Config, name: string, type: 'TXT' | 'A' | 'AAAA', sig
 }
 
 async function txtDoh(config: Config, name: string, signal?: AbortSignal): Promise<string[]> {
-  return (await doh(config, name, 'TXT', signal)).map((a) => ((a as { data: Buffer[] }).data).map((b) => b.toString()).join(''));
+  return (await doh(config, name, 'TXT', signal)).map((a) => (a as { data: Buffer[] }).data.map((b) => b.toString()).join(''));
 }
 
 /**
@@ -109,7 +127,8 @@ export function svcHostResolver(config: Config): HostResolver {
 /** The _svc record of a domain, or null when it has none; an aborted signal cancels the question. */
 export async function findSvcRecord(config: Config, domain: string, signal?: AbortSignal): Promise<SvcRecord | null> {
   const name = `_svc.${domain}`;
-  const txts = config.get('mail:dns:resolver') === 'doh-dnssec' ? await txtDoh(config, name, signal) : await txtSystem(config, name, signal);
+  const txts =
+    config.get('mail:dns:resolver') === 'doh-dnssec' ? await txtDoh(config, name, signal) : await txtSystem(config, name, signal);
   for (const t of txts) {
     const rec = parseSvcRecord(t);
     if (rec) return rec;

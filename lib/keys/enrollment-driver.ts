@@ -38,7 +38,10 @@ export async function consumeAcmeChallenge(deps: Pick<Deps, 'store'>, mail: Chal
   const m = SUBJECT.exec(mail.subject);
   if (!m || !mail.senderVerified) return false;
   const repo = deps.store.repo<SigningEnrollment>(SigningEnrollmentModel);
-  const recs = await repo.list({ filter: { mailboxUid: mail.mailboxUid, backend: 'rfc8823', state: { $in: ['requested', 'challenge-pending', ...ANSWERED] } }, limit: 50 });
+  const recs = await repo.list({
+    filter: { mailboxUid: mail.mailboxUid, backend: 'rfc8823', state: { $in: ['requested', 'challenge-pending', ...ANSWERED] } },
+    limit: 50,
+  });
   const fromCa = (r: SigningEnrollment) => String(r.acme?.from ?? '').toLowerCase() === mail.from.toLowerCase();
   if (recs.some((r) => ANSWERED.includes(r.state) && fromCa(r) && r.acme?.tokenPart1 === m[1])) return true;
   const rec = recs.find((r) => r.state === 'challenge-pending' && fromCa(r));
@@ -55,25 +58,44 @@ function replyMessage(rec: SigningEnrollment, digest: string): string {
   const acme = rec.acme as Record<string, string>;
   const domain = rec.address.slice(rec.address.lastIndexOf('@') + 1);
   const lines = [
-    `From: <${rec.address}>`, `To: <${acme.from}>`, `Subject: Re: ACME: ${acme.tokenPart1}`,
-    `Message-ID: <${randomUUID()}@${domain}>`, `Date: ${new Date().toUTCString()}`,
+    `From: <${rec.address}>`,
+    `To: <${acme.from}>`,
+    `Subject: Re: ACME: ${acme.tokenPart1}`,
+    `Message-ID: <${randomUUID()}@${domain}>`,
+    `Date: ${new Date().toUTCString()}`,
     ...(acme.challengeMessageId ? [`In-Reply-To: ${acme.challengeMessageId}`, `References: ${acme.challengeMessageId}`] : []),
-    'MIME-Version: 1.0', 'Content-Type: text/plain; charset=us-ascii', 'Auto-Submitted: auto-replied', '',
-    '-----BEGIN ACME RESPONSE-----', digest, '-----END ACME RESPONSE-----', '',
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=us-ascii',
+    'Auto-Submitted: auto-replied',
+    '',
+    '-----BEGIN ACME RESPONSE-----',
+    digest,
+    '-----END ACME RESPONSE-----',
+    '',
   ];
   return lines.join('\r\n');
 }
 
-async function step(deps: Pick<Deps, 'store' | 'events' | 'log'>, acme: AcmeClient, mailer: ReplyMailer, rec: Row<SigningEnrollment>): Promise<Row<SigningEnrollment>> {
+async function step(
+  deps: Pick<Deps, 'store' | 'events' | 'log'>,
+  acme: AcmeClient,
+  mailer: ReplyMailer,
+  rec: Row<SigningEnrollment>,
+): Promise<Row<SigningEnrollment>> {
   switch (rec.state) {
     case 'requested': {
       const order = await acme.newOrder(rec.address);
       const ch = await acme.emailChallenge(order.authorizations[0]!);
-      return moveEnrollment(deps, rec, 'challenge-pending', { acme: { orderUrl: order.url, finalizeUrl: order.finalize, challengeUrl: ch.url, tokenPart2: ch.token, from: ch.from } });
+      return moveEnrollment(deps, rec, 'challenge-pending', {
+        acme: { orderUrl: order.url, finalizeUrl: order.finalize, challengeUrl: ch.url, tokenPart2: ch.token, from: ch.from },
+      });
     }
     case 'challenge-answered': {
       const a = rec.acme as Record<string, string>;
-      await mailer.send(replyMessage(rec, emailReplyDigest(a.tokenPart1!, a.tokenPart2!, await acme.thumbprint())), { from: rec.address, to: [a.from!] });
+      await mailer.send(replyMessage(rec, emailReplyDigest(a.tokenPart1!, a.tokenPart2!, await acme.thumbprint())), {
+        from: rec.address,
+        to: [a.from!],
+      });
       await acme.respond(a.challengeUrl!);
       return moveEnrollment(deps, rec, 'validating');
     }
@@ -96,9 +118,18 @@ async function step(deps: Pick<Deps, 'store' | 'events' | 'log'>, acme: AcmeClie
 }
 
 /** One round of the driver job: claims open rfc8823 requests with a lease and advances each one step. */
-export async function driveEnrollments(deps: Pick<Deps, 'store' | 'events' | 'log'>, acme: AcmeClient, mailer: ReplyMailer, owner = `driver-${process.pid}`, leaseMs = 120_000): Promise<number> {
+export async function driveEnrollments(
+  deps: Pick<Deps, 'store' | 'events' | 'log'>,
+  acme: AcmeClient,
+  mailer: ReplyMailer,
+  owner = `driver-${process.pid}`,
+  leaseMs = 120_000,
+): Promise<number> {
   const repo = deps.store.repo<SigningEnrollment>(SigningEnrollmentModel);
-  const claimed = await repo.claim({ backend: 'rfc8823', state: { $in: ['requested', 'challenge-answered', 'validating'] } }, { owner, leaseMs, limit: 20 });
+  const claimed = await repo.claim(
+    { backend: 'rfc8823', state: { $in: ['requested', 'challenge-answered', 'validating'] } },
+    { owner, leaseMs, limit: 20 },
+  );
   let moved = 0;
   for (const rec of claimed) {
     let state = rec.state;

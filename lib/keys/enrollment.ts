@@ -15,17 +15,30 @@ import { findVault, loadMailbox } from './vault-service.js';
 // S/MIME) and auto. A request is tied to the vault's signing key and master key generation; a
 // certificate is installed only while both still hold (a rekey supersedes the request).
 
-export const ENROLLMENT_STATES = ['requested', 'challenge-pending', 'challenge-answered', 'validating', 'issued', 'installed', 'superseded', 'rejected', 'failed'] as const;
+export const ENROLLMENT_STATES = [
+  'requested',
+  'challenge-pending',
+  'challenge-answered',
+  'validating',
+  'issued',
+  'installed',
+  'superseded',
+  'rejected',
+  'failed',
+] as const;
 export type EnrollmentState = (typeof ENROLLMENT_STATES)[number];
 
 /** Moves a request may make (the driver job and the administrators go through this table). */
 export const TRANSITIONS: Record<EnrollmentState, readonly EnrollmentState[]> = {
-  'requested': ['challenge-pending', 'issued', 'rejected', 'failed', 'superseded'],
+  requested: ['challenge-pending', 'issued', 'rejected', 'failed', 'superseded'],
   'challenge-pending': ['challenge-answered', 'failed', 'superseded'],
   'challenge-answered': ['validating', 'failed', 'superseded'],
-  'validating': ['issued', 'failed', 'superseded'],
-  'issued': ['installed', 'superseded'],
-  'installed': [], 'superseded': [], 'rejected': [], 'failed': [],
+  validating: ['issued', 'failed', 'superseded'],
+  issued: ['installed', 'superseded'],
+  installed: [],
+  superseded: [],
+  rejected: [],
+  failed: [],
 };
 
 export const signingEnrollmentFields = {
@@ -43,7 +56,13 @@ export const signingEnrollmentFields = {
   reason: z.string().nullable().optional(),
   completedBy: z.string().nullable().optional(),
 };
-export const SigningEnrollmentModel = defineModel({ name: 'signing_enrollment', table: 'signing_enrollments', fields: signingEnrollmentFields, lease: true, indexes: [{ fields: ['mailboxUid'] }, { fields: ['state'] }] });
+export const SigningEnrollmentModel = defineModel({
+  name: 'signing_enrollment',
+  table: 'signing_enrollments',
+  fields: signingEnrollmentFields,
+  lease: true,
+  indexes: [{ fields: ['mailboxUid'] }, { fields: ['state'] }],
+});
 export type SigningEnrollment = z.infer<z.ZodObject<typeof signingEnrollmentFields>>;
 
 const repo = (ctx: Pick<Ctx, 'store'>) => ctx.store.repo<SigningEnrollment>(SigningEnrollmentModel);
@@ -64,7 +83,12 @@ export function effectiveBackend(config: Config, address?: string): 'manual' | '
   return TEST_DOMAIN.test(domain) ? 'manual' : 'rfc8823';
 }
 
-export async function moveEnrollment(ctx: Pick<Ctx, 'store'>, rec: Row<SigningEnrollment>, to: EnrollmentState, patch: Partial<SigningEnrollment> = {}): Promise<Row<SigningEnrollment>> {
+export async function moveEnrollment(
+  ctx: Pick<Ctx, 'store'>,
+  rec: Row<SigningEnrollment>,
+  to: EnrollmentState,
+  patch: Partial<SigningEnrollment> = {},
+): Promise<Row<SigningEnrollment>> {
   if (!TRANSITIONS[rec.state].includes(to)) throw new ApiError('api-120', `a ${rec.state} request cannot become ${to}`);
   return repo(ctx).update(rec.uid, { ...patch, state: to }, { expectedVersion: rec.version });
 }
@@ -79,16 +103,30 @@ export async function requestSigningCertificate(ctx: Ctx, mailboxUid: string, in
   const body = parseOrThrow(enrolRequest, input, 'invalid signing-certificate request');
   const v = await findVault(ctx, mailboxUid);
   if (!v?.enrolled) throw new ApiError('api-120', 'enrol the key vault first');
-  if (v.masterKeyGeneration !== body.expectedMasterKeyGeneration) throw new ApiError('api-108', `stale expectedMasterKeyGeneration: the vault is at generation ${v.masterKeyGeneration}`);
+  if (v.masterKeyGeneration !== body.expectedMasterKeyGeneration)
+    throw new ApiError('api-108', `stale expectedMasterKeyGeneration: the vault is at generation ${v.masterKeyGeneration}`);
   const csr = await parseCsr(body.csr, 'csr');
-  if (spkiOf(csr).toString('base64') !== v.signingPublicKey) throw invalid('the request must be for the vault\'s signing key', [{ path: 'csr', message: 'public key differs from signingPublicKey' }]);
+  if (spkiOf(csr).toString('base64') !== v.signingPublicKey)
+    throw invalid("the request must be for the vault's signing key", [
+      { path: 'csr', message: 'public key differs from signingPublicKey' },
+    ]);
   for (const open of await repo(ctx).list({ filter: { mailboxUid, state: { $in: OPEN } }, limit: 100 })) {
     await moveEnrollment(ctx, open, 'superseded', { reason: 'a newer request was made' });
   }
   const address = mailbox.address as string;
   const rec = await repo(ctx).create({
-    mailboxUid, address, backend: effectiveBackend(ctx.config, address), state: 'requested', csr: csr.toString('pem'),
-    signingPublicKey: v.signingPublicKey!, masterKeyGeneration: v.masterKeyGeneration, certificate: null, fingerprint: null, acme: null, reason: null, completedBy: null,
+    mailboxUid,
+    address,
+    backend: effectiveBackend(ctx.config, address),
+    state: 'requested',
+    csr: csr.toString('pem'),
+    signingPublicKey: v.signingPublicKey!,
+    masterKeyGeneration: v.masterKeyGeneration,
+    certificate: null,
+    fingerprint: null,
+    acme: null,
+    reason: null,
+    completedBy: null,
   });
   ctx.events.publish([mailboxUid], { type: 'signing-enrollment', action: 'create', data: { uid: rec.uid, state: rec.state } });
   return rec;
@@ -105,8 +143,12 @@ function checkSigningCert(pem: string, rec: SigningEnrollment): x509.X509Certifi
   } catch {
     throw invalid('certificate is not an X.509 certificate (PEM)', [{ path: 'certificate', message: 'PEM expected' }]);
   }
-  if (spkiOf(cert).toString('base64') !== rec.signingPublicKey) throw invalid('the certificate is for another key', [{ path: 'certificate', message: 'public key differs from the request' }]);
-  if (!emailsOf(cert).includes(rec.address)) throw invalid('the certificate does not name the mailbox address', [{ path: 'certificate', message: `rfc822Name ${rec.address} missing` }]);
+  if (spkiOf(cert).toString('base64') !== rec.signingPublicKey)
+    throw invalid('the certificate is for another key', [{ path: 'certificate', message: 'public key differs from the request' }]);
+  if (!emailsOf(cert).includes(rec.address))
+    throw invalid('the certificate does not name the mailbox address', [
+      { path: 'certificate', message: `rfc822Name ${rec.address} missing` },
+    ]);
   if (cert.notAfter < new Date()) throw invalid('the certificate has expired', [{ path: 'certificate', message: 'expired' }]);
   return cert;
 }
@@ -115,15 +157,29 @@ function checkSigningCert(pem: string, rec: SigningEnrollment): x509.X509Certifi
  * Installs an issued certificate into the vault unless the vault was rekeyed meanwhile (then the
  * request is superseded). Used by the manual path and the rfc8823 driver.
  */
-export async function installCertificate(ctx: Pick<Ctx, 'store' | 'events'>, rec: Row<SigningEnrollment>, pem: string, completedBy: string | null): Promise<Row<SigningEnrollment>> {
+export async function installCertificate(
+  ctx: Pick<Ctx, 'store' | 'events'>,
+  rec: Row<SigningEnrollment>,
+  pem: string,
+  completedBy: string | null,
+): Promise<Row<SigningEnrollment>> {
   const cert = checkSigningCert(pem, rec);
   return ctx.store.transaction(async (tx) => {
     const v = await tx.repo<KeyVault>(KeyVaultModel).findOne({ mailboxUid: rec.mailboxUid });
-    const issued = rec.state === 'issued' ? rec : await moveEnrollment({ store: tx }, rec, 'issued', { certificate: cert.toString('pem') + '\n', fingerprint: fingerprintOf(cert), completedBy });
+    const issued =
+      rec.state === 'issued'
+        ? rec
+        : await moveEnrollment({ store: tx }, rec, 'issued', {
+            certificate: cert.toString('pem') + '\n',
+            fingerprint: fingerprintOf(cert),
+            completedBy,
+          });
     if (!v || v.masterKeyGeneration !== rec.masterKeyGeneration || v.signingPublicKey !== rec.signingPublicKey) {
       return moveEnrollment({ store: tx }, issued, 'superseded', { reason: 'the vault was rekeyed before the certificate arrived' });
     }
-    await tx.repo<KeyVault>(KeyVaultModel).update(v.uid, { signingCertificate: cert.toString('pem') + '\n' }, { expectedVersion: v.version });
+    await tx
+      .repo<KeyVault>(KeyVaultModel)
+      .update(v.uid, { signingCertificate: cert.toString('pem') + '\n' }, { expectedVersion: v.version });
     const done = await moveEnrollment({ store: tx }, issued, 'installed');
     ctx.events.publish([rec.mailboxUid], { type: 'signing-enrollment', action: 'update', data: { uid: rec.uid, state: done.state } });
     return done;
@@ -131,9 +187,13 @@ export async function installCertificate(ctx: Pick<Ctx, 'store' | 'events'>, rec
 }
 
 /** GET /api/system/signing-enrollment: the backend in force and the caller's requests. */
-export async function enrollmentStatus(ctx: Ctx): Promise<{ backend: string; configured: string; requests: Array<Row<SigningEnrollment>> }> {
+export async function enrollmentStatus(
+  ctx: Ctx,
+): Promise<{ backend: string; configured: string; requests: Array<Row<SigningEnrollment>> }> {
   const mailboxes = await readableMailboxes(ctx);
-  const requests = mailboxes.length ? await repo(ctx).list({ filter: { mailboxUid: { $in: mailboxes } }, limit: 1000, sort: [{ field: 'createdAt', dir: 'desc' }] }) : [];
+  const requests = mailboxes.length
+    ? await repo(ctx).list({ filter: { mailboxUid: { $in: mailboxes } }, limit: 1000, sort: [{ field: 'createdAt', dir: 'desc' }] })
+    : [];
   return { backend: effectiveBackend(ctx.config), configured: ctx.config.get('mail:signing:backend'), requests };
 }
 
@@ -148,10 +208,16 @@ export async function adminComplete(ctx: Ctx, uid: string, input: unknown): Prom
   const { certificate } = parseOrThrow(z.object({ certificate: z.string().min(100).max(16_384) }).strict(), input, 'invalid completion');
   const rec = await repo(ctx).get(uid);
   if (!rec) throw notFound();
-  if (!['requested', 'validating', 'challenge-answered', 'challenge-pending'].includes(rec.state)) throw new ApiError('api-120', `a ${rec.state} request cannot be completed`);
+  if (!['requested', 'validating', 'challenge-answered', 'challenge-pending'].includes(rec.state))
+    throw new ApiError('api-120', `a ${rec.state} request cannot be completed`);
   const base = rec.state === 'requested' ? rec : await repo(ctx).update(rec.uid, { state: 'requested' });
   const done = await installCertificate(ctx, base, certificate, ctx.principal.uid);
-  await writeAudit(ctx.store, ctx, { action: 'signing-enrollments.complete', resource: 'signing-enrollments', resourceUid: uid, details: { mailboxUid: rec.mailboxUid, state: done.state, fingerprint: done.fingerprint ?? null } });
+  await writeAudit(ctx.store, ctx, {
+    action: 'signing-enrollments.complete',
+    resource: 'signing-enrollments',
+    resourceUid: uid,
+    details: { mailboxUid: rec.mailboxUid, state: done.state, fingerprint: done.fingerprint ?? null },
+  });
   return done;
 }
 
@@ -161,6 +227,11 @@ export async function adminReject(ctx: Ctx, uid: string, input: unknown): Promis
   const rec = await repo(ctx).get(uid);
   if (!rec) throw notFound();
   const done = await moveEnrollment(ctx, rec, 'rejected', { reason, completedBy: ctx.principal.uid });
-  await writeAudit(ctx.store, ctx, { action: 'signing-enrollments.reject', resource: 'signing-enrollments', resourceUid: uid, details: { mailboxUid: rec.mailboxUid, reason } });
+  await writeAudit(ctx.store, ctx, {
+    action: 'signing-enrollments.reject',
+    resource: 'signing-enrollments',
+    resourceUid: uid,
+    details: { mailboxUid: rec.mailboxUid, reason },
+  });
   return done;
 }

@@ -13,7 +13,15 @@ export { lookupKey, fetchRemoteKey } from './lookup.js';
 export { refuseDowngrade, observeKey, pinnedKey } from './discovered.js';
 export { readPolicy, writePolicy, checkSendPolicy, type EncryptionPolicy, type RecipientClass } from './policy.js';
 export { classifyRecipients, isFederatedDomain, hasLocalKey, clearFederationCache, type SendRecipient } from './recipients.js';
-export { effectiveBackend, installCertificate, moveEnrollment, TRANSITIONS, SigningEnrollmentModel, type SigningEnrollment, type EnrollmentState } from './enrollment.js';
+export {
+  effectiveBackend,
+  installCertificate,
+  moveEnrollment,
+  TRANSITIONS,
+  SigningEnrollmentModel,
+  type SigningEnrollment,
+  type EnrollmentState,
+} from './enrollment.js';
 export { discoveryHash, syncDirectory } from '../mail/index.js';
 export { AcmeClient, loadAccountKey, emailReplyDigest, acmeClientFromConfig } from './acme.js';
 export { consumeAcmeChallenge, driveEnrollments, type ChallengeMail, type ReplyMailer } from './enrollment-driver.js';
@@ -23,4 +31,11 @@ export { KeyDirectoryModel } from '../mail/index.js';
 export { EncryptionPolicyModel } from './policy.js';
 
 /** Models of this feature (registered in lib/catalog.ts). */
-export const KEY_MODELS: ModelDef[] = [KeyVaultModel, KeyDirectoryModel, DiscoveredKeyModel, EncryptionPolicyModel, SigningEnrollmentModel, IssuedCertificateModel];
+export const KEY_MODELS: ModelDef[] = [
+  KeyVaultModel,
+  KeyDirectoryModel,
+  DiscoveredKeyModel,
+  EncryptionPolicyModel,
+  SigningEnrollmentModel,
+  IssuedCertificateModel,
+];

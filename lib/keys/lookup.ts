@@ -35,20 +35,27 @@ async function isLocalDomain(ctx: Ctx, domain: string): Promise<boolean> {
  * address's domain publishes, so the connection goes through the outbound check (no internal
  * addresses, the checked address connected to, no redirects, the answer capped).
  */
-export async function fetchRemoteKey(ctx: Pick<Ctx, 'config'>, address: string): Promise<{ certificate: string; fingerprint: string } | null> {
+export async function fetchRemoteKey(
+  ctx: Pick<Ctx, 'config'>,
+  address: string,
+): Promise<{ certificate: string; fingerprint: string } | null> {
   const { local, domain } = splitAddress(address);
   const svc = await findSvcRecord(ctx.config, domain);
   if (!svc) return null;
   const base = ctx.config.get('mail:keys:federation:url_template').replace('{host}', svc.host).replace(/\/$/, '');
   const hash = discoveryHash(local);
   const res = await checkedRequest(`${base}/.well-known/svc/keys/${hash}?domain=${encodeURIComponent(domain)}`, {
-    config: ctx.config, resolve: svcHostResolver(ctx.config), headers: { accept: 'application/json' },
-    timeoutMs: ctx.config.get('mail:keys:federation:timeout_ms'), maxBytes: ctx.config.get('mail:keys:federation:max_response_bytes'),
+    config: ctx.config,
+    resolve: svcHostResolver(ctx.config),
+    headers: { accept: 'application/json' },
+    timeoutMs: ctx.config.get('mail:keys:federation:timeout_ms'),
+    maxBytes: ctx.config.get('mail:keys:federation:max_response_bytes'),
   });
   if (res.status === 404) return null;
   if (res.status < 200 || res.status >= 300) throw new Error(`${svc.host} answered HTTP ${res.status}`);
   const body = JSON.parse(res.body.toString('utf8')) as { hash?: unknown; domain?: unknown; certificate?: unknown };
-  if (body.hash !== hash || body.domain !== domain || typeof body.certificate !== 'string') throw new Error(`${svc.host} answered for another address`);
+  if (body.hash !== hash || body.domain !== domain || typeof body.certificate !== 'string')
+    throw new Error(`${svc.host} answered for another address`);
   const checked = await checkFoundCertificate(body.certificate, address);
   if (!checked.ok) throw new Error(`${svc.host} answered an unusable certificate: ${checked.reason}`);
   return { certificate: checked.pem, fingerprint: checked.fingerprint };
@@ -76,7 +83,21 @@ export async function lookupKey(ctx: Ctx, mailboxUid: string, rawAddr: unknown):
   if (found) return { address, source: 'federated', remote, ...(await observeKey(ctx, mailboxUid, address, 'federated', found)) };
   // Downgrade protection: a pinned key stays in use when the other side stops answering one.
   const pinned = await pinnedKey(ctx, mailboxUid, address);
-  if (pinned) return { address, source: 'federated', remote, certificate: pinned.certificate, fingerprint: pinned.fingerprint, pin: { uid: pinned.uid, state: pinned.state, fingerprint: pinned.fingerprint, pendingFingerprint: pinned.pendingFingerprint ?? null, firstUse: false } };
+  if (pinned)
+    return {
+      address,
+      source: 'federated',
+      remote,
+      certificate: pinned.certificate,
+      fingerprint: pinned.fingerprint,
+      pin: {
+        uid: pinned.uid,
+        state: pinned.state,
+        fingerprint: pinned.fingerprint,
+        pendingFingerprint: pinned.pendingFingerprint ?? null,
+        firstUse: false,
+      },
+    };
   if (remote === 'unreachable') throw new ApiError('api-113', `the server of ${domain} could not be asked for keys`);
   throw notFound('No encryption key for this address');
 }

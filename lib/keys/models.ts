@@ -17,7 +17,12 @@ export const keyVaultFields = {
   /** The escrow scope the mailbox is assigned to (the escrow feature sets it); null: no escrow wrap allowed. */
   escrowScopeUid: z.string().nullable().optional(),
 };
-export const KeyVaultModel = defineModel({ name: 'key_vault', table: 'key_vaults', fields: keyVaultFields, indexes: [{ fields: ['mailboxUid'], unique: true }] });
+export const KeyVaultModel = defineModel({
+  name: 'key_vault',
+  table: 'key_vaults',
+  fields: keyVaultFields,
+  indexes: [{ fields: ['mailboxUid'], unique: true }],
+});
 export type KeyVault = z.infer<z.ZodObject<typeof keyVaultFields>>;
 
 /** Spec: Discovered keys. Pinned per mailbox and contact address on first use. */
@@ -34,5 +39,10 @@ export const discoveredKeyFields = {
   /** Fingerprints the user rejected for this contact; never offered again. */
   rejected: z.array(z.string()).default([]),
 };
-export const DiscoveredKeyModel = defineModel({ name: 'discovered_key', table: 'discovered_keys', fields: discoveredKeyFields, indexes: [{ fields: ['mailboxUid', 'address'], unique: true }] });
+export const DiscoveredKeyModel = defineModel({
+  name: 'discovered_key',
+  table: 'discovered_keys',
+  fields: discoveredKeyFields,
+  indexes: [{ fields: ['mailboxUid', 'address'], unique: true }],
+});
 export type DiscoveredKey = z.infer<z.ZodObject<typeof discoveredKeyFields>>;

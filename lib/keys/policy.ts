@@ -14,7 +14,10 @@ export const encryptionPolicyFields = {
   encryptExternal: value.default('optional'),
 };
 export const encryptionPolicy = defineSingleton({
-  name: 'encryption-policy', table: 'encryption_policy', fields: encryptionPolicyFields, read: 'signed-in',
+  name: 'encryption-policy',
+  table: 'encryption_policy',
+  fields: encryptionPolicyFields,
+  read: 'signed-in',
   summary: 'The encryption policy of the deployment',
 });
 export const EncryptionPolicyModel = encryptionPolicy.model;
@@ -37,11 +40,17 @@ export type RecipientClass = 'sameOrg' | 'federated' | 'external';
  * and refuses ciphertext where prohibited). Throws api-121 (422, "Refused by the encryption policy")
  * naming the recipient, so a client can tell it from a scanner refusal and offer to encrypt.
  */
-export function checkSendPolicy(policy: EncryptionPolicy, recipients: Array<{ address: string; class: RecipientClass; hasKey: boolean }>, encrypted: boolean): void {
-  const of = (c: RecipientClass) => (c === 'sameOrg' ? policy.encryptSameOrg : c === 'federated' ? policy.encryptFederated : policy.encryptExternal);
+export function checkSendPolicy(
+  policy: EncryptionPolicy,
+  recipients: Array<{ address: string; class: RecipientClass; hasKey: boolean }>,
+  encrypted: boolean,
+): void {
+  const of = (c: RecipientClass) =>
+    c === 'sameOrg' ? policy.encryptSameOrg : c === 'federated' ? policy.encryptFederated : policy.encryptExternal;
   for (const r of recipients) {
     const rule = of(r.class);
     if (encrypted && rule === 'prohibited') throw new ApiError('api-121', `the encryption policy prohibits encrypted mail to ${r.address}`);
-    if (!encrypted && rule === 'automatic' && r.hasKey) throw new ApiError('api-121', `the encryption policy requires encryption to ${r.address}, whose key is known`);
+    if (!encrypted && rule === 'automatic' && r.hasKey)
+      throw new ApiError('api-121', `the encryption policy requires encryption to ${r.address}, whose key is known`);
   }
 }

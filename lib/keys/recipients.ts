@@ -11,7 +11,10 @@ import { findVault } from './vault-service.js';
 // lookup reads) or external; "keys exist" is a local key record for sameOrg recipients and the
 // pinned key (Discovered keys) for the others.
 
-interface Cached { federated: boolean; until: number }
+interface Cached {
+  federated: boolean;
+  until: number;
+}
 const cache = new Map<string, Cached>();
 const MAX_CACHED = 10_000;
 /** A failed or slow DNS answer is remembered briefly only, so a recovered resolver is asked again soon. */
@@ -42,7 +45,12 @@ export async function isFederatedDomain(ctx: Pick<Ctx, 'config' | 'log'>, domain
   if (hit && hit.until > Date.now()) return hit.federated;
   let timer: NodeJS.Timeout | undefined;
   const stop = new AbortController();
-  const timeout = new Promise<'timeout'>((r) => { timer = setTimeout(() => { stop.abort(); r('timeout'); }, config.get('mail:keys:federation:send_timeout_ms')); });
+  const timeout = new Promise<'timeout'>((r) => {
+    timer = setTimeout(() => {
+      stop.abort();
+      r('timeout');
+    }, config.get('mail:keys:federation:send_timeout_ms'));
+  });
   try {
     const found = await Promise.race([findSvcRecord(config, d, stop.signal), timeout]);
     if (found === 'timeout') {
@@ -74,13 +82,19 @@ export interface SendRecipient {
 }
 
 /** Classifies a send's recipients for checkSendPolicy (DNS questions once per domain, in parallel). */
-export async function classifyRecipients(ctx: Pick<Ctx, 'config' | 'store' | 'log'>, senderMailboxUid: string, rcpts: readonly SendRecipient[]): Promise<Array<{ address: string; class: RecipientClass; hasKey: boolean }>> {
+export async function classifyRecipients(
+  ctx: Pick<Ctx, 'config' | 'store' | 'log'>,
+  senderMailboxUid: string,
+  rcpts: readonly SendRecipient[],
+): Promise<Array<{ address: string; class: RecipientClass; hasKey: boolean }>> {
   const domains = [...new Set(rcpts.filter((r) => !r.sameOrg).map((r) => r.address.slice(r.address.lastIndexOf('@') + 1).toLowerCase()))];
   const federated = new Map(await Promise.all(domains.map(async (d) => [d, await isFederatedDomain(ctx, d)] as const)));
-  return Promise.all(rcpts.map(async (r) => {
-    const domain = r.address.slice(r.address.lastIndexOf('@') + 1).toLowerCase();
-    const cls: RecipientClass = r.sameOrg ? 'sameOrg' : federated.get(domain) ? 'federated' : 'external';
-    const local = r.sameOrg && r.localMailboxUid ? await hasLocalKey(ctx, r.localMailboxUid) : false;
-    return { address: r.address, class: cls, hasKey: local || Boolean(await pinnedKey(ctx, senderMailboxUid, r.address)) };
-  }));
+  return Promise.all(
+    rcpts.map(async (r) => {
+      const domain = r.address.slice(r.address.lastIndexOf('@') + 1).toLowerCase();
+      const cls: RecipientClass = r.sameOrg ? 'sameOrg' : federated.get(domain) ? 'federated' : 'external';
+      const local = r.sameOrg && r.localMailboxUid ? await hasLocalKey(ctx, r.localMailboxUid) : false;
+      return { address: r.address, class: cls, hasKey: local || Boolean(await pinnedKey(ctx, senderMailboxUid, r.address)) };
+    }),
+  );
 }

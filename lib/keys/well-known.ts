@@ -15,7 +15,11 @@ import { certificateOf } from './vault-service.js';
 const HASH = /^[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$/;
 const query = z.object({ domain: domainName }).strict();
 
-export async function publicKeyFor(deps: Pick<Deps, 'store'>, hash: string, domain: string): Promise<{ v: 'SVCv1'; hash: string; domain: string; certificate: string } | null> {
+export async function publicKeyFor(
+  deps: Pick<Deps, 'store'>,
+  hash: string,
+  domain: string,
+): Promise<{ v: 'SVCv1'; hash: string; domain: string; certificate: string } | null> {
   const entry = await deps.store.repo<KeyDirectoryEntry>(KeyDirectoryModel).findOne({ hash, domain });
   const cert = entry ? await certificateOf(deps, entry.mailboxUid) : null;
   return cert ? { v: 'SVCv1', hash, domain, certificate: cert.certificate } : null;
@@ -31,7 +35,8 @@ export function wellKnownKeysRouter(deps: Deps, openapi: OpenApiRegistry, limite
     try {
       const hash = String(req.params.hash);
       const q = query.safeParse(req.query);
-      if (!HASH.test(hash) || !q.success) throw new ApiError('api-106', 'hash must be a z-base-32 SHA-256 (52 characters) and domain a domain name');
+      if (!HASH.test(hash) || !q.success)
+        throw new ApiError('api-106', 'hash must be a z-base-32 SHA-256 (52 characters) and domain a domain name');
       const found = await publicKeyFor(deps, hash, q.data.domain);
       if (!found) throw notFound('No key for this address');
       body = found;
@@ -46,12 +51,27 @@ export function wellKnownKeysRouter(deps: Deps, openapi: OpenApiRegistry, limite
     res.status(status).json(body);
   });
   openapi.add('get', '/.well-known/svc/keys/:hash', {
-    operationId: 'wellknown_keys', summary: 'Public encryption-key lookup for other servers',
-    description: 'hash is the z-base-32 SHA-256 of the lowercased local part; domain the address domain. Answers the encryption certificate of an enrolled mailbox, else 404 — always after the same delay (mail:keys:lookup_floor_ms), so timing does not tell whether the address exists. Rate-limited.',
-    tags: ['keys'], auth: 'none',
+    operationId: 'wellknown_keys',
+    summary: 'Public encryption-key lookup for other servers',
+    description:
+      'hash is the z-base-32 SHA-256 of the lowercased local part; domain the address domain. Answers the encryption certificate of an enrolled mailbox, else 404 — always after the same delay (mail:keys:lookup_floor_ms), so timing does not tell whether the address exists. Rate-limited.',
+    tags: ['keys'],
+    auth: 'none',
     parameters: [{ name: 'domain', in: 'query', required: true, schema: { type: 'string' } }],
     responses: {
-      200: { description: 'the certificate', schema: { type: 'object', required: ['v', 'hash', 'domain', 'certificate'], properties: { v: { const: 'SVCv1' }, hash: { type: 'string' }, domain: { type: 'string' }, certificate: { type: 'string', description: 'PEM' } } } },
+      200: {
+        description: 'the certificate',
+        schema: {
+          type: 'object',
+          required: ['v', 'hash', 'domain', 'certificate'],
+          properties: {
+            v: { const: 'SVCv1' },
+            hash: { type: 'string' },
+            domain: { type: 'string' },
+            certificate: { type: 'string', description: 'PEM' },
+          },
+        },
+      },
       404: { description: 'no key for this address (or no such address)' },
     },
   });

@@ -37,7 +37,11 @@ export async function holdsOn(store: Store, mailboxUid: string): Promise<string[
  * Kept on purpose: the audit log (append-only, Spec: Audit log) and the erasure request itself, which
  * with the tombstones is the record that the mailbox existed and was erased, when and by whom.
  */
-export async function runErasure(deps: ErasureDeps, req: Row<ErasureRequest>, touch: Touch): Promise<{ deleted: Record<string, number>; blobFilesRemoved: number }> {
+export async function runErasure(
+  deps: ErasureDeps,
+  req: Row<ErasureRequest>,
+  touch: Touch,
+): Promise<{ deleted: Record<string, number>; blobFilesRemoved: number }> {
   const { store } = deps;
   const M = req.mailboxUid;
   const holds = await holdsOn(store, M);
@@ -53,22 +57,32 @@ export async function runErasure(deps: ErasureDeps, req: Row<ErasureRequest>, to
 
   // 1. The ways in, and the tombstones, together.
   const box = await store.repo<Mailbox>(MailboxModel).get(M);
-  const addresses = [...new Set([req.address || box?.address || '', ...(req.aliases.length ? req.aliases : box?.aliases ?? [])].filter(Boolean))];
+  const addresses = [
+    ...new Set([req.address || box?.address || '', ...(req.aliases.length ? req.aliases : (box?.aliases ?? []))].filter(Boolean)),
+  ];
   await store.transaction(async (tx) => {
     const tombs = tx.repo<ErasedAddress>(ErasedAddressModel);
     for (const address of addresses) {
-      if (!(await tombs.findOne({ address }))) await tombs.create({ address, erasedAt: new Date(), erasedBy: req.requestedBy, requestUid: req.uid });
+      if (!(await tombs.findOne({ address })))
+        await tombs.create({ address, erasedAt: new Date(), erasedBy: req.requestedBy, requestUid: req.uid });
     }
-    for (const m of withMailbox.filter((x) => ['mail_addresses', 'key_directory', 'acl_entries'].includes(x.table))) count(m.table, await tx.repo(m).deleteMany({ mailboxUid: M }));
+    for (const m of withMailbox.filter((x) => ['mail_addresses', 'key_directory', 'acl_entries'].includes(x.table)))
+      count(m.table, await tx.repo(m).deleteMany({ mailboxUid: M }));
     count('acl_entries', await tx.repo(AclEntryModel).deleteMany({ resourceUid: M }));
   });
   await step();
 
   // 2. Files of its export and import requests; certificates revoked where the backend keeps a list.
-  for (const e of await store.repo(ExportRequestModel).list({ filter: { mailboxUid: M }, limit: 10_000 })) await removeFile(exportPath(deps.config, e.uid));
-  for (const i of await store.repo(ImportRequestModel).list({ filter: { mailboxUid: M }, limit: 10_000 })) await removeFile(uploadPath(deps.config, i.uid));
-  for (const c of await store.repo<IssuedCertificate>(IssuedCertificateModel).list({ filter: { mailboxUid: M, revokedAt: null }, limit: 10_000 })) {
-    await revokeCertificate(store, pkiBackend(deps.config), c.fingerprint, 'mailbox erased').catch((e: unknown) => deps.log.warn({ err: (e as Error).message, serial: c.serial }, 'erasure: revoking a certificate failed'));
+  for (const e of await store.repo(ExportRequestModel).list({ filter: { mailboxUid: M }, limit: 10_000 }))
+    await removeFile(exportPath(deps.config, e.uid));
+  for (const i of await store.repo(ImportRequestModel).list({ filter: { mailboxUid: M }, limit: 10_000 }))
+    await removeFile(uploadPath(deps.config, i.uid));
+  for (const c of await store
+    .repo<IssuedCertificate>(IssuedCertificateModel)
+    .list({ filter: { mailboxUid: M, revokedAt: null }, limit: 10_000 })) {
+    await revokeCertificate(store, pkiBackend(deps.config), c.fingerprint, 'mailbox erased').catch((e: unknown) =>
+      deps.log.warn({ err: (e as Error).message, serial: c.serial }, 'erasure: revoking a certificate failed'),
+    );
   }
 
   // 3. Raw messages other records of the mailbox point at (queue entries, quarantine, outbox).
@@ -108,10 +122,16 @@ export async function runErasure(deps: ErasureDeps, req: Row<ErasureRequest>, to
   // 5. References by other names: escrow matter custodians (closed matters keep a marker, not the
   // uid), distribution-list members (the erased addresses).
   for (const matter of await store.repo<Matter>(MatterModel).list({ limit: 10_000 })) {
-    if (matter.custodians.includes(M)) await store.repo<Matter>(MatterModel).update(matter.uid, { custodians: matter.custodians.map((c) => (c === M ? `erased:${req.uid}` : c)) });
+    if (matter.custodians.includes(M))
+      await store
+        .repo<Matter>(MatterModel)
+        .update(matter.uid, { custodians: matter.custodians.map((c) => (c === M ? `erased:${req.uid}` : c)) });
   }
   for (const list of await store.repo<DistributionList>(DistributionListModel).list({ limit: 10_000 })) {
-    if (list.members.some((a) => addresses.includes(a))) await store.repo<DistributionList>(DistributionListModel).update(list.uid, { members: list.members.filter((a) => !addresses.includes(a)) });
+    if (list.members.some((a) => addresses.includes(a)))
+      await store
+        .repo<DistributionList>(DistributionListModel)
+        .update(list.uid, { members: list.members.filter((a) => !addresses.includes(a)) });
   }
   if (await store.repo(MailboxModel).delete(M)) count('mailboxes', 1);
   await messages();

@@ -3,8 +3,29 @@ import { createWriteStream } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import yazl from 'yazl';
-import { blobsOf, FolderModel, LabelModel, MailboxModel, mboxEntry, MessageModel, SYSTEM_FOLDERS, type Folder, type Mailbox, type Message } from '../mail/index.js';
-import { CalendarEventModel, ContactModel, contactsToVcf, eventsToIcs, NoteModel, TaskListModel, TaskModel, type ContactData, type EventData } from '../pim/index.js';
+import {
+  blobsOf,
+  FolderModel,
+  LabelModel,
+  MailboxModel,
+  mboxEntry,
+  MessageModel,
+  SYSTEM_FOLDERS,
+  type Folder,
+  type Mailbox,
+  type Message,
+} from '../mail/index.js';
+import {
+  CalendarEventModel,
+  ContactModel,
+  contactsToVcf,
+  eventsToIcs,
+  NoteModel,
+  TaskListModel,
+  TaskModel,
+  type ContactData,
+  type EventData,
+} from '../pim/index.js';
 import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { exportPath, removeFile, tempPath } from './files.js';
@@ -33,17 +54,28 @@ export function folderPaths(folders: Array<Row<Folder>>): Array<{ folder: Row<Fo
   const byUid = new Map(folders.map((f) => [f.uid, f]));
   const pathOf = (f: Row<Folder>): string[] => {
     const names: string[] = [];
-    for (let cur: Row<Folder> | undefined = f, depth = 0; cur && depth < 70; cur = cur.parentUid ? byUid.get(cur.parentUid) : undefined, depth++) names.unshift(cur.name);
+    for (
+      let cur: Row<Folder> | undefined = f, depth = 0;
+      cur && depth < 70;
+      cur = cur.parentUid ? byUid.get(cur.parentUid) : undefined, depth++
+    )
+      names.unshift(cur.name);
     return names;
   };
-  return folders.map((folder) => ({ folder, path: pathOf(folder) })).sort((a, b) => {
-    const ra = ROLE_ORDER.get(a.folder.role ?? '') ?? 99;
-    const rb = ROLE_ORDER.get(b.folder.role ?? '') ?? 99;
-    return ra - rb || a.path.join('/').localeCompare(b.path.join('/'));
-  });
+  return folders
+    .map((folder) => ({ folder, path: pathOf(folder) }))
+    .sort((a, b) => {
+      const ra = ROLE_ORDER.get(a.folder.role ?? '') ?? 99;
+      const rb = ROLE_ORDER.get(b.folder.role ?? '') ?? 99;
+      return ra - rb || a.path.join('/').localeCompare(b.path.join('/'));
+    });
 }
 
-const safeName = (path: string[]) => path.join('-').replace(/[^\w.-]+/g, '_').slice(0, 80) || 'folder';
+const safeName = (path: string[]) =>
+  path
+    .join('-')
+    .replace(/[^\w.-]+/g, '_')
+    .slice(0, 80) || 'folder';
 
 /**
  * Builds the archive of one mailbox (a zip): one mbox per folder (raw messages byte for byte, S/MIME
@@ -75,54 +107,87 @@ export async function buildExport(deps: Deps, req: Row<ExportRequest>, touch: To
   const hash = createHash('sha256');
   let bytes = 0;
   let failure: ((e: unknown) => void) | undefined;
-  const failed = new Promise<never>((_r, reject) => { failure = reject; });
+  const failed = new Promise<never>((_r, reject) => {
+    failure = reject;
+  });
   failed.catch(() => undefined);
   /** yazl does not pass on errors of its input streams: a failing generator fails the build here. */
   const guarded = (gen: () => AsyncGenerator<Buffer>) => (cb: (err: unknown, s: NodeJS.ReadableStream) => void) => {
-    cb(null, Readable.from((async function* () {
-      try {
-        yield* gen();
-      } catch (e) {
-        failure!(e);
-      }
-    })()));
+    cb(
+      null,
+      Readable.from(
+        (async function* () {
+          try {
+            yield* gen();
+          } catch (e) {
+            failure!(e);
+          }
+        })(),
+      ),
+    );
   };
 
   const manifestFolders: ManifestFolder[] = [];
   folders.forEach(({ folder, path }, i) => {
-    const entry: ManifestFolder = { path, role: folder.role, file: `mail/${String(i + 1).padStart(3, '0')}-${safeName(path)}.mbox`, totalCount: 0, unreadCount: 0, missing: 0, messages: [] };
+    const entry: ManifestFolder = {
+      path,
+      role: folder.role,
+      file: `mail/${String(i + 1).padStart(3, '0')}-${safeName(path)}.mbox`,
+      totalCount: 0,
+      unreadCount: 0,
+      missing: 0,
+      messages: [],
+    };
     manifestFolders.push(entry);
-    zip.addReadStreamLazy(entry.file, guarded(async function* () {
-      const repo = store.repo<Message>(MessageModel);
-      let last: string | null = null;
-      for (;;) {
-        const batch: Array<Row<Message>> = await repo.list({ filter: { folderUid: folder.uid, ...(last ? { uid: { $gt: last } } : {}) }, sort: [{ field: 'uid', dir: 'asc' }], limit: PAGE });
-        if (!batch.length) return;
-        for (const m of batch) {
-          last = m.uid;
-          let raw: Buffer;
-          try {
-            raw = await blobsOf(deps).get(m.blobId);
-          } catch {
-            entry.missing += 1; // deleted meanwhile, or a damaged blob store: counted, never silently dropped
-            continue;
-          }
-          yield mboxEntry(raw, m.fromAddress, new Date(m.date));
-          entry.totalCount += 1;
-          if (!m.seen) entry.unreadCount += 1;
-          entry.messages.push({
-            sha256: m.blobId, size: raw.length, seen: m.seen, flagged: m.flagged, answered: m.answered, forwarded: m.forwarded, draft: m.draft,
-            labels: m.labels.flatMap((l) => (labelName.has(l) ? [labelName.get(l)!] : [])), smime: m.smime,
+    zip.addReadStreamLazy(
+      entry.file,
+      guarded(async function* () {
+        const repo = store.repo<Message>(MessageModel);
+        let last: string | null = null;
+        for (;;) {
+          const batch: Array<Row<Message>> = await repo.list({
+            filter: { folderUid: folder.uid, ...(last ? { uid: { $gt: last } } : {}) },
+            sort: [{ field: 'uid', dir: 'asc' }],
+            limit: PAGE,
           });
-          done += 1;
-          await progress();
+          if (!batch.length) return;
+          for (const m of batch) {
+            last = m.uid;
+            let raw: Buffer;
+            try {
+              raw = await blobsOf(deps).get(m.blobId);
+            } catch {
+              entry.missing += 1; // deleted meanwhile, or a damaged blob store: counted, never silently dropped
+              continue;
+            }
+            yield mboxEntry(raw, m.fromAddress, new Date(m.date));
+            entry.totalCount += 1;
+            if (!m.seen) entry.unreadCount += 1;
+            entry.messages.push({
+              sha256: m.blobId,
+              size: raw.length,
+              seen: m.seen,
+              flagged: m.flagged,
+              answered: m.answered,
+              forwarded: m.forwarded,
+              draft: m.draft,
+              labels: m.labels.flatMap((l) => (labelName.has(l) ? [labelName.get(l)!] : [])),
+              smime: m.smime,
+            });
+            done += 1;
+            await progress();
+          }
         }
-      }
-    }));
+      }),
+    );
   });
 
-  const events = await store.repo<EventData>(CalendarEventModel).list({ filter: { mailboxUid }, sort: [{ field: 'start', dir: 'asc' }], limit: 100_000 });
-  const contacts = await store.repo<ContactData>(ContactModel).list({ filter: { mailboxUid }, sort: [{ field: 'fn', dir: 'asc' }], limit: 100_000 });
+  const events = await store
+    .repo<EventData>(CalendarEventModel)
+    .list({ filter: { mailboxUid }, sort: [{ field: 'start', dir: 'asc' }], limit: 100_000 });
+  const contacts = await store
+    .repo<ContactData>(ContactModel)
+    .list({ filter: { mailboxUid }, sort: [{ field: 'fn', dir: 'asc' }], limit: 100_000 });
   zip.addBuffer(Buffer.from(eventsToIcs(events, box.name || box.address)), 'calendar.ics');
   zip.addBuffer(Buffer.from(contactsToVcf(contacts)), 'contacts.vcf');
   const strip = <T extends Record<string, unknown>>(rows: T[]) => rows.map(({ mailboxUid: _m, version: _v, ...rest }) => rest);
@@ -134,7 +199,9 @@ export async function buildExport(deps: Deps, req: Row<ExportRequest>, touch: To
   // Last, so it describes what the mbox files really hold (a message deleted meanwhile is counted as missing).
   zip.addReadStreamLazy('manifest.json', (cb) => {
     const manifest: Manifest = {
-      format: MANIFEST_FORMAT, version: 1, exportedAt: new Date().toISOString(),
+      format: MANIFEST_FORMAT,
+      version: 1,
+      exportedAt: new Date().toISOString(),
       mailbox: { address: box.address, name: box.name },
       labels: labels.map((l) => ({ name: l.name, color: l.color })),
       folders: manifestFolders,
@@ -166,7 +233,11 @@ export async function buildExport(deps: Deps, req: Row<ExportRequest>, touch: To
     throw e;
   }
   return {
-    archiveBytes: bytes, archiveSha256: hash.digest('hex'), folders: folders.length, messages: done,
-    calendarEvents: events.length, contacts: contacts.length,
+    archiveBytes: bytes,
+    archiveSha256: hash.digest('hex'),
+    folders: folders.length,
+    messages: done,
+    calendarEvents: events.length,
+    contacts: contacts.length,
   };
 }

@@ -1,8 +1,21 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../errors/index.js';
 import {
-  fileMessage, folderFields, folderOf, FolderModel, FOLDER_ROLES, LabelModel, MailboxModel, MessageModel, parseMessage, storeRaw, wouldExceedQuota,
-  type Folder, type FolderRole, type Message, type ParsedMessage,
+  fileMessage,
+  folderFields,
+  folderOf,
+  FolderModel,
+  FOLDER_ROLES,
+  LabelModel,
+  MailboxModel,
+  MessageModel,
+  parseMessage,
+  storeRaw,
+  wouldExceedQuota,
+  type Folder,
+  type FolderRole,
+  type Message,
+  type ParsedMessage,
 } from '../mail/index.js';
 import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
@@ -36,7 +49,11 @@ export function headerFlags(parsed: ParsedMessage): Flags {
   const h = (name: string) => String(parsed.headers.get(name) ?? '');
   const status = h('status') + h('x-status');
   const moz = Number.parseInt(h('x-mozilla-status'), 16) || 0;
-  return { seen: status.includes('R') || Boolean(moz & 0x1), answered: status.includes('A') || Boolean(moz & 0x2), flagged: status.includes('F') || Boolean(moz & 0x4) };
+  return {
+    seen: status.includes('R') || Boolean(moz & 0x1),
+    answered: status.includes('A') || Boolean(moz & 0x2),
+    flagged: status.includes('F') || Boolean(moz & 0x4),
+  };
 }
 
 /**
@@ -93,10 +110,20 @@ export async function runImport(deps: Deps, req: Row<ImportRequest>, touch: Touc
     for (const raw of path) {
       const name = folderFields.name.safeParse(raw);
       if (!name.success) return parent ?? chosen;
-      const siblings: Array<Row<Folder>> = await repo.list({ filter: { mailboxUid, parentUid: parent ? parent.uid : null }, limit: 10_000 });
+      const siblings: Array<Row<Folder>> = await repo.list({
+        filter: { mailboxUid, parentUid: parent ? parent.uid : null },
+        limit: 10_000,
+      });
       let f: Row<Folder> | undefined = siblings.find((s) => s.name.toLowerCase() === name.data.toLowerCase());
       if (!f) {
-        f = await repo.create({ mailboxUid, parentUid: parent ? parent.uid : null, name: name.data, role: null, unreadCount: 0, totalCount: 0 });
+        f = await repo.create({
+          mailboxUid,
+          parentUid: parent ? parent.uid : null,
+          name: name.data,
+          role: null,
+          unreadCount: 0,
+          totalCount: 0,
+        });
         counts.foldersCreated += 1;
         deps.events.publish([f.uid, mailboxUid], { type: 'folder', action: 'create', data: { ...f } });
       }
@@ -121,9 +148,13 @@ export async function runImport(deps: Deps, req: Row<ImportRequest>, touch: Touc
   const prefix = `import:${req.uid}:`;
   async function duplicate(parsed: ParsedMessage, sha: string, folder: Row<Folder>): Promise<string | null> {
     const id = parsed.fields.messageId;
-    const same = await store.repo<Message>(MessageModel).list({ filter: id ? { mailboxUid, messageId: id } : { mailboxUid, blobId: sha }, limit: 100 });
+    const same = await store
+      .repo<Message>(MessageModel)
+      .list({ filter: id ? { mailboxUid, messageId: id } : { mailboxUid, blobId: sha }, limit: 100 });
     if (!same.some((m) => !(m.ingestKey ?? '').startsWith(prefix) || m.folderUid === folder.uid)) return null;
-    return id ? `duplicate: Message-ID ${id} is already in the mailbox` : 'duplicate: the same message (no Message-ID) is already in the mailbox';
+    return id
+      ? `duplicate: Message-ID ${id} is already in the mailbox`
+      : 'duplicate: the same message (no Message-ID) is already in the mailbox';
   }
 
   async function one(item: SourceItem): Promise<void> {
@@ -165,14 +196,29 @@ export async function runImport(deps: Deps, req: Row<ImportRequest>, touch: Touc
       return;
     }
     const meta: ManifestMessage | undefined = item.meta?.sha256 === sha ? item.meta : undefined;
-    const flags: Flags = meta ? { seen: meta.seen, flagged: meta.flagged, answered: meta.answered, forwarded: meta.forwarded, draft: meta.draft } : headerFlags(parsed);
+    const flags: Flags = meta
+      ? { seen: meta.seen, flagged: meta.flagged, answered: meta.answered, forwarded: meta.forwarded, draft: meta.draft }
+      : headerFlags(parsed);
     const stored = await storeRaw(deps, raw);
-    await fileMessage(deps, { mailboxUid, folderUid: folder.uid, raw: stored, parsed, flags, labels: meta ? await labelUids(meta.labels) : [], idempotencyKey: key });
+    await fileMessage(deps, {
+      mailboxUid,
+      folderUid: folder.uid,
+      raw: stored,
+      parsed,
+      flags,
+      labels: meta ? await labelUids(meta.labels) : [],
+      idempotencyKey: key,
+    });
     counts.imported += 1;
   }
 
-  const limits = { maxMessageBytes: config.get('mail:mailbox_import:max_message_bytes'), maxUnpackedBytes: config.get('mail:mailbox_import:max_unpacked_bytes') };
-  for await (const item of importItems(uploadPath(config, req.uid), req, limits, (n) => { counts.bytesRead += n; })) {
+  const limits = {
+    maxMessageBytes: config.get('mail:mailbox_import:max_message_bytes'),
+    maxUnpackedBytes: config.get('mail:mailbox_import:max_unpacked_bytes'),
+  };
+  for await (const item of importItems(uploadPath(config, req.uid), req, limits, (n) => {
+    counts.bytesRead += n;
+  })) {
     try {
       await one(item);
     } catch (e) {
@@ -183,7 +229,10 @@ export async function runImport(deps: Deps, req: Row<ImportRequest>, touch: Touc
     await progress();
   }
   if (req.format === 'zip') {
-    const files = pimFiles(uploadPath(config, req.uid), req.useManifest, { maxFileBytes: PIM_FILE_MAX, maxUnpackedBytes: limits.maxUnpackedBytes });
+    const files = pimFiles(uploadPath(config, req.uid), req.useManifest, {
+      maxFileBytes: PIM_FILE_MAX,
+      maxUnpackedBytes: limits.maxUnpackedBytes,
+    });
     await restorePim(deps, mailboxUid, req.uid, files, { counts: counts.pim, note: report, progress: () => progress() });
   }
   await progress(true);

@@ -2,21 +2,43 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isApiError } from '../errors/index.js';
 import {
-  CalendarEventModel, ContactModel, contactFields, eventRecordOf, icsToEvents, NoteModel, noteFields, TaskListModel, taskListFields, TaskModel, taskFields, vcfToContacts,
-  type ContactData, type EventData,
+  CalendarEventModel,
+  ContactModel,
+  contactFields,
+  eventRecordOf,
+  icsToEvents,
+  NoteModel,
+  noteFields,
+  TaskListModel,
+  taskListFields,
+  TaskModel,
+  taskFields,
+  vcfToContacts,
+  type ContactData,
+  type EventData,
 } from '../pim/index.js';
 import type { Deps } from '../context/index.js';
 import type { ModelDef, Row } from '../storage/index.js';
 import type { PimFile } from './import-sources.js';
 import type { PimCounts, PimKind } from './models.js';
 
-const ENTITY: Record<PimKind, string> = { calendarEvents: 'calendarEvent', contacts: 'contact', notes: 'note', taskLists: 'taskList', tasks: 'task' };
+const ENTITY: Record<PimKind, string> = {
+  calendarEvents: 'calendarEvent',
+  contacts: 'contact',
+  notes: 'note',
+  taskLists: 'taskList',
+  tasks: 'task',
+};
 const contactSchema = z.object(contactFields);
 const noteSchema = z.object(noteFields);
 const taskListSchema = z.object(taskListFields);
 const taskSchema = z.object(taskFields);
 const same = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
-const emailSet = (c: Pick<ContactData, 'emails'>) => c.emails.map((e) => e.value.toLowerCase()).sort().join(',');
+const emailSet = (c: Pick<ContactData, 'emails'>) =>
+  c.emails
+    .map((e) => e.value.toLowerCase())
+    .sort()
+    .join(',');
 
 export interface PimReporter {
   counts: PimCounts;
@@ -34,12 +56,25 @@ export interface PimReporter {
  * place in the archive, so a job restarted after a worker died counts what it filed before as
  * imported and files nothing twice.
  */
-export async function restorePim(deps: Deps, mailboxUid: string, requestUid: string, files: AsyncIterable<PimFile>, r: PimReporter): Promise<void> {
+export async function restorePim(
+  deps: Deps,
+  mailboxUid: string,
+  requestUid: string,
+  files: AsyncIterable<PimFile>,
+  r: PimReporter,
+): Promise<void> {
   const { store } = deps;
   const derived = (file: string, n: number) => createHash('sha256').update(`import\0${requestUid}\0${file}\0${n}`).digest('hex');
 
   /** Files item n of a file (or of a part of it, "tasks.json tasks"): already filed by this request → imported; a duplicate → skipped; else created. */
-  async function put<T extends Record<string, unknown>>(kind: PimKind, model: ModelDef, file: string, n: number, data: T, duplicate: () => Promise<string | null>): Promise<Row<T> | null> {
+  async function put<T extends Record<string, unknown>>(
+    kind: PimKind,
+    model: ModelDef,
+    file: string,
+    n: number,
+    data: T,
+    duplicate: () => Promise<string | null>,
+  ): Promise<Row<T> | null> {
     const c = r.counts[kind];
     const uid = derived(file, n);
     const repo = store.repo<T>(model);
@@ -82,7 +117,9 @@ export async function restorePim(deps: Deps, mailboxUid: string, requestUid: str
 
   async function calendar(f: PimFile): Promise<void> {
     let events: ReturnType<typeof icsToEvents>['events'] = [];
-    whole('calendarEvents', f, (t) => { events = icsToEvents(t).events; });
+    whole('calendarEvents', f, (t) => {
+      events = icsToEvents(t).events;
+    });
     const repo = store.repo<EventData & { mailboxUid: string }>(CalendarEventModel);
     for (const [n, ev] of events.entries()) {
       const data = eventRecordOf(mailboxUid, ev);
@@ -92,15 +129,21 @@ export async function restorePim(deps: Deps, mailboxUid: string, requestUid: str
       }
       const rid = data.recurrenceId ? new Date(data.recurrenceId).getTime() : null;
       await put('calendarEvents', CalendarEventModel, f.name, n, data, async () => {
-        const hit = (await repo.list({ filter: { mailboxUid, icalUid: data.icalUid }, limit: 1000 })).some((e) => (e.recurrenceId ? new Date(e.recurrenceId).getTime() : null) === rid);
-        return hit ? `the calendar already has the event ${data.icalUid}${rid === null ? '' : ` (occurrence ${new Date(rid).toISOString()})`}` : null;
+        const hit = (await repo.list({ filter: { mailboxUid, icalUid: data.icalUid }, limit: 1000 })).some(
+          (e) => (e.recurrenceId ? new Date(e.recurrenceId).getTime() : null) === rid,
+        );
+        return hit
+          ? `the calendar already has the event ${data.icalUid}${rid === null ? '' : ` (occurrence ${new Date(rid).toISOString()})`}`
+          : null;
       });
     }
   }
 
   async function contacts(f: PimFile): Promise<void> {
     let cards: ReturnType<typeof vcfToContacts> = [];
-    whole('contacts', f, (t) => { cards = vcfToContacts(t); });
+    whole('contacts', f, (t) => {
+      cards = vcfToContacts(t);
+    });
     const repo = store.repo<ContactData & { mailboxUid: string }>(ContactModel);
     for (const [n, card] of cards.entries()) {
       if (!card.ok) {
@@ -110,21 +153,31 @@ export async function restorePim(deps: Deps, mailboxUid: string, requestUid: str
       const { vcardUid, ...rest } = card.contact;
       const parsed = contactSchema.safeParse({ ...rest, ...(vcardUid ? { vcardUid } : {}), mailboxUid });
       if (!parsed.success) {
-        fail('contacts', n, `${f.name} #${n + 1}`, `invalid contact: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        fail(
+          'contacts',
+          n,
+          `${f.name} #${n + 1}`,
+          `invalid contact: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+        );
         continue;
       }
       const data = parsed.data;
       await put('contacts', ContactModel, f.name, n, data, async () => {
-        if (data.vcardUid && (await repo.findOne({ mailboxUid, vcardUid: data.vcardUid }))) return `a contact with vCard UID ${data.vcardUid} is already in the mailbox`;
+        if (data.vcardUid && (await repo.findOne({ mailboxUid, vcardUid: data.vcardUid })))
+          return `a contact with vCard UID ${data.vcardUid} is already in the mailbox`;
         const named = await repo.list({ filter: { mailboxUid, fn: data.fn }, limit: 1000 });
-        return named.some((c) => same(c.fn, data.fn) && emailSet(c) === emailSet(data)) ? `the contact ${data.fn} is already in the mailbox` : null;
+        return named.some((c) => same(c.fn, data.fn) && emailSet(c) === emailSet(data))
+          ? `the contact ${data.fn} is already in the mailbox`
+          : null;
       });
     }
   }
 
   async function notes(f: PimFile): Promise<void> {
     let rows: unknown[] = [];
-    whole('notes', f, (t) => { rows = z.array(z.unknown()).parse(JSON.parse(t)); });
+    whole('notes', f, (t) => {
+      rows = z.array(z.unknown()).parse(JSON.parse(t));
+    });
     const repo = store.repo<z.infer<typeof noteSchema>>(NoteModel);
     for (const [n, row] of rows.entries()) {
       const parsed = noteSchema.safeParse({ ...(row as object), mailboxUid });
@@ -142,7 +195,9 @@ export async function restorePim(deps: Deps, mailboxUid: string, requestUid: str
 
   async function tasks(f: PimFile): Promise<void> {
     let doc: { taskLists: unknown[]; tasks: unknown[] } = { taskLists: [], tasks: [] };
-    whole('tasks', f, (t) => { doc = z.object({ taskLists: z.array(z.unknown()), tasks: z.array(z.unknown()) }).parse(JSON.parse(t)); });
+    whole('tasks', f, (t) => {
+      doc = z.object({ taskLists: z.array(z.unknown()), tasks: z.array(z.unknown()) }).parse(JSON.parse(t));
+    });
     const lists = store.repo<z.infer<typeof taskListSchema>>(TaskListModel);
     const listUid = new Map<string, string>(); // the archive's list uid → this mailbox's
     for (const [n, row] of doc.taskLists.entries()) {
@@ -176,10 +231,19 @@ export async function restorePim(deps: Deps, mailboxUid: string, requestUid: str
       }
       const { title, notes, due, completed, completedAt, priority } = parsed.data;
       const dueAt = due ? due.getTime() : null;
-      await put('tasks', TaskModel, `${f.name} tasks`, n, { taskListUid, title, notes, due, completed, completedAt: completed ? completedAt : null, priority }, async () => {
-        const hit = (await tasks.list({ filter: { taskListUid, title }, limit: 1000 })).some((t) => (t.due ? new Date(t.due).getTime() : null) === dueAt);
-        return hit ? `the task ${title} is already in its list` : null;
-      });
+      await put(
+        'tasks',
+        TaskModel,
+        `${f.name} tasks`,
+        n,
+        { taskListUid, title, notes, due, completed, completedAt: completed ? completedAt : null, priority },
+        async () => {
+          const hit = (await tasks.list({ filter: { taskListUid, title }, limit: 1000 })).some(
+            (t) => (t.due ? new Date(t.due).getTime() : null) === dueAt,
+          );
+          return hit ? `the task ${title} is already in its list` : null;
+        },
+      );
     }
   }
 

@@ -44,7 +44,14 @@ function readAll(stream: Readable, max: number): Promise<Buffer> {
   });
 }
 
-async function* fromMbox(stream: AsyncIterable<Buffer>, name: string, limits: ImportLimits, first: number, target?: SourceItem['target'], metas?: ManifestMessage[]): AsyncGenerator<SourceItem> {
+async function* fromMbox(
+  stream: AsyncIterable<Buffer>,
+  name: string,
+  limits: ImportLimits,
+  first: number,
+  target?: SourceItem['target'],
+  metas?: ManifestMessage[],
+): AsyncGenerator<SourceItem> {
   let k = 0;
   try {
     for await (const item of splitMbox(stream, limits.maxMessageBytes)) {
@@ -56,7 +63,8 @@ async function* fromMbox(stream: AsyncIterable<Buffer>, name: string, limits: Im
         continue;
       }
       // The export wrote a line end after a message that had none; the manifest's size takes it back off.
-      const raw = meta && item.raw.length === meta.size + 1 && item.raw[item.raw.length - 1] === 0x0a ? item.raw.subarray(0, meta.size) : item.raw;
+      const raw =
+        meta && item.raw.length === meta.size + 1 && item.raw[item.raw.length - 1] === 0x0a ? item.raw.subarray(0, meta.size) : item.raw;
       yield { ...base, raw };
     }
   } catch (e) {
@@ -69,7 +77,13 @@ async function* fromMbox(stream: AsyncIterable<Buffer>, name: string, limits: Im
 async function openZip(file: string): Promise<{ zip: yauzl.ZipFile; entries: yauzl.Entry[] }> {
   let zip: yauzl.ZipFile;
   try {
-    zip = await yauzl.openPromise(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false, decodeStrings: true });
+    zip = await yauzl.openPromise(file, {
+      lazyEntries: true,
+      autoClose: false,
+      validateEntrySizes: true,
+      strictFileNames: false,
+      decodeStrings: true,
+    });
   } catch (e) {
     throw new InputError(`not a readable zip file: ${(e as Error).message}`);
   }
@@ -92,7 +106,12 @@ async function openZip(file: string): Promise<{ zip: yauzl.ZipFile; entries: yau
 }
 
 /** Each message of an upload: an mbox, one .eml, or a zip of .eml and .mbox files (with an export manifest, per folder). */
-export async function* importItems(file: string, req: Pick<ImportRequest, 'format' | 'useManifest'>, limits: ImportLimits, onBytes: (n: number) => void): AsyncGenerator<SourceItem> {
+export async function* importItems(
+  file: string,
+  req: Pick<ImportRequest, 'format' | 'useManifest'>,
+  limits: ImportLimits,
+  onBytes: (n: number) => void,
+): AsyncGenerator<SourceItem> {
   if (req.format === 'eml') {
     const size = (await stat(file)).size;
     onBytes(size);
@@ -129,7 +148,10 @@ export async function* importItems(file: string, req: Pick<ImportRequest, 'forma
         parsed = null;
       }
       const r = manifestSchema.safeParse(parsed);
-      if (!r.success) throw new InputError('manifest.json is not an svcmail export manifest; upload again with useManifest=false to file every message into the chosen folder');
+      if (!r.success)
+        throw new InputError(
+          'manifest.json is not an svcmail export manifest; upload again with useManifest=false to file every message into the chosen folder',
+        );
       manifest = r.data;
     }
     const byFile = new Map((manifest?.folders ?? []).map((f) => [f.file, f]));
@@ -137,7 +159,10 @@ export async function* importItems(file: string, req: Pick<ImportRequest, 'forma
     let unpacked = 0;
     const guard = (n: number) => {
       unpacked += n;
-      if (unpacked > limits.maxUnpackedBytes) throw new InputError(`the zip unpacks to more than mail:mailbox_import:max_unpacked_bytes (${limits.maxUnpackedBytes} bytes); the import stopped there`);
+      if (unpacked > limits.maxUnpackedBytes)
+        throw new InputError(
+          `the zip unpacks to more than mail:mailbox_import:max_unpacked_bytes (${limits.maxUnpackedBytes} bytes); the import stopped there`,
+        );
     };
     for (const e of entries) {
       if (skippedName(e.fileName)) continue;
@@ -164,7 +189,14 @@ export async function* importItems(file: string, req: Pick<ImportRequest, 'forma
             yield c as Buffer;
           }
         })();
-        for await (const item of fromMbox(counted, e.fileName, limits, index, folder ? { path: folder.path, role: folder.role } : undefined, folder?.messages)) {
+        for await (const item of fromMbox(
+          counted,
+          e.fileName,
+          limits,
+          index,
+          folder ? { path: folder.path, role: folder.role } : undefined,
+          folder?.messages,
+        )) {
           index = item.index + 1;
           yield item;
         }
@@ -191,7 +223,11 @@ export interface PimFile {
  * maxFileBytes, all together within maxUnpackedBytes (the zip-bomb guard of the mail part). An
  * unreadable file is reported, never fatal; past the budget the rest is reported as not restored.
  */
-export async function* pimFiles(file: string, useManifest: boolean, limits: { maxFileBytes: number; maxUnpackedBytes: number }): AsyncGenerator<PimFile> {
+export async function* pimFiles(
+  file: string,
+  useManifest: boolean,
+  limits: { maxFileBytes: number; maxUnpackedBytes: number },
+): AsyncGenerator<PimFile> {
   const { zip, entries } = await openZip(file);
   try {
     const isExport = useManifest && entries.some((e) => e.fileName === 'manifest.json');
@@ -199,8 +235,15 @@ export async function* pimFiles(file: string, useManifest: boolean, limits: { ma
     for (const e of entries) {
       if (skippedName(e.fileName)) continue;
       const lower = e.fileName.toLowerCase();
-      const kind = lower.endsWith('.ics') ? 'ics' : lower.endsWith('.vcf') || lower.endsWith('.vcard') ? 'vcf'
-        : isExport && e.fileName === 'notes.json' ? 'notes' : isExport && e.fileName === 'tasks.json' ? 'tasks' : null;
+      const kind = lower.endsWith('.ics')
+        ? 'ics'
+        : lower.endsWith('.vcf') || lower.endsWith('.vcard')
+          ? 'vcf'
+          : isExport && e.fileName === 'notes.json'
+            ? 'notes'
+            : isExport && e.fileName === 'tasks.json'
+              ? 'tasks'
+              : null;
       if (!kind) continue;
       if (e.uncompressedSize > limits.maxFileBytes) {
         yield { kind, name: e.fileName, error: `larger than ${limits.maxFileBytes} bytes` };
@@ -208,7 +251,11 @@ export async function* pimFiles(file: string, useManifest: boolean, limits: { ma
       }
       unpacked += e.uncompressedSize;
       if (unpacked > limits.maxUnpackedBytes) {
-        yield { kind, name: e.fileName, error: `the zip unpacks to more than mail:mailbox_import:max_unpacked_bytes (${limits.maxUnpackedBytes} bytes); this and later calendar, contact, note and task files were not restored` };
+        yield {
+          kind,
+          name: e.fileName,
+          error: `the zip unpacks to more than mail:mailbox_import:max_unpacked_bytes (${limits.maxUnpackedBytes} bytes); this and later calendar, contact, note and task files were not restored`,
+        };
         return;
       }
       try {

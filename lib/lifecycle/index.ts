@@ -10,8 +10,28 @@
 // - Impersonation: needs the owner's consent, is time-limited, read-only and audited read by read.
 import { ErasedAddressModel } from '../mail/index.js';
 
-export { LIFECYCLE_RESOURCES, dataExportRequestsResource, mailboxImportRequestsResource, erasureRequestsResource, impersonationSessionsResource, requireOwner } from './resources.js';
-export { ExportRequestModel, ImportRequestModel, ErasureRequestModel, ImpersonationSessionModel, EXPORT_STATES, IMPORT_STATES, ERASURE_STATES, IMPERSONATION_STATES, type ExportRequest, type ImportRequest, type ErasureRequest, type ImpersonationSession } from './models.js';
+export {
+  LIFECYCLE_RESOURCES,
+  dataExportRequestsResource,
+  mailboxImportRequestsResource,
+  erasureRequestsResource,
+  impersonationSessionsResource,
+  requireOwner,
+} from './resources.js';
+export {
+  ExportRequestModel,
+  ImportRequestModel,
+  ErasureRequestModel,
+  ImpersonationSessionModel,
+  EXPORT_STATES,
+  IMPORT_STATES,
+  ERASURE_STATES,
+  IMPERSONATION_STATES,
+  type ExportRequest,
+  type ImportRequest,
+  type ErasureRequest,
+  type ImpersonationSession,
+} from './models.js';
 export { lifecycleRouter } from './routes.js';
 export { impersonationRouter, VIEWABLE } from './impersonation.js';
 export { runLifecycleRound, drainLifecycle, startLifecycleLoop, type LifecycleDeps, type LifecycleRound } from './jobs.js';

@@ -8,7 +8,15 @@ import { buildExport, JobAborted, type Touch } from './export-job.js';
 import { exportPath, lifecycleDir, removeFile, uploadPath } from './files.js';
 import { runImport } from './import-job.js';
 import { InputError } from './import-sources.js';
-import { ErasureRequestModel, ExportRequestModel, ImpersonationSessionModel, ImportRequestModel, type ErasureRequest, type ExportRequest, type ImportRequest } from './models.js';
+import {
+  ErasureRequestModel,
+  ExportRequestModel,
+  ImpersonationSessionModel,
+  ImportRequestModel,
+  type ErasureRequest,
+  type ExportRequest,
+  type ImportRequest,
+} from './models.js';
 
 export type LifecycleDeps = ErasureDeps;
 
@@ -34,8 +42,14 @@ function failureText(e: unknown): string {
  * time. The lease is renewed whenever the job reports progress; a job whose record was deleted or
  * taken over stops at its next report.
  */
-async function claimAndRun<T extends Job>(deps: LifecycleDeps, owner: string, model: ModelDef, entity: string,
-  run: (rec: Row<T>, touch: Touch) => Promise<Record<string, unknown>>, after?: (rec: Row<T>, outcome: 'done' | 'failed' | 'gone') => Promise<void>): Promise<{ ran: number; failed: number }> {
+async function claimAndRun<T extends Job>(
+  deps: LifecycleDeps,
+  owner: string,
+  model: ModelDef,
+  entity: string,
+  run: (rec: Row<T>, touch: Touch) => Promise<Record<string, unknown>>,
+  after?: (rec: Row<T>, outcome: 'done' | 'failed' | 'gone') => Promise<void>,
+): Promise<{ ran: number; failed: number }> {
   const repo = deps.store.repo<T>(model);
   const leaseMs = deps.config.get('mail:jobs:lifecycle:lease_seconds') * 1000;
   const claimed = await repo.claim({ state: { $in: ['pending', 'running'] } }, { owner, leaseMs, limit: 2 });
@@ -47,7 +61,11 @@ async function claimAndRun<T extends Job>(deps: LifecycleDeps, owner: string, mo
     deps.events.publish(model === ErasureRequestModel ? [uid] : [uid, rec.mailboxUid], { type: entity, action: 'update', data });
   };
   for (const rec of claimed) {
-    const touch: Touch = async (patch) => (await repo.updateMany({ uid: rec.uid, claimedBy: owner }, { ...patch, leaseUntil: new Date(Date.now() + leaseMs) } as unknown as Patch<T>)) > 0;
+    const touch: Touch = async (patch) =>
+      (await repo.updateMany({ uid: rec.uid, claimedBy: owner }, {
+        ...patch,
+        leaseUntil: new Date(Date.now() + leaseMs),
+      } as unknown as Patch<T>)) > 0;
     if (!(await touch({ state: 'running' }))) continue;
     await publish(rec.uid);
     let outcome: 'done' | 'failed' | 'gone' = 'done';
@@ -60,8 +78,11 @@ async function claimAndRun<T extends Job>(deps: LifecycleDeps, owner: string, mo
       } else {
         outcome = 'failed';
         failed += 1;
-        if (!(e instanceof InputError)) deps.log.error({ err: (e as Error)?.message, stack: (e as Error)?.stack, uid: rec.uid, entity }, 'lifecycle job failed');
-        await repo.release(rec.uid, owner, { state: 'failed', error: failureText(e), finishedAt: new Date() } as unknown as Patch<T>).catch(() => undefined);
+        if (!(e instanceof InputError))
+          deps.log.error({ err: (e as Error)?.message, stack: (e as Error)?.stack, uid: rec.uid, entity }, 'lifecycle job failed');
+        await repo
+          .release(rec.uid, owner, { state: 'failed', error: failureText(e), finishedAt: new Date() } as unknown as Patch<T>)
+          .catch(() => undefined);
       }
     }
     await after?.(rec, outcome);
@@ -71,7 +92,8 @@ async function claimAndRun<T extends Job>(deps: LifecycleDeps, owner: string, mo
 }
 
 async function notBeingErased(deps: LifecycleDeps, mailboxUid: string): Promise<void> {
-  if (await deps.store.repo(ErasureRequestModel).count({ mailboxUid, state: { $in: ['pending', 'running'] } })) throw new InputError('the mailbox is being erased');
+  if (await deps.store.repo(ErasureRequestModel).count({ mailboxUid, state: { $in: ['pending', 'running'] } }))
+    throw new InputError('the mailbox is being erased');
 }
 
 /** Ready exports past their time lose their archive; impersonation sessions past theirs end. */
@@ -83,7 +105,11 @@ async function expire(deps: LifecycleDeps): Promise<number> {
     // State first: from here the download route refuses, then the file goes.
     if (await exports.updateMany({ uid: e.uid, state: 'ready' }, { state: 'expired', archiveBytes: 0 })) {
       await removeFile(exportPath(deps.config, e.uid));
-      deps.events.publish([e.uid, e.mailboxUid], { type: 'dataExportRequest', action: 'update', data: { uid: e.uid, mailboxUid: e.mailboxUid, state: 'expired' } });
+      deps.events.publish([e.uid, e.mailboxUid], {
+        type: 'dataExportRequest',
+        action: 'update',
+        data: { uid: e.uid, mailboxUid: e.mailboxUid, state: 'expired' },
+      });
       n += 1;
     }
   }
@@ -106,24 +132,59 @@ export async function runLifecycleRound(deps: LifecycleDeps, owner: string): Pro
   const er = await claimAndRun<Job & ErasureRequest>(deps, owner, ErasureRequestModel, 'erasureRequest', async (rec, touch) => {
     const r = await runErasure(deps, rec, touch);
     // The outcome in the audit log too, next to the administrator's request (actor: the job).
-    await deps.store.repo<AuditEntry>(AuditEntryModel).create({ actor: `job:${owner}`, actorVia: 'worker', action: 'erasure-requests.completed', resource: 'erasure-requests', resourceUid: rec.uid, ip: null, requestId: null, before: null, after: null, details: { address: rec.address, deletedRecords: Object.values(r.deleted).reduce((a, b) => a + b, 0), blobFilesRemoved: r.blobFilesRemoved } });
+    await deps.store.repo<AuditEntry>(AuditEntryModel).create({
+      actor: `job:${owner}`,
+      actorVia: 'worker',
+      action: 'erasure-requests.completed',
+      resource: 'erasure-requests',
+      resourceUid: rec.uid,
+      ip: null,
+      requestId: null,
+      before: null,
+      after: null,
+      details: {
+        address: rec.address,
+        deletedRecords: Object.values(r.deleted).reduce((a, b) => a + b, 0),
+        blobFilesRemoved: r.blobFilesRemoved,
+      },
+    });
     return { state: 'completed', ...r, error: null };
   });
-  const ex = await claimAndRun<Job & ExportRequest>(deps, owner, ExportRequestModel, 'dataExportRequest', async (rec, touch) => {
-    await notBeingErased(deps, rec.mailboxUid);
-    const r = await buildExport(deps, rec, touch);
-    return { state: 'ready', ...r, progress: { done: r.messages, total: r.messages }, expiresAt: new Date(Date.now() + cfg.get('mail:data_export:ttl_hours') * 3_600_000), error: null };
-  }, async (rec, outcome) => {
-    if (outcome === 'gone' && !(await deps.store.repo(ExportRequestModel).get(rec.uid))) await removeFile(exportPath(cfg, rec.uid));
-  });
-  const im = await claimAndRun<Job & ImportRequest>(deps, owner, ImportRequestModel, 'mailboxImportRequest', async (rec, touch) => {
-    await notBeingErased(deps, rec.mailboxUid);
-    const counts = await runImport(deps, rec, touch);
-    return { state: 'completed', ...counts, error: null };
-  }, async (rec, outcome) => {
-    // The upload is kept only while the job may still run; a finished or deleted import drops it.
-    if (outcome !== 'gone' || !(await deps.store.repo(ImportRequestModel).get(rec.uid))) await removeFile(uploadPath(cfg, rec.uid));
-  });
+  const ex = await claimAndRun<Job & ExportRequest>(
+    deps,
+    owner,
+    ExportRequestModel,
+    'dataExportRequest',
+    async (rec, touch) => {
+      await notBeingErased(deps, rec.mailboxUid);
+      const r = await buildExport(deps, rec, touch);
+      return {
+        state: 'ready',
+        ...r,
+        progress: { done: r.messages, total: r.messages },
+        expiresAt: new Date(Date.now() + cfg.get('mail:data_export:ttl_hours') * 3_600_000),
+        error: null,
+      };
+    },
+    async (rec, outcome) => {
+      if (outcome === 'gone' && !(await deps.store.repo(ExportRequestModel).get(rec.uid))) await removeFile(exportPath(cfg, rec.uid));
+    },
+  );
+  const im = await claimAndRun<Job & ImportRequest>(
+    deps,
+    owner,
+    ImportRequestModel,
+    'mailboxImportRequest',
+    async (rec, touch) => {
+      await notBeingErased(deps, rec.mailboxUid);
+      const counts = await runImport(deps, rec, touch);
+      return { state: 'completed', ...counts, error: null };
+    },
+    async (rec, outcome) => {
+      // The upload is kept only while the job may still run; a finished or deleted import drops it.
+      if (outcome !== 'gone' || !(await deps.store.repo(ImportRequestModel).get(rec.uid))) await removeFile(uploadPath(cfg, rec.uid));
+    },
+  );
   const expired = await expire(deps);
   return { exports: ex.ran, imports: im.ran, erasures: er.ran, failed: ex.failed + im.failed + er.failed, expired };
 }
@@ -156,7 +217,9 @@ export function startLifecycleLoop(deps: LifecycleDeps, owner: string): Lifecycl
       return;
     }
     running = drainLifecycle(deps, owner)
-      .then((r) => { if (r.exports || r.imports || r.erasures || r.expired) deps.log.info({ ...r }, 'lifecycle round'); })
+      .then((r) => {
+        if (r.exports || r.imports || r.erasures || r.expired) deps.log.info({ ...r }, 'lifecycle round');
+      })
       .catch((e: unknown) => deps.log.error({ err: (e as Error).message }, 'lifecycle round failed'))
       .finally(() => {
         running = null;

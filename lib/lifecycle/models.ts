@@ -33,7 +33,10 @@ export const exportRequestFields = {
   error: z.string().nullable().default(null),
 };
 export const ExportRequestModel = defineModel({
-  name: 'data_export_request', table: 'data_export_requests', fields: exportRequestFields, lease: true,
+  name: 'data_export_request',
+  table: 'data_export_requests',
+  fields: exportRequestFields,
+  lease: true,
   indexes: [{ fields: ['mailboxUid'] }, { fields: ['state'] }],
 });
 export type ExportRequest = z.infer<z.ZodObject<typeof exportRequestFields>>;
@@ -44,7 +47,8 @@ export const IMPORT_FORMATS = ['mbox', 'eml', 'zip'] as const;
 export const PIM_KINDS = ['calendarEvents', 'contacts', 'notes', 'taskLists', 'tasks'] as const;
 export type PimKind = (typeof PIM_KINDS)[number];
 export type PimCounts = Record<PimKind, { imported: number; skipped: number; failed: number }>;
-export const emptyPimCounts = (): PimCounts => Object.fromEntries(PIM_KINDS.map((k) => [k, { imported: 0, skipped: 0, failed: 0 }])) as PimCounts;
+export const emptyPimCounts = (): PimCounts =>
+  Object.fromEntries(PIM_KINDS.map((k) => [k, { imported: 0, skipped: 0, failed: 0 }])) as PimCounts;
 const pimCount = z.object({ imported: count, skipped: count, failed: count });
 export const importReportItem = z.object({ index: z.number().int(), entry: z.string(), reason: z.string() });
 export const importRequestFields = {
@@ -63,14 +67,19 @@ export const importRequestFields = {
   failed: count,
   foldersCreated: count,
   /** Calendar events, contacts, notes, task lists and tasks restored from the zip (its .ics/.vcf files; an export's notes.json and tasks.json). */
-  pim: z.object(Object.fromEntries(PIM_KINDS.map((k) => [k, pimCount])) as Record<(typeof PIM_KINDS)[number], typeof pimCount>).default(() => emptyPimCounts()),
+  pim: z
+    .object(Object.fromEntries(PIM_KINDS.map((k) => [k, pimCount])) as Record<(typeof PIM_KINDS)[number], typeof pimCount>)
+    .default(() => emptyPimCounts()),
   /** Each skipped or failed item: its position (in the upload for a message, in its file for a calendar/contact/note/task), where it came from and why (first 500). */
   report: z.array(importReportItem).default([]),
   finishedAt: z.date().nullable().default(null),
   error: z.string().nullable().default(null),
 };
 export const ImportRequestModel = defineModel({
-  name: 'mailbox_import_request', table: 'mailbox_import_requests', fields: importRequestFields, lease: true,
+  name: 'mailbox_import_request',
+  table: 'mailbox_import_requests',
+  fields: importRequestFields,
+  lease: true,
   indexes: [{ fields: ['mailboxUid'] }, { fields: ['state'] }],
 });
 export type ImportRequest = z.infer<z.ZodObject<typeof importRequestFields>>;
@@ -91,7 +100,10 @@ export const erasureRequestFields = {
   error: z.string().nullable().default(null),
 };
 export const ErasureRequestModel = defineModel({
-  name: 'erasure_request', table: 'erasure_requests', fields: erasureRequestFields, lease: true,
+  name: 'erasure_request',
+  table: 'erasure_requests',
+  fields: erasureRequestFields,
+  lease: true,
   indexes: [{ fields: ['mailboxUid'] }, { fields: ['state'] }],
 });
 export type ErasureRequest = z.infer<z.ZodObject<typeof erasureRequestFields>>;
@@ -111,7 +123,9 @@ export const impersonationFields = {
   reads: count,
 };
 export const ImpersonationSessionModel = defineModel({
-  name: 'impersonation_session', table: 'impersonation_sessions', fields: impersonationFields,
+  name: 'impersonation_session',
+  table: 'impersonation_sessions',
+  fields: impersonationFields,
   indexes: [{ fields: ['mailboxUid'] }, { fields: ['requestedBy'] }],
 });
 export type ImpersonationSession = z.infer<z.ZodObject<typeof impersonationFields>>;

@@ -7,7 +7,16 @@ import { type Ctx } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { holdsOn } from './erasure-job.js';
 import { exportPath, removeFile, uploadPath } from './files.js';
-import { ErasureRequestModel, ExportRequestModel, ImpersonationSessionModel, ImportRequestModel, exportRequestFields, importRequestFields, erasureRequestFields, impersonationFields } from './models.js';
+import {
+  ErasureRequestModel,
+  ExportRequestModel,
+  ImpersonationSessionModel,
+  ImportRequestModel,
+  exportRequestFields,
+  importRequestFields,
+  erasureRequestFields,
+  impersonationFields,
+} from './models.js';
 
 const serverFieldsBut = (fields: object, ...keep: string[]) => Object.keys(fields).filter((k) => !keep.includes(k));
 const pick = (rec: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => k in rec).map((k) => [k, rec[k]]));
@@ -28,16 +37,36 @@ async function existingMailbox(ctx: Ctx, mailboxUid: unknown): Promise<Row<Mailb
 }
 
 async function oneAtATime(ctx: Ctx, model: typeof ExportRequestModel, mailboxUid: string, what: string): Promise<void> {
-  if (await ctx.store.repo(model).count({ mailboxUid, state: { $in: ['pending', 'running'] } })) throw new ApiError('api-120', `${what} of this mailbox is already in progress`);
+  if (await ctx.store.repo(model).count({ mailboxUid, state: { $in: ['pending', 'running'] } }))
+    throw new ApiError('api-120', `${what} of this mailbox is already in progress`);
 }
 
-const EXPORT_ADMIN_VIEW = ['uid', 'version', 'mailboxUid', 'state', 'initiatedBy', 'requestedBy', 'reason', 'createdAt', 'finishedAt', 'expiresAt', 'error'];
+const EXPORT_ADMIN_VIEW = [
+  'uid',
+  'version',
+  'mailboxUid',
+  'state',
+  'initiatedBy',
+  'requestedBy',
+  'reason',
+  'createdAt',
+  'finishedAt',
+  'expiresAt',
+  'error',
+];
 
 export const dataExportRequestsResource = defineResource({
-  group: 'mail', name: 'data-export-requests', entity: 'dataExportRequest',
-  summary: 'Exports of a whole mailbox: the owner asks (or an elevated administrator on the owner\'s behalf with ?scope=admin, audited); the worker builds a zip (one mbox per folder with the raw messages byte for byte — S/MIME ciphertext stays ciphertext —, calendar.ics, contacts.vcf, notes.json, tasks.json, manifest.json). States pending → running → ready → expired, or failed. Only the owner downloads GET /:id/archive, while ready, until expiresAt (mail:data_export:ttl_hours)',
-  model: ExportRequestModel, scope: 'mailbox', mailboxField: 'mailboxUid', parent: { resource: 'mailboxes', field: 'mailboxUid' },
-  defaultAcl: [], audit: true,
+  group: 'mail',
+  name: 'data-export-requests',
+  entity: 'dataExportRequest',
+  summary:
+    "Exports of a whole mailbox: the owner asks (or an elevated administrator on the owner's behalf with ?scope=admin, audited); the worker builds a zip (one mbox per folder with the raw messages byte for byte — S/MIME ciphertext stays ciphertext —, calendar.ics, contacts.vcf, notes.json, tasks.json, manifest.json). States pending → running → ready → expired, or failed. Only the owner downloads GET /:id/archive, while ready, until expiresAt (mail:data_export:ttl_hours)",
+  model: ExportRequestModel,
+  scope: 'mailbox',
+  mailboxField: 'mailboxUid',
+  parent: { resource: 'mailboxes', field: 'mailboxUid' },
+  defaultAcl: [],
+  audit: true,
   operations: ['list', 'head', 'get', 'create', 'delete'],
   serverFields: serverFieldsBut(exportRequestFields, 'mailboxUid'),
   view: (rec) => ({ ...rec, download: rec.state === 'ready' ? `/api/mail/data-export-requests/${String(rec.uid)}/archive` : null }),
@@ -57,13 +86,35 @@ export const dataExportRequestsResource = defineResource({
 });
 
 export const mailboxImportRequestsResource = defineResource({
-  group: 'mail', name: 'mailbox-import-requests', entity: 'mailboxImportRequest',
-  summary: 'Imports into a mailbox: the owner uploads an mbox, one .eml or a zip of .eml/.mbox files (POST with the file as the body); the worker files each message into the chosen folder — or, for an svcmail export, the folders its manifest names — and reports imported, skipped (duplicate Message-ID) and failed messages, each failure with its reason. Calendars (.ics) and contacts (.vcf) in a zip — and the notes.json and tasks.json of an export — are restored too, counted per kind in pim (what the mailbox already holds is skipped). States pending → running → completed, or failed',
-  model: ImportRequestModel, scope: 'mailbox', mailboxField: 'mailboxUid', parent: { resource: 'mailboxes', field: 'mailboxUid' },
-  defaultAcl: [], audit: true,
+  group: 'mail',
+  name: 'mailbox-import-requests',
+  entity: 'mailboxImportRequest',
+  summary:
+    'Imports into a mailbox: the owner uploads an mbox, one .eml or a zip of .eml/.mbox files (POST with the file as the body); the worker files each message into the chosen folder — or, for an svcmail export, the folders its manifest names — and reports imported, skipped (duplicate Message-ID) and failed messages, each failure with its reason. Calendars (.ics) and contacts (.vcf) in a zip — and the notes.json and tasks.json of an export — are restored too, counted per kind in pim (what the mailbox already holds is skipped). States pending → running → completed, or failed',
+  model: ImportRequestModel,
+  scope: 'mailbox',
+  mailboxField: 'mailboxUid',
+  parent: { resource: 'mailboxes', field: 'mailboxUid' },
+  defaultAcl: [],
+  audit: true,
   operations: ['list', 'head', 'get', 'delete'],
   serverFields: serverFieldsBut(importRequestFields, 'mailboxUid', 'folderUid', 'format', 'useManifest'),
-  adminView: async (_ctx, rec) => pick(rec, ['uid', 'version', 'mailboxUid', 'state', 'format', 'requestedBy', 'uploadBytes', 'imported', 'skipped', 'failed', 'createdAt', 'finishedAt', 'error']),
+  adminView: async (_ctx, rec) =>
+    pick(rec, [
+      'uid',
+      'version',
+      'mailboxUid',
+      'state',
+      'format',
+      'requestedBy',
+      'uploadBytes',
+      'imported',
+      'skipped',
+      'failed',
+      'createdAt',
+      'finishedAt',
+      'error',
+    ]),
   hooks: {
     async afterCommit(ctx, action, before) {
       if (action === 'delete' && before) await removeFile(uploadPath(ctx.config, before.uid));
@@ -72,22 +123,35 @@ export const mailboxImportRequestsResource = defineResource({
 });
 
 export const erasureRequestsResource = defineResource({
-  group: 'mail', name: 'erasure-requests', entity: 'erasureRequest',
-  summary: 'Erasure of a mailbox (trusted role, fresh elevation, audited): the worker deletes every record of the mailbox — messages, folders, personal information, labels, rules, signatures, key vault, queue entries, ACL entries — and the blob files only it referenced, then the mailbox; a tombstone per address keeps it from being reused until released (POST /:id/release-addresses). Refused while an open escrow matter holds the mailbox. States pending → running → completed, or failed (a new request may follow); a pending request can be withdrawn with DELETE',
-  model: ErasureRequestModel, scope: 'global', defaultAcl: ADMIN_ONLY, createAcl: ADMIN_ONLY, audit: true,
+  group: 'mail',
+  name: 'erasure-requests',
+  entity: 'erasureRequest',
+  summary:
+    'Erasure of a mailbox (trusted role, fresh elevation, audited): the worker deletes every record of the mailbox — messages, folders, personal information, labels, rules, signatures, key vault, queue entries, ACL entries — and the blob files only it referenced, then the mailbox; a tombstone per address keeps it from being reused until released (POST /:id/release-addresses). Refused while an open escrow matter holds the mailbox. States pending → running → completed, or failed (a new request may follow); a pending request can be withdrawn with DELETE',
+  model: ErasureRequestModel,
+  scope: 'global',
+  defaultAcl: ADMIN_ONLY,
+  createAcl: ADMIN_ONLY,
+  audit: true,
   operations: ['list', 'head', 'get', 'create', 'delete'],
   sensitive: ['list', 'head', 'get', 'create', 'delete'],
   serverFields: serverFieldsBut(erasureRequestFields, 'mailboxUid', 'reason'),
   hooks: {
     async beforeCreate(ctx, data) {
       const box = await existingMailbox(ctx, data.mailboxUid);
-      if (await ctx.store.repo(ErasureRequestModel).count({ mailboxUid: box.uid, state: { $in: ['pending', 'running'] } })) throw new ApiError('api-112', 'an erasure of this mailbox is already requested');
+      if (await ctx.store.repo(ErasureRequestModel).count({ mailboxUid: box.uid, state: { $in: ['pending', 'running'] } }))
+        throw new ApiError('api-112', 'an erasure of this mailbox is already requested');
       const holds = await holdsOn(ctx.store, box.uid);
-      if (holds.length) throw new ApiError('api-120', `the mailbox is a custodian of open escrow matters (${holds.join(', ')}): it is on hold and cannot be erased`);
+      if (holds.length)
+        throw new ApiError(
+          'api-120',
+          `the mailbox is a custodian of open escrow matters (${holds.join(', ')}): it is on hold and cannot be erased`,
+        );
       return { ...data, address: box.address, aliases: box.aliases, state: 'pending', requestedBy: ctx.principal.uid };
     },
     beforeDelete(_ctx, rec) {
-      if (rec.state !== 'pending') throw new ApiError('api-120', `only a pending erasure can be withdrawn (this one is ${String(rec.state)})`);
+      if (rec.state !== 'pending')
+        throw new ApiError('api-120', `only a pending erasure can be withdrawn (this one is ${String(rec.state)})`);
     },
     afterCommit(ctx, action) {
       if (action === 'create') wakeWorkers(ctx.config, 'lifecycle');
@@ -96,9 +160,16 @@ export const erasureRequestsResource = defineResource({
 });
 
 export const impersonationSessionsResource = defineResource({
-  group: 'admin', name: 'impersonation-sessions', entity: 'impersonationSession',
-  summary: 'Audited impersonation (Spec: Roles and elevation): an elevated administrator asks to view a mailbox, giving a reason; nothing is visible until the owner approves (POST /api/mail/mailboxes/:id/impersonation-sessions/:sid/approve). An active session gives the administrator who asked read-only access under /api/admin/impersonation-sessions/:id/view/… for mail:impersonation:session_minutes; every read is audited and counted. States pending → active → ended | expired; pending → declined | expired. The normal mail routes never open to administrators',
-  model: ImpersonationSessionModel, scope: 'global', defaultAcl: ADMIN_ONLY, createAcl: ADMIN_ONLY, audit: true,
+  group: 'admin',
+  name: 'impersonation-sessions',
+  entity: 'impersonationSession',
+  summary:
+    'Audited impersonation (Spec: Roles and elevation): an elevated administrator asks to view a mailbox, giving a reason; nothing is visible until the owner approves (POST /api/mail/mailboxes/:id/impersonation-sessions/:sid/approve). An active session gives the administrator who asked read-only access under /api/admin/impersonation-sessions/:id/view/… for mail:impersonation:session_minutes; every read is audited and counted. States pending → active → ended | expired; pending → declined | expired. The normal mail routes never open to administrators',
+  model: ImpersonationSessionModel,
+  scope: 'global',
+  defaultAcl: ADMIN_ONLY,
+  createAcl: ADMIN_ONLY,
+  audit: true,
   operations: ['list', 'head', 'get', 'create'],
   sensitive: ['list', 'head', 'get', 'create'],
   serverFields: serverFieldsBut(impersonationFields, 'mailboxUid', 'reason'),
@@ -113,4 +184,9 @@ export const impersonationSessionsResource = defineResource({
   },
 });
 
-export const LIFECYCLE_RESOURCES = [dataExportRequestsResource, mailboxImportRequestsResource, erasureRequestsResource, impersonationSessionsResource];
+export const LIFECYCLE_RESOURCES = [
+  dataExportRequestsResource,
+  mailboxImportRequestsResource,
+  erasureRequestsResource,
+  impersonationSessionsResource,
+];

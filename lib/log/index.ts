@@ -11,7 +11,15 @@ export function createLogger(opts: { level?: string; name?: string; destination?
     name: opts.name ?? 'svcmail',
     level: opts.level ?? 'info',
     redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'headers.cookie', '*.secret', '*.password', '*.token'],
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'headers.authorization',
+        'headers.cookie',
+        '*.secret',
+        '*.password',
+        '*.token',
+      ],
       censor: '[redacted]',
     },
   };

@@ -10,7 +10,9 @@ export const addressFields = {
 };
 
 export const AddressModel = defineModel({
-  name: 'mail_address', table: 'mail_addresses', fields: addressFields,
+  name: 'mail_address',
+  table: 'mail_addresses',
+  fields: addressFields,
   indexes: [{ fields: ['address'], unique: true }, { fields: ['mailboxUid'] }],
 });
 

@@ -53,9 +53,19 @@ function truncate(name: string): string {
  * Never empty: `fallback` (itself made safe) when nothing is left. Applying it twice changes nothing.
  */
 export function safeFilename(name: string | null | undefined, fallback = 'attachment'): string {
-  let s = String(name ?? '').replace(LONE_SURROGATE, '\uFFFD').normalize('NFC');
-  s = s.replace(/[\t\n\v\f\r\u0085\u2028\u2029]/g, ' ').replace(INVISIBLE, '').replace(SLASH_LIKE, '_');
-  s = s.split(/[/\\]/).map((part) => part.trim()).filter((part) => part !== '' && part !== '.' && part !== '..').pop() ?? '';
+  let s = String(name ?? '')
+    .replace(LONE_SURROGATE, '\uFFFD')
+    .normalize('NFC');
+  s = s
+    .replace(/[\t\n\v\f\r\u0085\u2028\u2029]/g, ' ')
+    .replace(INVISIBLE, '')
+    .replace(SLASH_LIKE, '_');
+  s =
+    s
+      .split(/[/\\]/)
+      .map((part) => part.trim())
+      .filter((part) => part !== '' && part !== '.' && part !== '..')
+      .pop() ?? '';
   s = trimEdges(s.replace(WINDOWS_FORBIDDEN, '_').replace(/\s+/gu, ' '));
   if (RESERVED.test(s.split('.')[0].trimEnd())) s = `_${s}`;
   s = truncate(s);

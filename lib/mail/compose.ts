@@ -15,31 +15,39 @@ import { parseMessage, type ParsedMessage } from './messages.js';
 // stores it in the blob store and files it in Drafts with the draft flag. An update replaces the
 // raw source: a new message is filed and the old one goes through the same bookkeeping as DELETE.
 
-const addr = z.string().trim().toLowerCase().max(320).pipe(z.email({ message: 'must be a plain address' }));
+const addr = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(320)
+  .pipe(z.email({ message: 'must be a plain address' }));
 const recipient = z.union([addr, z.object({ address: addr, name: z.string().trim().max(200).default('') }).strict()]);
 
-export const draftBody = z.object({
-  mailboxUid: z.string().min(1),
-  /** The mailbox address or one of its aliases; default: the mailbox address. */
-  from: addr.optional(),
-  to: z.array(recipient).max(500).default([]),
-  cc: z.array(recipient).max(500).default([]),
-  bcc: z.array(recipient).max(500).default([]),
-  subject: z.string().max(998).default(''),
-  text: z.string().max(1_000_000).default(''),
-  /** Sanitized before it is stored. */
-  html: z.string().max(2_000_000).nullable().default(null),
-  /** A message of the same mailbox this draft answers (In-Reply-To, References, quoting). */
-  replyTo: z.string().min(1).optional(),
-  /** A message of the same mailbox this draft forwards (quoted, its attachments kept). */
-  forwardOf: z.string().min(1).optional(),
-  /** A signature uid of the mailbox, or true for its default signature. */
-  signature: z.union([z.string().min(1), z.boolean()]).default(false),
-  /** Scheduled send: POST /api/mail/messages/:id/send hands the draft to the send job at this time; null clears it. */
-  sendAt: z.coerce.date().nullable().optional(),
-  /** PUT only: the version of the draft being replaced. */
-  version: z.number().int().positive().optional(),
-}).strict().refine((b) => !(b.replyTo && b.forwardOf), { message: 'replyTo and forwardOf exclude each other', path: ['forwardOf'] });
+export const draftBody = z
+  .object({
+    mailboxUid: z.string().min(1),
+    /** The mailbox address or one of its aliases; default: the mailbox address. */
+    from: addr.optional(),
+    to: z.array(recipient).max(500).default([]),
+    cc: z.array(recipient).max(500).default([]),
+    bcc: z.array(recipient).max(500).default([]),
+    subject: z.string().max(998).default(''),
+    text: z.string().max(1_000_000).default(''),
+    /** Sanitized before it is stored. */
+    html: z.string().max(2_000_000).nullable().default(null),
+    /** A message of the same mailbox this draft answers (In-Reply-To, References, quoting). */
+    replyTo: z.string().min(1).optional(),
+    /** A message of the same mailbox this draft forwards (quoted, its attachments kept). */
+    forwardOf: z.string().min(1).optional(),
+    /** A signature uid of the mailbox, or true for its default signature. */
+    signature: z.union([z.string().min(1), z.boolean()]).default(false),
+    /** Scheduled send: POST /api/mail/messages/:id/send hands the draft to the send job at this time; null clears it. */
+    sendAt: z.coerce.date().nullable().optional(),
+    /** PUT only: the version of the draft being replaced. */
+    version: z.number().int().positive().optional(),
+  })
+  .strict()
+  .refine((b) => !(b.replyTo && b.forwardOf), { message: 'replyTo and forwardOf exclude each other', path: ['forwardOf'] });
 export type DraftBody = z.infer<typeof draftBody>;
 
 export interface DraftAttachment {
@@ -58,14 +66,19 @@ export interface ComposeDecls {
 type Addr = { address: string; name: string };
 const asAddr = (r: z.infer<typeof recipient>): Addr => (typeof r === 'string' ? { address: r, name: '' } : r);
 const fmt = (a: Addr | null) => (a ? (a.name ? `${a.name} <${a.address}>` : a.address) : '');
-const prefixed = (prefix: string, subject: string) => (new RegExp(`^${prefix}:`, 'i').test(subject.trim()) ? subject : `${prefix}: ${subject}`);
+const prefixed = (prefix: string, subject: string) =>
+  new RegExp(`^${prefix}:`, 'i').test(subject.trim()) ? subject : `${prefix}: ${subject}`;
 const quotedHtml = (p: ParsedMessage) => (p.html !== null ? sanitizeMailHtml(p.html) : escapeHtml(p.text).replace(/\n/g, '<br>'));
 
 /** The attachments of a stored message, with their bytes (to carry them into a new draft). */
 export function attachmentsOf(parsed: ParsedMessage): DraftAttachment[] {
-  return parsed.mail.attachments.filter((a) => !(a.contentDisposition === 'inline' && a.cid)).map((a, i) => ({
-    filename: a.filename ?? `attachment-${i + 1}`, contentType: a.contentType || 'application/octet-stream', content: a.content,
-  }));
+  return parsed.mail.attachments
+    .filter((a) => !(a.contentDisposition === 'inline' && a.cid))
+    .map((a, i) => ({
+      filename: a.filename ?? `attachment-${i + 1}`,
+      contentType: a.contentType || 'application/octet-stream',
+      content: a.content,
+    }));
 }
 
 interface Source {
@@ -75,8 +88,10 @@ interface Source {
 
 async function source(ctx: Ctx, decls: ComposeDecls, uid: string, mailboxUid: string, path: string): Promise<Source> {
   const msg = (await decls.load(ctx, decls.messages, uid, 'read')) as unknown as MessageRecord;
-  if (msg.mailboxUid !== mailboxUid) throw invalid('the original message must be in the same mailbox as the draft', [{ path, message: 'other mailbox' }]);
-  if (msg.smime === 'encrypted') throw invalid('an encrypted message cannot be quoted by the server; the client composes the reply', [{ path, message: 'encrypted' }]);
+  if (msg.mailboxUid !== mailboxUid)
+    throw invalid('the original message must be in the same mailbox as the draft', [{ path, message: 'other mailbox' }]);
+  if (msg.smime === 'encrypted')
+    throw invalid('an encrypted message cannot be quoted by the server; the client composes the reply', [{ path, message: 'encrypted' }]);
   return { msg, parsed: await parseMessage(await loadRaw(ctx, msg.blobId)) };
 }
 
@@ -92,9 +107,16 @@ async function signatureOf(ctx: Ctx, mailboxUid: string, sig: string | boolean):
 }
 
 /** The MIME source of a draft (MailComposer), from the request and what it refers to. */
-export async function buildDraft(ctx: Ctx, decls: ComposeDecls, body: DraftBody, box: Mailbox & { uid: string }, kept: DraftAttachment[]): Promise<Buffer> {
+export async function buildDraft(
+  ctx: Ctx,
+  decls: ComposeDecls,
+  body: DraftBody,
+  box: Mailbox & { uid: string },
+  kept: DraftAttachment[],
+): Promise<Buffer> {
   const from = body.from ?? box.address;
-  if (from !== box.address && !box.aliases.includes(from)) throw invalid(`${from} is not an address of this mailbox`, [{ path: 'from', message: 'not the mailbox address or an alias' }]);
+  if (from !== box.address && !box.aliases.includes(from))
+    throw invalid(`${from} is not an address of this mailbox`, [{ path: 'from', message: 'not the mailbox address or an alias' }]);
   let text = body.text;
   let html = body.html === null ? null : sanitizeMailHtml(body.html);
   let subject = body.subject;
@@ -107,7 +129,11 @@ export async function buildDraft(ctx: Ctx, decls: ComposeDecls, body: DraftBody,
     text = `${text}\n\n-- \n${sig.text}`;
     if (html !== null) html = `${html}<div class="signature">${sig.html || escapeHtml(sig.text).replace(/\n/g, '<br>')}</div>`;
   }
-  const orig = body.replyTo ? await source(ctx, decls, body.replyTo, box.uid, 'replyTo') : body.forwardOf ? await source(ctx, decls, body.forwardOf, box.uid, 'forwardOf') : null;
+  const orig = body.replyTo
+    ? await source(ctx, decls, body.replyTo, box.uid, 'replyTo')
+    : body.forwardOf
+      ? await source(ctx, decls, body.forwardOf, box.uid, 'forwardOf')
+      : null;
   if (orig) {
     const m = orig.msg;
     const when = new Date(m.date).toUTCString();
@@ -118,20 +144,36 @@ export async function buildDraft(ctx: Ctx, decls: ComposeDecls, body: DraftBody,
         inReplyTo = m.messageId;
         references = [...m.references, m.messageId];
       }
-      text = `${text}\n\nOn ${when}, ${fmt(m.from)} wrote:\n${orig.parsed.text.replace(/\r?\n$/, '').split(/\r?\n/).map((l) => `> ${l}`).join('\n')}\n`;
-      if (html !== null) html = `${html}<p>On ${escapeHtml(when)}, ${escapeHtml(fmt(m.from))} wrote:</p><blockquote type="cite">${quotedHtml(orig.parsed)}</blockquote>`;
+      text = `${text}\n\nOn ${when}, ${fmt(m.from)} wrote:\n${orig.parsed.text
+        .replace(/\r?\n$/, '')
+        .split(/\r?\n/)
+        .map((l) => `> ${l}`)
+        .join('\n')}\n`;
+      if (html !== null)
+        html = `${html}<p>On ${escapeHtml(when)}, ${escapeHtml(fmt(m.from))} wrote:</p><blockquote type="cite">${quotedHtml(orig.parsed)}</blockquote>`;
     } else {
       subject = subject || prefixed('Fwd', m.subject);
       if (m.messageId) references = [...m.references, m.messageId];
-      const head = ['---------- Forwarded message ---------', `From: ${fmt(m.from)}`, `Date: ${when}`, `Subject: ${m.subject}`, `To: ${m.to.map(fmt).join(', ')}`];
+      const head = [
+        '---------- Forwarded message ---------',
+        `From: ${fmt(m.from)}`,
+        `Date: ${when}`,
+        `Subject: ${m.subject}`,
+        `To: ${m.to.map(fmt).join(', ')}`,
+      ];
       text = `${text}\n\n${head.join('\n')}\n\n${orig.parsed.text}`;
-      if (html !== null) html = `${html}<blockquote type="cite">${head.map(escapeHtml).join('<br>')}<br><br>${quotedHtml(orig.parsed)}</blockquote>`;
+      if (html !== null)
+        html = `${html}<blockquote type="cite">${head.map(escapeHtml).join('<br>')}<br><br>${quotedHtml(orig.parsed)}</blockquote>`;
       attachments.push(...attachmentsOf(orig.parsed));
     }
   }
   const mail: Mail.Options = {
     from: { address: from, name: from === box.address ? box.name : '' },
-    to, cc: body.cc.map(asAddr), bcc: body.bcc.map(asAddr), subject, text,
+    to,
+    cc: body.cc.map(asAddr),
+    bcc: body.bcc.map(asAddr),
+    subject,
+    text,
     ...(html !== null ? { html } : {}),
     ...(inReplyTo ? { inReplyTo } : {}),
     ...(references ? { references } : {}),
@@ -159,8 +201,21 @@ export async function mailboxFor(ctx: Ctx, decls: ComposeDecls, mailboxUid: stri
 }
 
 /** Stores and files a draft's raw source in Drafts (seen, draft flag; sendAt: its scheduled send time). */
-export async function fileDraft(ctx: Ctx, mailboxUid: string, raw: Buffer, parsed?: ParsedMessage, sendAt: Date | null = null): Promise<MessageRecord> {
-  return fileMessage(ctx, { mailboxUid, folderRole: 'drafts', raw: await storeRaw(ctx, raw), parsed: parsed ?? await parseMessage(raw), flags: { seen: true, draft: true }, sendAt });
+export async function fileDraft(
+  ctx: Ctx,
+  mailboxUid: string,
+  raw: Buffer,
+  parsed?: ParsedMessage,
+  sendAt: Date | null = null,
+): Promise<MessageRecord> {
+  return fileMessage(ctx, {
+    mailboxUid,
+    folderRole: 'drafts',
+    raw: await storeRaw(ctx, raw),
+    parsed: parsed ?? (await parseMessage(raw)),
+    flags: { seen: true, draft: true },
+    sendAt,
+  });
 }
 
 /**
@@ -171,8 +226,14 @@ export async function parseEncryptedDraft(raw: Buffer): Promise<ParsedMessage> {
   const crlf = raw.indexOf('\r\n\r\n');
   const lf = raw.indexOf('\n\n');
   const end = crlf >= 0 && (lf < 0 || crlf < lf) ? crlf + 4 : lf >= 0 ? lf + 2 : -1;
-  if (end < 0) throw invalid('an encrypted draft is a whole RFC 5322 message (header, blank line, ciphertext)', [{ path: 'body', message: 'no header' }]);
+  if (end < 0)
+    throw invalid('an encrypted draft is a whole RFC 5322 message (header, blank line, ciphertext)', [
+      { path: 'body', message: 'no header' },
+    ]);
   const parsed = await parseMessage(raw.subarray(0, end));
-  if (parsed.fields.smime !== 'encrypted') throw invalid('an encrypted draft must be application/pkcs7-mime (enveloped-data)', [{ path: 'body', message: 'not S/MIME ciphertext' }]);
+  if (parsed.fields.smime !== 'encrypted')
+    throw invalid('an encrypted draft must be application/pkcs7-mime (enveloped-data)', [
+      { path: 'body', message: 'not S/MIME ciphertext' },
+    ]);
   return { ...parsed, text: '', html: null, fields: { ...parsed.fields, attachments: [], hasAttachments: false, preview: '' } };
 }

@@ -4,7 +4,9 @@
 
 export function directoryTerms(rec: Record<string, unknown>): string[] {
   const address = String(rec.address ?? '').toLowerCase();
-  const name = String(rec.name ?? '').trim().toLowerCase();
+  const name = String(rec.name ?? '')
+    .trim()
+    .toLowerCase();
   const domain = address.slice(address.lastIndexOf('@') + 1);
   return [address, domain, name, ...name.split(/\s+/)].filter(Boolean);
 }

@@ -17,11 +17,13 @@ export interface DirectoryEntry {
   kind: 'mailbox' | 'list';
 }
 
-export const directoryQuery = z.object({
-  q: z.string().trim().max(320).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  page: z.coerce.number().int().min(0).max(1_000_000).default(0),
-}).strict();
+export const directoryQuery = z
+  .object({
+    q: z.string().trim().max(320).optional(),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    page: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  })
+  .strict();
 
 type Named = { address: string; name: string };
 const byAddress: SortKey[] = [{ field: 'address', dir: 'asc' }];
@@ -45,7 +47,10 @@ async function split(boxes: Repo<Named>, lists: Repo<Named>, filter: Filter, n: 
 }
 
 /** Entries with a value (address, its domain, the name or a word of it) starting with q, case-insensitive; addresses in order; one page. */
-export async function directory(ctx: Pick<Ctx, 'store'>, query: z.infer<typeof directoryQuery>): Promise<{ items: DirectoryEntry[]; total: number }> {
+export async function directory(
+  ctx: Pick<Ctx, 'store'>,
+  query: z.infer<typeof directoryQuery>,
+): Promise<{ items: DirectoryEntry[]; total: number }> {
   const boxes = ctx.store.repo<Named>(MailboxModel);
   const lists = ctx.store.repo<Named>(DistributionListModel);
   // The "directory" value index of both models (lib/mail/directory-terms.ts) answers the prefix query.
@@ -82,9 +87,23 @@ export function directoryRouter(deps: Deps, openapi: OpenApiRegistry): Router {
     }
   });
   openapi.add('get', '/api/mail/directory', {
-    operationId: 'mail_directory', tags: ['mail/directory'], auth: 'signed-in',
-    summary: 'The global address list: mailboxes and distribution lists of the deployment (address, name, kind only); q matches, case-insensitively, the start of the address, its domain, the name or a word of the name; limit (≤ 1000) and page (zero-based); X-Total-Count',
-    responses: { 200: { description: 'entries', schema: { type: 'array', items: { type: 'object', properties: { address: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string', enum: ['mailbox', 'list'] } } } } } },
+    operationId: 'mail_directory',
+    tags: ['mail/directory'],
+    auth: 'signed-in',
+    summary:
+      'The global address list: mailboxes and distribution lists of the deployment (address, name, kind only); q matches, case-insensitively, the start of the address, its domain, the name or a word of the name; limit (≤ 1000) and page (zero-based); X-Total-Count',
+    responses: {
+      200: {
+        description: 'entries',
+        schema: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { address: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string', enum: ['mailbox', 'list'] } },
+          },
+        },
+      },
+    },
   });
   return router;
 }

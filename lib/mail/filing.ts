@@ -58,7 +58,11 @@ export interface FileRequest {
   durableLater?: { publish(send: () => void): void };
 }
 
-export async function folderOf(store: Store, mailboxUid: string, ref: { folderUid?: string; folderRole?: FolderRole }): Promise<Row<Folder>> {
+export async function folderOf(
+  store: Store,
+  mailboxUid: string,
+  ref: { folderUid?: string; folderRole?: FolderRole },
+): Promise<Row<Folder>> {
   const repo = store.repo<Folder>(FolderModel);
   const f = ref.folderUid ? await repo.get(ref.folderUid) : await repo.findOne({ mailboxUid, role: ref.folderRole ?? 'inbox' });
   if (!f || f.mailboxUid !== mailboxUid) throw new ApiError('api-107', 'No such folder in this mailbox');
@@ -74,7 +78,17 @@ export async function countIn(store: Store, folderUid: string, total: number, un
 export function publishFolder(deps: Pick<Deps, 'events'>, folder: Row<Folder> | null): void {
   if (!folder) return;
   // Spec: Events 7 — folder update events carry uid, mailboxUid, unreadCount, totalCount.
-  deps.events.publish([folder.uid], { type: 'folder', action: 'update', data: { uid: folder.uid, mailboxUid: folder.mailboxUid, unreadCount: folder.unreadCount, totalCount: folder.totalCount, version: folder.version } });
+  deps.events.publish([folder.uid], {
+    type: 'folder',
+    action: 'update',
+    data: {
+      uid: folder.uid,
+      mailboxUid: folder.mailboxUid,
+      unreadCount: folder.unreadCount,
+      totalCount: folder.totalCount,
+      version: folder.version,
+    },
+  });
 }
 
 export function publishMessage(deps: Pick<Deps, 'events'>, action: 'create' | 'update' | 'delete', msg: MessageRecord): void {
@@ -111,8 +125,18 @@ const flagsOf = (req: FileRequest) => ({ seen: false, flagged: false, answered: 
 /** The message record of a copy filed into this folder. */
 function messageOf(req: FileRequest, folderUid: string): Message {
   return {
-    ...req.parsed.fields, ...flagsOf(req), mailboxUid: req.mailboxUid, folderUid, blobId: req.raw.blobId, size: req.raw.size,
-    labels: req.labels ?? [], focused: req.focused ?? null, ingestKey: req.idempotencyKey ?? null, receiptTo: req.receiptTo ?? null, receipts: [], sendAt: req.sendAt ?? null,
+    ...req.parsed.fields,
+    ...flagsOf(req),
+    mailboxUid: req.mailboxUid,
+    folderUid,
+    blobId: req.raw.blobId,
+    size: req.raw.size,
+    labels: req.labels ?? [],
+    focused: req.focused ?? null,
+    ingestKey: req.idempotencyKey ?? null,
+    receiptTo: req.receiptTo ?? null,
+    receipts: [],
+    sendAt: req.sendAt ?? null,
   };
 }
 
@@ -126,20 +150,30 @@ function publishFiled(deps: Pick<Deps, 'events'>, req: FileRequest, messages: Me
 }
 
 async function fileOnce(deps: Deps, req: FileRequest): Promise<MessageRecord> {
-  const { message, folder } = await deps.store.transaction(async (tx) => {
-    const messages = tx.repo<Message>(MessageModel);
-    // A key filed before: the unique (mailboxUid, ingestKey) refuses the row (api-112), the transaction
-    // is undone and fileMessage answers the copy filed the first time (no read first for the rare retry).
-    // The folder is found and its counts raised in one statement (the one folderOf would answer).
-    const f = await tx.repo<Folder>(FolderModel).increment(req.folderUid ? { uid: req.folderUid, mailboxUid: req.mailboxUid } : { mailboxUid: req.mailboxUid, role: req.folderRole ?? 'inbox' }, { totalCount: 1, unreadCount: flagsOf(req).seen ? 0 : 1 });
-    if (!f) throw new ApiError('api-107', 'No such folder in this mailbox');
-    const created = await messages.create(messageOf(req, f.uid));
-    if (!req.deferText) await messages.setText(created.uid, req.document ?? searchDocument(req.parsed));
-    crashPoint('ingest.mid-filing'); // the message row and folder counts written, the mailbox usage not yet: the transaction must undo it
-    await tx.repo<Mailbox>(MailboxModel).increment(req.mailboxUid, { usedBytes: req.raw.size });
-    await addBlobRefs(tx, [req.raw]);
-    return { message: created, folder: f };
-  }, { syncCommit: !req.durableLater });
+  const { message, folder } = await deps.store.transaction(
+    async (tx) => {
+      const messages = tx.repo<Message>(MessageModel);
+      // A key filed before: the unique (mailboxUid, ingestKey) refuses the row (api-112), the transaction
+      // is undone and fileMessage answers the copy filed the first time (no read first for the rare retry).
+      // The folder is found and its counts raised in one statement (the one folderOf would answer).
+      const f = await tx
+        .repo<Folder>(FolderModel)
+        .increment(
+          req.folderUid
+            ? { uid: req.folderUid, mailboxUid: req.mailboxUid }
+            : { mailboxUid: req.mailboxUid, role: req.folderRole ?? 'inbox' },
+          { totalCount: 1, unreadCount: flagsOf(req).seen ? 0 : 1 },
+        );
+      if (!f) throw new ApiError('api-107', 'No such folder in this mailbox');
+      const created = await messages.create(messageOf(req, f.uid));
+      if (!req.deferText) await messages.setText(created.uid, req.document ?? searchDocument(req.parsed));
+      crashPoint('ingest.mid-filing'); // the message row and folder counts written, the mailbox usage not yet: the transaction must undo it
+      await tx.repo<Mailbox>(MailboxModel).increment(req.mailboxUid, { usedBytes: req.raw.size });
+      await addBlobRefs(tx, [req.raw]);
+      return { message: created, folder: f };
+    },
+    { syncCommit: !req.durableLater },
+  );
   publishFiled(deps, req, [message], [folder]);
   return message;
 }
@@ -157,7 +191,9 @@ async function foldersFor(store: Store, reqs: FileRequest[]): Promise<Array<Row<
   const roles = [...new Set(byRole.map((r) => r.folderRole ?? 'inbox'))];
   const [namedRows, roleRows] = await Promise.all([
     named.length ? repo.list({ filter: { uid: { $in: named } } }) : [],
-    mailboxes.length ? repo.list({ filter: { mailboxUid: { $in: mailboxes }, role: { $in: roles } }, sort: [{ field: 'uid', dir: 'asc' }] }) : [],
+    mailboxes.length
+      ? repo.list({ filter: { mailboxUid: { $in: mailboxes }, role: { $in: roles } }, sort: [{ field: 'uid', dir: 'asc' }] })
+      : [],
   ]);
   const byUid = new Map(namedRows.map((f) => [f.uid, f]));
   const ofRole = new Map<string, Row<Folder>>();
@@ -179,19 +215,29 @@ async function foldersFor(store: Store, reqs: FileRequest[]): Promise<Array<Row<
  * FilingBatch files each copy alone, as it always did).
  */
 async function fileTogether(deps: Deps, reqs: FileRequest[]): Promise<MessageRecord[]> {
-  const { messages, folders } = await deps.store.transaction(async (tx) => {
-    const targets = await foldersFor(tx, reqs);
-    if (!targets) throw new ApiError('api-107', 'No such folder in this mailbox');
-    const folders = await tx.repo<Folder>(FolderModel).incrementMany(reqs.map((r, i) => ({ uid: targets[i].uid, deltas: { totalCount: 1, unreadCount: flagsOf(r).seen ? 0 : 1 } })));
-    const repo = tx.repo<Message>(MessageModel);
-    const messages = await repo.createMany(reqs.map((r, i) => messageOf(r, targets[i].uid)));
-    const texts = new Map(reqs.flatMap((r, i) => (r.deferText ? [] : [[messages[i].uid, r.document ?? searchDocument(r.parsed)] as const])));
-    if (texts.size) await repo.setTexts(texts);
-    crashPoint('ingest.mid-filing');
-    await tx.repo<Mailbox>(MailboxModel).incrementMany(reqs.map((r) => ({ uid: r.mailboxUid, deltas: { usedBytes: r.raw.size } })));
-    await addBlobRefs(tx, reqs.map((r) => r.raw));
-    return { messages, folders };
-  }, { syncCommit: !reqs.every((r) => r.durableLater) });
+  const { messages, folders } = await deps.store.transaction(
+    async (tx) => {
+      const targets = await foldersFor(tx, reqs);
+      if (!targets) throw new ApiError('api-107', 'No such folder in this mailbox');
+      const folders = await tx
+        .repo<Folder>(FolderModel)
+        .incrementMany(reqs.map((r, i) => ({ uid: targets[i].uid, deltas: { totalCount: 1, unreadCount: flagsOf(r).seen ? 0 : 1 } })));
+      const repo = tx.repo<Message>(MessageModel);
+      const messages = await repo.createMany(reqs.map((r, i) => messageOf(r, targets[i].uid)));
+      const texts = new Map(
+        reqs.flatMap((r, i) => (r.deferText ? [] : [[messages[i].uid, r.document ?? searchDocument(r.parsed)] as const])),
+      );
+      if (texts.size) await repo.setTexts(texts);
+      crashPoint('ingest.mid-filing');
+      await tx.repo<Mailbox>(MailboxModel).incrementMany(reqs.map((r) => ({ uid: r.mailboxUid, deltas: { usedBytes: r.raw.size } })));
+      await addBlobRefs(
+        tx,
+        reqs.map((r) => r.raw),
+      );
+      return { messages, folders };
+    },
+    { syncCommit: !reqs.every((r) => r.durableLater) },
+  );
   publishFiled(deps, reqs[0], messages, folders);
   return messages;
 }
@@ -215,10 +261,16 @@ class FilingBatch {
 
   async #flush(): Promise<void> {
     const items = this.#waiting.splice(0);
-    const together = items.length > 1 ? await fileTogether(this.deps, items.map((i) => i.req)).catch((e: unknown) => {
-      this.deps.log.debug({ copies: items.length, err: (e as Error)?.message }, 'filing copies together failed; filing each alone');
-      return null;
-    }) : null;
+    const together =
+      items.length > 1
+        ? await fileTogether(
+            this.deps,
+            items.map((i) => i.req),
+          ).catch((e: unknown) => {
+            this.deps.log.debug({ copies: items.length, err: (e as Error)?.message }, 'filing copies together failed; filing each alone');
+            return null;
+          })
+        : null;
     if (together) items.forEach((item, i) => item.resolve(together[i]));
     else for (const item of items) fileAlone(this.deps, item.req).then(item.resolve, item.reject);
   }

@@ -1,12 +1,53 @@
 export { mailboxesResource, MailboxModel, mailboxFields, emailAddress, type Mailbox } from './mailboxes.js';
-export { foldersResource, FolderModel, folderFields, SYSTEM_FOLDERS, FOLDER_ROLES, createSystemFolders, type Folder, type FolderRole } from './folders.js';
+export {
+  foldersResource,
+  FolderModel,
+  folderFields,
+  SYSTEM_FOLDERS,
+  FOLDER_ROLES,
+  createSystemFolders,
+  type Folder,
+  type FolderRole,
+} from './folders.js';
 export { AddressModel, syncAddresses } from './addresses.js';
 export { MessageModel, messageFields, parseMessage, parseMail, fromParsedMail, type Message, type ParsedMessage } from './messages.js';
-export { storeRaw, loadRaw, fileMessage, exceedsQuota, wouldExceedQuota, folderOf, blobsOf, publishFolder, publishMessage, type FileRequest, type StoredRaw, type MessageRecord } from './filing.js';
+export {
+  storeRaw,
+  loadRaw,
+  fileMessage,
+  exceedsQuota,
+  wouldExceedQuota,
+  folderOf,
+  blobsOf,
+  publishFolder,
+  publishMessage,
+  type FileRequest,
+  type StoredRaw,
+  type MessageRecord,
+} from './filing.js';
 export { messagesResource, moveMessage, unfile } from './messages-resource.js';
 export { messageRouter } from './message-routes.js';
-export { evaluateRules, ruleAction, ruleCondition, type FilterRule, type RuleInput, type RuleActions, type RuleAction, type RuleCondition } from './rules.js';
-export { mailboxItemResources, labelsResource, filterRulesResource, signaturesResource, focusedOverridesResource, appearanceResource, FilterRuleModel, LabelModel, FocusedOverrideModel } from './mailbox-items.js';
+export {
+  evaluateRules,
+  ruleAction,
+  ruleCondition,
+  type FilterRule,
+  type RuleInput,
+  type RuleActions,
+  type RuleAction,
+  type RuleCondition,
+} from './rules.js';
+export {
+  mailboxItemResources,
+  labelsResource,
+  filterRulesResource,
+  signaturesResource,
+  focusedOverridesResource,
+  appearanceResource,
+  FilterRuleModel,
+  LabelModel,
+  FocusedOverrideModel,
+} from './mailbox-items.js';
 export { ReadReceiptModel, RECEIPT_STATES, noteReceiptOwed, receiptUid, type ReadReceipt } from './receipts.js';
 export { searchRouter, searchMessages, searchDocument, searchQuery, type SearchQuery } from './search.js';
 export { directory, directoryRouter, type DirectoryEntry } from './directory.js';

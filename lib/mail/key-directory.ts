@@ -7,9 +7,13 @@ import { defineModel, type Store } from '../storage/index.js';
 
 /** Key-discovery index: z-base-32 SHA-256 of a local part, per domain, to the mailbox holding keys. */
 export const keyDirectoryFields = { hash: z.string(), domain: z.string(), mailboxUid: z.string() };
-export const KeyDirectoryModel = defineModel({ name: 'key_directory', table: 'key_directory', fields: keyDirectoryFields, indexes: [{ fields: ['hash', 'domain'], unique: true }, { fields: ['mailboxUid'] }] });
+export const KeyDirectoryModel = defineModel({
+  name: 'key_directory',
+  table: 'key_directory',
+  fields: keyDirectoryFields,
+  indexes: [{ fields: ['hash', 'domain'], unique: true }, { fields: ['mailboxUid'] }],
+});
 export type KeyDirectoryEntry = z.infer<z.ZodObject<typeof keyDirectoryFields>>;
-
 
 /** Spec: Key-discovery hash — z-base-32 SHA-256 of the lowercased local part. */
 export function discoveryHash(localPart: string): string {

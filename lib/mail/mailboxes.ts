@@ -12,7 +12,12 @@ import { KeyDirectoryModel, syncDirectory } from './key-directory.js';
 import { createSystemFolders } from './folders.js';
 import { checkNotErased } from './tombstones.js';
 
-export const emailAddress = z.string().trim().toLowerCase().max(320).pipe(z.email({ message: 'must be a plain address such as user@example.org' }));
+export const emailAddress = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(320)
+  .pipe(z.email({ message: 'must be a plain address such as user@example.org' }));
 
 const receiptPolicy = z.enum(['always', 'never', 'ask']);
 
@@ -26,18 +31,28 @@ export const mailboxFields = {
   quotaBytes: z.number().int().nonnegative().default(0),
   usedBytes: z.number().int().nonnegative().default(0),
   /** Whether read receipts are sent to internal, federated and external senders who ask. */
-  receiptSettings: z.object({ internal: receiptPolicy, federated: receiptPolicy, external: receiptPolicy })
+  receiptSettings: z
+    .object({ internal: receiptPolicy, federated: receiptPolicy, external: receiptPolicy })
     .default({ internal: 'ask', federated: 'ask', external: 'never' }),
 };
 
-export const MailboxModel = defineModel({ name: 'mailbox', table: 'mailboxes', fields: mailboxFields, indexes: [{ fields: ['address'], unique: true }], valueIndexes: [directoryIndex] });
+export const MailboxModel = defineModel({
+  name: 'mailbox',
+  table: 'mailboxes',
+  fields: mailboxFields,
+  indexes: [{ fields: ['address'], unique: true }],
+  valueIndexes: [directoryIndex],
+});
 export type Mailbox = z.infer<z.ZodObject<typeof mailboxFields>>;
 
 /** The domain part must be served (the domain itself or one of its aliases). */
 /** Spec: /api/system/mailbox-policy — the deployment's alias limit. */
 async function checkAliasLimit(store: Store, aliases: readonly string[]): Promise<void> {
   const { maxAliases } = await readMailboxPolicy({ store });
-  if (aliases.length > maxAliases) throw new ApiError('api-106', `at most ${maxAliases} aliases per mailbox (mailbox-policy maxAliases)`, { details: [{ path: 'aliases', message: `more than ${maxAliases}` }] });
+  if (aliases.length > maxAliases)
+    throw new ApiError('api-106', `at most ${maxAliases} aliases per mailbox (mailbox-policy maxAliases)`, {
+      details: [{ path: 'aliases', message: `more than ${maxAliases}` }],
+    });
 }
 
 async function checkDomains(store: Store, addresses: readonly string[]): Promise<void> {
@@ -45,25 +60,46 @@ async function checkDomains(store: Store, addresses: readonly string[]): Promise
   const served = new Set(domains.flatMap((d) => [d.name, ...d.aliases]));
   for (const a of addresses) {
     const domain = a.slice(a.lastIndexOf('@') + 1);
-    if (!served.has(domain)) throw new ApiError('api-106', `${a}: the domain ${domain} is not served here; add it under /api/mail/domains first`);
+    if (!served.has(domain))
+      throw new ApiError('api-106', `${a}: the domain ${domain} is not served here; add it under /api/mail/domains first`);
   }
 }
 
 export const mailboxesResource = defineResource({
-  group: 'mail', name: 'mailboxes', entity: 'mailbox',
-  summary: 'Mailboxes: primary address, aliases, blocked and safe senders, quota, receipt settings. Administrators create them and read them only with ?scope=admin',
-  model: MailboxModel, scope: 'mailbox', mailboxField: 'uid',
-  defaultAcl: [], createAcl: ADMIN_ONLY, audit: true,
+  group: 'mail',
+  name: 'mailboxes',
+  entity: 'mailbox',
+  summary:
+    'Mailboxes: primary address, aliases, blocked and safe senders, quota, receipt settings. Administrators create them and read them only with ?scope=admin',
+  model: MailboxModel,
+  scope: 'mailbox',
+  mailboxField: 'uid',
+  defaultAcl: [],
+  createAcl: ADMIN_ONLY,
+  audit: true,
   // A mailbox goes away only through an erasure request (administration), never by a plain DELETE.
   operations: ['list', 'head', 'get', 'create', 'update', 'updateProperty', 'bulkUpdate'],
-  serverFields: ['usedBytes'], immutableFields: ['address'],
+  serverFields: ['usedBytes'],
+  immutableFields: ['address'],
   adminFields: ['aliases', 'quotaBytes', 'name'],
   // quotaBytes and receiptSettings without defaults on create: left out, the mailbox policy's defaults apply.
-  createInput: { owners: z.array(z.string().trim().min(1).max(200)).min(1).max(100), quotaBytes: mailboxFields.quotaBytes.removeDefault().optional(), receiptSettings: mailboxFields.receiptSettings.removeDefault().optional() },
+  createInput: {
+    owners: z.array(z.string().trim().min(1).max(200)).min(1).max(100),
+    quotaBytes: mailboxFields.quotaBytes.removeDefault().optional(),
+    receiptSettings: mailboxFields.receiptSettings.removeDefault().optional(),
+  },
   eventChannels: (rec) => [rec.uid],
   async adminView(ctx, rec) {
     // Spec: ?scope=admin returns administrative details only — addresses, owners and quota. Never mail or keys.
-    return { uid: rec.uid, version: rec.version, address: rec.address, aliases: rec.aliases, owners: await ownersOf(ctx.store, rec.uid), quotaBytes: rec.quotaBytes, usedBytes: rec.usedBytes };
+    return {
+      uid: rec.uid,
+      version: rec.version,
+      address: rec.address,
+      aliases: rec.aliases,
+      owners: await ownersOf(ctx.store, rec.uid),
+      quotaBytes: rec.quotaBytes,
+      usedBytes: rec.usedBytes,
+    };
   },
   hooks: {
     async beforeCreate(ctx, data) {
@@ -72,7 +108,11 @@ export const mailboxesResource = defineResource({
       await checkNotErased(ctx.store, [data.address as string, ...(data.aliases as string[])]);
       await checkAliasLimit(ctx.store, data.aliases as string[]);
       const policy = await readMailboxPolicy(ctx);
-      return { ...data, quotaBytes: data.quotaBytes ?? policy.defaultQuotaBytes, receiptSettings: data.receiptSettings ?? policy.defaultReceiptSettings };
+      return {
+        ...data,
+        quotaBytes: data.quotaBytes ?? policy.defaultQuotaBytes,
+        receiptSettings: data.receiptSettings ?? policy.defaultReceiptSettings,
+      };
     },
     async afterCreate(ctx, rec, input) {
       await syncAddresses(ctx.store, rec.uid, rec.address as string, rec.aliases as string[]);

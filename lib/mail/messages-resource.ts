@@ -20,10 +20,18 @@ export async function unfile(store: Store, msg: AnyRecord): Promise<void> {
 }
 
 export const messagesResource = defineResource({
-  group: 'mail', name: 'messages', entity: 'message',
-  summary: 'Messages: parsed headers, flags, labels, Focused/Other, S/MIME marker; the raw source is in the blob store. Delivery, compose and import create them; move and copy have their own routes',
-  model: MessageModel, scope: 'mailbox', mailboxField: 'mailboxUid', parent: { resource: 'folders', field: 'folderUid' },
-  defaultAcl: [], serverFields: SERVER_FIELDS, hiddenFields: ['ingestKey'],
+  group: 'mail',
+  name: 'messages',
+  entity: 'message',
+  summary:
+    'Messages: parsed headers, flags, labels, Focused/Other, S/MIME marker; the raw source is in the blob store. Delivery, compose and import create them; move and copy have their own routes',
+  model: MessageModel,
+  scope: 'mailbox',
+  mailboxField: 'mailboxUid',
+  parent: { resource: 'folders', field: 'folderUid' },
+  defaultAcl: [],
+  serverFields: SERVER_FIELDS,
+  hiddenFields: ['ingestKey'],
   // Every answer and event carries each attachment's safe name beside the name as sent (records filed before it was stored too).
   view: (rec) => withSafeNames(rec as { attachments?: Array<{ id: string; filename: string }> }),
   operations: ['list', 'head', 'get', 'update', 'updateProperty', 'bulkUpdate', 'delete', 'bulkDelete'],
@@ -52,17 +60,27 @@ export const messagesResource = defineResource({
 });
 
 /** Moves messages of one mailbox into a folder of the same mailbox, counters in the same transaction. */
-export async function moveMessage(ctx: Ctx, msg: MessageRecord, target: Folder & { uid: string }, expectedVersion?: number): Promise<MessageRecord> {
+export async function moveMessage(
+  ctx: Ctx,
+  msg: MessageRecord,
+  target: Folder & { uid: string },
+  expectedVersion?: number,
+): Promise<MessageRecord> {
   if (msg.folderUid === target.uid) return msg;
   const { moved, from, to } = await ctx.store.transaction(async (tx) => {
-    const m = await tx.repo<MessageRecord>(MessageModel).update(msg.uid, { folderUid: target.uid }, { expectedVersion: expectedVersion ?? msg.version });
+    const m = await tx
+      .repo<MessageRecord>(MessageModel)
+      .update(msg.uid, { folderUid: target.uid }, { expectedVersion: expectedVersion ?? msg.version });
     const unread = msg.seen ? 0 : 1;
     return { moved: m, from: await countIn(tx, msg.folderUid, -1, -unread), to: await countIn(tx, target.uid, 1, unread) };
   });
-  ctx.events.publish([msg.folderUid], { type: 'message', action: 'delete', data: { uid: msg.uid, folderUid: msg.folderUid, mailboxUid: msg.mailboxUid } });
+  ctx.events.publish([msg.folderUid], {
+    type: 'message',
+    action: 'delete',
+    data: { uid: msg.uid, folderUid: msg.folderUid, mailboxUid: msg.mailboxUid },
+  });
   publishMessage(ctx, 'create', moved);
   publishFolder(ctx, from);
   publishFolder(ctx, to);
   return moved;
 }
-

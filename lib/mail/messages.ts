@@ -39,7 +39,18 @@ export const messageFields = {
    * a Windows device name); safeFilename is the one to show and to save under (lib/mail/attachment-names.ts).
    * Records filed before safeFilename was stored get it from the resource's view.
    */
-  attachments: z.array(z.object({ id: z.string(), filename: z.string(), safeFilename: z.string(), contentType: z.string(), size: z.number(), inline: z.boolean() })).default([]),
+  attachments: z
+    .array(
+      z.object({
+        id: z.string(),
+        filename: z.string(),
+        safeFilename: z.string(),
+        contentType: z.string(),
+        size: z.number(),
+        inline: z.boolean(),
+      }),
+    )
+    .default([]),
   /** Start of the plain text (never for encrypted mail). */
   preview: z.string().default(''),
   /** S/MIME: encrypted mail is stored as ciphertext and never parsed or indexed. */
@@ -58,7 +69,9 @@ export const messageFields = {
 };
 
 export const MessageModel = defineModel({
-  name: 'message', table: 'messages', fields: messageFields,
+  name: 'message',
+  table: 'messages',
+  fields: messageFields,
   indexes: [
     { fields: ['folderUid', 'date'] },
     { fields: ['mailboxUid', 'threadId'] },
@@ -72,7 +85,15 @@ export const MessageModel = defineModel({
   fullText: true,
   // Search filters "to" (To or Cc) and "label" are store queries on these, exact at any size.
   valueIndexes: [
-    { name: 'recipients', from: ['to', 'cc'], scope: 'mailboxUid', values: (m) => [...((m.to ?? []) as Array<{ address: string }>), ...((m.cc ?? []) as Array<{ address: string }>)].map((a) => a.address.toLowerCase()) },
+    {
+      name: 'recipients',
+      from: ['to', 'cc'],
+      scope: 'mailboxUid',
+      values: (m) =>
+        [...((m.to ?? []) as Array<{ address: string }>), ...((m.cc ?? []) as Array<{ address: string }>)].map((a) =>
+          a.address.toLowerCase(),
+        ),
+    },
     { name: 'labels', from: ['labels'], scope: 'mailboxUid', values: (m) => (m.labels ?? []) as string[] },
   ],
 });
@@ -83,7 +104,24 @@ export type MessageRecord = Row<Message>;
 
 /** What one parse of a raw message yields: the stored fields plus the text that search indexes. */
 export interface ParsedMessage {
-  fields: Omit<Message, 'mailboxUid' | 'folderUid' | 'blobId' | 'size' | 'seen' | 'flagged' | 'answered' | 'forwarded' | 'draft' | 'labels' | 'focused' | 'ingestKey' | 'receiptTo' | 'receipts' | 'sendAt'>;
+  fields: Omit<
+    Message,
+    | 'mailboxUid'
+    | 'folderUid'
+    | 'blobId'
+    | 'size'
+    | 'seen'
+    | 'flagged'
+    | 'answered'
+    | 'forwarded'
+    | 'draft'
+    | 'labels'
+    | 'focused'
+    | 'ingestKey'
+    | 'receiptTo'
+    | 'receipts'
+    | 'sendAt'
+  >;
   /** Plain text of unencrypted bodies (for search and filter rules); empty for S/MIME ciphertext. */
   text: string;
   html: string | null;
@@ -98,10 +136,13 @@ export interface ParsedMessage {
  */
 const noNul = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '') : s);
 
-const addrs = (a: AddressObject | AddressObject[] | undefined) => (Array.isArray(a) ? a : a ? [a] : [])
-  .flatMap((o) => o.value).flatMap(function flat(v): Array<{ address: string; name: string }> {
-    return v.group ? v.group.flatMap(flat) : [{ address: noNul(v.address ?? '').toLowerCase(), name: noNul(v.name ?? '') }];
-  }).filter((v) => v.address);
+const addrs = (a: AddressObject | AddressObject[] | undefined) =>
+  (Array.isArray(a) ? a : a ? [a] : [])
+    .flatMap((o) => o.value)
+    .flatMap(function flat(v): Array<{ address: string; name: string }> {
+      return v.group ? v.group.flatMap(flat) : [{ address: noNul(v.address ?? '').toLowerCase(), name: noNul(v.name ?? '') }];
+    })
+    .filter((v) => v.address);
 
 function smimeKind(mail: ParsedMail): 'encrypted' | 'signed' | null {
   const ct = mail.headers.get('content-type') as { value?: string; params?: Record<string, string> } | undefined;
@@ -123,8 +164,13 @@ const cleanId = (v: string | undefined) => (v ? noNul(v).trim() || null : null);
 export function parseMail(raw: Buffer, options: Parameters<typeof simpleParser>[1] = {}): Promise<ParsedMail> {
   const limitMs = 5000 + Math.ceil(raw.length / 1024);
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new ApiError('api-106', `The message cannot be parsed: the MIME parser did not finish within ${limitMs} ms`)), limitMs);
-    simpleParser(raw, options).then(resolve, reject).finally(() => clearTimeout(timer));
+    const timer = setTimeout(
+      () => reject(new ApiError('api-106', `The message cannot be parsed: the MIME parser did not finish within ${limitMs} ms`)),
+      limitMs,
+    );
+    simpleParser(raw, options)
+      .then(resolve, reject)
+      .finally(() => clearTimeout(timer));
   });
 }
 
@@ -136,26 +182,46 @@ export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
 /** The stored fields of a message already parsed by mailparser (no second parse). */
 export function fromParsedMail(mail: ParsedMail, raw: Buffer): ParsedMessage {
   const smime = smimeKind(mail);
-  const references = (Array.isArray(mail.references) ? mail.references : mail.references ? [mail.references] : []).map((r) => noNul(r).trim()).filter(Boolean);
+  const references = (Array.isArray(mail.references) ? mail.references : mail.references ? [mail.references] : [])
+    .map((r) => noNul(r).trim())
+    .filter(Boolean);
   const messageId = cleanId(mail.messageId);
   const inReplyTo = cleanId(mail.inReplyTo);
   const threadId = references[0] ?? inReplyTo ?? messageId ?? `<${createHash('sha256').update(raw).digest('hex').slice(0, 32)}@svcmail>`;
   const from = addrs(mail.from)[0] ?? null;
-  const attachments = smime === 'encrypted' ? [] : mail.attachments.map((a, i) => ({
-    id: String(i + 1), filename: noNul(a.filename ?? `attachment-${i + 1}`), safeFilename: safeFilename(a.filename, `attachment-${i + 1}`), contentType: noNul(a.contentType || 'application/octet-stream'), size: a.size, inline: a.contentDisposition === 'inline' && Boolean(a.cid),
-  }));
+  const attachments =
+    smime === 'encrypted'
+      ? []
+      : mail.attachments.map((a, i) => ({
+          id: String(i + 1),
+          filename: noNul(a.filename ?? `attachment-${i + 1}`),
+          safeFilename: safeFilename(a.filename, `attachment-${i + 1}`),
+          contentType: noNul(a.contentType || 'application/octet-stream'),
+          size: a.size,
+          inline: a.contentDisposition === 'inline' && Boolean(a.cid),
+        }));
   const text = smime === 'encrypted' ? '' : noNul(mail.text ?? '');
   return {
     fields: {
-      messageId, inReplyTo, references, threadId,
-      subject: noNul(mail.subject ?? ''), from, fromAddress: from?.address ?? '',
-      to: addrs(mail.to), cc: addrs(mail.cc), bcc: addrs(mail.bcc),
+      messageId,
+      inReplyTo,
+      references,
+      threadId,
+      subject: noNul(mail.subject ?? ''),
+      from,
+      fromAddress: from?.address ?? '',
+      to: addrs(mail.to),
+      cc: addrs(mail.cc),
+      bcc: addrs(mail.bcc),
       date: mail.date && !Number.isNaN(mail.date.getTime()) ? mail.date : new Date(),
-      hasAttachments: attachments.some((a) => !a.inline), attachments,
+      hasAttachments: attachments.some((a) => !a.inline),
+      attachments,
       preview: text.replace(/\s+/g, ' ').trim().slice(0, 200),
       smime,
     },
-    text, html: smime === 'encrypted' ? null : (typeof mail.html === 'string' ? noNul(mail.html) : null),
-    headers: mail.headers, mail,
+    text,
+    html: smime === 'encrypted' ? null : typeof mail.html === 'string' ? noNul(mail.html) : null,
+    headers: mail.headers,
+    mail,
   };
 }

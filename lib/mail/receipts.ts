@@ -32,10 +32,18 @@ export const readReceiptFields = {
   sentAt: z.date().nullable().default(null),
 };
 export type ReadReceipt = z.infer<z.ZodObject<typeof readReceiptFields>>;
-export const ReadReceiptModel = defineModel({ name: 'read_receipt', table: 'read_receipts', fields: readReceiptFields, indexes: [{ fields: ['state'] }, { fields: ['mailboxUid'] }] });
+export const ReadReceiptModel = defineModel({
+  name: 'read_receipt',
+  table: 'read_receipts',
+  fields: readReceiptFields,
+  indexes: [{ fields: ['state'] }, { fields: ['mailboxUid'] }],
+});
 
 export const receiptUid = (mailboxUid: string, messageId: string | null, messageUid: string): string =>
-  `mdn-${createHash('sha256').update(`${mailboxUid}\0${messageId ?? `uid:${messageUid}`}`).digest('hex').slice(0, 40)}`;
+  `mdn-${createHash('sha256')
+    .update(`${mailboxUid}\0${messageId ?? `uid:${messageUid}`}`)
+    .digest('hex')
+    .slice(0, 40)}`;
 
 /** The message as it was read: is a receipt owed and not yet noted? Notes it (once). */
 export async function noteReceiptOwed(ctx: Pick<Ctx, 'store'>, msg: AnyRecord): Promise<void> {
@@ -44,8 +52,16 @@ export async function noteReceiptOwed(ctx: Pick<Ctx, 'store'>, msg: AnyRecord): 
   const messageId = typeof msg.messageId === 'string' ? msg.messageId : null;
   try {
     await ctx.store.repo<ReadReceipt>(ReadReceiptModel).create({
-      uid: receiptUid(msg.mailboxUid as string, messageId, msg.uid), mailboxUid: msg.mailboxUid as string, messageUid: msg.uid,
-      messageId, subject: String(msg.subject ?? ''), to, state: 'pending', mode: null, readAt: new Date(), sentAt: null,
+      uid: receiptUid(msg.mailboxUid as string, messageId, msg.uid),
+      mailboxUid: msg.mailboxUid as string,
+      messageUid: msg.uid,
+      messageId,
+      subject: String(msg.subject ?? ''),
+      to,
+      state: 'pending',
+      mode: null,
+      readAt: new Date(),
+      sentAt: null,
     });
   } catch (e) {
     if (!(isApiError(e) && e.code === 'api-112')) throw e; // already noted: at most one receipt per message

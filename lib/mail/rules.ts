@@ -8,7 +8,14 @@ export const ruleCondition = z.discriminatedUnion('field', [
   z.object({ field: z.literal('from'), op: z.enum(['contains', 'is', 'endsWith']), value: text }).strict(),
   z.object({ field: z.literal('to'), op: z.enum(['contains', 'is', 'endsWith']), value: text }).strict(),
   z.object({ field: z.literal('subject'), op: z.enum(['contains', 'is', 'startsWith']), value: text }).strict(),
-  z.object({ field: z.literal('header'), name: z.string().trim().min(1).max(100), op: z.enum(['contains', 'is', 'exists']), value: z.string().max(500).default('') }).strict(),
+  z
+    .object({
+      field: z.literal('header'),
+      name: z.string().trim().min(1).max(100),
+      op: z.enum(['contains', 'is', 'exists']),
+      value: z.string().max(500).default(''),
+    })
+    .strict(),
   z.object({ field: z.literal('size'), op: z.enum(['over', 'under']), value: z.number().int().nonnegative() }).strict(),
   z.object({ field: z.literal('hasAttachment'), value: z.boolean() }).strict(),
 ]);
@@ -71,15 +78,20 @@ function textTest(op: string, have: string, want: string): boolean {
 
 function holds(c: RuleCondition, m: RuleInput): boolean {
   switch (c.field) {
-    case 'from': return textTest(c.op, m.from, c.value);
-    case 'to': return m.to.some((a) => textTest(c.op, a, c.value));
-    case 'subject': return textTest(c.op, m.subject, c.value);
+    case 'from':
+      return textTest(c.op, m.from, c.value);
+    case 'to':
+      return m.to.some((a) => textTest(c.op, a, c.value));
+    case 'subject':
+      return textTest(c.op, m.subject, c.value);
     case 'header': {
       const values = m.headers.get(lc(c.name)) ?? [];
       return c.op === 'exists' ? values.length > 0 : values.some((v) => textTest(c.op, v, c.value));
     }
-    case 'size': return c.op === 'over' ? m.size > c.value : m.size < c.value;
-    case 'hasAttachment': return m.hasAttachment === c.value;
+    case 'size':
+      return c.op === 'over' ? m.size > c.value : m.size < c.value;
+    case 'hasAttachment':
+      return m.hasAttachment === c.value;
   }
 }
 

@@ -17,33 +17,40 @@ export function searchDocument(parsed: Pick<ParsedMessage, 'fields' | 'text'>): 
 }
 
 const bool = z.enum(['true', 'false']).transform((v) => v === 'true');
-export const searchQuery = z.object({
-  /** Absent: the caller's own mailbox (the one they own). */
-  mailboxUid: z.string().min(1).optional(),
-  q: z.string().max(500).optional(),
-  folderUid: z.string().min(1).optional(),
-  from: z.string().trim().toLowerCase().max(320).optional(),
-  to: z.string().trim().toLowerCase().max(320).optional(),
-  after: z.coerce.date().optional(),
-  before: z.coerce.date().optional(),
-  hasAttachments: bool.optional(),
-  unread: bool.optional(),
-  flagged: bool.optional(),
-  label: z.string().min(1).max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  page: z.coerce.number().int().min(0).max(100_000).default(0),
-}).strict();
+export const searchQuery = z
+  .object({
+    /** Absent: the caller's own mailbox (the one they own). */
+    mailboxUid: z.string().min(1).optional(),
+    q: z.string().max(500).optional(),
+    folderUid: z.string().min(1).optional(),
+    from: z.string().trim().toLowerCase().max(320).optional(),
+    to: z.string().trim().toLowerCase().max(320).optional(),
+    after: z.coerce.date().optional(),
+    before: z.coerce.date().optional(),
+    hasAttachments: bool.optional(),
+    unread: bool.optional(),
+    flagged: bool.optional(),
+    label: z.string().min(1).max(200).optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    page: z.coerce.number().int().min(0).max(100_000).default(0),
+  })
+  .strict();
 export type SearchQuery = z.infer<typeof searchQuery>;
 
 /** The mailboxes the caller owns, for a search that names none (like a list without a filter: yours). */
 async function ownMailboxes(ctx: Ctx): Promise<string[]> {
   const who = requireSignedIn(ctx.principal);
-  const entries = await ctx.store.repo<AclEntryRecord>(AclEntryModel).list({ filter: { resource: 'mailboxes', subject: `user:${who.uid}` }, limit: 10_000 });
+  const entries = await ctx.store
+    .repo<AclEntryRecord>(AclEntryModel)
+    .list({ filter: { resource: 'mailboxes', subject: `user:${who.uid}` }, limit: 10_000 });
   return [...new Set(entries.filter((e) => e.rights.includes('owner')).map((e) => e.resourceUid))];
 }
 
 /** Messages of the mailboxes matching the words and filters, newest first. The caller checked the mailboxes. */
-export async function searchMessages(ctx: Pick<Ctx, 'store'>, s: Omit<SearchQuery, 'mailboxUid'> & { mailboxUids: string[] }): Promise<MessageRecord[]> {
+export async function searchMessages(
+  ctx: Pick<Ctx, 'store'>,
+  s: Omit<SearchQuery, 'mailboxUid'> & { mailboxUids: string[] },
+): Promise<MessageRecord[]> {
   const filter: Filter = { mailboxUid: { $in: s.mailboxUids } };
   if (s.folderUid) filter.folderUid = s.folderUid;
   if (s.from) filter.fromAddress = s.from;
@@ -56,7 +63,15 @@ export async function searchMessages(ctx: Pick<Ctx, 'store'>, s: Omit<SearchQuer
   if (s.flagged !== undefined) filter.flagged = s.flagged;
   const repo = ctx.store.repo<Message>(MessageModel);
   const words = s.q?.trim() ?? '';
-  const q: ListQuery = { filter, sort: [{ field: 'date', dir: 'desc' }, { field: 'uid', dir: 'desc' }], limit: s.limit, offset: s.page * s.limit };
+  const q: ListQuery = {
+    filter,
+    sort: [
+      { field: 'date', dir: 'desc' },
+      { field: 'uid', dir: 'desc' },
+    ],
+    limit: s.limit,
+    offset: s.page * s.limit,
+  };
   return words ? repo.search(words, q) : repo.list(q);
 }
 
@@ -76,9 +91,13 @@ export function searchRouter(service: ResourceService, deps: Deps, openapi: Open
     }
   });
   openapi.add('get', '/api/mail/search', {
-    operationId: 'mail_search', summary: 'Search one mailbox: free text over subject, addresses and the plain text of unencrypted bodies, with filters; newest first, paginated (page from 0)',
-    description: 'Without mailboxUid the mailboxes the caller owns are searched (none owned: an empty list); a mailbox shared with them is searched by naming it.',
-    tags: ['mail/search'], auth: 'signed-in',
+    operationId: 'mail_search',
+    summary:
+      'Search one mailbox: free text over subject, addresses and the plain text of unencrypted bodies, with filters; newest first, paginated (page from 0)',
+    description:
+      'Without mailboxUid the mailboxes the caller owns are searched (none owned: an empty list); a mailbox shared with them is searched by naming it.',
+    tags: ['mail/search'],
+    auth: 'signed-in',
     parameters: Object.keys(searchQuery.shape).map((name) => ({ name, in: 'query' as const, required: false, schema: { type: 'string' } })),
     responses: { 200: { description: 'messages, newest first' } },
   });

@@ -17,7 +17,9 @@ export const erasedAddressFields = {
   requestUid: z.string(),
 };
 export const ErasedAddressModel = defineModel({
-  name: 'erased_address', table: 'erased_addresses', fields: erasedAddressFields,
+  name: 'erased_address',
+  table: 'erased_addresses',
+  fields: erasedAddressFields,
   indexes: [{ fields: ['address'], unique: true }, { fields: ['requestUid'] }],
 });
 export type ErasedAddress = z.infer<z.ZodObject<typeof erasedAddressFields>>;
@@ -27,6 +29,9 @@ export async function checkNotErased(store: Store, addresses: readonly string[])
   if (!addresses.length) return;
   const hit = await store.repo<ErasedAddress>(ErasedAddressModel).findOne({ address: { $in: [...addresses] } });
   if (hit) {
-    throw new ApiError('api-112', `the address ${hit.address} belonged to a mailbox erased on ${hit.erasedAt.toISOString().slice(0, 10)}; an administrator must release it (POST /api/mail/erasure-requests/${hit.requestUid}/release-addresses) before it is used again`);
+    throw new ApiError(
+      'api-112',
+      `the address ${hit.address} belonged to a mailbox erased on ${hit.erasedAt.toISOString().slice(0, 10)}; an administrator must release it (POST /api/mail/erasure-requests/${hit.requestUid}/release-addresses) before it is used again`,
+    );
   }
 }

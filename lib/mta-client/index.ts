@@ -5,7 +5,17 @@ import { createServer, type Server } from 'node:net';
 import type { Readable } from 'node:stream';
 
 /** sysexits(3) codes Postfix pipe(8) understands: 75 is temporary (deferred), the others bounce. */
-export const SYSEXITS = { ok: 0, usage: 64, dataerr: 65, nouser: 67, unavailable: 69, software: 70, tempfail: 75, noperm: 77, config: 78 } as const;
+export const SYSEXITS = {
+  ok: 0,
+  usage: 64,
+  dataerr: 65,
+  nouser: 67,
+  unavailable: 69,
+  software: 70,
+  tempfail: 75,
+  noperm: 77,
+  config: 78,
+} as const;
 
 export interface MtaTarget {
   /** http://host:port of the api daemon, or a unix socket path. */
@@ -13,27 +23,44 @@ export interface MtaTarget {
   secret: string;
 }
 
-interface Answer { status: number; body: Record<string, unknown> | null }
+interface Answer {
+  status: number;
+  body: Record<string, unknown> | null;
+}
 
-function call(target: MtaTarget, method: string, path: string, headers: Record<string, string>, body?: Readable, timeoutMs = 120_000): Promise<Answer> {
+function call(
+  target: MtaTarget,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: Readable,
+  timeoutMs = 120_000,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const base = target.url.startsWith('/') ? { socketPath: target.url } : (() => {
-      const u = new URL(target.url);
-      return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 80) };
-    })();
-    const req = httpRequest({ ...base, method, path, headers: { authorization: `Bearer ${target.secret}`, ...headers }, timeout: timeoutMs }, (res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: Record<string, unknown> | null = null;
-        try {
-          parsed = text ? (JSON.parse(text) as Record<string, unknown>) : null;
-        } catch { /* not JSON */ }
-        resolve({ status: res.statusCode ?? 0, body: parsed });
-      });
-      res.on('error', reject);
-    });
+    const base = target.url.startsWith('/')
+      ? { socketPath: target.url }
+      : (() => {
+          const u = new URL(target.url);
+          return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 80) };
+        })();
+    const req = httpRequest(
+      { ...base, method, path, headers: { authorization: `Bearer ${target.secret}`, ...headers }, timeout: timeoutMs },
+      (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: Record<string, unknown> | null = null;
+          try {
+            parsed = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+          } catch {
+            /* not JSON */
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', reject);
     if (body) {
@@ -56,10 +83,15 @@ export interface DeliverOutcome {
  * to a sysexits code. Temporary trouble (unreachable, 429, 5xx, a guard refusal that a fixed
  * configuration would cure) defers with 75; unknown users and unserved domains bounce with 67.
  */
-export async function deliverToService(target: MtaTarget, opts: { sender: string; recipients: string[]; queueId?: string; message: Readable }): Promise<DeliverOutcome> {
+export async function deliverToService(
+  target: MtaTarget,
+  opts: { sender: string; recipients: string[]; queueId?: string; message: Readable },
+): Promise<DeliverOutcome> {
   const headers: Record<string, string> = {
-    'content-type': 'message/rfc822', 'transfer-encoding': 'chunked',
-    'x-envelope-from': encodeURIComponent(opts.sender), 'x-envelope-to': opts.recipients.map((r) => encodeURIComponent(r)).join(','),
+    'content-type': 'message/rfc822',
+    'transfer-encoding': 'chunked',
+    'x-envelope-from': encodeURIComponent(opts.sender),
+    'x-envelope-to': opts.recipients.map((r) => encodeURIComponent(r)).join(','),
   };
   if (opts.queueId) headers['x-transaction-id'] = opts.queueId;
   let a: Answer;
@@ -71,8 +103,15 @@ export async function deliverToService(target: MtaTarget, opts: { sender: string
   const why = String(a.body?.message ?? `status ${a.status}`);
   if (a.status === 202) {
     const results = (a.body?.results ?? []) as Array<{ recipient: string; status: string; reason?: string }>;
-    const accepted = results.filter((r) => ['queued', 'duplicate', 'relayed', 'rejected'].includes(r.status) && r.reason !== 'domain not served');
-    if (!accepted.length) return { exitCode: SYSEXITS.nouser, message: `5.1.1 ${results.map((r) => `${r.recipient}: ${r.reason ?? r.status}`).join('; ')}`, answer: a };
+    const accepted = results.filter(
+      (r) => ['queued', 'duplicate', 'relayed', 'rejected'].includes(r.status) && r.reason !== 'domain not served',
+    );
+    if (!accepted.length)
+      return {
+        exitCode: SYSEXITS.nouser,
+        message: `5.1.1 ${results.map((r) => `${r.recipient}: ${r.reason ?? r.status}`).join('; ')}`,
+        answer: a,
+      };
     return { exitCode: SYSEXITS.ok, message: `2.0.0 ${results.map((r) => `${r.recipient}: ${r.status}`).join('; ')}`, answer: a };
   }
   if (notServed(a)) return { exitCode: SYSEXITS.nouser, message: `5.1.2 ${why}`, answer: a };
@@ -83,7 +122,12 @@ export async function deliverToService(target: MtaTarget, opts: { sender: string
 
 /** One lookup for the socketmap: OK, NOTFOUND, or TEMP (Postfix retries). */
 export async function lookup(target: MtaTarget, map: string, key: string): Promise<string> {
-  const path = map === 'domain' ? `/internal/mta/domain?name=${encodeURIComponent(key)}` : map === 'resolve' ? `/internal/mta/resolve?rcpt=${encodeURIComponent(key)}` : null;
+  const path =
+    map === 'domain'
+      ? `/internal/mta/domain?name=${encodeURIComponent(key)}`
+      : map === 'resolve'
+        ? `/internal/mta/resolve?rcpt=${encodeURIComponent(key)}`
+        : null;
   if (!path) return `PERM unknown map ${map}`;
   try {
     const a = await call(target, 'GET', path, {}, undefined, 10_000);

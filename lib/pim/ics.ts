@@ -65,9 +65,13 @@ function calendarOf(events: EventData[], opts: { method?: string; name?: string 
   if (opts.method) cal.addPropertyWithValue('method', opts.method);
   if (opts.name) cal.addPropertyWithValue('x-wr-calname', opts.name);
   const zones = new Map<string, ICAL.Component | null>();
-  for (const ev of events) if (!ev.allDay && ev.timeZone !== 'UTC' && !zones.has(ev.timeZone)) zones.set(ev.timeZone, vtimezoneOf(ev.timeZone));
+  for (const ev of events)
+    if (!ev.allDay && ev.timeZone !== 'UTC' && !zones.has(ev.timeZone)) zones.set(ev.timeZone, vtimezoneOf(ev.timeZone));
   for (const vtz of zones.values()) if (vtz) cal.addSubcomponent(vtz);
-  return { cal, events: events.map((ev) => (ev.allDay || ev.timeZone === 'UTC' || zones.get(ev.timeZone) ? ev : { ...ev, timeZone: 'UTC' })) };
+  return {
+    cal,
+    events: events.map((ev) => (ev.allDay || ev.timeZone === 'UTC' || zones.get(ev.timeZone) ? ev : { ...ev, timeZone: 'UTC' })),
+  };
 }
 
 function veventOf(ev: EventData): ICAL.Component {
@@ -121,7 +125,10 @@ export function eventsToIcs(events: EventData[], calendarName?: string): string 
  * answering attendee with its new PARTSTAT.
  */
 export function replyIcs(ev: EventData, attendee: EventData['attendees'][number], comment?: string): string {
-  const { cal, events: [e] } = calendarOf([ev], { method: 'REPLY' });
+  const {
+    cal,
+    events: [e],
+  } = calendarOf([ev], { method: 'REPLY' });
   const v = veventOf(e);
   attendeeProp(v, attendee);
   if (comment) v.addPropertyWithValue('comment', comment);
@@ -153,10 +160,15 @@ function timeToInstant(t: ICAL.Time, tzid: string | undefined, fallbackTz: strin
   const iana = tzid ? ianaZoneOf(tzid) : null;
   if (tzid && !iana && t.zone && t.zone.tzid === tzid) return { at: t.toJSDate(), allDay: false, tz: fallbackTz }; // the message's own VTIMEZONE
   const tz = iana ?? fallbackTz;
-  return { at: instantOf({ year: t.year, month: t.month, day: t.day, hour: t.hour, minute: t.minute, second: t.second }, tz), allDay: false, tz };
+  return {
+    at: instantOf({ year: t.year, month: t.month, day: t.day, hour: t.hour, minute: t.minute, second: t.second }, tz),
+    allDay: false,
+    tz,
+  };
 }
 
-const instant = (prop: ICAL.Property, fallbackTz: string) => timeToInstant(prop.getFirstValue() as ICAL.Time, prop.getParameter('tzid') as string | undefined, fallbackTz);
+const instant = (prop: ICAL.Property, fallbackTz: string) =>
+  timeToInstant(prop.getFirstValue() as ICAL.Time, prop.getParameter('tzid') as string | undefined, fallbackTz);
 
 function isIana(tz: string): boolean {
   try {
@@ -167,7 +179,11 @@ function isIana(tz: string): boolean {
   }
 }
 
-const mailto = (v: unknown) => String(v ?? '').replace(/^mailto:/i, '').trim().toLowerCase();
+const mailto = (v: unknown) =>
+  String(v ?? '')
+    .replace(/^mailto:/i, '')
+    .trim()
+    .toLowerCase();
 const PARTSTATS = new Set(['needs-action', 'accepted', 'declined', 'tentative', 'delegated']);
 const ROLES = new Set(['chair', 'req-participant', 'opt-participant', 'non-participant']);
 
@@ -210,7 +226,9 @@ function eventsOf(cal: ICAL.Component): ReturnType<typeof icsToEvents> {
     const start = instant(dtstart, 'UTC');
     const dtend = v.getFirstProperty('dtend');
     const duration = v.getFirstPropertyValue('duration') as ICAL.Duration | null;
-    const end = dtend ? instant(dtend, start.tz).at : new Date(start.at.getTime() + (duration ? duration.toSeconds() * 1000 : start.allDay ? 86_400_000 : 0));
+    const end = dtend
+      ? instant(dtend, start.tz).at
+      : new Date(start.at.getTime() + (duration ? duration.toSeconds() * 1000 : start.allDay ? 86_400_000 : 0));
     const rrule = v.getFirstPropertyValue('rrule') as ICAL.Recur | null;
     // What occurrences() reads back must expand, or every calendar view of the stored event fails.
     const problem = rrule ? rruleProblem(rrule.toString()) : null;
@@ -223,18 +241,33 @@ function eventsOf(cal: ICAL.Component): ReturnType<typeof icsToEvents> {
       summary: String(v.getFirstPropertyValue('summary') ?? ''),
       description: String(v.getFirstPropertyValue('description') ?? ''),
       location: String(v.getFirstPropertyValue('location') ?? ''),
-      start: start.at, end, allDay: start.allDay, timeZone: start.tz,
+      start: start.at,
+      end,
+      allDay: start.allDay,
+      timeZone: start.tz,
       rrule: rrule ? rrule.toString() : null,
-      exdates: v.getAllProperties('exdate').flatMap((p) => p.getValues().map((x) => timeToInstant(x as ICAL.Time, p.getParameter('tzid') as string | undefined, start.tz).at)),
+      exdates: v
+        .getAllProperties('exdate')
+        .flatMap((p) => p.getValues().map((x) => timeToInstant(x as ICAL.Time, p.getParameter('tzid') as string | undefined, start.tz).at)),
       recurrenceId: rid ? instant(rid, start.tz).at : null,
       status: (['tentative', 'confirmed', 'cancelled'].includes(status) ? status : 'confirmed') as EventData['status'],
-      organizer: org ? { email: mailto(org.getFirstValue()), ...(org.getParameter('cn') ? { name: String(org.getParameter('cn')) } : {}) } : null,
+      organizer: org
+        ? { email: mailto(org.getFirstValue()), ...(org.getParameter('cn') ? { name: String(org.getParameter('cn')) } : {}) }
+        : null,
       attendees: v.getAllProperties('attendee').map((a) => {
         const role = String(a.getParameter('role') ?? 'REQ-PARTICIPANT').toLowerCase();
         const partstat = String(a.getParameter('partstat') ?? 'NEEDS-ACTION').toLowerCase();
-        return { email: mailto(a.getFirstValue()), ...(a.getParameter('cn') ? { name: String(a.getParameter('cn')) } : {}), role: ROLES.has(role) ? role : 'req-participant', partstat: PARTSTATS.has(partstat) ? partstat : 'needs-action' };
+        return {
+          email: mailto(a.getFirstValue()),
+          ...(a.getParameter('cn') ? { name: String(a.getParameter('cn')) } : {}),
+          role: ROLES.has(role) ? role : 'req-participant',
+          partstat: PARTSTATS.has(partstat) ? partstat : 'needs-action',
+        };
       }),
-      reminders: v.getAllSubcomponents('valarm').map((al) => al.getFirstPropertyValue('trigger')).filter((t): t is ICAL.Duration => t instanceof ICAL.Duration && t.isNegative)
+      reminders: v
+        .getAllSubcomponents('valarm')
+        .map((al) => al.getFirstPropertyValue('trigger'))
+        .filter((t): t is ICAL.Duration => t instanceof ICAL.Duration && t.isNegative)
         .map((t) => ({ minutesBefore: Math.round(t.toSeconds() / -60) })),
       sequence: Number(v.getFirstPropertyValue('sequence') ?? 0) || 0,
     };
@@ -253,7 +286,12 @@ export interface Occurrence {
  * Occurrences of a (possibly recurring) event between from and to. The rule runs on the wall clock of
  * the event's zone, so a 09:00 weekly meeting stays at 09:00 across daylight-saving changes.
  */
-export function occurrences(ev: Pick<EventData, 'start' | 'end' | 'rrule' | 'exdates' | 'timeZone' | 'allDay'>, from: Date, to: Date, max = 5000): Occurrence[] {
+export function occurrences(
+  ev: Pick<EventData, 'start' | 'end' | 'rrule' | 'exdates' | 'timeZone' | 'allDay'>,
+  from: Date,
+  to: Date,
+  max = 5000,
+): Occurrence[] {
   const start = asDate(ev.start);
   const length = asDate(ev.end).getTime() - start.getTime();
   if (!ev.rrule) return start < to && start.getTime() + length > from.getTime() ? [{ start, end: new Date(start.getTime() + length) }] : [];
@@ -263,7 +301,8 @@ export function occurrences(ev: Pick<EventData, 'start' | 'end' | 'rrule' | 'exd
   const rule = ICAL.Recur.fromString(ev.rrule);
   // A UTC UNTIL (RFC 5545 3.3.10; Outlook writes them) compares with the floating wall-clock start
   // only once it is itself a wall time in the zone, or the last occurrence goes missing.
-  if (rule.until && !rule.until.isDate && rule.until.zone === ICAL.Timezone.utcTimezone) rule.until = ICAL.Time.fromData({ ...wallOf(rule.until.toJSDate(), tz), isDate: false });
+  if (rule.until && !rule.until.isDate && rule.until.zone === ICAL.Timezone.utcTimezone)
+    rule.until = ICAL.Time.fromData({ ...wallOf(rule.until.toJSDate(), tz), isDate: false });
   let it: ICAL.RecurIterator;
   try {
     it = boundedIterator(rule, dtstart, EXPANSION_MS);
@@ -275,7 +314,10 @@ export function occurrences(ev: Pick<EventData, 'start' | 'end' | 'rrule' | 'exd
   const out: Occurrence[] = [];
   try {
     for (let next = it.next(), n = 0; next && n < 100_000; next = it.next(), n++) {
-      const at = instantOf({ year: next.year, month: next.month, day: next.day, hour: next.hour, minute: next.minute, second: next.second }, tz);
+      const at = instantOf(
+        { year: next.year, month: next.month, day: next.day, hour: next.hour, minute: next.minute, second: next.second },
+        tz,
+      );
       if (at >= to) break;
       if (at.getTime() + length <= from.getTime() || excluded.has(at.getTime())) continue;
       out.push({ start: at, end: new Date(at.getTime() + length) });
@@ -297,7 +339,16 @@ const EXPANSION_MS = 200;
 class ExpansionBudget extends Error {}
 
 /** Every step by which ical.js's iterator advances a candidate: the places to bound its search. */
-const STEPS = ['check_contracting_rules', 'expand_year_days', 'increment_year', 'increment_month', 'increment_monthday', 'increment_hour', 'increment_minute', 'increment_second'];
+const STEPS = [
+  'check_contracting_rules',
+  'expand_year_days',
+  'increment_year',
+  'increment_month',
+  'increment_monthday',
+  'increment_hour',
+  'increment_minute',
+  'increment_second',
+];
 
 function boundedIterator(rule: ICAL.Recur, dtstart: ICAL.Time, ms: number): ICAL.RecurIterator {
   // Built uninitialised: init() searches for the first occurrence too (for years, with a BYSETPOS
@@ -336,11 +387,14 @@ export function rruleProblem(text: string): string | null {
   }
   if (!rule.freq || !/FREQ=/i.test(text)) return 'has no FREQ';
   try {
-    const it = boundedIterator(rule, ICAL.Time.fromData({ year: 2001, month: 1, day: 1, hour: 9, minute: 0, second: 0, isDate: false }), 100);
+    const it = boundedIterator(
+      rule,
+      ICAL.Time.fromData({ year: 2001, month: 1, day: 1, hour: 9, minute: 0, second: 0, isDate: false }),
+      100,
+    );
     for (let i = 0; i < 3 && it.next(); i++);
   } catch (e) {
     return e instanceof ExpansionBudget ? 'never finds its next occurrence (BY parts that cannot match)' : (e as Error).message;
   }
   return null;
 }
-

@@ -1,4 +1,13 @@
-export { pimResources, calendarEventsResource, contactsResource, notesResource, tasksResource, taskListsResource, contactListsResource, calendarShareLinksResource } from './resources.js';
+export {
+  pimResources,
+  calendarEventsResource,
+  contactsResource,
+  notesResource,
+  tasksResource,
+  taskListsResource,
+  contactListsResource,
+  calendarShareLinksResource,
+} from './resources.js';
 export { pimRouter } from './routes.js';
 export { eventsToIcs, icsToEvents, occurrences, type EventData } from './ics.js';
 export { contactsToVcf, vcfToContacts, type ContactData } from './vcard.js';

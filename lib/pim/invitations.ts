@@ -60,10 +60,18 @@ const clip = (s: string | undefined, n: number) => (s ?? '').slice(0, n);
 export function eventRecordOf(mailboxUid: string, ev: Parsed): (z.infer<typeof eventSchema> & { icalUid: string }) | null {
   const person = (p: { email: string; name?: string }) => ({ email: p.email, ...(p.name ? { name: clip(p.name, 200) } : {}) });
   const r = eventSchema.safeParse({
-    ...ev, mailboxUid, summary: clip(ev.summary, 500), description: clip(ev.description, 20_000), location: clip(ev.location, 500),
-    end: ev.end < ev.start ? ev.start : ev.end, exdates: ev.exdates.slice(0, 1000),
+    ...ev,
+    mailboxUid,
+    summary: clip(ev.summary, 500),
+    description: clip(ev.description, 20_000),
+    location: clip(ev.location, 500),
+    end: ev.end < ev.start ? ev.start : ev.end,
+    exdates: ev.exdates.slice(0, 1000),
     organizer: ev.organizer && validEmail(ev.organizer.email) ? person(ev.organizer) : null,
-    attendees: ev.attendees.filter((a) => validEmail(a.email)).slice(0, 500).map((a) => ({ ...a, ...person(a) })),
+    attendees: ev.attendees
+      .filter((a) => validEmail(a.email))
+      .slice(0, 500)
+      .map((a) => ({ ...a, ...person(a) })),
     reminders: ev.reminders.filter((x) => x.minutesBefore >= 0 && x.minutesBefore <= 40_320).slice(0, 20),
   });
   return r.success && r.data.icalUid ? (r.data as z.infer<typeof eventSchema> & { icalUid: string }) : null;
@@ -72,7 +80,10 @@ export function eventRecordOf(mailboxUid: string, ev: Parsed): (z.infer<typeof e
 const ridOf = (d: Date | string | null) => (d ? new Date(d).getTime() : null);
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 /** Created records get a uid derived from mailbox, UID and RECURRENCE-ID: a concurrent second delivery conflicts instead of duplicating. */
-const derivedUid = (mailboxUid: string, icalUid: string, rid: number | null) => createHash('sha256').update(`${mailboxUid}\0${icalUid}\0${rid ?? ''}`).digest('hex');
+const derivedUid = (mailboxUid: string, icalUid: string, rid: number | null) =>
+  createHash('sha256')
+    .update(`${mailboxUid}\0${icalUid}\0${rid ?? ''}`)
+    .digest('hex');
 
 type ItipDeps = Pick<Deps, 'store' | 'events'>;
 
@@ -87,7 +98,13 @@ async function patchEvent(deps: ItipDeps, cur: Stored, patch: Partial<EventData>
 }
 
 /** REQUEST: a new event is tentative; a newer SEQUENCE replaces it (and asks again); the same SEQUENCE keeps the recipient's own answer. */
-async function request(deps: ItipDeps, msg: InboundItip, own: Set<string>, events: Parsed[], existing: Stored[]): Promise<Pick<ItipOutcome, 'applied' | 'outcome' | 'eventUids'>> {
+async function request(
+  deps: ItipDeps,
+  msg: InboundItip,
+  own: Set<string>,
+  events: Parsed[],
+  existing: Stored[],
+): Promise<Pick<ItipOutcome, 'applied' | 'outcome' | 'eventUids'>> {
   const counts = { created: 0, updated: 0, unchanged: 0, stale: 0, invalid: 0 };
   const uids: string[] = [];
   const repo = deps.store.repo<EventData & { mailboxUid: string }>(CalendarEventModel);
@@ -119,16 +136,42 @@ async function request(deps: ItipDeps, msg: InboundItip, own: Set<string>, event
     const mine = cur.attendees.find((a) => own.has(a.email));
     const attendees = data.attendees.map((a) => (!newer && mine && a.email === mine.email ? { ...a, partstat: mine.partstat } : a));
     const { summary, description, location, start, end, allDay, timeZone, rrule, exdates, organizer, sequence } = data;
-    const changed = await patchEvent(deps, cur, { summary, description, location, start, end, allDay, timeZone, rrule, exdates, organizer, attendees, sequence, ...(newer ? { status: 'tentative' as const } : {}) });
+    const changed = await patchEvent(deps, cur, {
+      summary,
+      description,
+      location,
+      start,
+      end,
+      allDay,
+      timeZone,
+      rrule,
+      exdates,
+      organizer,
+      attendees,
+      sequence,
+      ...(newer ? { status: 'tentative' as const } : {}),
+    });
     counts[changed ? 'updated' : 'unchanged']++;
   }
   const done = counts.created + counts.updated + counts.unchanged;
-  const outcome = counts.created ? 'created' : counts.updated ? 'updated' : counts.unchanged ? 'unchanged' : counts.stale ? 'ignored: an older SEQUENCE than the calendar holds' : 'refused: the event cannot be stored (invalid fields)';
+  const outcome = counts.created
+    ? 'created'
+    : counts.updated
+      ? 'updated'
+      : counts.unchanged
+        ? 'unchanged'
+        : counts.stale
+          ? 'ignored: an older SEQUENCE than the calendar holds'
+          : 'refused: the event cannot be stored (invalid fields)';
   return { applied: done > 0, outcome, eventUids: uids };
 }
 
 /** CANCEL: the whole event (every record of the UID), or one occurrence (EXDATE on the series, its exception cancelled). */
-async function cancel(deps: ItipDeps, events: Parsed[], existing: Stored[]): Promise<Pick<ItipOutcome, 'applied' | 'outcome' | 'eventUids'>> {
+async function cancel(
+  deps: ItipDeps,
+  events: Parsed[],
+  existing: Stored[],
+): Promise<Pick<ItipOutcome, 'applied' | 'outcome' | 'eventUids'>> {
   const uids = new Set<string>();
   for (const ev of events) {
     const rid = ridOf(ev.recurrenceId);
@@ -145,21 +188,33 @@ async function cancel(deps: ItipDeps, events: Parsed[], existing: Stored[]): Pro
       uids.add(master.uid);
     }
   }
-  return uids.size ? { applied: true, outcome: 'cancelled', eventUids: [...uids] } : { applied: false, outcome: 'ignored: no such event in the calendar', eventUids: [] };
+  return uids.size
+    ? { applied: true, outcome: 'cancelled', eventUids: [...uids] }
+    : { applied: false, outcome: 'ignored: no such event in the calendar', eventUids: [] };
 }
 
 /** REPLY: the answering attendee's PARTSTAT on the organizer's event, only when the message comes from that attendee. */
-async function reply(deps: ItipDeps, msg: InboundItip, own: Set<string>, events: Parsed[], existing: Stored[]): Promise<Pick<ItipOutcome, 'applied' | 'outcome' | 'eventUids'>> {
+async function reply(
+  deps: ItipDeps,
+  msg: InboundItip,
+  own: Set<string>,
+  events: Parsed[],
+  existing: Stored[],
+): Promise<Pick<ItipOutcome, 'applied' | 'outcome' | 'eventUids'>> {
   const uids: string[] = [];
   for (const ev of events) {
     const answer = ev.attendees.find((a) => a.email === msg.from);
     if (!answer) return { applied: false, outcome: 'refused: the REPLY does not come from the attendee it answers for', eventUids: [] };
     const cur = existing.find((r) => ridOf(r.recurrenceId) === ridOf(ev.recurrenceId));
     if (!cur) return { applied: false, outcome: 'ignored: no such event in the calendar', eventUids: [] };
-    if (cur.organizer && !own.has(cur.organizer.email)) return { applied: false, outcome: 'refused: this mailbox does not organize the event', eventUids: [] };
+    if (cur.organizer && !own.has(cur.organizer.email))
+      return { applied: false, outcome: 'refused: this mailbox does not organize the event', eventUids: [] };
     if (ev.sequence < cur.sequence) return { applied: false, outcome: 'ignored: the REPLY answers an older SEQUENCE', eventUids: [] };
-    if (!cur.attendees.some((a) => a.email === answer.email)) return { applied: false, outcome: 'ignored: the sender is not an attendee of the event', eventUids: [] };
-    await patchEvent(deps, cur, { attendees: cur.attendees.map((a) => (a.email === answer.email ? { ...a, partstat: answer.partstat } : a)) });
+    if (!cur.attendees.some((a) => a.email === answer.email))
+      return { applied: false, outcome: 'ignored: the sender is not an attendee of the event', eventUids: [] };
+    await patchEvent(deps, cur, {
+      attendees: cur.attendees.map((a) => (a.email === answer.email ? { ...a, partstat: answer.partstat } : a)),
+    });
     uids.push(cur.uid);
   }
   return { applied: true, outcome: 'reply-applied', eventUids: uids };
@@ -180,7 +235,8 @@ export async function applyItip(deps: ItipDeps, msg: InboundItip, text: string):
   const base = { method, icalUid: first?.icalUid ?? null, organizer };
   const no = (outcome: string): ItipOutcome => ({ ...base, applied: false, outcome, eventUids: [] });
   if (!['REQUEST', 'CANCEL', 'REPLY'].includes(method)) return no(`ignored: METHOD ${method} is not processed`);
-  if (!first?.icalUid || events.some((e) => e.icalUid !== first.icalUid)) return no('refused: an iTIP message carries exactly one UID (RFC 5546 2.1.5)');
+  if (!first?.icalUid || events.some((e) => e.icalUid !== first.icalUid))
+    return no('refused: an iTIP message carries exactly one UID (RFC 5546 2.1.5)');
   const own = new Set(msg.addresses.map((a) => a.toLowerCase()));
   if (method !== 'REPLY') {
     if (!organizer || events.some((e) => e.organizer?.email !== organizer)) return no('refused: no single ORGANIZER');
@@ -188,7 +244,14 @@ export async function applyItip(deps: ItipDeps, msg: InboundItip, text: string):
     // Spec: Trusting sender verification — a forwarded invitation (From is not the ORGANIZER) needs a verified sender.
     if (msg.from !== organizer && !msg.verified) return no('refused: a forwarded invitation from an unverified sender');
   }
-  const existing = await deps.store.repo<EventData & { mailboxUid: string }>(CalendarEventModel).list({ filter: { mailboxUid: msg.mailboxUid, icalUid: first.icalUid }, limit: 1000 });
-  const done = method === 'REQUEST' ? await request(deps, msg, own, events, existing) : method === 'CANCEL' ? await cancel(deps, events, existing) : await reply(deps, msg, own, events, existing);
+  const existing = await deps.store
+    .repo<EventData & { mailboxUid: string }>(CalendarEventModel)
+    .list({ filter: { mailboxUid: msg.mailboxUid, icalUid: first.icalUid }, limit: 1000 });
+  const done =
+    method === 'REQUEST'
+      ? await request(deps, msg, own, events, existing)
+      : method === 'CANCEL'
+        ? await cancel(deps, events, existing)
+        : await reply(deps, msg, own, events, existing);
   return { ...base, ...done };
 }

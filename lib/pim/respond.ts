@@ -12,11 +12,13 @@ import { replyIcs, type EventData } from './ics.js';
 // sends a REPLY through the outbound path): the event's own PARTSTAT changes, and an iTIP REPLY
 // (RFC 5546 3.2.3; iMIP, RFC 6047) goes to the organizer as a service-originated hand-off.
 
-export const respondBody = z.object({
-  response: z.enum(['accepted', 'tentative', 'declined']),
-  /** Sent to the organizer as the REPLY's COMMENT and in the text part. */
-  comment: z.string().trim().max(2000).optional(),
-}).strict();
+export const respondBody = z
+  .object({
+    response: z.enum(['accepted', 'tentative', 'declined']),
+    /** Sent to the organizer as the REPLY's COMMENT and in the text part. */
+    comment: z.string().trim().max(2000).optional(),
+  })
+  .strict();
 export type Response = z.infer<typeof respondBody>['response'];
 
 /** What the event shows after the answer: a declined meeting leaves the busy view, like Outlook and Thunderbird do. */
@@ -32,11 +34,18 @@ export async function replyMessage(ev: EventData, me: Attendee, comment: string 
   const domain = me.email.slice(me.email.lastIndexOf('@') + 1) || 'localhost';
   const root = new MimeNode('multipart/alternative');
   root.setHeader({
-    From: display(me), To: display(ev.organizer!), Subject: `${verb}: ${ev.summary || '(no title)'}`.replace(/[\r\n]+/g, ' ').slice(0, 900),
-    'Message-ID': `<${randomUUID()}@${domain}>`, Date: new Date().toUTCString(),
+    From: display(me),
+    To: display(ev.organizer!),
+    Subject: `${verb}: ${ev.summary || '(no title)'}`.replace(/[\r\n]+/g, ' ').slice(0, 900),
+    'Message-ID': `<${randomUUID()}@${domain}>`,
+    Date: new Date().toUTCString(),
   });
   const who = me.name || me.email;
-  root.createChild('text/plain; charset=utf-8').setContent(`${who} has ${verb === 'Tentative' ? 'tentatively accepted' : verb.toLowerCase()} the invitation: ${ev.summary}\n${comment ? `\n${comment}\n` : ''}`);
+  root
+    .createChild('text/plain; charset=utf-8')
+    .setContent(
+      `${who} has ${verb === 'Tentative' ? 'tentatively accepted' : verb.toLowerCase()} the invitation: ${ev.summary}\n${comment ? `\n${comment}\n` : ''}`,
+    );
   root.createChild('text/calendar; charset=utf-8; method=REPLY').setContent(replyIcs(ev, me, comment));
   return root.build();
 }
@@ -45,7 +54,13 @@ export async function replyMessage(ev: EventData, me: Attendee, comment: string 
  * Answers an invitation in a mailbox calendar. Mailbox-scoped like every calendar route: the caller
  * needs write on the event with trusted roles stripped (404 when invisible, 403 api-102 otherwise).
  */
-export async function respondToInvitation(ctx: Ctx, service: ResourceService, outbound: OutboundHook, uid: string, body: unknown): Promise<Record<string, unknown>> {
+export async function respondToInvitation(
+  ctx: Ctx,
+  service: ResourceService,
+  outbound: OutboundHook,
+  uid: string,
+  body: unknown,
+): Promise<Record<string, unknown>> {
   const input = parseOrThrow(respondBody, body, 'invalid response');
   const decl = service.registry.get('calendar-events');
   const ev = (await service.load(ctx, decl, uid, 'write')) as unknown as EventData & { uid: string; version: number; mailboxUid: string };
@@ -61,6 +76,11 @@ export async function respondToInvitation(ctx: Ctx, service: ResourceService, ou
   const updated = await service.update(ctx, decl, uid, { version: ev.version, attendees, status: STATUS_AFTER[input.response] });
   // Handed to the outbound path like the other mail the service writes for a user (relay job: DKIM
   // for the From domain, transport, retries); envelope and From are the attendee address.
-  await outbound.send({ kind: 'itip-reply', envelopeFrom: me.email, envelopeTo: [ev.organizer.email], raw: await replyMessage({ ...ev, attendees }, answered, input.comment) });
+  await outbound.send({
+    kind: 'itip-reply',
+    envelopeFrom: me.email,
+    envelopeTo: [ev.organizer.email],
+    raw: await replyMessage({ ...ev, attendees }, answered, input.comment),
+  });
   return updated;
 }

@@ -17,30 +17,34 @@ export interface ContactData {
 }
 
 export function contactsToVcf(contacts: ContactData[]): string {
-  return contacts.map((c) => {
-    const v = new ICAL.Component('vcard');
-    v.addPropertyWithValue('version', '4.0');
-    if (c.vcardUid) v.addPropertyWithValue('uid', c.vcardUid);
-    v.addPropertyWithValue('fn', c.fn);
-    v.addPropertyWithValue('n', [c.familyName, c.givenName, '', '', '']);
-    const typed = (name: string, list: Array<{ type: string; value: string }>) => {
-      for (const x of list) v.addPropertyWithValue(name, x.value).setParameter('type', x.type);
-    };
-    typed('email', c.emails);
-    typed('tel', c.phones);
-    for (const a of c.addresses) v.addPropertyWithValue('adr', ['', '', a.value, '', '', '', '']).setParameter('type', a.type);
-    if (c.org) v.addPropertyWithValue('org', c.org);
-    if (c.title) v.addPropertyWithValue('title', c.title);
-    if (c.birthday) v.addPropertyWithValue('bday', c.birthday);
-    if (c.note) v.addPropertyWithValue('note', c.note);
-    if (c.categories.length) v.addProperty(new ICAL.Property(['categories', {}, 'text', ...c.categories]));
-    return v.toString();
-  }).join('\r\n') + (contacts.length ? '\r\n' : '');
+  return (
+    contacts
+      .map((c) => {
+        const v = new ICAL.Component('vcard');
+        v.addPropertyWithValue('version', '4.0');
+        if (c.vcardUid) v.addPropertyWithValue('uid', c.vcardUid);
+        v.addPropertyWithValue('fn', c.fn);
+        v.addPropertyWithValue('n', [c.familyName, c.givenName, '', '', '']);
+        const typed = (name: string, list: Array<{ type: string; value: string }>) => {
+          for (const x of list) v.addPropertyWithValue(name, x.value).setParameter('type', x.type);
+        };
+        typed('email', c.emails);
+        typed('tel', c.phones);
+        for (const a of c.addresses) v.addPropertyWithValue('adr', ['', '', a.value, '', '', '', '']).setParameter('type', a.type);
+        if (c.org) v.addPropertyWithValue('org', c.org);
+        if (c.title) v.addPropertyWithValue('title', c.title);
+        if (c.birthday) v.addPropertyWithValue('bday', c.birthday);
+        if (c.note) v.addPropertyWithValue('note', c.note);
+        if (c.categories.length) v.addProperty(new ICAL.Property(['categories', {}, 'text', ...c.categories]));
+        return v.toString();
+      })
+      .join('\r\n') + (contacts.length ? '\r\n' : '')
+  );
 }
 
 const typeOf = (p: ICAL.Property) => {
   const t = p.getParameter('type');
-  return (Array.isArray(t) ? t[0] : t ?? 'other').toString().toLowerCase().slice(0, 40);
+  return (Array.isArray(t) ? t[0] : (t ?? 'other')).toString().toLowerCase().slice(0, 40);
 };
 
 /** Parses one or more vCards (3.0 or 4.0); each card becomes contact fields or an error of its own. */
@@ -64,7 +68,9 @@ export function vcfToContacts(text: string): Array<{ ok: true; contact: ContactD
       return {
         ok: true as const,
         contact: {
-          fn, givenName: nParts[1] ?? '', familyName: nParts[0] ?? '',
+          fn,
+          givenName: nParts[1] ?? '',
+          familyName: nParts[0] ?? '',
           emails: v.getAllProperties('email').map((p) => ({ type: typeOf(p), value: String(p.getFirstValue()).trim().toLowerCase() })),
           phones: v.getAllProperties('tel').map((p) => ({ type: typeOf(p), value: String(p.getFirstValue()).replace(/^tel:/i, '') })),
           addresses: v.getAllProperties('adr').map((p) => {

@@ -16,12 +16,18 @@ const cache = new WeakMap<Config, PkiBackend>();
 export function pkiBackend(config: Config): PkiBackend {
   let b = cache.get(config);
   if (!b) {
-    b = config.get('mail:pki:backend') === 'vault'
-      ? new VaultPki({
-        addr: config.get('mail:pki:vault:addr'), token: config.get('mail:pki:vault:token'), namespace: config.get('mail:pki:vault:namespace'),
-        mount: config.get('mail:pki:vault:mount'), role: config.get('mail:pki:vault:role'), ttl: config.get('mail:pki:vault:ttl'), timeoutMs: config.get('mail:pki:vault:timeout_ms'),
-      })
-      : new LocalPki(localCaDir(config), config.get('mail:pki:cert_days'));
+    b =
+      config.get('mail:pki:backend') === 'vault'
+        ? new VaultPki({
+            addr: config.get('mail:pki:vault:addr'),
+            token: config.get('mail:pki:vault:token'),
+            namespace: config.get('mail:pki:vault:namespace'),
+            mount: config.get('mail:pki:vault:mount'),
+            role: config.get('mail:pki:vault:role'),
+            ttl: config.get('mail:pki:vault:ttl'),
+            timeoutMs: config.get('mail:pki:vault:timeout_ms'),
+          })
+        : new LocalPki(localCaDir(config), config.get('mail:pki:cert_days'));
     cache.set(config, b);
   }
   return b;

@@ -45,7 +45,10 @@ export function randomSerial(): string {
  * Makes the self-signed P-256 CA in `dir` unless one is there. Idempotent: an existing CA is kept
  * unless `rotate` is set, in which case the old files are renamed to *.rotated-<ms>.
  */
-export async function ensureLocalCa(dir: string, opts: { rotate?: boolean; commonName?: string } = {}): Promise<{ certPem: string; created: boolean }> {
+export async function ensureLocalCa(
+  dir: string,
+  opts: { rotate?: boolean; commonName?: string } = {},
+): Promise<{ certPem: string; created: boolean }> {
   const certFile = join(dir, CA_CERT_FILE);
   const keyFile = join(dir, CA_KEY_FILE);
   mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -55,8 +55,11 @@ export async function parseCsr(text: string, field = 'csr'): Promise<x509.Pkcs10
   let ok = false;
   try {
     ok = await csr.verify();
-  } catch { /* unsupported signature algorithm */ }
-  if (!ok) throw invalid(`${field}: the request is not signed by the key it names`, [{ path: field, message: 'signature does not verify' }]);
+  } catch {
+    /* unsupported signature algorithm */
+  }
+  if (!ok)
+    throw invalid(`${field}: the request is not signed by the key it names`, [{ path: field, message: 'signature does not verify' }]);
   return csr;
 }
 
@@ -83,7 +86,13 @@ export function usagesOf(kind: CertKind): { ku: number; eku: string[] } {
 }
 
 export function toIssued(cert: x509.X509Certificate, chainPem: string[]): Issued {
-  return { certPem: cert.toString('pem') + '\n', serial: cert.serialNumber.toLowerCase(), notAfter: cert.notAfter, fingerprint: fingerprintOf(cert), chainPem };
+  return {
+    certPem: cert.toString('pem') + '\n',
+    serial: cert.serialNumber.toLowerCase(),
+    notAfter: cert.notAfter,
+    fingerprint: fingerprintOf(cert),
+    chainPem,
+  };
 }
 
 export { x509 };

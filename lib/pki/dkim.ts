@@ -20,5 +20,11 @@ export async function generateDkimKey(): Promise<DkimKey> {
   const privateKeyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const publicKeyDer = publicKey.export({ type: 'spki', format: 'der' });
   const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  return { privateKeyPem, publicKeyDer, dnsTxt: `v=DKIM1; k=rsa; p=${publicKeyDer.toString('base64')}`, privateKey: privateKeyPem, publicKey: publicPem };
+  return {
+    privateKeyPem,
+    publicKeyDer,
+    dnsTxt: `v=DKIM1; k=rsa; p=${publicKeyDer.toString('base64')}`,
+    privateKey: privateKeyPem,
+    publicKey: publicPem,
+  };
 }

@@ -4,5 +4,15 @@ export { generateDkimKey, type DkimKey } from './dkim.js';
 export { pkiBackend, localCaDir, type PkiBackend } from './backend.js';
 export { LocalPki } from './local.js';
 export { VaultPki, type VaultOptions } from './vault.js';
-export { parseCsr, requireP256, fingerprintOf, spkiOf, emailsOf, OID_EMAIL_PROTECTION, type CertKind, type Issued, type IssueRequest } from './certs.js';
+export {
+  parseCsr,
+  requireP256,
+  fingerprintOf,
+  spkiOf,
+  emailsOf,
+  OID_EMAIL_PROTECTION,
+  type CertKind,
+  type Issued,
+  type IssueRequest,
+} from './certs.js';
 export { IssuedCertificateModel, recordIssued, revokeCertificate, isRevoked, type IssuedCertificate } from './records.js';

@@ -8,7 +8,10 @@ export class LocalPki implements PkiBackend {
   readonly name = 'local' as const;
   #ca: Promise<LocalCa> | null = null;
 
-  constructor(readonly dir: string, readonly days: number) {}
+  constructor(
+    readonly dir: string,
+    readonly days: number,
+  ) {}
 
   #loadCa(): Promise<LocalCa> {
     this.#ca ??= loadLocalCa(this.dir).catch((e: unknown) => {
@@ -40,7 +43,10 @@ export class LocalPki implements PkiBackend {
         new x509.BasicConstraintsExtension(false, undefined, true),
         new x509.KeyUsagesExtension(ku, true),
         new x509.ExtendedKeyUsageExtension(eku, false),
-        new x509.SubjectAlternativeNameExtension(req.emails.map((e) => ({ type: 'email' as const, value: e })), false),
+        new x509.SubjectAlternativeNameExtension(
+          req.emails.map((e) => ({ type: 'email' as const, value: e })),
+          false,
+        ),
         await x509.SubjectKeyIdentifierExtension.create(req.csr.publicKey),
         await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
       ],

@@ -16,14 +16,25 @@ export const issuedCertFields = {
 };
 
 export const IssuedCertificateModel = defineModel({
-  name: 'issued_certificate', table: 'issued_certificates', fields: issuedCertFields,
+  name: 'issued_certificate',
+  table: 'issued_certificates',
+  fields: issuedCertFields,
   indexes: [{ fields: ['fingerprint'], unique: true }, { fields: ['mailboxUid'] }, { fields: ['serial'] }],
 });
 
 export type IssuedCertificate = z.infer<z.ZodObject<typeof issuedCertFields>>;
 
 export async function recordIssued(store: Store, backend: string, mailboxUid: string, kind: CertKind, issued: Issued): Promise<void> {
-  await store.repo<IssuedCertificate>(IssuedCertificateModel).create({ serial: issued.serial, mailboxUid, backend, kind, fingerprint: issued.fingerprint, notAfter: issued.notAfter, revokedAt: null, revocationReason: null });
+  await store.repo<IssuedCertificate>(IssuedCertificateModel).create({
+    serial: issued.serial,
+    mailboxUid,
+    backend,
+    kind,
+    fingerprint: issued.fingerprint,
+    notAfter: issued.notAfter,
+    revokedAt: null,
+    revocationReason: null,
+  });
 }
 
 /** Revokes at the backend (vault) and records it; a certificate we never recorded is left alone. */

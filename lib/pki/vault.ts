@@ -23,7 +23,11 @@ const signAnswer = z.object({
 });
 
 /** "39:dd:2e" (Vault's form) ↔ "39dd2e" (ours). */
-const colonHex = (serial: string) => serial.toLowerCase().replace(/[^0-9a-f]/g, '').replace(/(..)(?=.)/g, '$1:');
+const colonHex = (serial: string) =>
+  serial
+    .toLowerCase()
+    .replace(/[^0-9a-f]/g, '')
+    .replace(/(..)(?=.)/g, '$1:');
 
 /**
  * Backend `vault`: an external PKI vault (HashiCorp Vault's PKI secrets engine API). Signs the
@@ -40,7 +44,13 @@ export class VaultPki implements PkiBackend {
     if (this.opts.namespace) headers['x-vault-namespace'] = this.opts.namespace;
     let res: Response;
     try {
-      res = await fetch(`${this.opts.addr.replace(/\/$/, '')}/v1/${this.opts.mount}/${path}`, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'error', signal: AbortSignal.timeout(this.opts.timeoutMs) });
+      res = await fetch(`${this.opts.addr.replace(/\/$/, '')}/v1/${this.opts.mount}/${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        redirect: 'error',
+        signal: AbortSignal.timeout(this.opts.timeoutMs),
+      });
     } catch (e) {
       throw new ApiError('api-113', `the PKI vault does not answer: ${(e as Error).message}`);
     }
@@ -50,7 +60,9 @@ export class VaultPki implements PkiBackend {
       try {
         const errs = (JSON.parse(text) as { errors?: unknown[] }).errors;
         if (Array.isArray(errs) && errs.length) reason += `: ${errs.map(String).join('; ').slice(0, 300)}`;
-      } catch { /* not JSON */ }
+      } catch {
+        /* not JSON */
+      }
       throw new ApiError('api-113', `the PKI vault refused the request (${reason})`);
     }
     try {
@@ -61,9 +73,15 @@ export class VaultPki implements PkiBackend {
   }
 
   async issue(req: IssueRequest): Promise<Issued> {
-    const answer = signAnswer.safeParse(await this.#call(`sign/${this.opts.role}`, {
-      csr: req.csr.toString('pem'), common_name: req.emails[0], alt_names: req.emails.join(','), ttl: this.opts.ttl, format: 'pem',
-    }));
+    const answer = signAnswer.safeParse(
+      await this.#call(`sign/${this.opts.role}`, {
+        csr: req.csr.toString('pem'),
+        common_name: req.emails[0],
+        alt_names: req.emails.join(','),
+        ttl: this.opts.ttl,
+        format: 'pem',
+      }),
+    );
     if (!answer.success) throw new ApiError('api-113', 'the PKI vault answered without a certificate');
     let cert: x509.X509Certificate;
     try {
@@ -73,8 +91,13 @@ export class VaultPki implements PkiBackend {
     }
     if (!spkiOf(cert).equals(spkiOf(req.csr))) throw new ApiError('api-113', 'the PKI vault issued a certificate for another key');
     const emails = emailsOf(cert);
-    if (!req.emails.every((e) => emails.includes(e.toLowerCase()))) throw new ApiError('api-113', 'the PKI vault issued a certificate without the mailbox address');
-    const chain = answer.data.data.ca_chain?.length ? answer.data.data.ca_chain : answer.data.data.issuing_ca ? [answer.data.data.issuing_ca] : [];
+    if (!req.emails.every((e) => emails.includes(e.toLowerCase())))
+      throw new ApiError('api-113', 'the PKI vault issued a certificate without the mailbox address');
+    const chain = answer.data.data.ca_chain?.length
+      ? answer.data.data.ca_chain
+      : answer.data.data.issuing_ca
+        ? [answer.data.data.issuing_ca]
+        : [];
     return toIssued(cert, chain);
   }
 

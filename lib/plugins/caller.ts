@@ -23,7 +23,15 @@ export interface CallerDeps extends Deps {
  */
 export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, meta: { ip?: string; requestId?: string } = {}): CallerApi {
   const stripped: Principal = { ...principal, elevatedAt: null };
-  const ctx: Ctx = { config: deps.config, store: deps.store, events: deps.events, log, principal: stripped, ip: meta.ip ?? '', requestId: meta.requestId ?? '' };
+  const ctx: Ctx = {
+    config: deps.config,
+    store: deps.store,
+    events: deps.events,
+    log,
+    principal: stripped,
+    ip: meta.ip ?? '',
+    requestId: meta.requestId ?? '',
+  };
   const { service } = deps;
   const decl = (name: 'mailboxes' | 'folders' | 'messages') => service.registry.get(name);
   const sendDecls = () => ({ messages: decl('messages'), mailboxes: decl('mailboxes'), load: service.load.bind(service) });
@@ -36,27 +44,43 @@ export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, m
         if (!row) throw notFound();
         return service.get(ctx, decl('mailboxes'), row.mailboxUid);
       }
-      const entries = await ctx.store.repo<AclEntryRecord>(AclEntryModel).list({ filter: { resource: 'mailboxes', subject: `user:${stripped.uid}` }, sort: [{ field: 'createdAt', dir: 'asc' }], limit: 1000 });
+      const entries = await ctx.store.repo<AclEntryRecord>(AclEntryModel).list({
+        filter: { resource: 'mailboxes', subject: `user:${stripped.uid}` },
+        sort: [{ field: 'createdAt', dir: 'asc' }],
+        limit: 1000,
+      });
       const own = entries.find((e) => e.rights.includes('owner'));
       if (!own) throw notFound('You have no mailbox here');
       return service.get(ctx, decl('mailboxes'), own.resourceUid);
     },
     folders: (mailboxUid) => service.list(ctx, decl('folders'), { mailboxUid, limit: '1000' }),
     folder: (uid) => service.get(ctx, decl('folders'), uid),
-    messages: (folderUid, opts = {}) => service.list(ctx, decl('messages'), {
-      folderUid, limit: String(opts.limit ?? 100), page: String(opts.page ?? 0), ...(opts.sort ? { sort: opts.sort } : {}),
-    }),
+    messages: (folderUid, opts = {}) =>
+      service.list(ctx, decl('messages'), {
+        folderUid,
+        limit: String(opts.limit ?? 100),
+        page: String(opts.page ?? 0),
+        ...(opts.sort ? { sort: opts.sort } : {}),
+      }),
     message: (uid) => service.get(ctx, decl('messages'), uid),
     async rawMessage(uid) {
       const msg = (await service.load(ctx, decl('messages'), uid, 'read')) as unknown as MessageRecord;
       return loadRaw(ctx, msg.blobId);
     },
-    sendDraft: (uid, opts = {}) => sendDraft(ctx, deps.sendDeps(), sendDecls(), uid, { background: opts.background ?? false }) as Promise<{ status: number; body: Row }>,
+    sendDraft: (uid, opts = {}) =>
+      sendDraft(ctx, deps.sendDeps(), sendDecls(), uid, { background: opts.background ?? false }) as Promise<{ status: number; body: Row }>,
     async sendRaw(mailboxUid, raw, opts = {}) {
       // The caller must be able to create in the mailbox's Drafts, exactly like compose.
-      const box = await mailboxFor(ctx, { messages: decl('messages'), folders: decl('folders'), load: service.load.bind(service) }, mailboxUid);
+      const box = await mailboxFor(
+        ctx,
+        { messages: decl('messages'), folders: decl('folders'), load: service.load.bind(service) },
+        mailboxUid,
+      );
       const draft = await fileDraft(ctx, box.uid, raw);
-      return sendDraft(ctx, deps.sendDeps(), sendDecls(), draft.uid, { background: opts.background ?? false }) as Promise<{ status: number; body: Row }>;
+      return sendDraft(ctx, deps.sendDeps(), sendDecls(), draft.uid, { background: opts.background ?? false }) as Promise<{
+        status: number;
+        body: Row;
+      }>;
     },
     async subscribe(channel, handler: ChannelHandler) {
       // Channels are folder and mailbox uids (Spec: Events 2); READ is checked like a GET.
@@ -73,4 +97,3 @@ export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, m
     },
   };
 }
-

@@ -27,7 +27,8 @@ export function definePlugin(m: PluginManifest): PluginManifest {
     if ((lower === '/api' || lower.startsWith('/api/')) && !lower.startsWith(`/api/mail/${m.name}/`) && lower !== `/api/mail/${m.name}`) {
       throw new Error(`${where}: ${r.path}: routes under /api belong under /api/mail/${m.name}`);
     }
-    if (r.body && (!Number.isInteger(r.body.limit) || r.body.limit <= 0)) throw new Error(`${where}: ${key}: body.limit must be a positive integer`);
+    if (r.body && (!Number.isInteger(r.body.limit) || r.body.limit <= 0))
+      throw new Error(`${where}: ${key}: body.limit must be a positive integer`);
     if (!r.doc.operationId || !r.doc.summary) throw new Error(`${where}: ${key}: doc needs operationId and summary`);
   }
   for (const s of m.settings) {
@@ -35,7 +36,8 @@ export function definePlugin(m: PluginManifest): PluginManifest {
     if (!s.startsWith(`mail:${m.name}:`)) throw new Error(`${where}: setting ${s} must be named mail:${m.name}:…`);
   }
   for (const p of m.protocols) {
-    for (const [k, v] of Object.entries(p.endpoints)) if (!v.startsWith('/')) throw new Error(`${where}: protocol ${p.name} endpoint ${k} must be a path`);
+    for (const [k, v] of Object.entries(p.endpoints))
+      if (!v.startsWith('/')) throw new Error(`${where}: protocol ${p.name} endpoint ${k} must be a path`);
   }
   return m;
 }

@@ -32,7 +32,12 @@ export class PluginHost {
   #sendDeps: SendDeps | null = null;
   #started = false;
 
-  constructor(readonly deps: Deps, readonly service: ResourceService, manifests: readonly PluginManifest[], private readonly opts: PluginHostOptions = {}) {
+  constructor(
+    readonly deps: Deps,
+    readonly service: ResourceService,
+    manifests: readonly PluginManifest[],
+    private readonly opts: PluginHostOptions = {},
+  ) {
     checkNoClash(manifests);
     this.states = new PluginStates(deps.store, deps.events);
     for (const m of manifests) this.#plugins.set(m.name, { manifest: m, api: this.#scopedApi(m), loaded: true, unsubscribe: [] });

@@ -22,15 +22,24 @@ export interface PluginRouterOptions {
 
 /** Adds a route's description to the OpenAPI document, marked with its plugin and daemon. */
 export function documentRoute(openapi: OpenApiRegistry, m: PluginManifest, r: PluginRoute): void {
-  openapi.add(r.method, r.path, { ...r.doc, tags: r.doc.tags.length ? r.doc.tags : [`plugins/${m.name}`], auth: r.auth, daemon: daemonOf(r), plugin: m.name });
+  openapi.add(r.method, r.path, {
+    ...r.doc,
+    tags: r.doc.tags.length ? r.doc.tags : [`plugins/${m.name}`],
+    auth: r.auth,
+    daemon: daemonOf(r),
+    plugin: m.name,
+  });
 }
 
 function bodyReader(body: NonNullable<PluginRoute['body']>): RequestHandler {
-  const parse = body.type === 'raw' ? express.raw({ type: () => true, limit: body.limit }) : express.json({ limit: body.limit, type: () => true });
-  return (req, res, next) => parse(req, res, (err?: unknown) => {
-    if ((err as { type?: string } | undefined)?.type === 'entity.too.large') return next(new ApiError('api-110', `The body is larger than ${body.limit} bytes`));
-    next(err);
-  });
+  const parse =
+    body.type === 'raw' ? express.raw({ type: () => true, limit: body.limit }) : express.json({ limit: body.limit, type: () => true });
+  return (req, res, next) =>
+    parse(req, res, (err?: unknown) => {
+      if ((err as { type?: string } | undefined)?.type === 'entity.too.large')
+        return next(new ApiError('api-110', `The body is larger than ${body.limit} bytes`));
+      next(err);
+    });
 }
 
 function send(res: Response, out: PluginResponse): void {
@@ -41,8 +50,12 @@ function send(res: Response, out: PluginResponse): void {
   else res.json(out.body);
 }
 
-const validAnswer = (a: unknown): a is PluginResponse => typeof a === 'object' && a !== null
-  && Number.isInteger((a as PluginResponse).status) && (a as PluginResponse).status >= 100 && (a as PluginResponse).status <= 599;
+const validAnswer = (a: unknown): a is PluginResponse =>
+  typeof a === 'object' &&
+  a !== null &&
+  Number.isInteger((a as PluginResponse).status) &&
+  (a as PluginResponse).status >= 100 &&
+  (a as PluginResponse).status <= 599;
 
 /**
  * Runs a route handler with the plugin contained (Style 7): a catalogue error is answered as it
@@ -53,13 +66,21 @@ function invoke(host: PluginHost, m: PluginManifest, route: PluginRoute): Reques
   return async (req: Request, res: Response, next) => {
     const api = host.api(m.name);
     const abort = new AbortController();
-    res.on('close', () => { if (!res.writableFinished) abort.abort(); });
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
     const principal = req.principal ?? null;
     const pluginReq: PluginRequest = {
-      method: req.method, path: req.path, params: { ...(req.params as Record<string, string>) },
-      query: { ...(req.query as Record<string, string | string[] | undefined>) }, headers: { ...req.headers },
-      body: route.body ? req.body : undefined, ip: req.ip ?? req.socket.remoteAddress ?? '', requestId: req.requestId ?? '',
-      principal: route.auth === 'none' ? null : principal, signal: abort.signal,
+      method: req.method,
+      path: req.path,
+      params: { ...(req.params as Record<string, string>) },
+      query: { ...(req.query as Record<string, string | string[] | undefined>) },
+      headers: { ...req.headers },
+      body: route.body ? req.body : undefined,
+      ip: req.ip ?? req.socket.remoteAddress ?? '',
+      requestId: req.requestId ?? '',
+      principal: route.auth === 'none' ? null : principal,
+      signal: abort.signal,
     };
     let answer: unknown;
     try {

@@ -15,7 +15,9 @@ export const pluginStateFields = {
 };
 
 export const PluginStateModel = defineModel({
-  name: 'plugin_state', table: 'plugin_states', fields: pluginStateFields,
+  name: 'plugin_state',
+  table: 'plugin_states',
+  fields: pluginStateFields,
   indexes: [{ fields: ['name'], unique: true }],
 });
 export type PluginState = z.infer<z.ZodObject<typeof pluginStateFields>>;
@@ -32,7 +34,10 @@ export class PluginStates {
   readonly #cache = new Map<string, { enabled: boolean; until: number }>();
   readonly #unsubscribe: () => void;
 
-  constructor(private readonly store: Store, private readonly events: EventBus) {
+  constructor(
+    private readonly store: Store,
+    private readonly events: EventBus,
+  ) {
     this.#unsubscribe = events.subscribe(PLUGIN_STATE_CHANNEL, () => this.#cache.clear());
   }
 
@@ -54,7 +59,11 @@ export class PluginStates {
     const repo = ctx.store.repo<PluginState>(PluginStateModel);
     const write = async (): Promise<{ before: boolean; row: Row<PluginState> }> => {
       const row = await repo.findOne({ name });
-      if (row) return { before: row.enabled, row: await repo.update(row.uid, { enabled, changedBy: ctx.principal.uid }, { expectedVersion: row.version }) };
+      if (row)
+        return {
+          before: row.enabled,
+          row: await repo.update(row.uid, { enabled, changedBy: ctx.principal.uid }, { expectedVersion: row.version }),
+        };
       return { before: true, row: await repo.create({ name, enabled, changedBy: ctx.principal.uid }) };
     };
     let result: { before: boolean; row: Row<PluginState> };
@@ -65,7 +74,13 @@ export class PluginStates {
       if (!(e instanceof ApiError && (e.code === 'api-112' || e.code === 'api-108'))) throw e;
       result = await write();
     }
-    await writeAudit(ctx.store, ctx, { action: enabled ? 'plugins.enable' : 'plugins.disable', resource: 'plugins', resourceUid: name, before: { enabled: result.before }, after: { enabled } });
+    await writeAudit(ctx.store, ctx, {
+      action: enabled ? 'plugins.enable' : 'plugins.disable',
+      resource: 'plugins',
+      resourceUid: name,
+      before: { enabled: result.before },
+      after: { enabled },
+    });
     this.#cache.delete(name);
     this.events.publish([PLUGIN_STATE_CHANNEL], { type: 'plugin', action: 'update', data: { name, enabled } });
     return result.row;

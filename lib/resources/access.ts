@@ -20,7 +20,9 @@ export function aclChain(decl: ResourceDecl, rec: AnyRecord): string[] {
 }
 
 export async function grantsFor(store: Store, decl: ResourceDecl, rec: AnyRecord): Promise<AclGrant[]> {
-  const entries = await store.repo<AclEntryRecord>(AclEntryModel).list({ filter: { resourceUid: { $in: aclChain(decl, rec) } }, limit: 1000 });
+  const entries = await store
+    .repo<AclEntryRecord>(AclEntryModel)
+    .list({ filter: { resourceUid: { $in: aclChain(decl, rec) } }, limit: 1000 });
   return [...entries, ...decl.defaultAcl];
 }
 
@@ -82,6 +84,8 @@ export function checkSensitive(ctx: Ctx, decl: ResourceDecl, op: Operation): voi
 /** Mailboxes the caller can read, with trusted roles stripped. */
 export async function readableMailboxes(ctx: Ctx): Promise<string[]> {
   const subjects = subjectsOf(ctx.principal, ctx.config, { stripTrusted: true });
-  const entries = await ctx.store.repo<AclEntryRecord>(AclEntryModel).list({ filter: { resource: 'mailboxes', subject: { $in: subjects } }, limit: 10_000 });
+  const entries = await ctx.store
+    .repo<AclEntryRecord>(AclEntryModel)
+    .list({ filter: { resource: 'mailboxes', subject: { $in: subjects } }, limit: 10_000 });
   return [...new Set(entries.filter((e) => e.rights.includes('read') || e.rights.includes('owner')).map((e) => e.resourceUid))];
 }

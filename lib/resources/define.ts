@@ -7,12 +7,15 @@ export const OPERATIONS = ['list', 'head', 'get', 'create', 'update', 'updatePro
 export type Operation = (typeof OPERATIONS)[number];
 export const WRITE_OPERATIONS: readonly Operation[] = ['create', 'update', 'updateProperty', 'bulkUpdate', 'delete', 'bulkDelete'];
 
-
 export type AnyRecord = Row<Record<string, unknown>>;
 
 export interface Hooks {
   /** Runs before the insert; may change or complete the data (throw a catalogue error to refuse). */
-  beforeCreate?(ctx: Ctx, data: Record<string, unknown>, input: Record<string, unknown>): Promise<Record<string, unknown>> | Record<string, unknown>;
+  beforeCreate?(
+    ctx: Ctx,
+    data: Record<string, unknown>,
+    input: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> | Record<string, unknown>;
   /** Runs after the insert, in the same transaction (create child records, ACL entries). */
   afterCreate?(ctx: Ctx, rec: AnyRecord, input: Record<string, unknown>): Promise<void> | void;
   beforeUpdate?(ctx: Ctx, rec: AnyRecord, patch: Record<string, unknown>): Promise<Record<string, unknown>> | Record<string, unknown>;

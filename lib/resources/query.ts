@@ -16,7 +16,9 @@ export function queryFields(decl: ResourceDecl): Readonly<Record<string, ColumnI
   let fields = fieldsOf.get(decl);
   if (!fields) {
     const hidden = new Set(decl.hiddenFields ?? []);
-    fields = Object.freeze(Object.fromEntries(Object.entries(queryableColumns(decl.model)).filter(([k, c]) => c.kind !== 'json' && !hidden.has(k))));
+    fields = Object.freeze(
+      Object.fromEntries(Object.entries(queryableColumns(decl.model)).filter(([k, c]) => c.kind !== 'json' && !hidden.has(k))),
+    );
     fieldsOf.set(decl, fields);
   }
   return fields;
@@ -34,8 +36,10 @@ function coerce(field: string, col: ColumnInfo, raw: string): Scalar {
     case 'integer':
     case 'number': {
       const n = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(n) || (col.kind === 'integer' && !Number.isInteger(n))) throw invalid(`${field} must be ${col.kind === 'integer' ? 'an integer' : 'a number'}`, [{ path: field, message: 'not a number' }]);
-      if (col.kind === 'integer' && Math.abs(n) > intLimit(field)) throw invalid(`${field} must be between -${intLimit(field)} and ${intLimit(field)}`, [{ path: field, message: 'out of range' }]);
+      if (raw.trim() === '' || !Number.isFinite(n) || (col.kind === 'integer' && !Number.isInteger(n)))
+        throw invalid(`${field} must be ${col.kind === 'integer' ? 'an integer' : 'a number'}`, [{ path: field, message: 'not a number' }]);
+      if (col.kind === 'integer' && Math.abs(n) > intLimit(field))
+        throw invalid(`${field} must be between -${intLimit(field)} and ${intLimit(field)}`, [{ path: field, message: 'out of range' }]);
       return n;
     }
     case 'boolean':
@@ -60,7 +64,8 @@ function intParam(name: string, raw: string | string[] | undefined, dflt: number
   const s = Array.isArray(raw) ? raw[0] : raw;
   if (!/^\d+$/.test(s)) throw invalid(`${name} must be a whole number`, [{ path: name, message: 'not a whole number' }]);
   const n = Number(s);
-  if (n < min || n > max) throw invalid(`${name} must be between ${min} and ${max}`, [{ path: name, message: `out of range ${min}..${max}` }]);
+  if (n < min || n > max)
+    throw invalid(`${name} must be between ${min} and ${max}`, [{ path: name, message: `out of range ${min}..${max}` }]);
   return n;
 }
 
@@ -84,7 +89,11 @@ export function parseSort(raw: string | undefined, fields: Readonly<Record<strin
         throw invalid(`sort direction of ${k} must be 1, -1, asc or desc`, [{ path: `sort.${k}`, message: 'bad direction' }]);
       });
     } else throw invalid('sort must be a field, -field, or a JSON object or array', [{ path: 'sort', message: 'bad form' }]);
-  } else items = t.split(',').map((x) => x.trim()).filter(Boolean);
+  } else
+    items = t
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
   return items.map((item) => {
     const dir = item.startsWith('-') ? 'desc' : 'asc';
     const field = item.replace(/^[-+]/, '');

@@ -28,7 +28,11 @@ export function dropUnchangedReadOnly(decl: ResourceDecl, shownRecord: Record<st
       continue;
     }
     if (isDeepStrictEqual(shown(value), shown(shownRecord[key]))) continue;
-    const why = decl.adminFields?.includes(key) ? 'an administrative field: change it with ?scope=admin' : MANAGED.includes(key) || decl.serverFields?.includes(key) ? 'managed by the server' : 'fixed when the record is created';
+    const why = decl.adminFields?.includes(key)
+      ? 'an administrative field: change it with ?scope=admin'
+      : MANAGED.includes(key) || decl.serverFields?.includes(key)
+        ? 'managed by the server'
+        : 'fixed when the record is created';
     throw invalid(`${key} cannot be changed here (${why}); send it unchanged or leave it out`, [{ path: key, message: 'read-only' }]);
   }
   return out;

@@ -11,7 +11,8 @@ export class ResourceRegistry {
       this.#byName.set(d.name, d);
     }
     for (const d of decls) {
-      if (d.parent && !this.#byName.has(d.parent.resource)) throw new Error(`resource ${d.name}: parent ${d.parent.resource} is not declared`);
+      if (d.parent && !this.#byName.has(d.parent.resource))
+        throw new Error(`resource ${d.name}: parent ${d.parent.resource} is not declared`);
     }
     return this;
   }

@@ -10,14 +10,32 @@ import type { ResourceService } from './service.js';
 
 type Handler = (ctx: Ctx, req: Request, res: Response) => Promise<void>;
 
-const bulkResult = { type: 'object', properties: { results: { type: 'array', items: { type: 'object', properties: { uid: { type: 'string' }, status: { type: 'integer' }, version: { type: 'integer' }, code: { type: 'string' }, message: { type: 'string' } } } } } };
+const bulkResult = {
+  type: 'object',
+  properties: {
+    results: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          uid: { type: 'string' },
+          status: { type: 'integer' },
+          version: { type: 'integer' },
+          code: { type: 'string' },
+          message: { type: 'string' },
+        },
+      },
+    },
+  },
+};
 
 function authOf(decl: ResourceDecl, op: Operation, trustedRoles: readonly string[]): AuthRequirement {
   if (decl.sensitive?.includes(op)) return 'trusted-fresh';
   // Creating a record with no parent is a class-level check (trusted roles count) whatever the scope.
   const classCreate = op === 'create' && !decl.parent;
-  const grants = classCreate ? decl.createAcl ?? [] : decl.defaultAcl;
-  if ((classCreate || decl.scope === 'global') && grants.length && grants.every((g) => trustedRoles.some((r) => g.subject === `role:${r}`))) return 'trusted';
+  const grants = classCreate ? (decl.createAcl ?? []) : decl.defaultAcl;
+  if ((classCreate || decl.scope === 'global') && grants.length && grants.every((g) => trustedRoles.some((r) => g.subject === `role:${r}`)))
+    return 'trusted';
   return 'signed-in';
 }
 
@@ -26,27 +44,133 @@ function docFor(decl: ResourceDecl, op: Operation, auth: AuthRequirement): Opera
   const record = jsonSchema(s.record);
   const base = { tags: [decl.group ? `${decl.group}/${decl.name}` : decl.name], auth };
   const id = `${decl.group || 'api'}_${decl.name}_${op}`.replace(/-/g, '_');
-  const scopeNote = decl.scope === 'mailbox' ? ' Mailbox-scoped: checked with trusted roles stripped; a record the caller cannot see answers 404.' : '';
+  const scopeNote =
+    decl.scope === 'mailbox' ? ' Mailbox-scoped: checked with trusted roles stripped; a record the caller cannot see answers 404.' : '';
   const note = decl.accessNote ? ` ${decl.accessNote}` : '';
-  const filters = Object.entries(queryFields(decl)).map(([name, c]) => ({ name, in: 'query' as const, description: `filter by ${name} (repeat for any of several values)`, schema: { type: c.kind === 'integer' ? 'integer' : c.kind === 'number' ? 'number' : c.kind === 'boolean' ? 'boolean' : 'string' } }));
+  const filters = Object.entries(queryFields(decl)).map(([name, c]) => ({
+    name,
+    in: 'query' as const,
+    description: `filter by ${name} (repeat for any of several values)`,
+    schema: { type: c.kind === 'integer' ? 'integer' : c.kind === 'number' ? 'number' : c.kind === 'boolean' ? 'boolean' : 'string' },
+  }));
   const listParams = [
-    { name: 'limit', in: 'query' as const, description: `page size, default ${LIST_LIMIT_DEFAULT}; above ${LIST_LIMIT_MAX} is refused with api-106`, schema: { type: 'integer', minimum: 1, maximum: LIST_LIMIT_MAX } },
+    {
+      name: 'limit',
+      in: 'query' as const,
+      description: `page size, default ${LIST_LIMIT_DEFAULT}; above ${LIST_LIMIT_MAX} is refused with api-106`,
+      schema: { type: 'integer', minimum: 1, maximum: LIST_LIMIT_MAX },
+    },
     { name: 'page', in: 'query' as const, description: 'zero-based page', schema: { type: 'integer', minimum: 0 } },
-    { name: 'sort', in: 'query' as const, description: `field, -field, a,-b, or JSON {"field":1,"other":-1}; default ${decl.defaultSort?.length ? decl.defaultSort.map((k) => `${k.dir === 'desc' ? '-' : ''}${k.field}`).join(',') : 'uid (creation order)'}`, schema: { type: 'string' } },
-    ...(decl.adminView ? [{ name: 'scope', in: 'query' as const, description: 'admin: administrative details only (trusted role, fresh elevation, audited)', schema: { type: 'string', enum: ['admin'] } }] : []),
+    {
+      name: 'sort',
+      in: 'query' as const,
+      description: `field, -field, a,-b, or JSON {"field":1,"other":-1}; default ${decl.defaultSort?.length ? decl.defaultSort.map((k) => `${k.dir === 'desc' ? '-' : ''}${k.field}`).join(',') : 'uid (creation order)'}`,
+      schema: { type: 'string' },
+    },
+    ...(decl.adminView
+      ? [
+          {
+            name: 'scope',
+            in: 'query' as const,
+            description: 'admin: administrative details only (trusted role, fresh elevation, audited)',
+            schema: { type: 'string', enum: ['admin'] },
+          },
+        ]
+      : []),
     ...filters,
   ];
   const versionBody = { type: 'object', required: ['version'], properties: { version: { type: 'integer' } } };
   switch (op) {
-    case 'list': return { ...base, operationId: id, summary: `List ${decl.name}`, description: `${decl.summary}.${scopeNote}${note}`, parameters: listParams, responses: { 200: { description: 'records, in the requested order', schema: { type: 'array', items: record } } } };
-    case 'head': return { ...base, operationId: id, summary: `Count ${decl.name}`, description: `The count of matching records is answered in Content-Length (and X-Total-Count); there is no body.${note}`, parameters: listParams, responses: { 200: { description: 'count in Content-Length' } } };
-    case 'get': return { ...base, operationId: id, summary: `Read one ${decl.entity}`, description: `${scopeNote}${note}`.trim() || undefined, parameters: decl.adminView ? listParams.filter((p) => p.name === 'scope') : undefined, responses: { 200: { description: decl.entity, schema: record } } };
-    case 'create': return { ...base, operationId: id, summary: `Create a ${decl.entity}`, description: `The server mints uid and sets version 1.${note}`, requestBody: { schema: jsonSchema(s.create, 'input') }, responses: { 201: { description: 'created', schema: record } } };
-    case 'update': return { ...base, operationId: id, summary: `Update a ${decl.entity}`, description: `Changes the given fields. version must be the stored version, else 409 api-108.${note}`, requestBody: { schema: jsonSchema(s.update, 'input') }, responses: { 200: { description: 'updated', schema: record } } };
-    case 'updateProperty': return { ...base, operationId: id, summary: `Update one property of a ${decl.entity}`, description: note.trim() || undefined, requestBody: { schema: { type: 'object', required: ['value', 'version'], properties: { value: {}, version: { type: 'integer' } } } }, responses: { 200: { description: 'updated', schema: record } } };
-    case 'bulkUpdate': return { ...base, operationId: id, summary: `Update many ${decl.name}`, description: `An array of {uid, version, ...fields}; each item succeeds or fails on its own.${note}`, requestBody: { schema: { type: 'array', maxItems: 1000, items: { type: 'object', required: ['uid', 'version'] } } }, responses: { 200: { description: 'a result per item', schema: bulkResult } } };
-    case 'delete': return { ...base, operationId: id, summary: `Delete a ${decl.entity}`, description: `version in the body ({"version": n}) or ?version=n; stale answers 409 api-108.${note}`, parameters: [{ name: 'version', in: 'query', schema: { type: 'integer' } }], requestBody: { schema: versionBody, required: false }, responses: { 204: { description: 'deleted' } } };
-    case 'bulkDelete': return { ...base, operationId: id, summary: `Delete many ${decl.name}`, description: note.trim() || undefined, requestBody: { schema: { type: 'array', maxItems: 1000, items: { type: 'object', required: ['uid', 'version'], properties: { uid: { type: 'string' }, version: { type: 'integer' } } } } }, responses: { 200: { description: 'a result per item', schema: bulkResult } } };
+    case 'list':
+      return {
+        ...base,
+        operationId: id,
+        summary: `List ${decl.name}`,
+        description: `${decl.summary}.${scopeNote}${note}`,
+        parameters: listParams,
+        responses: { 200: { description: 'records, in the requested order', schema: { type: 'array', items: record } } },
+      };
+    case 'head':
+      return {
+        ...base,
+        operationId: id,
+        summary: `Count ${decl.name}`,
+        description: `The count of matching records is answered in Content-Length (and X-Total-Count); there is no body.${note}`,
+        parameters: listParams,
+        responses: { 200: { description: 'count in Content-Length' } },
+      };
+    case 'get':
+      return {
+        ...base,
+        operationId: id,
+        summary: `Read one ${decl.entity}`,
+        description: `${scopeNote}${note}`.trim() || undefined,
+        parameters: decl.adminView ? listParams.filter((p) => p.name === 'scope') : undefined,
+        responses: { 200: { description: decl.entity, schema: record } },
+      };
+    case 'create':
+      return {
+        ...base,
+        operationId: id,
+        summary: `Create a ${decl.entity}`,
+        description: `The server mints uid and sets version 1.${note}`,
+        requestBody: { schema: jsonSchema(s.create, 'input') },
+        responses: { 201: { description: 'created', schema: record } },
+      };
+    case 'update':
+      return {
+        ...base,
+        operationId: id,
+        summary: `Update a ${decl.entity}`,
+        description: `Changes the given fields. version must be the stored version, else 409 api-108.${note}`,
+        requestBody: { schema: jsonSchema(s.update, 'input') },
+        responses: { 200: { description: 'updated', schema: record } },
+      };
+    case 'updateProperty':
+      return {
+        ...base,
+        operationId: id,
+        summary: `Update one property of a ${decl.entity}`,
+        description: note.trim() || undefined,
+        requestBody: {
+          schema: { type: 'object', required: ['value', 'version'], properties: { value: {}, version: { type: 'integer' } } },
+        },
+        responses: { 200: { description: 'updated', schema: record } },
+      };
+    case 'bulkUpdate':
+      return {
+        ...base,
+        operationId: id,
+        summary: `Update many ${decl.name}`,
+        description: `An array of {uid, version, ...fields}; each item succeeds or fails on its own.${note}`,
+        requestBody: { schema: { type: 'array', maxItems: 1000, items: { type: 'object', required: ['uid', 'version'] } } },
+        responses: { 200: { description: 'a result per item', schema: bulkResult } },
+      };
+    case 'delete':
+      return {
+        ...base,
+        operationId: id,
+        summary: `Delete a ${decl.entity}`,
+        description: `version in the body ({"version": n}) or ?version=n; stale answers 409 api-108.${note}`,
+        parameters: [{ name: 'version', in: 'query', schema: { type: 'integer' } }],
+        requestBody: { schema: versionBody, required: false },
+        responses: { 204: { description: 'deleted' } },
+      };
+    case 'bulkDelete':
+      return {
+        ...base,
+        operationId: id,
+        summary: `Delete many ${decl.name}`,
+        description: note.trim() || undefined,
+        requestBody: {
+          schema: {
+            type: 'array',
+            maxItems: 1000,
+            items: { type: 'object', required: ['uid', 'version'], properties: { uid: { type: 'string' }, version: { type: 'integer' } } },
+          },
+        },
+        responses: { 200: { description: 'a result per item', schema: bulkResult } },
+      };
   }
 }
 
@@ -95,15 +219,31 @@ export function resourceRouter(decls: readonly ResourceDecl[], service: Resource
     const q = (req: Request) => req.query as QueryParams;
     add('head', 'head', base, async (ctx, req, res) => {
       const n = await service.count(ctx, decl, q(req));
-      res.set({ 'Content-Length': String(n), 'X-Total-Count': String(n) }).status(200).end();
+      res
+        .set({ 'Content-Length': String(n), 'X-Total-Count': String(n) })
+        .status(200)
+        .end();
     });
-    const dates = Object.entries(queryableColumns(decl.model)).filter(([, c]) => c.kind === 'date').map(([f]) => f);
+    const dates = Object.entries(queryableColumns(decl.model))
+      .filter(([, c]) => c.kind === 'date')
+      .map(([f]) => f);
     add('list', 'get', base, async (ctx, req, res) => void res.json(datesAsText(await service.list(ctx, decl, q(req)), dates)));
     add('get', 'get', `${base}/:id`, async (ctx, req, res) => void res.json(await service.get(ctx, decl, String(req.params.id), q(req))));
     add('create', 'post', base, async (ctx, req, res) => void res.status(201).json(await service.create(ctx, decl, req.body)));
     add('bulkUpdate', 'put', base, async (ctx, req, res) => void res.json({ results: await service.bulkUpdate(ctx, decl, req.body) }));
-    add('update', 'put', `${base}/:id`, async (ctx, req, res) => void res.json(await service.update(ctx, decl, String(req.params.id), req.body, q(req))));
-    add('updateProperty', 'put', `${base}/:id/:property`, async (ctx, req, res) => void res.json(await service.updateProperty(ctx, decl, String(req.params.id), String(req.params.property), req.body)));
+    add(
+      'update',
+      'put',
+      `${base}/:id`,
+      async (ctx, req, res) => void res.json(await service.update(ctx, decl, String(req.params.id), req.body, q(req))),
+    );
+    add(
+      'updateProperty',
+      'put',
+      `${base}/:id/:property`,
+      async (ctx, req, res) =>
+        void res.json(await service.updateProperty(ctx, decl, String(req.params.id), String(req.params.property), req.body)),
+    );
     add('bulkDelete', 'delete', base, async (ctx, req, res) => void res.json({ results: await service.bulkDelete(ctx, decl, req.body) }));
     add('delete', 'delete', `${base}/:id`, async (ctx, req, res) => {
       const raw = (req.body as { version?: unknown } | undefined)?.version ?? req.query.version;
@@ -126,4 +266,3 @@ export function resourceRouter(decls: readonly ResourceDecl[], service: Resource
   Object.defineProperty(dispatch, 'stack', { value: stack });
   return dispatch as unknown as Router;
 }
-

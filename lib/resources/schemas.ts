@@ -32,11 +32,19 @@ export function schemasOf(decl: ResourceDecl): ResourceSchemas {
   if (hit) return hit;
   const fields = decl.model.fields;
   const server = new Set(decl.serverFields ?? []);
-  const immutable = new Set([...(decl.immutableFields ?? []), ...(decl.parent ? [decl.parent.field] : []), ...(decl.mailboxField && decl.mailboxField !== 'uid' ? [decl.mailboxField] : [])]);
+  const immutable = new Set([
+    ...(decl.immutableFields ?? []),
+    ...(decl.parent ? [decl.parent.field] : []),
+    ...(decl.mailboxField && decl.mailboxField !== 'uid' ? [decl.mailboxField] : []),
+  ]);
   const create = z.object({ ...pick(fields, server), ...(decl.createInput ?? {}) }).strict();
   const adminOnly = new Set(decl.adminFields ?? []);
-  const optionalShape = (keep: (k: string) => boolean): z.ZodRawShape => Object.fromEntries(Object.entries(fields)
-    .filter(([k]) => keep(k)).map(([k, s]) => [k, stripDefault(s as z.ZodType).optional()]));
+  const optionalShape = (keep: (k: string) => boolean): z.ZodRawShape =>
+    Object.fromEntries(
+      Object.entries(fields)
+        .filter(([k]) => keep(k))
+        .map(([k, s]) => [k, stripDefault(s as z.ZodType).optional()]),
+    );
   const updShape = optionalShape((k) => !server.has(k) && !immutable.has(k) && !adminOnly.has(k));
   const update = z.object({ ...updShape, version }).strict();
   const adminUpdate = z.object({ ...optionalShape((k) => adminOnly.has(k)), version }).strict();

@@ -31,7 +31,8 @@ function narrowTo(filter: Filter, allowed: Record<string, string[]>): Filter {
   for (const [field, values] of Object.entries(allowed)) {
     const asked = filter[field];
     if (asked === undefined) out[field] = { $in: values };
-    else if (asked !== null && typeof asked === 'object' && '$in' in asked) out[field] = { $in: asked.$in.filter((v) => values.includes(v as string)) };
+    else if (asked !== null && typeof asked === 'object' && '$in' in asked)
+      out[field] = { $in: asked.$in.filter((v) => values.includes(v as string)) };
     else if (typeof asked === 'string') out[field] = values.includes(asked) ? asked : { $in: [] };
     else out[field] = { $in: [] }; // list queries only ask values or lists of values
   }
@@ -59,7 +60,14 @@ export class ResourceService {
     ctx.events.publish(channels, { type: decl.entity, action, data: this.view(decl, rec) });
   }
 
-  async #audit(ctx: Ctx, decl: ResourceDecl, action: string, uid: string | null, before: AnyRecord | null, after: AnyRecord | null): Promise<void> {
+  async #audit(
+    ctx: Ctx,
+    decl: ResourceDecl,
+    action: string,
+    uid: string | null,
+    before: AnyRecord | null,
+    after: AnyRecord | null,
+  ): Promise<void> {
     if (!decl.audit) return;
     let b = before ? this.view(decl, before) : null;
     let a = after ? this.view(decl, after) : null;
@@ -69,12 +77,22 @@ export class ResourceService {
       // for the administrative fields only, and the names of the other fields that changed.
       const shown = new Set(['uid', 'version', 'address', ...(decl.adminFields ?? [])]);
       const keys = new Set([...Object.keys(b ?? {}), ...Object.keys(a ?? {})]);
-      details = { changed: [...keys].filter((k) => !['version', 'updatedAt'].includes(k) && JSON.stringify(b?.[k]) !== JSON.stringify(a?.[k])) };
-      const narrow = (v: Record<string, unknown> | null) => (v ? Object.fromEntries(Object.entries(v).filter(([k]) => shown.has(k))) : null);
+      details = {
+        changed: [...keys].filter((k) => !['version', 'updatedAt'].includes(k) && JSON.stringify(b?.[k]) !== JSON.stringify(a?.[k])),
+      };
+      const narrow = (v: Record<string, unknown> | null) =>
+        v ? Object.fromEntries(Object.entries(v).filter(([k]) => shown.has(k))) : null;
       b = narrow(b);
       a = narrow(a);
     }
-    await writeAudit(ctx.store, ctx, { action: `${decl.name}.${action}`, resource: decl.name, resourceUid: uid, before: b, after: a, details });
+    await writeAudit(ctx.store, ctx, {
+      action: `${decl.name}.${action}`,
+      resource: decl.name,
+      resourceUid: uid,
+      before: b,
+      after: a,
+      details,
+    });
   }
 
   /** Narrows a list filter to what the caller may see; an invisible mailbox or parent answers 404. */
@@ -117,7 +135,11 @@ export class ResourceService {
     const q = parseListQuery(decl, params);
     if (adminScope) {
       const rows = await ctx.store.repo<Record<string, unknown>>(decl.model).list(q);
-      await writeAudit(ctx.store, ctx, { action: `${decl.name}.list.admin`, resource: decl.name, details: { count: rows.length, filter: q.filter as Record<string, unknown> } });
+      await writeAudit(ctx.store, ctx, {
+        action: `${decl.name}.list.admin`,
+        resource: decl.name,
+        details: { count: rows.length, filter: q.filter as Record<string, unknown> },
+      });
       return Promise.all(rows.map((r) => decl.adminView!(ctx, r)));
     }
     const filter = await this.#scopeFilter(ctx, decl, q.filter);
@@ -132,7 +154,11 @@ export class ResourceService {
     if (adminScope) {
       // The same records as the ?scope=admin list, so the same audit.
       const n = await ctx.store.repo<Record<string, unknown>>(decl.model).count(q.filter);
-      await writeAudit(ctx.store, ctx, { action: `${decl.name}.count.admin`, resource: decl.name, details: { count: n, filter: q.filter as Record<string, unknown> } });
+      await writeAudit(ctx.store, ctx, {
+        action: `${decl.name}.count.admin`,
+        resource: decl.name,
+        details: { count: n, filter: q.filter as Record<string, unknown> },
+      });
       return n;
     }
     const filter = await this.#scopeFilter(ctx, decl, q.filter);
@@ -143,7 +169,10 @@ export class ResourceService {
   #adminScope(ctx: Ctx, decl: ResourceDecl, params: QueryParams): boolean {
     const scope = params.scope;
     if (scope === undefined) return false;
-    if (scope !== 'admin' || !decl.adminView) throw invalid(`scope=${String(scope)} is not supported here`, [{ path: 'scope', message: 'only scope=admin, on resources that offer it' }]);
+    if (scope !== 'admin' || !decl.adminView)
+      throw invalid(`scope=${String(scope)} is not supported here`, [
+        { path: 'scope', message: 'only scope=admin, on resources that offer it' },
+      ]);
     requireTrusted(ctx.principal, ctx.config, { fresh: true });
     return true;
   }
@@ -178,7 +207,8 @@ export class ResourceService {
     if (decl.parent) {
       const parentDecl = this.registry.get(decl.parent.resource);
       const parentUid = input[decl.parent.field];
-      if (typeof parentUid !== 'string') throw invalid(`${decl.parent.field} is required`, [{ path: decl.parent.field, message: 'required' }]);
+      if (typeof parentUid !== 'string')
+        throw invalid(`${decl.parent.field} is required`, [{ path: decl.parent.field, message: 'required' }]);
       const parent = await ctx.store.repo<Record<string, unknown>>(parentDecl.model).get(parentUid);
       if (!parent) throw notFound(); // exactly like an invisible parent: no hint that it exists
       await checkRecord(ctx, parentDecl, parent, 'create');
@@ -204,9 +234,16 @@ export class ResourceService {
   async update(ctx: Ctx, decl: ResourceDecl, uid: string, body: unknown, params: QueryParams = {}): Promise<Record<string, unknown>> {
     checkSensitive(ctx, decl, 'update');
     if (params.scope !== undefined) {
-      if (params.scope !== 'admin' || !decl.adminFields?.length) throw invalid(`scope=${String(params.scope)} is not supported here`, [{ path: 'scope', message: 'only scope=admin, on resources with administrative fields' }]);
+      if (params.scope !== 'admin' || !decl.adminFields?.length)
+        throw invalid(`scope=${String(params.scope)} is not supported here`, [
+          { path: 'scope', message: 'only scope=admin, on resources with administrative fields' },
+        ]);
       requireTrusted(ctx.principal, ctx.config, { fresh: true });
-      const { version, ...patch } = parseOrThrow(schemasOf(decl).adminUpdate, body, `invalid administrative ${decl.entity} update`) as Record<string, unknown> & { version: number };
+      const { version, ...patch } = parseOrThrow(
+        schemasOf(decl).adminUpdate,
+        body,
+        `invalid administrative ${decl.entity} update`,
+      ) as Record<string, unknown> & { version: number };
       const before = await ctx.store.repo<Record<string, unknown>>(decl.model).get(uid);
       if (!before) throw notFound();
       const after = await this.#applyUpdate(ctx, { ...decl, audit: true }, before, version, patch, 'update.admin');
@@ -214,7 +251,11 @@ export class ResourceService {
       return decl.adminView ? decl.adminView(ctx, after as AnyRecord) : after;
     }
     const before = await this.load(ctx, decl, uid, 'write');
-    const { version, ...patch } = parseOrThrow(schemasOf(decl).update, dropUnchangedReadOnly(decl, this.view(decl, { ...before }), body), `invalid ${decl.entity} update`) as Record<string, unknown> & { version: number };
+    const { version, ...patch } = parseOrThrow(
+      schemasOf(decl).update,
+      dropUnchangedReadOnly(decl, this.view(decl, { ...before }), body),
+      `invalid ${decl.entity} update`,
+    ) as Record<string, unknown> & { version: number };
     return this.#applyUpdate(ctx, decl, before, version, patch);
   }
 
@@ -223,11 +264,21 @@ export class ResourceService {
     const schemas = schemasOf(decl);
     if (!schemas.writable.has(property)) throw notFound(`No writable property ${property}`);
     const { value, version } = parseOrThrow(propertyBody, body, 'invalid property update');
-    const { version: _v, ...patch } = parseOrThrow(schemas.update, { [property]: value, version }, `invalid ${property}`) as Record<string, unknown>;
+    const { version: _v, ...patch } = parseOrThrow(schemas.update, { [property]: value, version }, `invalid ${property}`) as Record<
+      string,
+      unknown
+    >;
     return this.#applyUpdate(ctx, decl, await this.load(ctx, decl, uid, 'write'), version, patch);
   }
 
-  async #applyUpdate(ctx: Ctx, decl: ResourceDecl, before: AnyRecord, version: number, patch: Record<string, unknown>, action = 'update'): Promise<Record<string, unknown>> {
+  async #applyUpdate(
+    ctx: Ctx,
+    decl: ResourceDecl,
+    before: AnyRecord,
+    version: number,
+    patch: Record<string, unknown>,
+    action = 'update',
+  ): Promise<Record<string, unknown>> {
     const after = await ctx.store.transaction(async (tx) => {
       const txCtx = { ...ctx, store: tx };
       const p = decl.hooks?.beforeUpdate ? await decl.hooks.beforeUpdate(txCtx, before, patch) : patch;
@@ -259,7 +310,12 @@ export class ResourceService {
     await decl.hooks?.afterCommit?.(ctx, 'delete', rec, null);
   }
 
-  async #bulk<I extends { uid: string }>(items: unknown, itemSchema: z.ZodType<I>, op: Operation, fn: (item: I) => Promise<number | undefined>): Promise<BulkResult[]> {
+  async #bulk<I extends { uid: string }>(
+    items: unknown,
+    itemSchema: z.ZodType<I>,
+    op: Operation,
+    fn: (item: I) => Promise<number | undefined>,
+  ): Promise<BulkResult[]> {
     const list = parseOrThrow(z.array(z.unknown()).min(1).max(BULK_MAX), items, `${op} takes an array of 1 to ${BULK_MAX} items`);
     const results: BulkResult[] = [];
     for (const raw of list) {
@@ -283,7 +339,12 @@ export class ResourceService {
 
   bulkUpdate(ctx: Ctx, decl: ResourceDecl, body: unknown): Promise<BulkResult[]> {
     checkSensitive(ctx, decl, 'bulkUpdate');
-    return this.#bulk(body, bulkUpdateItem, 'bulkUpdate', async ({ uid, ...rest }) => (await this.update(ctx, decl, uid, rest)).version as number);
+    return this.#bulk(
+      body,
+      bulkUpdateItem,
+      'bulkUpdate',
+      async ({ uid, ...rest }) => (await this.update(ctx, decl, uid, rest)).version as number,
+    );
   }
 
   bulkDelete(ctx: Ctx, decl: ResourceDecl, body: unknown): Promise<BulkResult[]> {

@@ -42,7 +42,8 @@ export function realScanners(config: Config, now: () => number = Date.now): Scan
   const downUntil = { rspamd: 0, clamd: 0 };
   const guarded = <R>(name: 'rspamd' | 'clamd', call: () => Promise<R>): Promise<R> => {
     if (!config.isDevelopment) return call();
-    if (now() < downUntil[name]) return Promise.reject(new ScannerUnreachable(name, new Error('not answering (development: checked again shortly)')));
+    if (now() < downUntil[name])
+      return Promise.reject(new ScannerUnreachable(name, new Error('not answering (development: checked again shortly)')));
     return call().catch((e: unknown) => {
       if (e instanceof ScannerUnreachable) downUntil[name] = now() + DEV_UNREACHABLE_RECHECK_MS;
       throw e;

@@ -21,7 +21,10 @@ const SPAM_ACTIONS = new Set(['reject']);
 const SUSPECT_ACTIONS = new Set(['add header', 'rewrite subject', 'soft reject']);
 
 export class ScannerUnreachable extends Error {
-  constructor(readonly scanner: string, cause: unknown) {
+  constructor(
+    readonly scanner: string,
+    cause: unknown,
+  ) {
     super(`${scanner} cannot be connected to: ${(cause as Error)?.message ?? String(cause)}`);
     this.name = 'ScannerUnreachable';
   }
@@ -32,7 +35,11 @@ export function isConnectFailure(e: unknown): boolean {
   let cur: unknown = e;
   for (let i = 0; i < 4 && cur; i++) {
     const code = (cur as { code?: string }).code;
-    if (code && ['ECONNREFUSED', 'ENOENT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'].includes(code)) return true;
+    if (
+      code &&
+      ['ECONNREFUSED', 'ENOENT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'].includes(code)
+    )
+      return true;
     cur = (cur as { cause?: unknown }).cause;
   }
   return false;
@@ -46,7 +53,13 @@ export async function rspamdCheck(config: Config, input: SpamInput): Promise<Spa
   if (input.ip) headers.IP = input.ip;
   const pw = config.get('mail:scan:rspamd:password');
   if (pw) headers.Password = pw;
-  const init: RequestInit & { duplex?: string } = { method: 'POST', headers, body: new Uint8Array(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength), redirect: 'error', signal: AbortSignal.timeout(config.get('mail:scan:timeout_ms')) };
+  const init: RequestInit & { duplex?: string } = {
+    method: 'POST',
+    headers,
+    body: new Uint8Array(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength),
+    redirect: 'error',
+    signal: AbortSignal.timeout(config.get('mail:scan:timeout_ms')),
+  };
   // rspamd takes repeated Rcpt headers; fetch joins them, so send the first (it is informative only).
   if (input.rcpt?.length) headers.Rcpt = input.rcpt[0];
   let res: Response;

@@ -13,9 +13,16 @@
 import postcss from 'postcss';
 
 export type Token =
-  | { t: 'ws' } | { t: 'comma' } | { t: 'slash' }
-  | { t: 'ident'; v: string } | { t: 'num'; v: string; neg: boolean } | { t: 'dim'; v: string; neg: boolean }
-  | { t: 'hash'; v: string } | { t: 'str'; v: string } | { t: 'color'; v: string } | { t: 'url'; v: string };
+  | { t: 'ws' }
+  | { t: 'comma' }
+  | { t: 'slash' }
+  | { t: 'ident'; v: string }
+  | { t: 'num'; v: string; neg: boolean }
+  | { t: 'dim'; v: string; neg: boolean }
+  | { t: 'hash'; v: string }
+  | { t: 'str'; v: string }
+  | { t: 'color'; v: string }
+  | { t: 'url'; v: string };
 type Kind = Token['t'];
 
 const COLOR: Kind[] = ['ident', 'hash', 'color'];
@@ -25,25 +32,95 @@ const BORDER: Kind[] = ['ident', 'num', 'dim', 'hash', 'color'];
 
 /** Property → the token kinds its value may use (whitespace is always allowed). */
 const PROPERTIES: Record<string, Kind[]> = {
-  color: COLOR, 'background-color': COLOR, 'border-color': COLOR, 'text-decoration-color': COLOR,
-  'border-top-color': COLOR, 'border-right-color': COLOR, 'border-bottom-color': COLOR, 'border-left-color': COLOR,
-  width: SIZE, height: SIZE, 'min-width': SIZE, 'max-width': SIZE, 'min-height': SIZE, 'max-height': SIZE,
-  margin: SIZE, 'margin-top': SIZE, 'margin-right': SIZE, 'margin-bottom': SIZE, 'margin-left': SIZE,
-  padding: SIZE, 'padding-top': SIZE, 'padding-right': SIZE, 'padding-bottom': SIZE, 'padding-left': SIZE,
-  'font-size': SIZE, 'font-weight': SIZE, 'line-height': SIZE, 'letter-spacing': SIZE, 'word-spacing': SIZE, 'text-indent': SIZE,
-  'vertical-align': SIZE, opacity: ['num', 'dim'], 'border-spacing': SIZE,
-  'border-width': SIZE, 'border-top-width': SIZE, 'border-right-width': SIZE, 'border-bottom-width': SIZE, 'border-left-width': SIZE,
-  'border-radius': [...SIZE, 'slash'], 'border-top-left-radius': SIZE, 'border-top-right-radius': SIZE, 'border-bottom-left-radius': SIZE, 'border-bottom-right-radius': SIZE,
-  border: BORDER, 'border-top': BORDER, 'border-right': BORDER, 'border-bottom': BORDER, 'border-left': BORDER, outline: BORDER,
-  'border-style': WORD, 'border-top-style': WORD, 'border-right-style': WORD, 'border-bottom-style': WORD, 'border-left-style': WORD,
-  'text-align': WORD, 'text-transform': WORD, 'text-decoration': [...COLOR, 'dim'], 'text-decoration-line': WORD, 'text-decoration-style': WORD,
-  'font-style': WORD, 'font-variant': WORD, 'white-space': WORD, 'word-break': WORD, 'word-wrap': WORD, 'overflow-wrap': WORD, 'text-overflow': WORD,
-  display: WORD, visibility: WORD, overflow: WORD, 'overflow-x': WORD, 'overflow-y': WORD, float: WORD, clear: WORD, 'box-sizing': WORD, direction: WORD,
-  'border-collapse': WORD, 'table-layout': WORD, 'caption-side': WORD, 'empty-cells': WORD,
-  'list-style': WORD, 'list-style-type': WORD, 'list-style-position': WORD,
-  'font-family': ['ident', 'str', 'comma'], font: ['ident', 'num', 'dim', 'str', 'comma', 'slash'],
-  background: ['ident', 'num', 'dim', 'hash', 'color', 'url', 'comma', 'slash'], 'background-image': ['ident', 'url', 'comma'],
-  'background-position': ['ident', 'num', 'dim', 'comma'], 'background-repeat': ['ident', 'comma'], 'background-size': ['ident', 'num', 'dim', 'comma'],
+  color: COLOR,
+  'background-color': COLOR,
+  'border-color': COLOR,
+  'text-decoration-color': COLOR,
+  'border-top-color': COLOR,
+  'border-right-color': COLOR,
+  'border-bottom-color': COLOR,
+  'border-left-color': COLOR,
+  width: SIZE,
+  height: SIZE,
+  'min-width': SIZE,
+  'max-width': SIZE,
+  'min-height': SIZE,
+  'max-height': SIZE,
+  margin: SIZE,
+  'margin-top': SIZE,
+  'margin-right': SIZE,
+  'margin-bottom': SIZE,
+  'margin-left': SIZE,
+  padding: SIZE,
+  'padding-top': SIZE,
+  'padding-right': SIZE,
+  'padding-bottom': SIZE,
+  'padding-left': SIZE,
+  'font-size': SIZE,
+  'font-weight': SIZE,
+  'line-height': SIZE,
+  'letter-spacing': SIZE,
+  'word-spacing': SIZE,
+  'text-indent': SIZE,
+  'vertical-align': SIZE,
+  opacity: ['num', 'dim'],
+  'border-spacing': SIZE,
+  'border-width': SIZE,
+  'border-top-width': SIZE,
+  'border-right-width': SIZE,
+  'border-bottom-width': SIZE,
+  'border-left-width': SIZE,
+  'border-radius': [...SIZE, 'slash'],
+  'border-top-left-radius': SIZE,
+  'border-top-right-radius': SIZE,
+  'border-bottom-left-radius': SIZE,
+  'border-bottom-right-radius': SIZE,
+  border: BORDER,
+  'border-top': BORDER,
+  'border-right': BORDER,
+  'border-bottom': BORDER,
+  'border-left': BORDER,
+  outline: BORDER,
+  'border-style': WORD,
+  'border-top-style': WORD,
+  'border-right-style': WORD,
+  'border-bottom-style': WORD,
+  'border-left-style': WORD,
+  'text-align': WORD,
+  'text-transform': WORD,
+  'text-decoration': [...COLOR, 'dim'],
+  'text-decoration-line': WORD,
+  'text-decoration-style': WORD,
+  'font-style': WORD,
+  'font-variant': WORD,
+  'white-space': WORD,
+  'word-break': WORD,
+  'word-wrap': WORD,
+  'overflow-wrap': WORD,
+  'text-overflow': WORD,
+  display: WORD,
+  visibility: WORD,
+  overflow: WORD,
+  'overflow-x': WORD,
+  'overflow-y': WORD,
+  float: WORD,
+  clear: WORD,
+  'box-sizing': WORD,
+  direction: WORD,
+  'border-collapse': WORD,
+  'table-layout': WORD,
+  'caption-side': WORD,
+  'empty-cells': WORD,
+  'list-style': WORD,
+  'list-style-type': WORD,
+  'list-style-position': WORD,
+  'font-family': ['ident', 'str', 'comma'],
+  font: ['ident', 'num', 'dim', 'str', 'comma', 'slash'],
+  background: ['ident', 'num', 'dim', 'hash', 'color', 'url', 'comma', 'slash'],
+  'background-image': ['ident', 'url', 'comma'],
+  'background-position': ['ident', 'num', 'dim', 'comma'],
+  'background-repeat': ['ident', 'comma'],
+  'background-size': ['ident', 'num', 'dim', 'comma'],
 };
 
 /**
@@ -65,13 +142,15 @@ const FONT_NAME = /^[\p{L}\p{N} _.-]+$/u;
 /** Comments out (each one separates tokens, as in CSS), then CSS escapes decoded. */
 export function decodeCss(s: string): string {
   if (!s.includes('\\') && !s.includes('/*')) return s;
-  return s.replace(/\/\*[\s\S]*?(?:\*\/|$)/g, ' ').replace(/\\(?:([0-9a-fA-F]{1,6})(?:\r\n|[ \t\n\r\f])?|([\s\S]))/g, (_m, hex: string | undefined, ch: string) => {
-    if (hex !== undefined) {
-      const cp = parseInt(hex, 16);
-      return cp === 0 || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff ? '\uFFFD' : String.fromCodePoint(cp);
-    }
-    return /[\n\r\f]/.test(ch) ? '' : ch;
-  });
+  return s
+    .replace(/\/\*[\s\S]*?(?:\*\/|$)/g, ' ')
+    .replace(/\\(?:([0-9a-fA-F]{1,6})(?:\r\n|[ \t\n\r\f])?|([\s\S]))/g, (_m, hex: string | undefined, ch: string) => {
+      if (hex !== undefined) {
+        const cp = parseInt(hex, 16);
+        return cp === 0 || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff ? '\uFFFD' : String.fromCodePoint(cp);
+      }
+      return /[\n\r\f]/.test(ch) ? '' : ch;
+    });
 }
 
 /** https: (re-encoded so no quote, bracket, `;`, `*`, backslash or space remains) or cid:; anything else null. */
@@ -163,16 +242,25 @@ export function tokenize(s: string): Token[] | null {
 }
 
 function serialize(tokens: Token[]): string {
-  return tokens.map((tk) => {
-    switch (tk.t) {
-      case 'ws': return ' ';
-      case 'comma': return ',';
-      case 'slash': return '/';
-      case 'str': return `'${tk.v}'`;
-      case 'url': return `url(${tk.v})`;
-      default: return tk.v;
-    }
-  }).join('').trim();
+  return tokens
+    .map((tk) => {
+      switch (tk.t) {
+        case 'ws':
+          return ' ';
+        case 'comma':
+          return ',';
+        case 'slash':
+          return '/';
+        case 'str':
+          return `'${tk.v}'`;
+        case 'url':
+          return `url(${tk.v})`;
+        default:
+          return tk.v;
+      }
+    })
+    .join('')
+    .trim();
 }
 
 /** One declaration as `prop:value`, or null when it is not allowed. */
@@ -187,7 +275,13 @@ export function cleanDeclaration(prop: string, value: string, important = false)
     if (!kinds.includes(tk.t)) return null;
     if ((tk.t === 'dim' || tk.t === 'num') && tk.neg && NO_NEGATIVE.test(name)) return null;
     if (tk.t === 'num' && /[1-9]/.test(tk.v) && !UNITLESS.has(name)) return null;
-    if (name === 'outline' && tk.t === 'dim' && /[1-9]/.test(tk.v) && !(tk.v.endsWith('px') && !tk.neg && parseFloat(tk.v) <= MAX_OUTLINE_PX)) return null;
+    if (
+      name === 'outline' &&
+      tk.t === 'dim' &&
+      /[1-9]/.test(tk.v) &&
+      !(tk.v.endsWith('px') && !tk.neg && parseFloat(tk.v) <= MAX_OUTLINE_PX)
+    )
+      return null;
   }
   return `${name}:${serialize(tokens)}${important ? ' !important' : ''}`;
 }

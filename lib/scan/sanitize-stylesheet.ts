@@ -36,11 +36,27 @@ export function scopedClass(name: string): string | null {
 
 /** A `class` attribute with every name in the message's namespace (`''` when none is left). */
 export function cleanClassAttribute(value: string): string {
-  const names = value.split(/[ \t\n\f\r]+/).filter(Boolean).map(scopedClass).filter((n): n is string => n !== null);
+  const names = value
+    .split(/[ \t\n\f\r]+/)
+    .filter(Boolean)
+    .map(scopedClass)
+    .filter((n): n is string => n !== null);
   return [...new Set(names)].join(' ');
 }
 
-const PSEUDO_CLASSES = new Set(['hover', 'active', 'focus', 'link', 'visited', 'first-child', 'last-child', 'only-child', 'first-of-type', 'last-of-type', 'only-of-type']);
+const PSEUDO_CLASSES = new Set([
+  'hover',
+  'active',
+  'focus',
+  'link',
+  'visited',
+  'first-child',
+  'last-child',
+  'only-child',
+  'first-of-type',
+  'last-of-type',
+  'only-of-type',
+]);
 const NTH_PSEUDO = new Set(['nth-child', 'nth-last-child', 'nth-of-type', 'nth-last-of-type']);
 const NTH_ARG = /^(?:odd|even|[+-]?\d*n(?:[+-]\d+)?|[+-]?\d+)$/i;
 const ROOTS = new Set(['html', 'body', ':root']);
@@ -59,7 +75,8 @@ function compound(text: string): string | null {
       continue;
     }
     const nth = /^([a-z-]+)\(([^()]*)\)$/i.exec(body);
-    if (nth && NTH_PSEUDO.has(nth[1].toLowerCase()) && NTH_ARG.test(nth[2].replace(/\s+/g, ''))) out += `:${nth[1].toLowerCase()}(${nth[2].replace(/\s+/g, '').toLowerCase()})`;
+    if (nth && NTH_PSEUDO.has(nth[1].toLowerCase()) && NTH_ARG.test(nth[2].replace(/\s+/g, '')))
+      out += `:${nth[1].toLowerCase()}(${nth[2].replace(/\s+/g, '').toLowerCase()})`;
     else if (PSEUDO_CLASSES.has(body.toLowerCase())) out += `:${body.toLowerCase()}`;
     else return null;
   }
@@ -126,8 +143,24 @@ export function scopeSelector(selector: string, scope: string): string | null {
 }
 
 const MEDIA_WORDS = new Set(['only', 'not', 'and', 'all', 'screen', 'print']);
-const MEDIA_FEATURES = new Set(['width', 'min-width', 'max-width', 'height', 'min-height', 'max-height', 'device-width', 'min-device-width', 'max-device-width',
-  'orientation', 'prefers-color-scheme', 'min-resolution', 'max-resolution', '-webkit-min-device-pixel-ratio', '-webkit-max-device-pixel-ratio', 'min-device-pixel-ratio']);
+const MEDIA_FEATURES = new Set([
+  'width',
+  'min-width',
+  'max-width',
+  'height',
+  'min-height',
+  'max-height',
+  'device-width',
+  'min-device-width',
+  'max-device-width',
+  'orientation',
+  'prefers-color-scheme',
+  'min-resolution',
+  'max-resolution',
+  '-webkit-min-device-pixel-ratio',
+  '-webkit-max-device-pixel-ratio',
+  'min-device-pixel-ratio',
+]);
 
 /** A media query list rebuilt from known types and features, or null. */
 export function cleanMediaQuery(params: string): string | null {
@@ -184,7 +217,10 @@ export function cleanStyleSheet(css: string, scope: string): string {
     } else if (node.type === 'atrule' && node.name.toLowerCase() === 'media' && node.nodes) {
       const query = cleanMediaQuery(node.params);
       if (query === null) continue;
-      const rules = node.nodes.filter((n): n is postcss.Rule => n.type === 'rule').map((r) => cleanRule(r, scope)).filter((r): r is string => r !== null);
+      const rules = node.nodes
+        .filter((n): n is postcss.Rule => n.type === 'rule')
+        .map((r) => cleanRule(r, scope))
+        .filter((r): r is string => r !== null);
       if (rules.length) out.push(`@media ${query}{${rules.join('')}}`);
     }
   }

@@ -22,8 +22,33 @@ import { cleanClassAttribute, cleanStyleSheet } from './sanitize-stylesheet.js';
 //   `<div class="svcmail-<hash>">` with the one rebuilt `<style>` first: the scope its rules are
 //   under (the hash is of the input, so the same message always gets the same scope).
 
-const ALLOWED_TAGS = [...sanitizeHtml.defaults.allowedTags, 'img', 'font', 'center', 'span', 'div', 'table', 'thead', 'tbody', 'tfoot', 'tr', 'td', 'th',
-  'colgroup', 'col', 'caption', 'hr', 'br', 'u', 's', 'small', 'big', 'sub', 'sup', 'style'];
+const ALLOWED_TAGS = [
+  ...sanitizeHtml.defaults.allowedTags,
+  'img',
+  'font',
+  'center',
+  'span',
+  'div',
+  'table',
+  'thead',
+  'tbody',
+  'tfoot',
+  'tr',
+  'td',
+  'th',
+  'colgroup',
+  'col',
+  'caption',
+  'hr',
+  'br',
+  'u',
+  's',
+  'small',
+  'big',
+  'sub',
+  'sup',
+  'style',
+];
 
 const LINK_SCHEMES = new Set(['http', 'https', 'mailto']);
 const IMAGE_SCHEMES = new Set(['http', 'https', 'cid']);
@@ -112,7 +137,10 @@ function options(sheets: string[]): sanitizeHtml.IOptions {
     allowVulnerableTags: true, // <style> is read here but never copied: exclusiveFilter takes it out
     parseStyleAttributes: false, // style attributes are rewritten by cleanInlineStyle instead
     transformTags: {
-      a: (tagName, attribs) => ({ tagName, attribs: { ...withUrl(attribs, 'href', 'link'), rel: 'noopener noreferrer nofollow', target: '_blank' } }),
+      a: (tagName, attribs) => ({
+        tagName,
+        attribs: { ...withUrl(attribs, 'href', 'link'), rel: 'noopener noreferrer nofollow', target: '_blank' },
+      }),
       img: (tagName, attribs) => ({ tagName, attribs: withUrl(attribs, 'src', 'image') }),
       '*': (tagName, attribs) => {
         const out = { ...attribs };
@@ -141,7 +169,10 @@ export function sanitizeMailHtml(html: string): string {
   const body = sanitizeHtml(html, options(sheets));
   if (!sheets.length || sheets.reduce((n, s) => n + s.length, 0) > MAX_STYLESHEET_CHARS) return body;
   const scope = `svcmail-${createHash('sha256').update(html).digest('hex').slice(0, 16)}`;
-  const css = sheets.map((s) => cleanStyleSheet(s, scope)).filter(Boolean).join('\n');
+  const css = sheets
+    .map((s) => cleanStyleSheet(s, scope))
+    .filter(Boolean)
+    .join('\n');
   // Built only from checked tokens, the stylesheet holds no `<`; if it ever did, `</style` could end it.
   if (!css || css.includes('<')) return body;
   return `<div class="${scope}"><style>${css}</style>${body}</div>`;

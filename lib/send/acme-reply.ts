@@ -18,10 +18,17 @@ export function acmeReplyMailer(deps: { config: Config; outbound: OutboundHook }
   return {
     async send(raw, envelope) {
       const domain = domainOf(envelope.from);
-      if (!(await hasDkimKey(deps.config, domain))) throw new Error(`no DKIM key for ${domain} (mail:dkim:dir): the ACME reply must be DKIM-signed`);
+      if (!(await hasDkimKey(deps.config, domain)))
+        throw new Error(`no DKIM key for ${domain} (mail:dkim:dir): the ACME reply must be DKIM-signed`);
       const subject = /^Subject:[^\r\n]*/im.exec(raw)?.[0] ?? raw;
       const id = `acme-${createHash('sha256').update(`${envelope.from.toLowerCase()}\0${subject}`).digest('hex').slice(0, 40)}`;
-      await deps.outbound.send({ id, kind: 'acme-reply', envelopeFrom: envelope.from, envelopeTo: envelope.to, raw: Buffer.from(raw, 'utf8') });
+      await deps.outbound.send({
+        id,
+        kind: 'acme-reply',
+        envelopeFrom: envelope.from,
+        envelopeTo: envelope.to,
+        raw: Buffer.from(raw, 'utf8'),
+      });
       queued?.();
     },
   };

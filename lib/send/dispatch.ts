@@ -32,7 +32,8 @@ export async function scanOutbound(deps: SendDeps, raw: Buffer, from: string, rc
   const v = await scanMessage(deps.config, deps.log, deps.scanners, { raw, from: from || undefined, rcpt: rcpts });
   if (v.virus) return `malware found: ${v.virus}`;
   if (v.virusScanFailed) return 'the virus scanner could not run';
-  if (v.spam !== 'clean') return v.symbols.includes('SCAN_ENGINE_UNAVAILABLE') ? 'the spam scanner could not run' : `the spam scanner says ${v.spam}`;
+  if (v.spam !== 'clean')
+    return v.symbols.includes('SCAN_ENGINE_UNAVAILABLE') ? 'the spam scanner could not run' : `the spam scanner says ${v.spam}`;
   return null;
 }
 
@@ -47,8 +48,16 @@ async function deliverLocal(deps: SendDeps, j: Job, raw: Buffer): Promise<void> 
   const address = (/<([^>]+)>/.exec(fromHeader)?.[1] ?? fromHeader).trim().toLowerCase();
   const fromDomain = address.slice(address.lastIndexOf('@') + 1);
   const ours = Boolean(fromDomain) && (await servedDomains(deps)).has(fromDomain);
-  const header = trusted && ours ? Buffer.from(`Authentication-Results: ${trusted}; dmarc=pass header.from=${fromDomain} (sent by this server)\r\n`) : Buffer.alloc(0);
-  await acceptHandoff(deps, { raw: Buffer.concat([header, raw]), envelopeFrom: from, recipients: j.localRcpts, transactionId: `send-${j.uid}` });
+  const header =
+    trusted && ours
+      ? Buffer.from(`Authentication-Results: ${trusted}; dmarc=pass header.from=${fromDomain} (sent by this server)\r\n`)
+      : Buffer.alloc(0);
+  await acceptHandoff(deps, {
+    raw: Buffer.concat([header, raw]),
+    envelopeFrom: from,
+    recipients: j.localRcpts,
+    transactionId: `send-${j.uid}`,
+  });
 }
 
 /**
@@ -58,7 +67,10 @@ async function deliverLocal(deps: SendDeps, j: Job, raw: Buffer): Promise<void> 
  * recipients (some were accepted or refused meanwhile) is a different request and gets its own key.
  */
 export function attemptKey(jobUid: string, rcpts: readonly string[]): string {
-  return `${jobUid}:${createHash('sha256').update([...rcpts].sort().join('\n')).digest('hex').slice(0, 16)}`;
+  return `${jobUid}:${createHash('sha256')
+    .update([...rcpts].sort().join('\n'))
+    .digest('hex')
+    .slice(0, 16)}`;
 }
 
 const UNCERTAIN = 'it may or may not have left and is not sent again (check with the recipient, resend if needed)';
@@ -76,7 +88,10 @@ async function settleAmbiguous(deps: SendDeps, j: Job, result: TransportResult):
     deps.log.info({ job: j.uid, messageId: j.messageId }, 'ambiguous sendmail hand-off found in the MTA log: counted as handed over');
     return { result: { ...clear, accepted: [...clear.accepted, ...unsure.map((r) => r.rcpt)] }, review: [] };
   }
-  deps.log.warn({ job: j.uid, messageId: j.messageId }, 'ambiguous sendmail hand-off not found in the MTA log: held for review, not resent');
+  deps.log.warn(
+    { job: j.uid, messageId: j.messageId },
+    'ambiguous sendmail hand-off not found in the MTA log: held for review, not resent',
+  );
   return { result: clear, review: unsure.map((r) => ({ rcpt: r.rcpt, reason: `${r.reason}; ${UNCERTAIN}`, permanent: false })) };
 }
 
@@ -85,14 +100,26 @@ function recordResult(deps: SendDeps, j: Job, result: TransportResult, review: R
   const refused: Refused[] = [...j.refused, ...review];
   const pending: string[] = [];
   for (const r of result.refused) {
-    if (r.permanent || j.attempts >= max) refused.push(r.permanent ? r : { ...r, reason: `${r.reason} (gave up after ${j.attempts} attempts)` });
+    if (r.permanent || j.attempts >= max)
+      refused.push(r.permanent ? r : { ...r, reason: `${r.reason} (gave up after ${j.attempts} attempts)` });
     else pending.push(r.rcpt);
   }
   const backoff = deps.config.get('mail:send:retry_backoff_seconds') * 1000 * j.attempts;
   return {
-    accepted: [...new Set([...j.accepted, ...result.accepted])], refused, pending, review: j.review || review.length > 0,
-    state: pending.length ? 'queued' : 'handed', nextAttemptAt: new Date(Date.now() + backoff), attemptId: null, attemptRcpts: [],
-    lastError: result.refused.length ? result.refused.map((r) => `${r.rcpt}: ${r.reason}`).join('; ').slice(0, 2000) : null,
+    accepted: [...new Set([...j.accepted, ...result.accepted])],
+    refused,
+    pending,
+    review: j.review || review.length > 0,
+    state: pending.length ? 'queued' : 'handed',
+    nextAttemptAt: new Date(Date.now() + backoff),
+    attemptId: null,
+    attemptRcpts: [],
+    lastError: result.refused.length
+      ? result.refused
+          .map((r) => `${r.rcpt}: ${r.reason}`)
+          .join('; ')
+          .slice(0, 2000)
+      : null,
   };
 }
 
@@ -100,7 +127,12 @@ function recordResult(deps: SendDeps, j: Job, result: TransportResult, review: R
 async function recover(deps: SendDeps, j: Job, raw: Buffer): Promise<Job> {
   if (deps.transport.name === 'api') {
     // The cloud API deduplicates by Idempotency-Key: the same attempt id again is safe.
-    const result = await deps.transport.send({ raw, envelopeFrom: j.envelopeFrom, envelopeTo: j.attemptRcpts, id: j.attemptId ?? attemptKey(j.uid, j.attemptRcpts) });
+    const result = await deps.transport.send({
+      raw,
+      envelopeFrom: j.envelopeFrom,
+      envelopeTo: j.attemptRcpts,
+      id: j.attemptId ?? attemptKey(j.uid, j.attemptRcpts),
+    });
     return save(deps, j, recordResult(deps, j, result));
   }
   if (await mtaLogged(deps.config.get('mail:transport:sendmail:log_path'), j.messageId)) {
@@ -108,13 +140,32 @@ async function recover(deps: SendDeps, j: Job, raw: Buffer): Promise<Job> {
     return save(deps, j, recordResult(deps, j, { accepted: j.attemptRcpts, refused: [] }));
   }
   // sendmail may or may not have taken it: sending again could duplicate. Held, and the sender told.
-  deps.log.warn({ job: j.uid, messageId: j.messageId }, 'interrupted sendmail hand-off not found in the MTA log: held for review, not resent');
-  const uncertain = j.attemptRcpts.map((rcpt) => ({ rcpt, reason: `the server stopped while handing the message to the mail transport; ${UNCERTAIN}`, permanent: false }));
-  return save(deps, j, { state: 'handed', review: true, refused: [...j.refused, ...uncertain], pending: j.pending.filter((r) => !j.attemptRcpts.includes(r)), attemptId: null, attemptRcpts: [] });
+  deps.log.warn(
+    { job: j.uid, messageId: j.messageId },
+    'interrupted sendmail hand-off not found in the MTA log: held for review, not resent',
+  );
+  const uncertain = j.attemptRcpts.map((rcpt) => ({
+    rcpt,
+    reason: `the server stopped while handing the message to the mail transport; ${UNCERTAIN}`,
+    permanent: false,
+  }));
+  return save(deps, j, {
+    state: 'handed',
+    review: true,
+    refused: [...j.refused, ...uncertain],
+    pending: j.pending.filter((r) => !j.attemptRcpts.includes(r)),
+    attemptId: null,
+    attemptRcpts: [],
+  });
 }
 
 /** Moves the message record of a send into a folder of its mailbox (idempotent), optionally clearing the draft flag. */
-export async function placeMessage(deps: SendDeps, j: Pick<OutboundJob, 'mailboxUid' | 'messageUid'>, role: 'outbox' | 'sent' | 'drafts', clearDraft: boolean): Promise<Row<Message> | null> {
+export async function placeMessage(
+  deps: SendDeps,
+  j: Pick<OutboundJob, 'mailboxUid' | 'messageUid'>,
+  role: 'outbox' | 'sent' | 'drafts',
+  clearDraft: boolean,
+): Promise<Row<Message> | null> {
   if (!j.mailboxUid || !j.messageUid) return null;
   const msg = await deps.store.repo<Message>(MessageModel).get(j.messageUid);
   if (!msg) return null;
@@ -128,7 +179,9 @@ export async function placeMessage(deps: SendDeps, j: Pick<OutboundJob, 'mailbox
 }
 
 async function foldersOf(deps: SendDeps, mailboxUid: string): Promise<string[]> {
-  const fs = await deps.store.repo<Folder>(FolderModel).list({ filter: { mailboxUid, role: { $in: ['outbox', 'sent', 'drafts'] } }, limit: 10 });
+  const fs = await deps.store
+    .repo<Folder>(FolderModel)
+    .list({ filter: { mailboxUid, role: { $in: ['outbox', 'sent', 'drafts'] } }, limit: 10 });
   return fs.map((f) => f.uid);
 }
 
@@ -142,26 +195,64 @@ async function settle(deps: SendDeps, j: Job, opts: { sync: boolean }): Promise<
     if (anyAccepted && !j.filedSent) {
       await placeMessage(deps, j, 'sent', true);
       crashPoint('send.after-sent-items');
-      deps.events.emitMail('message.sent', { mailboxUid: mailboxUid, messageUid: messageUid, messageId: j.messageId, accepted: [...j.accepted, ...j.localRcpts], jobUid: j.uid });
-      publishSendEvent(deps.events, 'send-succeeded', { mailboxUid: mailboxUid, folderUids: folders, messageUid: messageUid, data: { accepted: [...j.accepted, ...j.localRcpts] } });
+      deps.events.emitMail('message.sent', {
+        mailboxUid: mailboxUid,
+        messageUid: messageUid,
+        messageId: j.messageId,
+        accepted: [...j.accepted, ...j.localRcpts],
+        jobUid: j.uid,
+      });
+      publishSendEvent(deps.events, 'send-succeeded', {
+        mailboxUid: mailboxUid,
+        folderUids: folders,
+        messageUid: messageUid,
+        data: { accepted: [...j.accepted, ...j.localRcpts] },
+      });
       j = await save(deps, j, { filedSent: true });
     }
     const fresh = j.refused.slice(j.reported);
     // A synchronous send with nothing accepted answers 502 with the reasons instead of a report.
     const answeredInline = opts.sync && !anyAccepted;
     if (fresh.length) {
-      for (const r of fresh) deps.events.emitMail('send.failed', { mailboxUid: mailboxUid, messageUid: messageUid, messageId: j.messageId, rcpt: r.rcpt, reason: r.reason, permanent: r.permanent });
+      for (const r of fresh)
+        deps.events.emitMail('send.failed', {
+          mailboxUid: mailboxUid,
+          messageUid: messageUid,
+          messageId: j.messageId,
+          rcpt: r.rcpt,
+          reason: r.reason,
+          permanent: r.permanent,
+        });
       if (!answeredInline) {
         const raw = await loadRaw(deps, j.rawRef);
-        await fileReport(deps, { mailboxUid: mailboxUid, to: j.envelopeFrom, subject: j.subject, messageId: j.messageId, originalHeaders: headerBlock(raw), refused: fresh, key: `${j.uid}:${j.reported}`, intro: j.review ? 'Delivery of your message could not be confirmed for these recipients:' : undefined });
+        await fileReport(deps, {
+          mailboxUid: mailboxUid,
+          to: j.envelopeFrom,
+          subject: j.subject,
+          messageId: j.messageId,
+          originalHeaders: headerBlock(raw),
+          refused: fresh,
+          key: `${j.uid}:${j.reported}`,
+          intro: j.review ? 'Delivery of your message could not be confirmed for these recipients:' : undefined,
+        });
         crashPoint('send.after-report');
       }
       j = await save(deps, j, { reported: j.refused.length });
     }
     if (j.pending.length && j.state === 'queued') {
-      publishSendEvent(deps.events, 'send-retrying', { mailboxUid: mailboxUid, folderUids: folders, messageUid: messageUid, data: { nextAttemptAt: j.nextAttemptAt.toISOString(), pending: j.pending } });
+      publishSendEvent(deps.events, 'send-retrying', {
+        mailboxUid: mailboxUid,
+        folderUids: folders,
+        messageUid: messageUid,
+        data: { nextAttemptAt: j.nextAttemptAt.toISOString(), pending: j.pending },
+      });
     } else if (!anyAccepted && j.state === 'handed') {
-      publishSendEvent(deps.events, 'send-failed', { mailboxUid: mailboxUid, folderUids: folders, messageUid: messageUid, data: { refused: j.refused } });
+      publishSendEvent(deps.events, 'send-failed', {
+        mailboxUid: mailboxUid,
+        folderUids: folders,
+        messageUid: messageUid,
+        data: { refused: j.refused },
+      });
     }
   }
   if (j.state !== 'handed' || j.pending.length) return j;
@@ -181,7 +272,13 @@ export async function advance(deps: SendDeps, job: Job, opts: { sync?: boolean }
     // to the Outbox now. A draft deleted or replaced (compose) meanwhile cancels the send (before its
     // bytes are read: they may have gone with the draft when they were the same).
     if (!(await placeMessage(deps, j, 'outbox', false))) {
-      const cancelled = await save(deps, j, { state: 'failed', localRcpts: [], pending: [], lastError: 'the draft was deleted or replaced before its send time: not sent', finishedAt: new Date() });
+      const cancelled = await save(deps, j, {
+        state: 'failed',
+        localRcpts: [],
+        pending: [],
+        lastError: 'the draft was deleted or replaced before its send time: not sent',
+        finishedAt: new Date(),
+      });
       deps.log.info({ job: j.uid }, 'send cancelled: the draft is gone');
       return cancelled;
     }
@@ -192,7 +289,11 @@ export async function advance(deps: SendDeps, job: Job, opts: { sync?: boolean }
     if (!j.scanned && j.kind === 'message') {
       const refusedBy = await scanOutbound(deps, raw, j.envelopeFrom, [...j.localRcpts, ...j.pending]);
       if (refusedBy) {
-        const all = [...j.localRcpts, ...j.pending].map((rcpt) => ({ rcpt, reason: `refused by the outbound scan: ${refusedBy}`, permanent: true }));
+        const all = [...j.localRcpts, ...j.pending].map((rcpt) => ({
+          rcpt,
+          reason: `refused by the outbound scan: ${refusedBy}`,
+          permanent: true,
+        }));
         j = await save(deps, j, { state: 'handed', localRcpts: [], pending: [], refused: [...j.refused, ...all], lastError: refusedBy });
         return settle(deps, j, { sync: Boolean(opts.sync) });
       }
@@ -205,7 +306,13 @@ export async function advance(deps: SendDeps, job: Job, opts: { sync?: boolean }
     }
     if (j.pending.length) {
       const attempts = j.attempts + 1;
-      j = await save(deps, j, { state: 'handing', attempts, attemptId: attemptKey(j.uid, j.pending), attemptRcpts: j.pending, attemptStartedAt: new Date() });
+      j = await save(deps, j, {
+        state: 'handing',
+        attempts,
+        attemptId: attemptKey(j.uid, j.pending),
+        attemptRcpts: j.pending,
+        attemptStartedAt: new Date(),
+      });
       crashPoint('send.before-transport');
       const answer = await deps.transport.send({ raw, envelopeFrom: j.envelopeFrom, envelopeTo: j.attemptRcpts, id: j.attemptId! });
       crashPoint('send.after-transport');

@@ -47,6 +47,11 @@ function collect(stream: NodeJS.ReadableStream): Promise<Buffer> {
 export async function dkimSign(config: Config, raw: Buffer, domain: string): Promise<{ raw: Buffer; signed: boolean }> {
   const privateKey = await keyFor(config, domain);
   if (!privateKey) return { raw, signed: false };
-  const signer = new DKIM({ domainName: domain.toLowerCase(), keySelector: config.get('mail:dkim:selector'), privateKey, hashAlgo: 'sha256' });
+  const signer = new DKIM({
+    domainName: domain.toLowerCase(),
+    keySelector: config.get('mail:dkim:selector'),
+    privateKey,
+    hashAlgo: 'sha256',
+  });
   return { raw: await collect(signer.sign(raw)), signed: true };
 }

@@ -27,16 +27,31 @@ export async function buildReport(deps: Pick<Deps, 'config'>, r: Omit<ReportInpu
   const domain = domainOf(r.to) || 'localhost';
   const root = new MimeNode('multipart/report; report-type=delivery-status');
   root.setHeader({
-    From: `MAILER-DAEMON@${domain}`, To: r.to, Subject: `Delivery Status Notification: ${r.subject || '(no subject)'}`.slice(0, 900),
-    'Message-ID': `<${randomUUID()}@${domain}>`, Date: new Date().toUTCString(), 'Auto-Submitted': 'auto-replied', 'In-Reply-To': r.messageId,
+    From: `MAILER-DAEMON@${domain}`,
+    To: r.to,
+    Subject: `Delivery Status Notification: ${r.subject || '(no subject)'}`.slice(0, 900),
+    'Message-ID': `<${randomUUID()}@${domain}>`,
+    Date: new Date().toUTCString(),
+    'Auto-Submitted': 'auto-replied',
+    'In-Reply-To': r.messageId,
   });
   const lines = r.refused.map((x) => `  ${x.rcpt}: ${x.reason}`);
-  root.createChild('text/plain; charset=utf-8').setContent(`${r.intro ?? 'Your message could not be delivered to these recipients:'}\n\n${lines.join('\n')}\n`);
-  const perRcpt = r.refused.map((x) => [
-    `Final-Recipient: rfc822; ${x.rcpt}`, `Action: ${x.permanent ? 'failed' : 'delayed'}`, `Status: ${x.permanent ? '5.0.0' : '4.0.0'}`,
-    `Diagnostic-Code: smtp; ${x.reason.replace(/[\r\n]+/g, ' ').slice(0, 900)}`,
-  ].join('\r\n'));
-  root.createChild('message/delivery-status').setContent([`Reporting-MTA: dns; ${domain}`, `Arrival-Date: ${new Date().toUTCString()}`, '', perRcpt.join('\r\n\r\n'), ''].join('\r\n'));
+  root
+    .createChild('text/plain; charset=utf-8')
+    .setContent(`${r.intro ?? 'Your message could not be delivered to these recipients:'}\n\n${lines.join('\n')}\n`);
+  const perRcpt = r.refused.map((x) =>
+    [
+      `Final-Recipient: rfc822; ${x.rcpt}`,
+      `Action: ${x.permanent ? 'failed' : 'delayed'}`,
+      `Status: ${x.permanent ? '5.0.0' : '4.0.0'}`,
+      `Diagnostic-Code: smtp; ${x.reason.replace(/[\r\n]+/g, ' ').slice(0, 900)}`,
+    ].join('\r\n'),
+  );
+  root
+    .createChild('message/delivery-status')
+    .setContent(
+      [`Reporting-MTA: dns; ${domain}`, `Arrival-Date: ${new Date().toUTCString()}`, '', perRcpt.join('\r\n\r\n'), ''].join('\r\n'),
+    );
   root.createChild('text/rfc822-headers').setContent(r.originalHeaders);
   const raw = await root.build();
   return (await dkimSign(deps.config, raw, domain)).raw;
@@ -46,7 +61,13 @@ export async function buildReport(deps: Pick<Deps, 'config'>, r: Omit<ReportInpu
 export async function fileReport(deps: Deps, r: ReportInput): Promise<string> {
   const raw = await buildReport(deps, r);
   const stored = await storeRaw(deps, raw);
-  const filed = await fileMessage(deps, { mailboxUid: r.mailboxUid, folderRole: 'inbox', raw: stored, parsed: await parseMessage(raw), idempotencyKey: `dsn:${r.key}` });
+  const filed = await fileMessage(deps, {
+    mailboxUid: r.mailboxUid,
+    folderRole: 'inbox',
+    raw: stored,
+    parsed: await parseMessage(raw),
+    idempotencyKey: `dsn:${r.key}`,
+  });
   return filed.uid;
 }
 

@@ -71,7 +71,10 @@ export type OutboundJob = z.infer<z.ZodObject<typeof outboundJobFields>>;
 export type Refused = z.infer<typeof refusal>;
 
 export const OutboundJobModel = defineModel({
-  name: 'outbound_job', table: 'outbound_jobs', fields: outboundJobFields, lease: true,
+  name: 'outbound_job',
+  table: 'outbound_jobs',
+  fields: outboundJobFields,
+  lease: true,
   indexes: [{ fields: ['state', 'nextAttemptAt'] }, { fields: ['messageUid'] }, { fields: ['mailboxUid'] }],
 });
 

@@ -15,7 +15,10 @@ export async function permitAddresses(ctx: Ctx, mailboxes: ResourceDecl, address
     const rec = await ctx.store.repo<{ address: string; mailboxUid: string }>(AddressModel).findOne({ address: a });
     const box = rec ? await ctx.store.repo<Record<string, unknown>>(MailboxModel).get(rec.mailboxUid) : null;
     if (!box || !allows(await grantsFor(ctx.store, mailboxes, box), subjects, 'sendAs')) {
-      throw new ApiError('api-102', `you may not send as ${a}: use an address of your mailbox or of a mailbox shared with you with the sendAs right`);
+      throw new ApiError(
+        'api-102',
+        `you may not send as ${a}: use an address of your mailbox or of a mailbox shared with you with the sendAs right`,
+      );
     }
   }
 }

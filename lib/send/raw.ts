@@ -43,7 +43,10 @@ export function outgoingRaw(raw: Buffer, domain: string, extra: Record<string, s
   }
   if (!kept.some((f) => nameOf(f) === 'date')) kept.push(`Date: ${new Date().toUTCString()}`);
   for (const [k, v] of Object.entries(extra)) kept.unshift(`${k}: ${v}`);
-  const messageId = idField.slice(idField.indexOf(':') + 1).replace(/\s+/g, '').trim();
+  const messageId = idField
+    .slice(idField.indexOf(':') + 1)
+    .replace(/\s+/g, '')
+    .trim();
   return { raw: Buffer.concat([Buffer.from(kept.join(eol) + eol + eol, 'latin1'), body]), messageId };
 }
 
@@ -51,5 +54,10 @@ export function outgoingRaw(raw: Buffer, domain: string, extra: Record<string, s
 export function headerOf(raw: Buffer, name: string): string {
   const { head, eol } = split(raw);
   const f = fields(head, eol).find((x) => nameOf(x) === name.toLowerCase());
-  return f ? f.slice(f.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim() : '';
+  return f
+    ? f
+        .slice(f.indexOf(':') + 1)
+        .replace(/\r?\n[ \t]+/g, ' ')
+        .trim()
+    : '';
 }

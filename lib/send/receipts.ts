@@ -3,7 +3,18 @@ import MimeNode from 'nodemailer/lib/mime-node/index.js';
 import { ApiError } from '../errors/index.js';
 import { servedDomains } from '../ingest/index.js';
 import { isFederatedDomain } from '../keys/index.js';
-import { loadRaw, type Mailbox, MailboxModel, type Message, MessageModel, type MessageRecord, publishMessage, type ReadReceipt, ReadReceiptModel, receiptUid } from '../mail/index.js';
+import {
+  loadRaw,
+  type Mailbox,
+  MailboxModel,
+  type Message,
+  MessageModel,
+  type MessageRecord,
+  publishMessage,
+  type ReadReceipt,
+  ReadReceiptModel,
+  receiptUid,
+} from '../mail/index.js';
 import type { ResourceDecl } from '../resources/index.js';
 import type { Ctx, Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
@@ -18,21 +29,41 @@ const domainOf = (a: string) => a.slice(a.lastIndexOf('@') + 1).toLowerCase();
 type Mode = 'automatic' | 'manual';
 
 /** RFC 8098 §3: multipart/report; report-type=disposition-notification, "displayed". */
-export async function buildReceipt(r: { box: Pick<Mailbox, 'address' | 'name'>; to: string; subject: string; messageId: string | null; mode: Mode; readAt: Date }): Promise<Buffer> {
+export async function buildReceipt(r: {
+  box: Pick<Mailbox, 'address' | 'name'>;
+  to: string;
+  subject: string;
+  messageId: string | null;
+  mode: Mode;
+  readAt: Date;
+}): Promise<Buffer> {
   const domain = domainOf(r.box.address);
   const root = new MimeNode('multipart/report; report-type=disposition-notification');
   root.setHeader({
-    From: r.box.name ? `"${r.box.name.replace(/[\\"\r\n]/g, '')}" <${r.box.address}>` : r.box.address, To: r.to,
-    Subject: `Read: ${r.subject || '(no subject)'}`.slice(0, 900), 'Message-ID': `<${randomUUID()}@${domain}>`, Date: new Date().toUTCString(),
-    'Auto-Submitted': 'auto-replied', ...(r.messageId ? { 'In-Reply-To': r.messageId, References: r.messageId } : {}),
+    From: r.box.name ? `"${r.box.name.replace(/[\\"\r\n]/g, '')}" <${r.box.address}>` : r.box.address,
+    To: r.to,
+    Subject: `Read: ${r.subject || '(no subject)'}`.slice(0, 900),
+    'Message-ID': `<${randomUUID()}@${domain}>`,
+    Date: new Date().toUTCString(),
+    'Auto-Submitted': 'auto-replied',
+    ...(r.messageId ? { 'In-Reply-To': r.messageId, References: r.messageId } : {}),
   });
-  root.createChild('text/plain; charset=utf-8').setContent(
-    `The message "${r.subject || '(no subject)'}" sent to ${r.box.address} was displayed on ${r.readAt.toUTCString()}.\n\nThis is no guarantee that the message was read or understood.\n`,
-  );
-  root.createChild('message/disposition-notification').setContent([
-    `Reporting-UA: ${domain}; svcmail`, `Final-Recipient: rfc822; ${r.box.address}`, ...(r.messageId ? [`Original-Message-ID: ${r.messageId}`] : []),
-    `Disposition: ${r.mode === 'automatic' ? 'automatic-action/MDN-sent-automatically' : 'manual-action/MDN-sent-manually'}; displayed`, '',
-  ].join('\r\n'));
+  root
+    .createChild('text/plain; charset=utf-8')
+    .setContent(
+      `The message "${r.subject || '(no subject)'}" sent to ${r.box.address} was displayed on ${r.readAt.toUTCString()}.\n\nThis is no guarantee that the message was read or understood.\n`,
+    );
+  root
+    .createChild('message/disposition-notification')
+    .setContent(
+      [
+        `Reporting-UA: ${domain}; svcmail`,
+        `Final-Recipient: rfc822; ${r.box.address}`,
+        ...(r.messageId ? [`Original-Message-ID: ${r.messageId}`] : []),
+        `Disposition: ${r.mode === 'automatic' ? 'automatic-action/MDN-sent-automatically' : 'manual-action/MDN-sent-manually'}; displayed`,
+        '',
+      ].join('\r\n'),
+    );
   return root.build();
 }
 
@@ -68,7 +99,9 @@ async function decide(deps: SendDeps, rec: Row<ReadReceipt>): Promise<void> {
 
 /** The send job's step: decides the receipts noted since the last round (and those the owner approved). */
 export async function processReceipts(deps: SendDeps, limit: number): Promise<number> {
-  const due = await deps.store.repo<ReadReceipt>(ReadReceiptModel).list({ filter: { state: { $in: ['pending', 'approved'] } }, sort: [{ field: 'createdAt', dir: 'asc' }], limit });
+  const due = await deps.store
+    .repo<ReadReceipt>(ReadReceiptModel)
+    .list({ filter: { state: { $in: ['pending', 'approved'] } }, sort: [{ field: 'createdAt', dir: 'asc' }], limit });
   let n = 0;
   for (const rec of due) {
     try {
@@ -86,7 +119,12 @@ export async function processReceipts(deps: SendDeps, limit: number): Promise<nu
  * POST /api/mail/messages/:id/receipt — the owner's answer where the settings say ask (or before the
  * job decided): send (manual-action) or decline. At most one receipt per message.
  */
-export async function answerReceipt(ctx: Ctx, decls: { messages: ResourceDecl; load(ctx: Ctx, d: ResourceDecl, uid: string, right: 'write'): Promise<Record<string, unknown>> }, uid: string, send: boolean): Promise<Record<string, unknown>> {
+export async function answerReceipt(
+  ctx: Ctx,
+  decls: { messages: ResourceDecl; load(ctx: Ctx, d: ResourceDecl, uid: string, right: 'write'): Promise<Record<string, unknown>> },
+  uid: string,
+  send: boolean,
+): Promise<Record<string, unknown>> {
   const msg = (await decls.load(ctx, decls.messages, uid, 'write')) as unknown as MessageRecord;
   if (!msg.receiptTo) throw new ApiError('api-120', 'this message asks for no read receipt (or its sender is not verified)');
   if (!msg.seen) throw new ApiError('api-120', 'a read receipt is sent for a message that was read: mark it seen first');
@@ -114,7 +152,10 @@ function dispositionOf(raw: string): { originalMessageId: string | null; finalRe
  * Delivery rule 2 for a receipt of our own message (consumed, never filed): it is recorded on the
  * mailbox's sent copy as `receipts` (who, what disposition, when), once per reporter.
  */
-export async function recordReceipt(deps: Deps, msg: { mailboxUid: string; sender: string; data: Record<string, unknown>; rawRef: string }): Promise<boolean> {
+export async function recordReceipt(
+  deps: Deps,
+  msg: { mailboxUid: string; sender: string; data: Record<string, unknown>; rawRef: string },
+): Promise<boolean> {
   const raw = (await loadRaw(deps, msg.rawRef)).toString('utf8');
   const d = dispositionOf(raw);
   const messageId = d.originalMessageId ?? /<[^>\s]+>/.exec(String(msg.data.messageId ?? ''))?.[0] ?? null;
@@ -124,7 +165,11 @@ export async function recordReceipt(deps: Deps, msg: { mailboxUid: string; sende
   const from = d.finalRecipient ?? msg.sender;
   for (const m of copies) {
     if (m.receipts.some((r) => r.from === from)) continue;
-    const updated = await repo.update(m.uid, { receipts: [...m.receipts, { from, disposition: d.disposition, at: new Date().toISOString() }] }, { expectedVersion: m.version });
+    const updated = await repo.update(
+      m.uid,
+      { receipts: [...m.receipts, { from, disposition: d.disposition, at: new Date().toISOString() }] },
+      { expectedVersion: m.version },
+    );
     publishMessage(deps, 'update', updated);
   }
   return true;

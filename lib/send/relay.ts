@@ -7,7 +7,13 @@ import type { Job, SendDeps } from './dispatch.js';
 import { OutboundJobModel, type OutboundJob } from './models.js';
 import { headerOf, outgoingRaw } from './raw.js';
 
-interface Handoff { kind: string; envelopeFrom: string; envelopeTo: string[]; rawRef: string; state: string }
+interface Handoff {
+  kind: string;
+  envelopeFrom: string;
+  envelopeTo: string[];
+  rawRef: string;
+  state: string;
+}
 
 const domainOf = (a: string) => a.slice(a.lastIndexOf('@') + 1).toLowerCase();
 const bare = (v: string) => (/<([^>]+)>/.exec(v)?.[1] ?? v).trim().toLowerCase();
@@ -46,10 +52,34 @@ export async function adoptHandoffs(deps: SendDeps, limit: number): Promise<numb
     const localRcpts = h.envelopeTo.filter((r) => domains.has(domainOf(r)));
     try {
       await jobs.create({
-        uid, kind: 'relay', mailboxUid: null, messageUid: null, handoffUid: h.uid, rawRef: stored.blobId, size: stored.size, messageId: out.messageId,
-        subject: headerOf(raw, 'subject'), envelopeFrom: h.envelopeFrom, localRcpts, localDone: !localRcpts.length, pending: h.envelopeTo.filter((r) => !localRcpts.includes(r)), accepted: [], refused: [],
-        state: 'queued', background: true, scanned: true, attempts: 0, attemptId: null, attemptRcpts: [], attemptStartedAt: null, nextAttemptAt: new Date(),
-        filedSent: false, review: false, reported: 0, lastError: null, finishedAt: null,
+        uid,
+        kind: 'relay',
+        mailboxUid: null,
+        messageUid: null,
+        handoffUid: h.uid,
+        rawRef: stored.blobId,
+        size: stored.size,
+        messageId: out.messageId,
+        subject: headerOf(raw, 'subject'),
+        envelopeFrom: h.envelopeFrom,
+        localRcpts,
+        localDone: !localRcpts.length,
+        pending: h.envelopeTo.filter((r) => !localRcpts.includes(r)),
+        accepted: [],
+        refused: [],
+        state: 'queued',
+        background: true,
+        scanned: true,
+        attempts: 0,
+        attemptId: null,
+        attemptRcpts: [],
+        attemptStartedAt: null,
+        nextAttemptAt: new Date(),
+        filedSent: false,
+        review: false,
+        reported: 0,
+        lastError: null,
+        finishedAt: null,
       });
       n++;
     } catch (e) {
@@ -62,5 +92,7 @@ export async function adoptHandoffs(deps: SendDeps, limit: number): Promise<numb
 /** A finished relay closes its hand-off record. */
 export async function closeHandoff(deps: SendDeps, j: Job): Promise<void> {
   if (j.kind !== 'relay' || !j.handoffUid || !['sent', 'failed', 'review'].includes(j.state)) return;
-  await deps.store.repo<Handoff>(OutboundHandoffModel).updateMany({ uid: j.handoffUid, state: 'queued' }, { state: j.state === 'sent' ? 'sent' : 'failed' });
+  await deps.store
+    .repo<Handoff>(OutboundHandoffModel)
+    .updateMany({ uid: j.handoffUid, state: 'queued' }, { state: j.state === 'sent' ? 'sent' : 'failed' });
 }

@@ -12,11 +12,14 @@ import { OutboundJobModel, type OutboundJob, type Refused } from './models.js';
 import { permitAddresses } from './permit.js';
 import { headerOf, outgoingRaw } from './raw.js';
 
-export const sendBody = z.object({
-  background: z.boolean().default(false),
-  /** Scheduled send (older clients; compose sets the draft's sendAt): written to the draft, handled like the Outbox once reached. */
-  sendAt: z.coerce.date().optional(),
-}).strict().default({ background: false });
+export const sendBody = z
+  .object({
+    background: z.boolean().default(false),
+    /** Scheduled send (older clients; compose sets the draft's sendAt): written to the draft, handled like the Outbox once reached. */
+    sendAt: z.coerce.date().optional(),
+  })
+  .strict()
+  .default({ background: false });
 
 export interface SendAnswer {
   status: 200 | 202;
@@ -28,7 +31,17 @@ const domainOf = (a: string) => a.slice(a.lastIndexOf('@') + 1).toLowerCase();
 export const jobUidOf = (messageUid: string) => `send-${messageUid}`;
 
 function view(j: Job): Record<string, unknown> {
-  return { uid: j.uid, state: j.state, messageUid: j.messageUid, messageId: j.messageId, accepted: [...j.accepted, ...j.localRcpts], refused: j.refused, pending: j.pending, nextAttemptAt: j.nextAttemptAt, attempts: j.attempts };
+  return {
+    uid: j.uid,
+    state: j.state,
+    messageUid: j.messageUid,
+    messageId: j.messageId,
+    accepted: [...j.accepted, ...j.localRcpts],
+    refused: j.refused,
+    pending: j.pending,
+    nextAttemptAt: j.nextAttemptAt,
+    attempts: j.attempts,
+  };
 }
 
 /**
@@ -36,7 +49,17 @@ function view(j: Job): Record<string, unknown> {
  * 404), its From and Sender checked, the encryption policy applied; then an Outbox record is
  * written and either handed over now (synchronous: 200, 422, 502) or left to the send job (202).
  */
-export async function sendDraft(ctx: Ctx, deps: SendDeps, decls: { messages: ResourceDecl; mailboxes: ResourceDecl; load(ctx: Ctx, d: ResourceDecl, uid: string, right: 'write'): Promise<Record<string, unknown>> }, uid: string, input: unknown): Promise<SendAnswer> {
+export async function sendDraft(
+  ctx: Ctx,
+  deps: SendDeps,
+  decls: {
+    messages: ResourceDecl;
+    mailboxes: ResourceDecl;
+    load(ctx: Ctx, d: ResourceDecl, uid: string, right: 'write'): Promise<Record<string, unknown>>;
+  },
+  uid: string,
+  input: unknown,
+): Promise<SendAnswer> {
   const body = sendBody.parse(input ?? {});
   let msg = (await decls.load(ctx, decls.messages, uid, 'write')) as unknown as MessageRecord;
   if (!msg.draft) throw new ApiError('api-120', 'only a draft can be sent');
@@ -60,11 +83,21 @@ export async function sendDraft(ctx: Ctx, deps: SendDeps, decls: { messages: Res
   if (!rcpts.length) throw invalid('the draft has no recipients', [{ path: 'to', message: 'empty' }]);
 
   const domains = await servedDomains(ctx);
-  const resolved = await Promise.all(rcpts.map(async (address) => ({ address, sameOrg: domains.has(domainOf(address)), res: domains.has(domainOf(address)) ? await resolveRecipient(ctx, address, domains) : null })));
+  const resolved = await Promise.all(
+    rcpts.map(async (address) => ({
+      address,
+      sameOrg: domains.has(domainOf(address)),
+      res: domains.has(domainOf(address)) ? await resolveRecipient(ctx, address, domains) : null,
+    })),
+  );
   // Encryption policy (sameOrg / federated via _svc TXT / external; local key records or pinned keys)
   // and downgrade protection (lib/keys): refused with api-121 before anything is queued.
   const encrypted = msg.smime === 'encrypted';
-  const classes = await classifyRecipients(ctx, msg.mailboxUid, resolved.map((r) => ({ address: r.address, sameOrg: r.sameOrg, localMailboxUid: r.res?.kind === 'mailbox' ? r.res.mailboxUid : null })));
+  const classes = await classifyRecipients(
+    ctx,
+    msg.mailboxUid,
+    resolved.map((r) => ({ address: r.address, sameOrg: r.sameOrg, localMailboxUid: r.res?.kind === 'mailbox' ? r.res.mailboxUid : null })),
+  );
   checkSendPolicy(await readPolicy(ctx), classes, encrypted);
   await refuseDowngrade(ctx, msg.mailboxUid, rcpts, encrypted);
 
@@ -89,10 +122,33 @@ export async function sendDraft(ctx: Ctx, deps: SendDeps, decls: { messages: Res
   // A synchronous send is due only after its lease: should this process die, the job takes it then.
   const due = background ? (scheduled ? sendAt! : new Date()) : new Date(Date.now() + leaseMs);
   const fields: OutboundJob = {
-    kind: 'message', mailboxUid: msg.mailboxUid, messageUid: msg.uid, handoffUid: null, rawRef: stored.blobId, size: stored.size,
-    messageId: out.messageId, subject: parsed.fields.subject, envelopeFrom: sender || from, localRcpts, localDone: false, pending, accepted: [], refused,
-    state: 'queued', background, scanned: !background, attempts: 0, attemptId: null, attemptRcpts: [], attemptStartedAt: null, nextAttemptAt: due,
-    filedSent: false, review: false, reported: 0, lastError: null, finishedAt: null,
+    kind: 'message',
+    mailboxUid: msg.mailboxUid,
+    messageUid: msg.uid,
+    handoffUid: null,
+    rawRef: stored.blobId,
+    size: stored.size,
+    messageId: out.messageId,
+    subject: parsed.fields.subject,
+    envelopeFrom: sender || from,
+    localRcpts,
+    localDone: false,
+    pending,
+    accepted: [],
+    refused,
+    state: 'queued',
+    background,
+    scanned: !background,
+    attempts: 0,
+    attemptId: null,
+    attemptRcpts: [],
+    attemptStartedAt: null,
+    nextAttemptAt: due,
+    filedSent: false,
+    review: false,
+    reported: 0,
+    lastError: null,
+    finishedAt: null,
   };
   if (previous) await jobs.delete(previous.uid);
   let job: Job = await jobs.create({ uid: jobUid, ...fields });
@@ -115,15 +171,29 @@ export async function sendDraft(ctx: Ctx, deps: SendDeps, decls: { messages: Res
     job = await advance(deps, claimed, { sync: true });
     if (!job.accepted.length && !job.localRcpts.length) {
       // Spec: 502 when the transport accepts no recipient; the draft stays in Drafts.
-      const reasons = [...job.refused, ...job.pending.map((rcpt) => ({ rcpt, reason: job.lastError ?? 'temporary failure', permanent: false }))];
+      const reasons = [
+        ...job.refused,
+        ...job.pending.map((rcpt) => ({ rcpt, reason: job.lastError ?? 'temporary failure', permanent: false })),
+      ];
       // A hand-off that may or may not have left stays held for review (settled and counted as such):
       // marking it failed would let a resend hand it over a second time (Spec: never sent twice).
       if (!job.review) {
         const counted = job.state === 'failed'; // settled as failed already (and counted there)
-        job = await jobs.update(job.uid, { state: 'failed', pending: [], refused: reasons, finishedAt: new Date() }, { expectedVersion: job.version });
+        job = await jobs.update(
+          job.uid,
+          { state: 'failed', pending: [], refused: reasons, finishedAt: new Date() },
+          { expectedVersion: job.version },
+        );
         if (!counted) await countEvent(ctx, 'svcmail_sends_total', { result: 'failed' });
       }
-      throw new ApiError('api-115', `no recipient was accepted: ${reasons.map((r) => `${r.rcpt}: ${r.reason}`).join('; ').slice(0, 1000)}`, { details: reasons.map((r) => ({ path: r.rcpt, message: r.reason })) });
+      throw new ApiError(
+        'api-115',
+        `no recipient was accepted: ${reasons
+          .map((r) => `${r.rcpt}: ${r.reason}`)
+          .join('; ')
+          .slice(0, 1000)}`,
+        { details: reasons.map((r) => ({ path: r.rcpt, message: r.reason })) },
+      );
     }
     return { status: 200, body: view(job) };
   } finally {

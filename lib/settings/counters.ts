@@ -10,8 +10,14 @@ import { defineModel, type Store } from '../storage/index.js';
 // set, raised with an atomic increment and read at scrape time by every api copy alike.
 
 export const COUNTERS = {
-  svcmail_scan_verdicts_total: { help: 'Inbound scan verdicts per ingest entry (clean, spam, suspect, virus, failed: a scanner could not run)', labels: ['verdict'] },
-  svcmail_deliveries_total: { help: 'Ingest entries finished by the scan job, by outcome (delivered, junk, quarantined, consumed, discarded, failed)', labels: ['outcome'] },
+  svcmail_scan_verdicts_total: {
+    help: 'Inbound scan verdicts per ingest entry (clean, spam, suspect, virus, failed: a scanner could not run)',
+    labels: ['verdict'],
+  },
+  svcmail_deliveries_total: {
+    help: 'Ingest entries finished by the scan job, by outcome (delivered, junk, quarantined, consumed, discarded, failed)',
+    labels: ['outcome'],
+  },
   svcmail_sends_total: { help: 'Outbound send jobs finished, by result (sent, failed, review)', labels: ['result'] },
 } as const;
 export type CounterName = keyof typeof COUNTERS;
@@ -23,16 +29,34 @@ export const counterFields = {
   value: z.number().nonnegative().default(0),
 };
 export type CounterRecord = z.infer<z.ZodObject<typeof counterFields>>;
-export const CounterModel = defineModel({ name: 'metric_counter', table: 'metric_counters', fields: counterFields, indexes: [{ fields: ['name'] }] });
+export const CounterModel = defineModel({
+  name: 'metric_counter',
+  table: 'metric_counters',
+  fields: counterFields,
+  indexes: [{ fields: ['name'] }],
+});
 
-const uidOf = (name: string, labels: Record<string, string>): string => createHash('sha256')
-  .update(`${name}\0${Object.keys(labels).sort().map((k) => `${k}=${labels[k]}`).join('\0')}`).digest('hex').slice(0, 32);
+const uidOf = (name: string, labels: Record<string, string>): string =>
+  createHash('sha256')
+    .update(
+      `${name}\0${Object.keys(labels)
+        .sort()
+        .map((k) => `${k}=${labels[k]}`)
+        .join('\0')}`,
+    )
+    .digest('hex')
+    .slice(0, 32);
 
 /**
  * Adds to a counter. Never throws: losing one count must not fail a delivery or a send; the
  * failure is logged instead. Not for use inside a transaction (it writes on its own).
  */
-export async function countEvent(deps: { store: Store; log?: Logger }, name: CounterName, labels: Record<string, string>, by = 1): Promise<void> {
+export async function countEvent(
+  deps: { store: Store; log?: Logger },
+  name: CounterName,
+  labels: Record<string, string>,
+  by = 1,
+): Promise<void> {
   const uid = uidOf(name, labels);
   const repo = deps.store.repo<CounterRecord>(CounterModel);
   try {

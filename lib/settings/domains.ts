@@ -10,18 +10,33 @@ export const domainFields = {
   verified: z.boolean().default(false),
   /** Other domains whose mail goes to the same local parts (Spec: alias through domain aliases). */
   aliases: z.array(domainName).max(100).default([]),
-  dkimSelector: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/).default('mail'),
+  dkimSelector: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/)
+    .default('mail'),
   /** Set by `svcmail setup` from the generated key; shown on the DNS checklist. */
   dkimPublicKey: z.string().nullable().optional(),
 };
 
-export const DomainModel = defineModel({ name: 'domain', table: 'domains', fields: domainFields, indexes: [{ fields: ['name'], unique: true }] });
+export const DomainModel = defineModel({
+  name: 'domain',
+  table: 'domains',
+  fields: domainFields,
+  indexes: [{ fields: ['name'], unique: true }],
+});
 
 export const domainsResource = defineResource({
-  group: 'mail', name: 'domains', entity: 'domain',
+  group: 'mail',
+  name: 'domains',
+  entity: 'domain',
   summary: 'Mail domains the deployment serves: enabled and verified flags, aliases, the DKIM public key',
-  model: DomainModel, scope: 'global', defaultAcl: ADMIN_ONLY, createAcl: ADMIN_ONLY, audit: true,
-  serverFields: ['dkimPublicKey'], immutableFields: ['name'],
+  model: DomainModel,
+  scope: 'global',
+  defaultAcl: ADMIN_ONLY,
+  createAcl: ADMIN_ONLY,
+  audit: true,
+  serverFields: ['dkimPublicKey'],
+  immutableFields: ['name'],
   hooks: {
     async beforeCreate(ctx, data) {
       const aliases = (data.aliases as string[]) ?? [];

@@ -29,7 +29,12 @@ export const heartbeatFields = {
   details: z.record(z.string(), z.unknown()).default({}),
 };
 export type Heartbeat = z.infer<z.ZodObject<typeof heartbeatFields>>;
-export const HeartbeatModel = defineModel({ name: 'daemon_heartbeat', table: 'daemon_heartbeats', fields: heartbeatFields, indexes: [{ fields: ['daemon'] }, { fields: ['lastSeenAt'] }] });
+export const HeartbeatModel = defineModel({
+  name: 'daemon_heartbeat',
+  table: 'daemon_heartbeats',
+  fields: heartbeatFields,
+  indexes: [{ fields: ['daemon'] }, { fields: ['lastSeenAt'] }],
+});
 
 /** A process whose record is older than this many of its periods counts as down. */
 export const MISSED_BEATS = 3;
@@ -80,7 +85,17 @@ export function startHeartbeat(deps: Pick<Deps, 'config' | 'store' | 'log'>, dae
       return;
     }
     try {
-      await repo.create({ uid, daemon, instance, host, pid: process.pid, productVersion: PRODUCT.version, startedAt, stoppedAt: null, ...fields } as Heartbeat & { uid: string });
+      await repo.create({
+        uid,
+        daemon,
+        instance,
+        host,
+        pid: process.pid,
+        productVersion: PRODUCT.version,
+        startedAt,
+        stoppedAt: null,
+        ...fields,
+      } as Heartbeat & { uid: string });
     } catch (e) {
       if (!(isApiError(e) && e.code === 'api-112')) throw e;
       await repo.update(uid, fields);
@@ -89,7 +104,9 @@ export function startHeartbeat(deps: Pick<Deps, 'config' | 'store' | 'log'>, dae
     await repo.deleteMany({ lastSeenAt: { $lt: new Date(now.getTime() - FORGET_MS) } });
   };
   const beat = (): Promise<void> => {
-    pending = pending.then(() => write({}).catch((e: unknown) => deps.log.warn({ err: (e as Error).message, daemon }, 'heartbeat not recorded')));
+    pending = pending.then(() =>
+      write({}).catch((e: unknown) => deps.log.warn({ err: (e as Error).message, daemon }, 'heartbeat not recorded')),
+    );
     return pending;
   };
   const timer = setInterval(() => void beat(), intervalSeconds * 1000);
@@ -102,12 +119,16 @@ export function startHeartbeat(deps: Pick<Deps, 'config' | 'store' | 'log'>, dae
       stopped = true;
       clearInterval(timer);
       await pending;
-      await write({ stoppedAt: new Date() }).catch((e: unknown) => deps.log.warn({ err: (e as Error).message, daemon }, 'heartbeat stop not recorded'));
+      await write({ stoppedAt: new Date() }).catch((e: unknown) =>
+        deps.log.warn({ err: (e as Error).message, daemon }, 'heartbeat stop not recorded'),
+      );
     },
   };
 }
 
 /** Every heartbeat record, newest first (diagnostics, metrics, doctor). */
 export function listHeartbeats(store: Store, filter: { daemon?: string } = {}): Promise<Array<Row<Heartbeat>>> {
-  return store.repo<Heartbeat>(HeartbeatModel).list({ filter: filter.daemon ? { daemon: filter.daemon } : {}, sort: [{ field: 'lastSeenAt', dir: 'desc' }], limit: 1000 });
+  return store
+    .repo<Heartbeat>(HeartbeatModel)
+    .list({ filter: filter.daemon ? { daemon: filter.daemon } : {}, sort: [{ field: 'lastSeenAt', dir: 'desc' }], limit: 1000 });
 }

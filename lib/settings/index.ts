@@ -8,10 +8,37 @@ import { mailboxPolicy, retentionPolicy } from './policies.js';
 
 export { domainsResource, DomainModel, domainFields } from './domains.js';
 export { ADMIN_ONLY, domainName } from './shared.js';
-export { defineSingleton, singletonRouter, type Singleton, type SingletonDecl, type SingletonRead, type SingletonView } from './singleton.js';
-export { mailboxPolicy, readMailboxPolicy, retentionPolicy, readRetentionPolicy, retentionDays, RETENTION_CLASSES, ROLE_OF_CLASS, type MailboxPolicy, type RetentionPolicy, type RetentionClass } from './policies.js';
+export {
+  defineSingleton,
+  singletonRouter,
+  type Singleton,
+  type SingletonDecl,
+  type SingletonRead,
+  type SingletonView,
+} from './singleton.js';
+export {
+  mailboxPolicy,
+  readMailboxPolicy,
+  retentionPolicy,
+  readRetentionPolicy,
+  retentionDays,
+  RETENTION_CLASSES,
+  ROLE_OF_CLASS,
+  type MailboxPolicy,
+  type RetentionPolicy,
+  type RetentionClass,
+} from './policies.js';
 export { branding, readBranding, dataUrlBytes, type Branding } from './branding.js';
-export { HeartbeatModel, startHeartbeat, listHeartbeats, isAlive, MISSED_BEATS, type Heartbeat, type HeartbeatWriter, type HeartbeatOptions } from './heartbeat.js';
+export {
+  HeartbeatModel,
+  startHeartbeat,
+  listHeartbeats,
+  isAlive,
+  MISSED_BEATS,
+  type Heartbeat,
+  type HeartbeatWriter,
+  type HeartbeatOptions,
+} from './heartbeat.js';
 export { CounterModel, countEvent, readCounter, COUNTERS, type CounterName } from './counters.js';
 
 /** The settings records that are not resources (singletons, heartbeats, counters). */

@@ -17,14 +17,20 @@ export const mailboxPolicyFields = {
   /** user+tag@ reaches user@ only while both this and mail:plus_addressing:enabled allow it. */
   plusAddressing: z.boolean().default(true),
   /** Read-receipt settings of a mailbox created without receiptSettings. */
-  defaultReceiptSettings: z.object({ internal: receipt, federated: receipt, external: receipt }).strict()
+  defaultReceiptSettings: z
+    .object({ internal: receipt, federated: receipt, external: receipt })
+    .strict()
     .default({ internal: 'ask', federated: 'ask', external: 'never' }),
 };
 
 export const mailboxPolicy = defineSingleton({
-  name: 'mailbox-policy', table: 'mailbox_policy', fields: mailboxPolicyFields, read: 'signed-in',
+  name: 'mailbox-policy',
+  table: 'mailbox_policy',
+  fields: mailboxPolicyFields,
+  read: 'signed-in',
   summary: 'Defaults and limits for mailboxes: default quota, alias limit, plus-addressing, default receipt settings',
-  description: 'defaultQuotaBytes and defaultReceiptSettings apply to mailboxes created later without their own values; maxAliases is checked whenever aliases change; plusAddressing takes effect at once for inbound mail.',
+  description:
+    'defaultQuotaBytes and defaultReceiptSettings apply to mailboxes created later without their own values; maxAliases is checked whenever aliases change; plusAddressing takes effect at once for inbound mail.',
 });
 export type MailboxPolicy = SingletonView<typeof mailboxPolicyFields>;
 
@@ -36,7 +42,14 @@ export function readMailboxPolicy(deps: Pick<Deps, 'store'>): Promise<MailboxPol
 export const RETENTION_CLASSES = ['inbox', 'sent', 'deleted', 'junk', 'archive', 'user'] as const;
 export type RetentionClass = (typeof RETENTION_CLASSES)[number];
 /** The folder role of each class; user folders are those without a role. */
-export const ROLE_OF_CLASS: Record<RetentionClass, string | null> = { inbox: 'inbox', sent: 'sent', deleted: 'trash', junk: 'junk', archive: 'archive', user: null };
+export const ROLE_OF_CLASS: Record<RetentionClass, string | null> = {
+  inbox: 'inbox',
+  sent: 'sent',
+  deleted: 'trash',
+  junk: 'junk',
+  archive: 'archive',
+  user: null,
+};
 
 const days = z.number().int().min(1).max(36_500).nullable().default(null);
 export const retentionPolicyFields = {
@@ -52,9 +65,13 @@ export const retentionPolicyFields = {
 };
 
 export const retentionPolicy = defineSingleton({
-  name: 'retention-policy', table: 'retention_policy', fields: retentionPolicyFields, read: 'signed-in',
+  name: 'retention-policy',
+  table: 'retention_policy',
+  fields: retentionPolicyFields,
+  read: 'signed-in',
   summary: 'Maximum age of messages per folder class (null: kept)',
-  description: 'The retention job in the worker deletes messages whose Date and arrival are both older than the age of their folder class, never messages on legal hold (an open escrow matter naming the mailbox as custodian, within the matter\'s date range). Drafts and the Outbox are never aged out.',
+  description:
+    "The retention job in the worker deletes messages whose Date and arrival are both older than the age of their folder class, never messages on legal hold (an open escrow matter naming the mailbox as custodian, within the matter's date range). Drafts and the Outbox are never aged out.",
 });
 export type RetentionPolicy = SingletonView<typeof retentionPolicyFields>;
 

@@ -57,15 +57,22 @@ export function defineSingleton<S extends z.ZodRawShape>(decl: SingletonDecl<S>)
   const full = z.object(decl.fields);
   const defaults = full.parse({}) as Record<string, unknown>;
   const names = Object.keys(decl.fields);
-  const model = defineModel({ name: decl.table, table: decl.table, fields: { key: z.literal(KEY), ...decl.fields }, indexes: [{ fields: ['key'], unique: true }] });
-  const updateSchema = z.object({
-    ...Object.fromEntries(names.map((k) => [k, noDefault(decl.fields[k] as z.ZodType).optional()])),
-    /** The version read; omitted, the change applies to whatever is stored. */
-    version: z.number().int().min(0).optional(),
-  }).strict();
+  const model = defineModel({
+    name: decl.table,
+    table: decl.table,
+    fields: { key: z.literal(KEY), ...decl.fields },
+    indexes: [{ fields: ['key'], unique: true }],
+  });
+  const updateSchema = z
+    .object({
+      ...Object.fromEntries(names.map((k) => [k, noDefault(decl.fields[k] as z.ZodType).optional()])),
+      /** The version read; omitted, the change applies to whatever is stored. */
+      version: z.number().int().min(0).optional(),
+    })
+    .strict();
   type Rec = Record<string, unknown> & { uid: string; version: number; updatedAt: Date };
   const view = (rec: Rec | null): SingletonView<S> => ({
-    ...(Object.fromEntries(names.map((k) => [k, rec ? rec[k] ?? defaults[k] : defaults[k]])) as z.infer<z.ZodObject<S>>),
+    ...(Object.fromEntries(names.map((k) => [k, rec ? (rec[k] ?? defaults[k]) : defaults[k]])) as z.infer<z.ZodObject<S>>),
     version: rec?.version ?? 0,
     updatedAt: rec?.updatedAt ?? null,
   });
@@ -73,20 +80,35 @@ export function defineSingleton<S extends z.ZodRawShape>(decl: SingletonDecl<S>)
 
   async function write(ctx: Ctx, input: unknown): Promise<SingletonView<S>> {
     requireTrusted(ctx.principal, ctx.config, { fresh: true });
-    const { version, ...patch } = parseOrThrow(updateSchema, input, `invalid ${decl.name}`) as Record<string, unknown> & { version?: number };
+    const { version, ...patch } = parseOrThrow(updateSchema, input, `invalid ${decl.name}`) as Record<string, unknown> & {
+      version?: number;
+    };
     for (const k of Object.keys(patch)) if (patch[k] === undefined) delete patch[k];
     try {
       return await ctx.store.transaction(async (tx) => {
         const repo = tx.repo<Rec>(model);
         const cur = await repo.findOne({ key: KEY });
         const before = view(cur);
-        if (version !== undefined && version !== before.version) throw new ApiError('api-108', `${decl.name} changed meanwhile (version ${before.version}); read it again`);
-        const merged = parseOrThrow(full, { ...Object.fromEntries(names.map((k) => [k, before[k as keyof typeof before]])), ...patch }, `invalid ${decl.name}`);
+        if (version !== undefined && version !== before.version)
+          throw new ApiError('api-108', `${decl.name} changed meanwhile (version ${before.version}); read it again`);
+        const merged = parseOrThrow(
+          full,
+          { ...Object.fromEntries(names.map((k) => [k, before[k as keyof typeof before]])), ...patch },
+          `invalid ${decl.name}`,
+        );
         await decl.check?.(merged, { ...ctx, store: tx });
-        const saved = cur ? await repo.update(cur.uid, patch, { expectedVersion: cur.version }) : await repo.create({ key: KEY, ...merged } as never);
+        const saved = cur
+          ? await repo.update(cur.uid, patch, { expectedVersion: cur.version })
+          : await repo.create({ key: KEY, ...merged } as never);
         const after = view(saved);
         const kept = decl.auditView ?? ((v: SingletonView<S>) => ({ ...v }));
-        await writeAudit(tx, ctx, { action: `${decl.name}.update`, resource: decl.name, resourceUid: saved.uid, before: kept(before), after: kept(after) });
+        await writeAudit(tx, ctx, {
+          action: `${decl.name}.update`,
+          resource: decl.name,
+          resourceUid: saved.uid,
+          before: kept(before),
+          after: kept(after),
+        });
         return after;
       });
     } catch (e) {
@@ -126,13 +148,30 @@ export function singletonRouter(list: readonly Singleton[], deps: Deps, openapi:
       }
     });
     const id = s.decl.name.replace(/-/g, '_');
-    const record = { ...jsonSchema(z.object(s.decl.fields)), description: 'The record, with version (0 before the first change) and updatedAt' };
-    openapi.add('get', path, { operationId: `${id}_read`, summary: s.decl.summary, description: s.decl.description, tags: ['system'], auth: AUTH_OF[s.decl.read], responses: { 200: { description: 'the record', schema: record } } });
+    const record = {
+      ...jsonSchema(z.object(s.decl.fields)),
+      description: 'The record, with version (0 before the first change) and updatedAt',
+    };
+    openapi.add('get', path, {
+      operationId: `${id}_read`,
+      summary: s.decl.summary,
+      description: s.decl.description,
+      tags: ['system'],
+      auth: AUTH_OF[s.decl.read],
+      responses: { 200: { description: 'the record', schema: record } },
+    });
     openapi.add('put', path, {
-      operationId: `${id}_write`, summary: `Change the ${s.decl.name} (audited with before and after)`,
+      operationId: `${id}_write`,
+      summary: `Change the ${s.decl.name} (audited with before and after)`,
       description: 'Any subset of the fields; version is the one read (stale: 409 api-108; omitted: applies to what is stored).',
-      tags: ['system'], auth: 'trusted-fresh', requestBody: { schema: jsonSchema(s.updateSchema, 'input') },
-      responses: { 200: { description: 'the record after the change', schema: record }, 400: { description: 'api-106: invalid field values' }, 409: { description: 'api-108: stale version' } },
+      tags: ['system'],
+      auth: 'trusted-fresh',
+      requestBody: { schema: jsonSchema(s.updateSchema, 'input') },
+      responses: {
+        200: { description: 'the record after the change', schema: record },
+        400: { description: 'api-106: invalid field values' },
+        409: { description: 'api-108: stale version' },
+      },
     });
   }
   return router;

@@ -12,7 +12,10 @@ export async function ensureCa(dir: string, rotate: boolean): Promise<'created' 
 
 const pem = (k: unknown, kind: 'private' | 'public'): string => {
   if (typeof k === 'string') return k;
-  if (k instanceof KeyObject) return kind === 'private' ? k.export({ type: 'pkcs8', format: 'pem' }).toString() : k.export({ type: 'spki', format: 'pem' }).toString();
+  if (k instanceof KeyObject)
+    return kind === 'private'
+      ? k.export({ type: 'pkcs8', format: 'pem' }).toString()
+      : k.export({ type: 'spki', format: 'pem' }).toString();
   throw new Error('unexpected DKIM key format from lib/pki');
 };
 

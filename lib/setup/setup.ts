@@ -67,7 +67,9 @@ function handOver(dirs: string[]): void {
         if (e.isDirectory()) walk(join(p, e.name));
         else chownSync(join(p, e.name), user.uid, user.gid);
       }
-    } catch { /* a file, not a directory */ }
+    } catch {
+      /* a file, not a directory */
+    }
   };
   dirs.forEach(walk);
 }
@@ -109,7 +111,10 @@ export async function runSetup(input: SetupInput, progress: Progress = () => und
   set('mail:auth_server_url', input.authUrl);
   if (!values.get('mail:auth_server_url')) throw new SetupError('name the sign-in service with --auth-url URL');
   set('auth:options:audience', input.authAudience ?? (values.has('auth:options:audience') ? undefined : domains[0]));
-  set('auth:options:issuer', input.authIssuer ?? (values.has('auth:options:issuer') ? undefined : hostOfUrl(values.get('mail:auth_server_url') as string)));
+  set(
+    'auth:options:issuer',
+    input.authIssuer ?? (values.has('auth:options:issuer') ? undefined : hostOfUrl(values.get('mail:auth_server_url') as string)),
+  );
   set('data_dir', input.dataDir ? resolve(input.dataDir) : values.has('data_dir') ? undefined : resolve(dirname(file), 'data'));
   set('datastores:sql:url', input.datastoreUrl);
   if (input.redisUrl) {
@@ -124,12 +129,17 @@ export async function runSetup(input: SetupInput, progress: Progress = () => und
     throw new SetupError('auth:secret: the configuration holds a different secret; pass --rotate to replace it');
   }
   if (input.authSecret) set('auth:secret', input.authSecret);
-  if (!values.get('auth:secret')) throw new SetupError('give the secret shared with the sign-in service with --auth-secret (at least 16 characters)');
+  if (!values.get('auth:secret'))
+    throw new SetupError('give the secret shared with the sign-in service with --auth-secret (at least 16 characters)');
 
   const ingest = values.get('mail:transport:ingest:secret') as string | undefined;
   if (!ingest || ingest === INGEST_SECRET_DEFAULT || ingest.length < 16 || input.rotate) {
     values.set('mail:transport:ingest:secret', randomSecret());
-    note('ingest secret', ingest && ingest !== INGEST_SECRET_DEFAULT ? 'rotated' : 'created', 'mail:transport:ingest:secret (give it to the MTA hand-off: svcmail deliver reads it from this file)');
+    note(
+      'ingest secret',
+      ingest && ingest !== INGEST_SECRET_DEFAULT ? 'rotated' : 'created',
+      'mail:transport:ingest:secret (give it to the MTA hand-off: svcmail deliver reads it from this file)',
+    );
   } else note('ingest secret', 'kept', 'mail:transport:ingest:secret');
   // The server id is published in DNS (_svc TXT), not a secret: --rotate keeps it.
   if (!values.get('mail:server_id')) {
@@ -170,13 +180,28 @@ export async function runSetup(input: SetupInput, progress: Progress = () => und
       const existing = await repo.findOne({ name: domain });
       if (!existing?.verified) unverified.push(domain);
       if (!existing) {
-        await repo.create({ name: domain, enabled: true, verified: false, aliases: [], dkimSelector: selector, dkimPublicKey: publicKey } as never);
+        await repo.create({
+          name: domain,
+          enabled: true,
+          verified: false,
+          aliases: [],
+          dkimSelector: selector,
+          dkimPublicKey: publicKey,
+        } as never);
         note(`domain ${domain}`, 'created', 'recorded with its DKIM public key');
       } else if (existing.dkimPublicKey !== publicKey || existing.dkimSelector !== selector) {
         await repo.update(existing.uid, { dkimSelector: selector, dkimPublicKey: publicKey });
         note(`domain ${domain}`, 'updated', 'DKIM public key recorded');
       } else note(`domain ${domain}`, 'kept', 'already recorded');
-      checklist.push(...checklistFor({ domain, host: config.get('mail:host'), serverId: config.get('mail:server_id'), dkimSelector: selector, dkimPublicKey: publicKey }));
+      checklist.push(
+        ...checklistFor({
+          domain,
+          host: config.get('mail:host'),
+          serverId: config.get('mail:server_id'),
+          dkimSelector: selector,
+          dkimPublicKey: publicKey,
+        }),
+      );
     }
   } finally {
     await store.close();

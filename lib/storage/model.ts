@@ -92,7 +92,15 @@ export function columnOf(schema: z.ZodType): ColumnInfo {
   return { kind, nullable };
 }
 
-export function defineModel<S extends z.ZodRawShape>(decl: { name: string; table: string; fields: S; indexes?: IndexDecl[]; lease?: boolean; fullText?: boolean; valueIndexes?: ValueIndexDecl[] }): ModelDef<S> {
+export function defineModel<S extends z.ZodRawShape>(decl: {
+  name: string;
+  table: string;
+  fields: S;
+  indexes?: IndexDecl[];
+  lease?: boolean;
+  fullText?: boolean;
+  valueIndexes?: ValueIndexDecl[];
+}): ModelDef<S> {
   for (const reserved of [...BASE_FIELDS, ...LEASE_FIELDS]) {
     if (reserved in decl.fields) throw new Error(`model ${decl.name}: field ${reserved} is reserved`);
   }
@@ -100,16 +108,23 @@ export function defineModel<S extends z.ZodRawShape>(decl: { name: string; table
   for (const [k, s] of Object.entries(decl.fields)) columns[k] = columnOf(s as z.ZodType);
   for (const idx of decl.indexes ?? []) {
     for (const f of idx.fields) {
-      if (!(f in columns) && !(BASE_FIELDS as readonly string[]).includes(f) && !(decl.lease && (LEASE_FIELDS as readonly string[]).includes(f))) {
+      if (
+        !(f in columns) &&
+        !(BASE_FIELDS as readonly string[]).includes(f) &&
+        !(decl.lease && (LEASE_FIELDS as readonly string[]).includes(f))
+      ) {
         throw new Error(`model ${decl.name}: index names unknown field ${f}`);
       }
     }
   }
   for (const vi of decl.valueIndexes ?? []) {
     // A value index is named in filters like a field, so it must not shadow a filterable column.
-    if (columns[vi.name] && columns[vi.name].kind !== 'json') throw new Error(`model ${decl.name}: value index ${vi.name} shadows a column`);
-    for (const f of [...vi.from, ...(vi.scope ? [vi.scope] : [])]) if (!(f in columns)) throw new Error(`model ${decl.name}: value index ${vi.name} names unknown field ${f}`);
-    if (vi.scope && columns[vi.scope].kind !== 'text') throw new Error(`model ${decl.name}: value index scope ${vi.scope} must be a text field`);
+    if (columns[vi.name] && columns[vi.name].kind !== 'json')
+      throw new Error(`model ${decl.name}: value index ${vi.name} shadows a column`);
+    for (const f of [...vi.from, ...(vi.scope ? [vi.scope] : [])])
+      if (!(f in columns)) throw new Error(`model ${decl.name}: value index ${vi.name} names unknown field ${f}`);
+    if (vi.scope && columns[vi.scope].kind !== 'text')
+      throw new Error(`model ${decl.name}: value index scope ${vi.scope} must be a text field`);
   }
   return { ...decl, columns };
 }
@@ -168,9 +183,18 @@ function utcTextMs(v: string): number {
   // This runs for every date of every row read (two per record): no closure made per call (from
   // sources tsx names every closure it makes, a property definition each time).
   let ms = 0;
-  if (v[19] === '.') for (let i = 20, scale = 100; i < 23; i++, scale /= 10) ms += i < v.length && v.charCodeAt(i) >= 48 && v.charCodeAt(i) <= 57 ? digit(v, i) * scale : 0;
-  return Date.UTC(digit(v, 0) * 1000 + digit(v, 1) * 100 + digit(v, 2) * 10 + digit(v, 3), digit(v, 5) * 10 + digit(v, 6) - 1, digit(v, 8) * 10 + digit(v, 9),
-    digit(v, 11) * 10 + digit(v, 12), digit(v, 14) * 10 + digit(v, 15), digit(v, 17) * 10 + digit(v, 18), ms);
+  if (v[19] === '.')
+    for (let i = 20, scale = 100; i < 23; i++, scale /= 10)
+      ms += i < v.length && v.charCodeAt(i) >= 48 && v.charCodeAt(i) <= 57 ? digit(v, i) * scale : 0;
+  return Date.UTC(
+    digit(v, 0) * 1000 + digit(v, 1) * 100 + digit(v, 2) * 10 + digit(v, 3),
+    digit(v, 5) * 10 + digit(v, 6) - 1,
+    digit(v, 8) * 10 + digit(v, 9),
+    digit(v, 11) * 10 + digit(v, 12),
+    digit(v, 14) * 10 + digit(v, 15),
+    digit(v, 17) * 10 + digit(v, 18),
+    ms,
+  );
 }
 
 /** ISO text as PostgreSQL formats it for the read path ('YYYY-MM-DDTHH:MM:SS.SSSZ', UTC) to a StoredDate. */

@@ -23,12 +23,13 @@ export const PAGES = {
 /** web/assets beside lib/ (sources) or beside dist/lib (a build: packaging copies web/ into dist/). */
 export const WEB_ASSETS = fileURLToPath(new URL('../../web/assets/', import.meta.url));
 
-
 /** The page's HTML. Branding values are validated when stored and escaped again here. */
 export function renderPage(page: (typeof PAGES)[keyof typeof PAGES], b: Branding, opts: { nonce: string; authUrl: string }): string {
   const name = escapeHtml(b.name);
   const colour = (c: string) => (/^#[0-9a-f]{3,6}$/i.test(c) ? c : 'inherit');
-  const nav = Object.entries(PAGES).map(([path, p]) => `<a href="${path}"${p === page ? ' aria-current="page"' : ''}>${p.title}</a>`).join('');
+  const nav = Object.entries(PAGES)
+    .map(([path, p]) => `<a href="${path}"${p === page ? ' aria-current="page"' : ''}>${p.title}</a>`)
+    .join('');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -57,7 +58,12 @@ function policyFor(authUrl: string): (nonce: string) => string {
   }
   const before = ["default-src 'self'", "script-src 'self'"].join('; ');
   const after = [
-    "img-src 'self' data: https:", "connect-src 'self'", "object-src 'none'", "base-uri 'none'", `form-action 'self'${signin}`, "frame-ancestors 'none'",
+    "img-src 'self' data: https:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    `form-action 'self'${signin}`,
+    "frame-ancestors 'none'",
   ].join('; ');
   return (nonce) => `${before}; style-src 'self' 'nonce-${nonce}'; ${after}`;
 }
@@ -78,14 +84,26 @@ export function pagesRouter(deps: Pick<Deps, 'store' | 'config'>, openapi: OpenA
       }
     });
     openapi.add('get', path, {
-      operationId: `page_${page.app}`, summary: `The ${page.title.toLowerCase()} page (HTML; branding applied)`, tags: ['pages'], auth: 'none',
-      description: 'Public shell: the browser app in it signs in through the jwt cookie (sending the user to the sign-in service when it answers 401) and reads everything through the API.',
+      operationId: `page_${page.app}`,
+      summary: `The ${page.title.toLowerCase()} page (HTML; branding applied)`,
+      tags: ['pages'],
+      auth: 'none',
+      description:
+        'Public shell: the browser app in it signs in through the jwt cookie (sending the user to the sign-in service when it answers 401) and reads everything through the API.',
       responses: { 200: { description: 'text/html', contentType: 'text/html', schema: { type: 'string' } } },
     });
   }
-  router.use('/assets', limiter, express.static(WEB_ASSETS, {
-    index: false, dotfiles: 'deny', fallthrough: true, etag: true, lastModified: true,
-    setHeaders: (res) => res.setHeader('Cache-Control', 'public, max-age=300'),
-  }));
+  router.use(
+    '/assets',
+    limiter,
+    express.static(WEB_ASSETS, {
+      index: false,
+      dotfiles: 'deny',
+      fallthrough: true,
+      etag: true,
+      lastModified: true,
+      setHeaders: (res) => res.setHeader('Cache-Control', 'public, max-age=300'),
+    }),
+  );
   return router;
 }

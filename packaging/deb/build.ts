@@ -4,7 +4,22 @@
 // copyright), ../../systemd and the generated man pages; nothing here writes unit or
 // maintainer-script text.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,8 +78,13 @@ copyFileSync(join(here, 'copyright'), join(doc, 'copyright'));
 const debian = join(stage, 'DEBIAN');
 mkdirSync(debian);
 const size = Number(execFileSync('du', ['-sk', '--exclude=DEBIAN', stage], { encoding: 'utf8' }).split('\t')[0]);
-writeFileSync(join(debian, 'control'), readFileSync(join(here, 'DEBIAN/control.in'), 'utf8')
-  .replace('@VERSION@', pkg.version).replace('@ARCH@', arch).replace('@SIZE@', String(size)));
+writeFileSync(
+  join(debian, 'control'),
+  readFileSync(join(here, 'DEBIAN/control.in'), 'utf8')
+    .replace('@VERSION@', pkg.version)
+    .replace('@ARCH@', arch)
+    .replace('@SIZE@', String(size)),
+);
 for (const f of ['postinst', 'prerm', 'postrm']) {
   copyFileSync(join(here, 'DEBIAN', f), join(debian, f));
   chmodSync(join(debian, f), 0o755);

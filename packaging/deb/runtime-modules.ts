@@ -49,7 +49,8 @@ export function runtimePackages(root: string): string[] {
     seen.add(dir);
     const m = manifest(dir);
     const peers = Object.keys(m.peerDependencies ?? {}).filter((p) => !m.peerDependenciesMeta?.[p]?.optional);
-    for (const dep of [...Object.keys(m.dependencies ?? {}), ...Object.keys(m.optionalDependencies ?? {}), ...peers]) queue.push([dep, dir]);
+    for (const dep of [...Object.keys(m.dependencies ?? {}), ...Object.keys(m.optionalDependencies ?? {}), ...peers])
+      queue.push([dep, dir]);
   }
   return [...seen].sort();
 }

@@ -11,7 +11,10 @@ const daemons = ['api', 'worker', 'push', 'protocols'];
 /** The fields of a name's line in a passwd or group file (where pm2 itself looks them up), or null. */
 function entry(file, name) {
   try {
-    const line = fs.readFileSync(file, 'utf8').split('\n').find((l) => l.split(':')[0] === name);
+    const line = fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .find((l) => l.split(':')[0] === name);
     return line ? line.split(':') : null;
   } catch {
     return null;

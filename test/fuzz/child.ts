@@ -26,7 +26,9 @@ if (replay) {
     process.stdout.write(`FUZZ-RESULT ${JSON.stringify({ target: target.name, replay, outcome: 'ok' })}\n`);
   } catch (e) {
     const outcome = target.expected(e) ? 'refused' : 'finding';
-    process.stdout.write(`FUZZ-RESULT ${JSON.stringify({ target: target.name, replay, outcome, error: (e as Error)?.stack ?? String(e) })}\n`);
+    process.stdout.write(
+      `FUZZ-RESULT ${JSON.stringify({ target: target.name, replay, outcome, error: (e as Error)?.stack ?? String(e) })}\n`,
+    );
   } finally {
     await target.teardown?.();
   }

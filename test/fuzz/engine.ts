@@ -107,7 +107,9 @@ function mutate(input: Buffer, ms: Mutation[], pool: Buffer[], max: number): Buf
 export function inputArbitrary(t: FuzzTarget, seeds: Buffer[]): fc.Arbitrary<Buffer> {
   const max = t.maxLength ?? 64 * 1024;
   const dict = t.dictionary.map((s) => Buffer.from(s, 'utf8'));
-  const base = seeds.length ? fc.oneof({ arbitrary: fc.constantFrom(...seeds), weight: 3 }, { arbitrary: t.generate, weight: 1 }) : t.generate;
+  const base = seeds.length
+    ? fc.oneof({ arbitrary: fc.constantFrom(...seeds), weight: 3 }, { arbitrary: t.generate, weight: 1 })
+    : t.generate;
   const mutated = fc.tuple(base, mutations(dict)).map(([b, ms]) => mutate(b, ms, seeds, max));
   return fc.oneof(
     { arbitrary: mutated, weight: 6 },
@@ -118,7 +120,9 @@ export function inputArbitrary(t: FuzzTarget, seeds: Buffer[]): fc.Arbitrary<Buf
 
 export function readCorpus(dir: string): Buffer[] {
   try {
-    return readdirSync(dir).sort().map((f) => readFileSync(join(dir, f)));
+    return readdirSync(dir)
+      .sort()
+      .map((f) => readFileSync(join(dir, f)));
   } catch {
     return [];
   }
@@ -150,7 +154,11 @@ for (;;) {
 
 function signature(e: unknown): string {
   const err = e instanceof Error ? e : new Error(String(e));
-  const frame = (err.stack ?? '').split('\n').find((l) => /^\s+at /.test(l))?.trim() ?? '';
+  const frame =
+    (err.stack ?? '')
+      .split('\n')
+      .find((l) => /^\s+at /.test(l))
+      ?.trim() ?? '';
   return `${err.name}: ${err.message.split('\n')[0].replace(/\d+/g, 'N').slice(0, 200)} ${frame.replace(/:\d+:\d+\)?$/, '')}`;
 }
 
@@ -164,10 +172,21 @@ export async function runEngine(t: FuzzTarget, opts: EngineOptions): Promise<Eng
   const dir = join(opts.findingsDir, t.name);
   const watchdog = new Worker(WATCHDOG, { eval: true, workerData: { sab, hangMs: opts.hangMs, dir, target: t.name } });
   watchdog.unref();
-  const result: EngineResult = { target: t.name, seed: opts.seed, executions: 0, refused: 0, findings: 0, seconds: 0, slowestMs: 0, details: [] };
+  const result: EngineResult = {
+    target: t.name,
+    seed: opts.seed,
+    executions: 0,
+    refused: 0,
+    findings: 0,
+    seconds: 0,
+    slowestMs: 0,
+    details: [],
+  };
   const seen = new Set<string>();
   let unhandled: unknown = null;
-  const onUnhandled = (e: unknown) => { unhandled = e; };
+  const onUnhandled = (e: unknown) => {
+    unhandled = e;
+  };
   process.on('unhandledRejection', onUnhandled);
 
   const record = (input: Buffer, e: unknown, kind: Finding['kind']) => {

@@ -14,11 +14,14 @@ describe('fuzz targets (bounded run)', () => {
   // One process runs every target in turn: the product's modules load once (start-up dominates
   // a few seconds of fuzzing); a hang restarts the process for the targets after it.
   let results: FuzzOutcome[] = [];
-  beforeAll(async () => {
-    results = await fuzzTargets(TARGETS, { seconds: SECONDS, hangMs: HANG_MS });
-    // eslint-disable-next-line no-console -- the per-target execution counts are the report
-    for (const r of results) console.log(summary(r));
-  }, (TARGETS.length * (SECONDS + 30) + 60) * 1000 + HANG_MS);
+  beforeAll(
+    async () => {
+      results = await fuzzTargets(TARGETS, { seconds: SECONDS, hangMs: HANG_MS });
+      // eslint-disable-next-line no-console -- the per-target execution counts are the report
+      for (const r of results) console.log(summary(r));
+    },
+    (TARGETS.length * (SECONDS + 30) + 60) * 1000 + HANG_MS,
+  );
 
   it('has one target per parser and decoder under test', () => {
     expect(TARGETS).toEqual(['autodiscover', 'handoff', 'ics', 'key-vault', 'list-query', 'mime', 'rules', 'sanitize', 'vcard']);

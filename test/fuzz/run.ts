@@ -21,7 +21,8 @@ for (const name of asked.length ? asked : TARGETS) {
   findings += r.findings;
   executions += r.executions;
   process.stdout.write(`${summary(r)}\n`);
-  for (const d of r.details) process.stdout.write(`  ${d.kind} (input ${d.file || 'not saved'}):\n    ${d.error.split('\n').slice(0, 12).join('\n    ')}\n`);
+  for (const d of r.details)
+    process.stdout.write(`  ${d.kind} (input ${d.file || 'not saved'}):\n    ${d.error.split('\n').slice(0, 12).join('\n    ')}\n`);
 }
 process.stdout.write(`fuzz total: executions ${executions}, findings ${findings}\n`);
 process.exit(findings ? 1 : 0);

@@ -8,11 +8,18 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Every target: one file per parser or decoder under targets/. */
-export const TARGETS = readdirSync(`${here}targets`).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3)).sort();
+export const TARGETS = readdirSync(`${here}targets`)
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => f.slice(0, -3))
+  .sort();
 
 export type FuzzOutcome = EngineResult & { hang: boolean };
 
-const lines = (text: string, tag: string) => text.split('\n').filter((l) => l.startsWith(`${tag} `)).map((l) => JSON.parse(l.slice(tag.length + 1)) as Record<string, unknown>);
+const lines = (text: string, tag: string) =>
+  text
+    .split('\n')
+    .filter((l) => l.startsWith(`${tag} `))
+    .map((l) => JSON.parse(l.slice(tag.length + 1)) as Record<string, unknown>);
 
 /**
  * Runs the targets one after the other in one process, `seconds` each, and answers a result per
@@ -31,17 +38,37 @@ export async function fuzzTargets(names: string[], opts: { seconds: number; hang
     todo = todo.slice(done.length);
     if (!todo.length) break;
     const [current] = todo;
-    const hang = lines(stderr, 'FUZZ-HANG').find((h) => h.target === current) as { executions: number; ms: number; file: string } | undefined;
+    const hang = lines(stderr, 'FUZZ-HANG').find((h) => h.target === current) as
+      { executions: number; ms: number; file: string } | undefined;
     const earlier = lines(stderr, 'FUZZ-FINDING').filter((f) => f.target === current) as unknown as Finding[];
-    const ended: Finding = { kind: 'crash', error: hang ? `hang: one input ran over ${opts.hangMs} ms` : `the fuzz process ended (code ${code}, signal ${signal}): ${stderr.slice(-2000)}`, file: hang?.file ?? '' };
+    const ended: Finding = {
+      kind: 'crash',
+      error: hang
+        ? `hang: one input ran over ${opts.hangMs} ms`
+        : `the fuzz process ended (code ${code}, signal ${signal}): ${stderr.slice(-2000)}`,
+      file: hang?.file ?? '',
+    };
     const details = [...earlier, ended];
-    out.push({ target: current, seed, executions: hang?.executions ?? 0, refused: 0, findings: details.length, seconds: opts.seconds, slowestMs: hang?.ms ?? 0, hang: Boolean(hang), details });
+    out.push({
+      target: current,
+      seed,
+      executions: hang?.executions ?? 0,
+      refused: 0,
+      findings: details.length,
+      seconds: opts.seconds,
+      slowestMs: hang?.ms ?? 0,
+      hang: Boolean(hang),
+      details,
+    });
     todo = todo.slice(1);
   }
   return out;
 }
 
-function runChild(names: string[], opts: { seconds: number; hangMs: number; seed: number }): Promise<{ stdout: string; stderr: string; code: number | null; signal: NodeJS.Signals | null }> {
+function runChild(
+  names: string[],
+  opts: { seconds: number; hangMs: number; seed: number },
+): Promise<{ stdout: string; stderr: string; code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', `${here}child.ts`, ...names], {
       cwd: root,
@@ -50,8 +77,12 @@ function runChild(names: string[], opts: { seconds: number; hangMs: number; seed
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     // Start-up, the runs, one hang budget and a margin; past that the child itself is stuck.
     const guard = setTimeout(() => child.kill('SIGKILL'), (names.length * (opts.seconds + 30) + 60) * 1000 + opts.hangMs);
     child.on('error', reject);

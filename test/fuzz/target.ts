@@ -22,8 +22,10 @@ export interface FuzzTarget {
 }
 
 /** A validation error of the catalogue (api-106 and its 4xx kin): what every parser here may answer. */
-export const clientError = (...codes: string[]) => (e: unknown): boolean =>
-  isApiError(e) && e.status >= 400 && e.status < 500 && (!codes.length || codes.includes(e.code));
+export const clientError =
+  (...codes: string[]) =>
+  (e: unknown): boolean =>
+    isApiError(e) && e.status >= 400 && e.status < 500 && (!codes.length || codes.includes(e.code));
 
 /** An invariant of the parsed result that does not hold: a finding like a crash. */
 export function check(cond: unknown, what: string): asserts cond {

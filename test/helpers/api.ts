@@ -15,14 +15,21 @@ export const TEST_SECRET = 'test-secret-0123456789abcdef';
 export const AUDIENCE = 'mail.test';
 export const ISSUER = 'auth.mail.test';
 
+/** An answer's parsed JSON body: tests check it field by field. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type JsonBody = any;
+
 export interface TestApi {
   url: string;
   deps: Deps;
   config: Config;
   token(opts: Partial<SignOptions> & { uid: string }): Promise<string>;
   /** fetch with a Bearer token (or none) and JSON body handling. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies are checked field by field
-  call(method: string, path: string, opts?: { token?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  call(
+    method: string,
+    path: string,
+    opts?: { token?: string | null; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: JsonBody; headers: Headers }>;
   close(): Promise<void>;
 }
 
@@ -36,30 +43,48 @@ export interface TestApiHooks {
 }
 
 /** A real api app on a random loopback port with a fresh database and real token verification. */
-export async function startTestApi(backend: Backend, values: Partial<Record<SettingName, unknown>> = {}, hooks: TestApiHooks = {}): Promise<TestApi> {
+export async function startTestApi(
+  backend: Backend,
+  values: Partial<Record<SettingName, unknown>> = {},
+  hooks: TestApiHooks = {},
+): Promise<TestApi> {
   const db: TestDatabase = await backend.open();
   const config = loadConfig({
     env: { NODE_ENV: 'test' },
     values: {
-      'auth:secret': TEST_SECRET, 'auth:options:audience': AUDIENCE, 'auth:options:issuer': ISSUER,
-      'mail:dev_auto_login:enabled': false, 'datastores:sql:url': db.url, 'log:level': 'silent',
+      'auth:secret': TEST_SECRET,
+      'auth:options:audience': AUDIENCE,
+      'auth:options:issuer': ISSUER,
+      'mail:dev_auto_login:enabled': false,
+      'datastores:sql:url': db.url,
+      'log:level': 'silent',
       // Suites send thousands of requests from 127.0.0.1; the rate-limit tests set their own limits.
-      'rateLimit:max': 1_000_000, 'rateLimit:authenticated:max': 1_000_000,
+      'rateLimit:max': 1_000_000,
+      'rateLimit:authenticated:max': 1_000_000,
       // Nothing leaves this machine: DNS questions (key discovery, DNS checks) go to a loopback port
       // where nothing answers, unless a test starts its own DNS server; never to the system's resolver.
-      'mail:dns:nameservers': ['127.0.0.1:9'], 'mail:dns:check_nameservers': ['127.0.0.1:9'], ...values,
+      'mail:dns:nameservers': ['127.0.0.1:9'],
+      'mail:dns:check_nameservers': ['127.0.0.1:9'],
+      ...values,
     },
   });
   const registry = productRegistry();
   const real = await openSqlStore({ url: db.url, models: productModels(registry), synchronize: true });
   const store = hooks.wrapStore ? hooks.wrapStore(real) : real;
-  const deps: Deps = { config, store, events: new LocalEventBus(), log: hooks.log ?? createLogger({ level: process.env.TEST_LOG ?? 'silent' }) };
+  const deps: Deps = {
+    config,
+    store,
+    events: new LocalEventBus(),
+    log: hooks.log ?? createLogger({ level: process.env.TEST_LOG ?? 'silent' }),
+  };
   const { app, limits } = buildApiApp(deps, registry);
   const server: Server = createServer(app);
   await new Promise<void>((r) => server.listen(hooks.listen?.port ?? 0, hooks.listen?.host ?? '127.0.0.1', r));
   const url = `http://${hooks.listen?.host ?? '127.0.0.1'}:${(server.address() as AddressInfo).port}`;
   return {
-    url, deps, config,
+    url,
+    deps,
+    config,
     token: (opts) => signToken(config, opts),
     async call(method, path, opts = {}) {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) };
@@ -74,7 +99,9 @@ export async function startTestApi(backend: Backend, values: Partial<Record<Sett
       let parsed: unknown = text;
       try {
         parsed = text ? JSON.parse(text) : null;
-      } catch { /* not JSON */ }
+      } catch {
+        /* not JSON */
+      }
       return { status: res.status, body: parsed, headers: res.headers };
     },
     async close() {

@@ -13,8 +13,14 @@ import { onPath } from '../../cli/supervisor.js';
 
 export const PEERS_FIX = 'run: sudo npm run peers';
 
-const first = (...paths: string[]) => () => paths.find((p) => existsSync(p));
-const all = (...paths: string[]) => () => (paths.every((p) => existsSync(p)) ? paths[0] : undefined);
+const first =
+  (...paths: string[]) =>
+  () =>
+    paths.find((p) => existsSync(p));
+const all =
+  (...paths: string[]) =>
+  () =>
+    paths.every((p) => existsSync(p)) ? paths[0] : undefined;
 const onPathOrUndefined = (cmd: string) => () => onPath(cmd) ?? undefined;
 const PY = '/usr/bin/python3';
 
@@ -27,7 +33,10 @@ const PROGRAMS = {
   nginx: { find: first('/usr/sbin/nginx', '/usr/bin/nginx'), pkg: 'nginx-light' },
   xmllint: { find: first('/usr/bin/xmllint', '/bin/xmllint'), pkg: 'libxml2-utils' },
   'python3-exchangelib': {
-    find: () => (existsSync(PY) && spawnSync(PY, ['-c', 'import exchangelib.autodiscover.properties'], { stdio: 'ignore' }).status === 0 ? PY : undefined),
+    find: () =>
+      existsSync(PY) && spawnSync(PY, ['-c', 'import exchangelib.autodiscover.properties'], { stdio: 'ignore' }).status === 0
+        ? PY
+        : undefined,
     pkg: 'python3-exchangelib',
   },
   openssl: { find: onPathOrUndefined('openssl'), pkg: 'openssl' },
@@ -43,7 +52,10 @@ const PROGRAMS = {
 export type Program = keyof typeof PROGRAMS;
 
 function hidden(name: string): boolean {
-  return (process.env.SVCMAIL_TEST_HIDE_PEERS ?? '').split(',').map((s) => s.trim()).includes(name);
+  return (process.env.SVCMAIL_TEST_HIDE_PEERS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .includes(name);
 }
 
 /** Where the program is, or undefined when it is not installed (or hidden). Reports nothing. */
@@ -57,7 +69,9 @@ function testFile(): string {
   try {
     const path = expect.getState().testPath;
     if (path) return relative(process.cwd(), path);
-  } catch { /* outside vitest (the fuzz runner) */ }
+  } catch {
+    /* outside vitest (the fuzz runner) */
+  }
   return process.argv[1] ?? 'this run';
 }
 
@@ -69,7 +83,8 @@ function testFile(): string {
 export function requirePeer(name: string, available: boolean, why = 'not installed', fix = PEERS_FIX): boolean {
   if (available && !hidden(name)) return true;
   if (hidden(name)) why = 'hidden by SVCMAIL_TEST_HIDE_PEERS';
-  if (process.env.CI === 'true') throw new Error(`${name} ${name.includes(', ') ? 'are' : 'is'} required in CI (CI=true) but ${why} — ${fix}`);
+  if (process.env.CI === 'true')
+    throw new Error(`${name} ${name.includes(', ') ? 'are' : 'is'} required in CI (CI=true) but ${why} — ${fix}`);
   if (!said.has(name)) {
     said.add(name);
     process.stdout.write(`skipped in ${testFile()}: ${name} ${why} — ${fix}\n`);
@@ -82,7 +97,8 @@ export function requirePrograms(...names: Program[]): boolean {
   const missing = names.filter((n) => !programPath(n));
   if (missing.length === 0) return true;
   const pkgs = missing.map((n) => PROGRAMS[n].pkg).filter((p): p is string => p !== null);
-  const why = missing.every(hidden) ? 'hidden by SVCMAIL_TEST_HIDE_PEERS'
+  const why = missing.every(hidden)
+    ? 'hidden by SVCMAIL_TEST_HIDE_PEERS'
     : `not installed${pkgs.length ? ` (Debian ${pkgs.length > 1 ? 'packages' : 'package'} ${pkgs.join(', ')})` : ''}`;
   return requirePeer(missing.join(', '), false, why, missing.includes('pm2') ? `${PEERS_FIX} (or npm install -g pm2@6)` : PEERS_FIX);
 }

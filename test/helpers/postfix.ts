@@ -1,5 +1,16 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,19 +56,42 @@ export async function startPostfix(): Promise<PostfixInstance> {
   const masterSrc = existsSync('/usr/share/postfix/master.cf.dist') ? '/usr/share/postfix/master.cf.dist' : '/etc/postfix/master.cf';
   copyFileSync(masterSrc, join(dir, 'master.cf'));
   writeFileSync(join(dir, 'master.cf'), readFileSync(join(dir, 'master.cf'), 'utf8').replace(/^smtp\s+inet.*$/m, ''));
-  writeFileSync(join(dir, 'main.cf'), [
-    'compatibility_level = 3.6', `queue_directory = ${dir}/queue`, `data_directory = ${dir}/data`, 'mail_owner = postfix', 'setgid_group = postdrop',
-    'inet_interfaces = loopback-only', 'inet_protocols = ipv4', 'myhostname = svcmail-test.localdomain', 'mydestination =',
-    `relayhost = [127.0.0.1]:${port}`, 'smtp_tls_security_level = none', `maillog_file = ${dir}/maillog`, `maillog_file_prefixes = ${dir}`,
-    'queue_run_delay = 1s', 'minimal_backoff_time = 1s', 'maximal_backoff_time = 2s', '',
-  ].join('\n'));
-  const sink: ChildProcess = spawn('/usr/sbin/smtp-sink', ['-d', `${sinkDir}/%M.`, '-u', 'root', `127.0.0.1:${port}`, '10'], { stdio: 'ignore' });
+  writeFileSync(
+    join(dir, 'main.cf'),
+    [
+      'compatibility_level = 3.6',
+      `queue_directory = ${dir}/queue`,
+      `data_directory = ${dir}/data`,
+      'mail_owner = postfix',
+      'setgid_group = postdrop',
+      'inet_interfaces = loopback-only',
+      'inet_protocols = ipv4',
+      'myhostname = svcmail-test.localdomain',
+      'mydestination =',
+      `relayhost = [127.0.0.1]:${port}`,
+      'smtp_tls_security_level = none',
+      `maillog_file = ${dir}/maillog`,
+      `maillog_file_prefixes = ${dir}`,
+      'queue_run_delay = 1s',
+      'minimal_backoff_time = 1s',
+      'maximal_backoff_time = 2s',
+      '',
+    ].join('\n'),
+  );
+  const sink: ChildProcess = spawn('/usr/sbin/smtp-sink', ['-d', `${sinkDir}/%M.`, '-u', 'root', `127.0.0.1:${port}`, '10'], {
+    stdio: 'ignore',
+  });
   execFileSync('/usr/sbin/postfix', ['-c', dir, 'start'], { stdio: 'pipe' });
   const sendmail = join(dir, 'sendmail');
   writeFileSync(sendmail, `#!/bin/sh\nMAIL_CONFIG=${dir} exec /usr/sbin/sendmail "$@"\n`, { mode: 0o755 });
-  const received = () => readdirSync(sinkDir).sort().map((f) => readFileSync(join(sinkDir, f)));
+  const received = () =>
+    readdirSync(sinkDir)
+      .sort()
+      .map((f) => readFileSync(join(sinkDir, f)));
   return {
-    sendmail, dir, received,
+    sendmail,
+    dir,
+    received,
     async waitFor(count, timeoutMs = 15_000) {
       const until = Date.now() + timeoutMs;
       while (Date.now() < until) {
@@ -70,7 +104,9 @@ export async function startPostfix(): Promise<PostfixInstance> {
     async stop() {
       try {
         execFileSync('/usr/sbin/postfix', ['-c', dir, 'stop'], { stdio: 'pipe' });
-      } catch { /* already stopped */ }
+      } catch {
+        /* already stopped */
+      }
       sink.kill('SIGTERM');
       rmSync(dir, { recursive: true, force: true });
     },

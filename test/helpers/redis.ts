@@ -10,7 +10,9 @@ export const TEST_REDIS_URL = process.env.SVCMAIL_TEST_REDIS_URL ?? 'redis://127
 export async function redisAvailable(): Promise<boolean> {
   const r = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
   let cause: Error | undefined; // the connection's own error (the rejection only says it closed)
-  r.on('error', (e: Error) => { cause ??= e; });
+  r.on('error', (e: Error) => {
+    cause ??= e;
+  });
   try {
     await r.connect();
     await r.ping();

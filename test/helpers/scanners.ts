@@ -74,7 +74,9 @@ export async function startRspamd(): Promise<{ url: string; stop(): Promise<void
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-rspamd-'));
   for (const d of ['run', 'log']) mkdirSync(join(dir, d));
   const port = await freePort();
-  writeFileSync(join(dir, 'rspamd.conf'), `.include "$CONFDIR/common.conf"
+  writeFileSync(
+    join(dir, 'rspamd.conf'),
+    `.include "$CONFDIR/common.conf"
 options {
   pidfile = "$RUNDIR/rspamd.pid";
   .include "$CONFDIR/options.inc"
@@ -86,11 +88,41 @@ worker "normal" {
   .include "$CONFDIR/worker-normal.inc"
   count = 1;
 }
-`);
-  const child = track(spawn('rspamd', ['-f', '-i', '-u', 'root', '-g', 'root', '-c', join(dir, 'rspamd.conf'), '--var', `DBDIR=${cache}`, '--var', `RUNDIR=${dir}/run`, '--var', `LOGDIR=${dir}/log`, '--var', `LOCAL_CONFDIR=${dir}`], { stdio: 'ignore' }));
+`,
+  );
+  const child = track(
+    spawn(
+      'rspamd',
+      [
+        '-f',
+        '-i',
+        '-u',
+        'root',
+        '-g',
+        'root',
+        '-c',
+        join(dir, 'rspamd.conf'),
+        '--var',
+        `DBDIR=${cache}`,
+        '--var',
+        `RUNDIR=${dir}/run`,
+        '--var',
+        `LOGDIR=${dir}/log`,
+        '--var',
+        `LOCAL_CONFDIR=${dir}`,
+      ],
+      { stdio: 'ignore' },
+    ),
+  );
   const url = `http://127.0.0.1:${port}`;
   await waitFor(async () => (await fetch(`${url}/ping`, { signal: AbortSignal.timeout(1000) })).ok, 'rspamd', 120_000, child);
-  return { url, stop: async () => { await stopChild(child); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    url,
+    stop: async () => {
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export async function startClamd(): Promise<{ address: string; stop(): Promise<void> }> {
@@ -99,21 +131,48 @@ export async function startClamd(): Promise<{ address: string; stop(): Promise<v
   // freshclam cannot download here: one local signature makes EICAR detectable offline.
   writeFileSync(join(dir, 'db', 'local.ndb'), `Eicar-Test-Signature-Local:0:*:${Buffer.from(EICAR).toString('hex')}\n`);
   const port = await freePort();
-  writeFileSync(join(dir, 'clamd.conf'), [`DatabaseDirectory ${dir}/db`, `TCPSocket ${port}`, 'TCPAddr 127.0.0.1', 'Foreground yes', `LogFile ${dir}/clamd.log`, 'StreamMaxLength 60M', ''].join('\n'));
+  writeFileSync(
+    join(dir, 'clamd.conf'),
+    [
+      `DatabaseDirectory ${dir}/db`,
+      `TCPSocket ${port}`,
+      'TCPAddr 127.0.0.1',
+      'Foreground yes',
+      `LogFile ${dir}/clamd.log`,
+      'StreamMaxLength 60M',
+      '',
+    ].join('\n'),
+  );
   const child = track(spawn('clamd', ['-c', join(dir, 'clamd.conf')], { stdio: 'ignore' }));
   const address = `127.0.0.1:${port}`;
-  const ping = () => new Promise<boolean>((resolve) => {
-    import('node:net').then(({ connect }) => {
-      const s = connect({ host: '127.0.0.1', port }, () => s.write('zPING\0'));
-      s.on('data', (d) => { resolve(d.toString().startsWith('PONG')); s.destroy(); });
-      s.on('error', () => resolve(false));
+  const ping = () =>
+    new Promise<boolean>((resolve) => {
+      import('node:net').then(({ connect }) => {
+        const s = connect({ host: '127.0.0.1', port }, () => s.write('zPING\0'));
+        s.on('data', (d) => {
+          resolve(d.toString().startsWith('PONG'));
+          s.destroy();
+        });
+        s.on('error', () => resolve(false));
+      });
     });
-  });
   await waitFor(ping, 'clamd', 60_000, child);
-  return { address, stop: async () => { await stopChild(child); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    address,
+    stop: async () => {
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export async function startScanners(): Promise<Scanners> {
   const [r, c] = await Promise.all([startRspamd(), startClamd()]);
-  return { rspamdUrl: r.url, clamdAddress: c.address, stop: async () => { await Promise.all([r.stop(), c.stop()]); } };
+  return {
+    rspamdUrl: r.url,
+    clamdAddress: c.address,
+    stop: async () => {
+      await Promise.all([r.stop(), c.stop()]);
+    },
+  };
 }

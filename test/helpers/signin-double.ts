@@ -81,7 +81,8 @@ export async function startSigninDouble(opts: SigninDoubleOptions): Promise<Sign
   let ttlSeconds = opts.ttlSeconds ?? 3600;
   const calls: SigninCall[] = [];
   const userOf = (name: string) => (Object.hasOwn(opts.users, name) ? opts.users[name] : undefined);
-  const session = (uid: string, elevated: boolean) => signToken(config, { uid, roles: userOf(uid)?.roles ?? [], elevated, ttlSeconds, secret, audience, issuer });
+  const session = (uid: string, elevated: boolean) =>
+    signToken(config, { uid, roles: userOf(uid)?.roles ?? [], elevated, ttlSeconds, secret, audience, issuer });
 
   async function handle(req: IncomingMessage, path: string): Promise<[number, unknown, string | null]> {
     if (path === '/api/auth/password') {
@@ -130,10 +131,15 @@ export async function startSigninDouble(opts: SigninDoubleOptions): Promise<Sign
     get passwordCalls() {
       return calls.filter((c) => c.path === '/api/auth/password').length;
     },
-    oauthAccessToken: (uid) => new SignJWT({ scope: 'openid offline_access', client_id: 'svc-native-app' })
-      .setProtectedHeader({ alg: 'RS256', kid: 'double-1' })
-      .setIssuedAt().setIssuer(oauthIssuer).setAudience(audience).setSubject(uid).setExpirationTime('10m')
-      .sign(oauthKeys.privateKey),
+    oauthAccessToken: (uid) =>
+      new SignJWT({ scope: 'openid offline_access', client_id: 'svc-native-app' })
+        .setProtectedHeader({ alg: 'RS256', kid: 'double-1' })
+        .setIssuedAt()
+        .setIssuer(oauthIssuer)
+        .setAudience(audience)
+        .setSubject(uid)
+        .setExpirationTime('10m')
+        .sign(oauthKeys.privateKey),
     setTtlSeconds(seconds) {
       ttlSeconds = seconds;
     },

@@ -22,7 +22,13 @@ const disk = vi.hoisted(() => ({ full: false, root: '', hits: 0 }));
 vi.mock('node:fs/promises', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs/promises')>();
   const isFull = (path: unknown) => disk.full && disk.root !== '' && String(path).startsWith(disk.root);
-  const enospc = (path: unknown) => Object.assign(new Error(`ENOSPC: no space left on device, write '${String(path)}'`), { code: 'ENOSPC', errno: -28, syscall: 'write', path: String(path) });
+  const enospc = (path: unknown) =>
+    Object.assign(new Error(`ENOSPC: no space left on device, write '${String(path)}'`), {
+      code: 'ENOSPC',
+      errno: -28,
+      syscall: 'write',
+      path: String(path),
+    });
   const open = async (...args: Parameters<typeof real.open>) => {
     const fh = await real.open(...args);
     const path = args[0];
@@ -55,7 +61,9 @@ afterAll(() => void process.off('unhandledRejection', onRejection));
 /** Every file under the blob directory (temporary ones included), relative. */
 function filesUnder(root: string, dir = root): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(root, join(dir, e.name)) : [join(dir, e.name).slice(root.length + 1)]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesUnder(root, join(dir, e.name)) : [join(dir, e.name).slice(root.length + 1)],
+  );
 }
 
 describe.each(backends)('the blob store full ($name)', (backend) => {
@@ -71,11 +79,19 @@ describe.each(backends)('the blob store full ($name)', (backend) => {
   });
 
   const entries = () => w.api.deps.store.repo<IngestEntry>(IngestEntryModel);
-  const raw = (n: number) => `From: Sender <sender@remote.example>\r\nTo: alice@example.test\r\nSubject: disk full ${n}\r\nMessage-ID: <full-${n}-${backend.name}@remote.example>\r\n\r\n${'The body of a message that arrives while the disk is full.\r\n'.repeat(200)}`;
+  const raw = (n: number) =>
+    `From: Sender <sender@remote.example>\r\nTo: alice@example.test\r\nSubject: disk full ${n}\r\nMessage-ID: <full-${n}-${backend.name}@remote.example>\r\n\r\n${'The body of a message that arrives while the disk is full.\r\n'.repeat(200)}`;
   const deliver = async (body: string, tx: string) => {
     const res = await fetch(`${w.api.url}/internal/mta/deliver`, {
-      method: 'POST', body,
-      headers: { authorization: `Bearer ${INGEST_SECRET}`, 'content-type': 'message/rfc822', 'x-envelope-from': 'sender%40remote.example', 'x-envelope-to': 'alice%40example.test', 'x-transaction-id': tx },
+      method: 'POST',
+      body,
+      headers: {
+        authorization: `Bearer ${INGEST_SECRET}`,
+        'content-type': 'message/rfc822',
+        'x-envelope-from': 'sender%40remote.example',
+        'x-envelope-to': 'alice%40example.test',
+        'x-transaction-id': tx,
+      },
     });
     return { status: res.status, text: await res.text(), headers: res.headers };
   };
@@ -88,7 +104,10 @@ describe.each(backends)('the blob store full ($name)', (backend) => {
     disk.hits = 0;
     const a = await deliver(raw(1), tx);
     // The same hand-off through the svcmail deliver client: exit 75, Postfix keeps the message queued.
-    const viaClient = await deliverToService({ url: w.api.url, secret: INGEST_SECRET }, { sender: 'sender@remote.example', recipients: ['alice@example.test'], queueId: tx, message: Readable.from([Buffer.from(raw(1))]) });
+    const viaClient = await deliverToService(
+      { url: w.api.url, secret: INGEST_SECRET },
+      { sender: 'sender@remote.example', recipients: ['alice@example.test'], queueId: tx, message: Readable.from([Buffer.from(raw(1))]) },
+    );
     disk.full = false;
     counts.faults += 2;
     expect(disk.hits).toBeGreaterThan(0);
@@ -121,9 +140,12 @@ describe.each(backends)('the blob store full ($name)', (backend) => {
     const drafts = (await w.api.deps.store.repo<Folder>(FolderModel).findOne({ mailboxUid: w.ids.mailbox, role: 'drafts' }))!;
     const draft = (await messages.get(w.ids.draft))!;
     const before = filesUnder(disk.root);
-    const upload = () => fetch(`${w.api.url}/api/mail/compose/${draft.uid}/attachments?filename=report.txt&version=${draft.version}`, {
-      method: 'POST', body: 'attachment bytes '.repeat(500), headers: { authorization: `Bearer ${w.tokens.alice}`, 'content-type': 'text/plain' },
-    });
+    const upload = () =>
+      fetch(`${w.api.url}/api/mail/compose/${draft.uid}/attachments?filename=report.txt&version=${draft.version}`, {
+        method: 'POST',
+        body: 'attachment bytes '.repeat(500),
+        headers: { authorization: `Bearer ${w.tokens.alice}`, 'content-type': 'text/plain' },
+      });
     disk.full = true;
     disk.hits = 0;
     const res = await upload();
@@ -142,7 +164,7 @@ describe.each(backends)('the blob store full ($name)', (backend) => {
     expect(filesUnder(disk.root)).toEqual(before);
 
     const ok = await upload();
-    const body = await ok.json() as Message & { uid: string };
+    const body = (await ok.json()) as Message & { uid: string };
     expect(ok.status).toBe(201);
     expect(body.attachments.map((x) => x.filename)).toEqual(['report.txt']);
     expect(await messages.get(draft.uid)).toBeNull();

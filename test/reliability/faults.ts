@@ -15,12 +15,17 @@ export const INJECTED = {
 export const INJECTED_STRINGS: readonly string[] = Object.values(INJECTED);
 
 export function injectedError(what: string): Error {
-  return new Error(`${INJECTED.marker} ${what}: could not reach postgres://svcmail:${INJECTED.password}@${INJECTED.host}:5432/svcmail (lock file ${INJECTED.path}/svcmail.sqlite-wal)`);
+  return new Error(
+    `${INJECTED.marker} ${what}: could not reach postgres://svcmail:${INJECTED.password}@${INJECTED.host}:5432/svcmail (lock file ${INJECTED.path}/svcmail.sqlite-wal)`,
+  );
 }
 
 /** throw: fail at once; hang: fail after hangMs (or at release); slow: succeed, but only after slowMs. */
 export type FaultMode = 'off' | 'throw' | 'hang' | 'slow';
-export interface StoreCall { method: string; model: string | null }
+export interface StoreCall {
+  method: string;
+  model: string | null;
+}
 
 /** What the decorated store does now; shared by every repo and transaction it hands out. */
 export class StoreFaults {
@@ -83,7 +88,8 @@ function faultyRepo<T extends object>(inner: Repo<T>, model: string, f: StoreFau
       const v = Reflect.get(target, prop, target) as unknown;
       if (typeof v !== 'function') return v;
       // Every repo method is asynchronous (lib/storage/port.ts): each one can fail or hang.
-      return (...args: unknown[]) => f.run({ method: String(prop), model }, () => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+      return (...args: unknown[]) =>
+        f.run({ method: String(prop), model }, () => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args));
     },
   });
 }
@@ -94,12 +100,15 @@ export function faultyStore(inner: Store, f: StoreFaults): Store {
     get(target, prop) {
       const v = Reflect.get(target, prop, target) as unknown;
       if (prop === 'repo') return (model: ModelDef) => faultyRepo(target.repo(model), model.name, f);
-      if (prop === 'transaction') return <R>(fn: (tx: Store) => Promise<R>, opts?: TransactionOptions) => f.run({ method: 'transaction', model: null }, () => target.transaction((tx) => fn(faultyStore(tx, f)), opts));
+      if (prop === 'transaction')
+        return <R>(fn: (tx: Store) => Promise<R>, opts?: TransactionOptions) =>
+          f.run({ method: 'transaction', model: null }, () => target.transaction((tx) => fn(faultyStore(tx, f)), opts));
       // A request's view of the store (synchronous): as faulty as the store.
       if (prop === 'session') return target.session ? () => faultyStore(target.session!(), f) : undefined;
       if (typeof v !== 'function') return v;
       if (prop === 'close') return v.bind(target);
-      return (...args: unknown[]) => f.run({ method: String(prop), model: null }, () => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+      return (...args: unknown[]) =>
+        f.run({ method: String(prop), model: null }, () => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args));
     },
   });
 }
@@ -107,7 +116,11 @@ export function faultyStore(inner: Store, f: StoreFaults): Store {
 /** Stack frames, source paths and module folders: never in an answer. */
 const STACK = [/\n\s+at\s/, /\bat\s+\S+\s+\([^)]*:\d+:\d+\)/, /node_modules/, /\.ts:\d+/, /\/work\/main\b/, /file:\/\//];
 
-export interface Answer { status: number; text: string; headers: Headers }
+export interface Answer {
+  status: number;
+  text: string;
+  headers: Headers;
+}
 
 /**
  * Problems with one answer given while a fault was active: an injected string or a stack anywhere,
@@ -132,7 +145,9 @@ export function problemsOf(a: Answer, opts: { expectError: boolean; extra?: read
     return [...out, `error answer is not JSON: ${a.text.slice(0, 80)}`];
   }
   const def = typeof body?.code === 'string' ? (catalogue as Record<string, { status: number }>)[body.code] : undefined;
-  if (!def || body?.status !== a.status || def.status !== a.status || typeof body?.message !== 'string') out.push(`not a catalogue error body: ${a.status} ${a.text.slice(0, 120)}`);
-  if (a.status >= 500 && !(opts.allowed5xx ?? ['api-199', 'api-113', 'api-122']).includes(String(body?.code))) out.push(`unexpected 5xx code ${String(body?.code)}`);
+  if (!def || body?.status !== a.status || def.status !== a.status || typeof body?.message !== 'string')
+    out.push(`not a catalogue error body: ${a.status} ${a.text.slice(0, 120)}`);
+  if (a.status >= 500 && !(opts.allowed5xx ?? ['api-199', 'api-113', 'api-122']).includes(String(body?.code)))
+    out.push(`unexpected 5xx code ${String(body?.code)}`);
   return out;
 }

@@ -17,18 +17,27 @@ const SLACK_MS = 3000;
 /** On 127.0.0.2: 'silent' reads and never answers; 'drip' answers headers, then a byte a second. */
 async function badPeer(mode: 'silent' | 'drip', port = 0): Promise<{ server: Server; port: number; open: number }> {
   const sockets = new Set<Socket>();
-  const peer = { server: createServer((s) => {
-    sockets.add(s);
-    peer.open++;
-    s.on('error', () => undefined);
-    s.on('close', () => { sockets.delete(s); peer.open--; });
-    if (mode === 'silent') return void s.on('data', () => undefined);
-    s.once('data', () => {
-      s.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{');
-      const t = setInterval(() => (s.destroyed ? clearInterval(t) : s.write(' ')), 1000);
-    });
-  }), port: 0, open: 0 };
-  peer.server.on('close', () => { for (const s of sockets) s.destroy(); });
+  const peer = {
+    server: createServer((s) => {
+      sockets.add(s);
+      peer.open++;
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        sockets.delete(s);
+        peer.open--;
+      });
+      if (mode === 'silent') return void s.on('data', () => undefined);
+      s.once('data', () => {
+        s.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{');
+        const t = setInterval(() => (s.destroyed ? clearInterval(t) : s.write(' ')), 1000);
+      });
+    }),
+    port: 0,
+    open: 0,
+  };
+  peer.server.on('close', () => {
+    for (const s of sockets) s.destroy();
+  });
   await new Promise<void>((r) => peer.server.listen(port, '127.0.0.2', r));
   peer.port = (peer.server.address() as { port: number }).port;
   return peer;
@@ -44,10 +53,16 @@ describe('key lookup with a hanging DNS or federation peer', () => {
   beforeAll(async () => {
     dns = await startTxtDns();
     silent = await badPeer('silent');
-    api = await startTestApi({ name: 'sqlite', open: async () => freshSqlite() }, await keyTestValues({
-      'mail:dns:nameservers': [dns.server], 'mail:dns:timeout_ms': DNS_TIMEOUT, 'mail:keys:federation:timeout_ms': PEER_TIMEOUT,
-      'mail:keys:federation:url_template': `http://{host}:${silent.port}`, 'mail:security:outbound:allowed_ranges': ['127.0.0.2/32'],
-    }));
+    api = await startTestApi(
+      { name: 'sqlite', open: async () => freshSqlite() },
+      await keyTestValues({
+        'mail:dns:nameservers': [dns.server],
+        'mail:dns:timeout_ms': DNS_TIMEOUT,
+        'mail:keys:federation:timeout_ms': PEER_TIMEOUT,
+        'mail:keys:federation:url_template': `http://{host}:${silent.port}`,
+        'mail:security:outbound:allowed_ranges': ['127.0.0.2/32'],
+      }),
+    );
     people = await seedUsers(api);
   });
   afterAll(async () => {
@@ -59,7 +74,9 @@ describe('key lookup with a hanging DNS or federation peer', () => {
 
   const lookup = async (addr: string) => {
     const t0 = Date.now();
-    const r = await api.call('GET', `/api/mail/mailboxes/${people.aliceBox.uid}/keys/lookup?addr=${encodeURIComponent(addr)}`, { token: people.alice });
+    const r = await api.call('GET', `/api/mail/mailboxes/${people.aliceBox.uid}/keys/lookup?addr=${encodeURIComponent(addr)}`, {
+      token: people.alice,
+    });
     return { ...r, ms: Date.now() - t0 };
   };
   const expectUnavailable = (r: Awaited<ReturnType<typeof lookup>>, limitMs: number) => {
@@ -93,7 +110,15 @@ describe('key lookup with a hanging DNS or federation peer', () => {
 
   it('a key pinned before stays in use while the peer hangs (remote: unreachable)', async () => {
     const cert = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
-    await api.deps.store.repo<DiscoveredKey>(DiscoveredKeyModel).create({ mailboxUid: people.aliceBox.uid, address: 'x@drip.test', certificate: cert, fingerprint: 'ab'.repeat(32), state: 'pinned', source: 'federated', rejected: [] });
+    await api.deps.store.repo<DiscoveredKey>(DiscoveredKeyModel).create({
+      mailboxUid: people.aliceBox.uid,
+      address: 'x@drip.test',
+      certificate: cert,
+      fingerprint: 'ab'.repeat(32),
+      state: 'pinned',
+      source: 'federated',
+      rejected: [],
+    });
     const r = await lookup('x@drip.test');
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toMatchObject({ source: 'federated', remote: 'unreachable', certificate: cert });

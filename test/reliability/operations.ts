@@ -35,13 +35,16 @@ export async function operationsOf(w: World): Promise<Operation[]> {
   const r = await w.api.call('GET', '/api/openapi/json', { token: w.tokens.alice });
   if (r.status !== 200) throw new Error(`openapi: ${r.status}`);
   const out: Operation[] = [];
-  for (const [path, ops] of Object.entries<Record<string, any>>(r.body.paths)) { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  for (const [path, ops] of Object.entries<Record<string, any>>(r.body.paths)) {
     for (const [method, o] of Object.entries(ops)) {
       const params = (o.parameters ?? []) as Array<{ name: string; in: string; required?: boolean; schema: Schema }>;
       const content = o.requestBody?.content as Record<string, { schema: Schema }> | undefined;
       const first = content ? Object.entries(content)[0] : undefined;
       out.push({
-        method: method.toUpperCase(), path, auth: o['x-svcmail-auth'],
+        method: method.toUpperCase(),
+        path,
+        auth: o['x-svcmail-auth'],
         query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, required: Boolean(p.required), schema: p.schema })),
         body: first ? { contentType: first[0], schema: first[1].schema } : null,
       });
@@ -53,27 +56,43 @@ export async function operationsOf(w: World): Promise<Operation[]> {
 /** The fixture a path's {id} names: the record of the collection before it, else a fresh uid. */
 function idFor(w: World, collection: string): string {
   switch (collection) {
-    case 'mailboxes': return w.ids.mailbox;
-    case 'folders': return w.ids.inbox;
-    case 'messages': return w.ids.message;
-    case 'compose': return w.ids.draft;
-    case 'acls': return w.ids.acl;
-    default: return randomUUID();
+    case 'mailboxes':
+      return w.ids.mailbox;
+    case 'folders':
+      return w.ids.inbox;
+    case 'messages':
+      return w.ids.message;
+    case 'compose':
+      return w.ids.draft;
+    case 'acls':
+      return w.ids.acl;
+    default:
+      return randomUUID();
   }
 }
 
 function paramFor(w: World, name: string, before: string): string {
   switch (name) {
-    case 'id': return idFor(w, before);
-    case 'mailboxUid': return w.ids.mailbox;
-    case 'attachmentId': return '1';
-    case 'property': return 'name';
-    case 'resource': return 'messages';
-    case 'name': return 'autodiscover';
-    case 'email': return 'alice@example.test';
-    case 'hash': return 'a'.repeat(64);
-    case 'token': return 'share-token-0000';
-    default: return randomUUID();
+    case 'id':
+      return idFor(w, before);
+    case 'mailboxUid':
+      return w.ids.mailbox;
+    case 'attachmentId':
+      return '1';
+    case 'property':
+      return 'name';
+    case 'resource':
+      return 'messages';
+    case 'name':
+      return 'autodiscover';
+    case 'email':
+      return 'alice@example.test';
+    case 'hash':
+      return 'a'.repeat(64);
+    case 'token':
+      return 'share-token-0000';
+    default:
+      return randomUUID();
   }
 }
 
@@ -94,22 +113,32 @@ function sample(w: World, s: Schema | undefined, name?: string): unknown {
       const keys = new Set([...(s.required ?? []), ...['uid', 'version'].filter((k) => s.properties?.[k])]);
       return Object.fromEntries([...keys].map((k) => [k, sample(w, s.properties?.[k], k)]));
     }
-    case 'array': return Array.from({ length: Math.max(1, s.minItems ?? 0) }, () => sample(w, s.items));
+    case 'array':
+      return Array.from({ length: Math.max(1, s.minItems ?? 0) }, () => sample(w, s.items));
     case 'integer':
-    case 'number': return Math.max(1, s.minimum ?? 1);
-    case 'boolean': return s.default ?? false;
-    case 'string': return s.format === 'date-time' ? new Date().toISOString() : s.format === 'email' ? 'someone@example.net' : 'reliability';
-    default: return s.default ?? null;
+    case 'number':
+      return Math.max(1, s.minimum ?? 1);
+    case 'boolean':
+      return s.default ?? false;
+    case 'string':
+      return s.format === 'date-time' ? new Date().toISOString() : s.format === 'email' ? 'someone@example.net' : 'reliability';
+    default:
+      return s.default ?? null;
   }
 }
 
 function rawBody(contentType: string): string {
   switch (contentType) {
-    case 'text/calendar': return 'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//r//EN\r\nBEGIN:VEVENT\r\nUID:r-1@example.net\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20261201T100000Z\r\nDTEND:20261201T110000Z\r\nSUMMARY:r\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n';
-    case 'text/vcard': return 'BEGIN:VCARD\r\nVERSION:4.0\r\nFN:r\r\nEND:VCARD\r\n';
-    case 'application/pkcs7-mime': return 'From: alice@example.test\r\nContent-Type: application/pkcs7-mime; smime-type=enveloped-data\r\n\r\nAAAA\r\n';
-    case 'text/xml': return '<?xml version="1.0"?><Autodiscover xmlns="http://schemas.microsoft.com/exchange/autodiscover/outlook/requestschema/2006"><Request><EMailAddress>alice@example.test</EMailAddress></Request></Autodiscover>';
-    default: return 'From: x@example.net\r\nTo: alice@example.test\r\nSubject: r\r\nMessage-ID: <r-1@example.net>\r\n\r\nbody\r\n';
+    case 'text/calendar':
+      return 'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//r//EN\r\nBEGIN:VEVENT\r\nUID:r-1@example.net\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20261201T100000Z\r\nDTEND:20261201T110000Z\r\nSUMMARY:r\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n';
+    case 'text/vcard':
+      return 'BEGIN:VCARD\r\nVERSION:4.0\r\nFN:r\r\nEND:VCARD\r\n';
+    case 'application/pkcs7-mime':
+      return 'From: alice@example.test\r\nContent-Type: application/pkcs7-mime; smime-type=enveloped-data\r\n\r\nAAAA\r\n';
+    case 'text/xml':
+      return '<?xml version="1.0"?><Autodiscover xmlns="http://schemas.microsoft.com/exchange/autodiscover/outlook/requestschema/2006"><Request><EMailAddress>alice@example.test</EMailAddress></Request></Autodiscover>';
+    default:
+      return 'From: x@example.net\r\nTo: alice@example.test\r\nSubject: r\r\nMessage-ID: <r-1@example.net>\r\n\r\nbody\r\n';
   }
 }
 
@@ -122,7 +151,10 @@ const QUERY_VALUES: Record<string, (w: World) => string> = {
   to: () => '2026-12-31T00:00:00Z',
 };
 
-export interface BuiltRequest { url: string; init: RequestInit }
+export interface BuiltRequest {
+  url: string;
+  init: RequestInit;
+}
 
 /** The request for one operation, as the caller its declaration names. */
 export function requestFor(w: World, op: Operation, extraHeaders: Record<string, string> = {}): BuiltRequest {
@@ -148,7 +180,9 @@ export function requestFor(w: World, op: Operation, extraHeaders: Record<string,
   if (op.body) {
     const json = op.body.contentType.includes('json');
     headers['content-type'] = op.body.contentType;
-    body = json ? JSON.stringify(op.path.endsWith('/{property}') ? { value: 'reliability', version: 1 } : sample(w, op.body.schema)) : rawBody(op.body.contentType);
+    body = json
+      ? JSON.stringify(op.path.endsWith('/{property}') ? { value: 'reliability', version: 1 } : sample(w, op.body.schema))
+      : rawBody(op.body.contentType);
   } else if (['POST', 'PUT', 'DELETE'].includes(op.method)) {
     headers['content-type'] = 'application/json';
     body = op.method === 'DELETE' ? '{"version":1}' : '{}';

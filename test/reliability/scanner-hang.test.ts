@@ -4,7 +4,14 @@
 // SCAN_ENGINE_UNAVAILABLE; virus scan failed: Quarantine). The other scanner is the real one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type SettingName } from '../../lib/config/index.js';
-import { IngestEntryModel, mailPort, QuarantineModel, recordingOutbound, type IngestEntry, type WorkerDeps } from '../../lib/ingest/index.js';
+import {
+  IngestEntryModel,
+  mailPort,
+  QuarantineModel,
+  recordingOutbound,
+  type IngestEntry,
+  type WorkerDeps,
+} from '../../lib/ingest/index.js';
 import { drainQueue } from '../../lib/jobs/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { FolderModel, MessageModel, type Folder, type Message } from '../../lib/mail/index.js';
@@ -46,9 +53,17 @@ describe.runIf(withScanners).each(backends)('a scanner hanging ($name)', (backen
     const config = loadConfig({
       env: { NODE_ENV: 'production' },
       values: {
-        'auth:secret': TEST_SECRET, 'auth:options:audience': AUDIENCE, 'auth:options:issuer': ISSUER, 'log:level': 'silent',
-        'datastores:sql:url': w.api.config.get('datastores:sql:url'), data_dir: w.dataDir, 'mail:transport:ingest:secret': INGEST_SECRET,
-        'mail:jobs:wake_address': '', 'mail:ingest:retry_backoff_seconds': 0, 'mail:scan:timeout_ms': SCAN_TIMEOUT, ...values,
+        'auth:secret': TEST_SECRET,
+        'auth:options:audience': AUDIENCE,
+        'auth:options:issuer': ISSUER,
+        'log:level': 'silent',
+        'datastores:sql:url': w.api.config.get('datastores:sql:url'),
+        data_dir: w.dataDir,
+        'mail:transport:ingest:secret': INGEST_SECRET,
+        'mail:jobs:wake_address': '',
+        'mail:ingest:retry_backoff_seconds': 0,
+        'mail:scan:timeout_ms': SCAN_TIMEOUT,
+        ...values,
       },
     });
     const deps = { config, store: w.api.deps.store, events: w.api.deps.events, log: createLogger({ level: 'silent' }) };
@@ -62,10 +77,16 @@ describe.runIf(withScanners).each(backends)('a scanner hanging ($name)', (backen
     n += 1;
     const raw = `From: Sender <sender@remote.example>\r\nTo: alice@example.test\r\nSubject: hanging scanner ${n}\r\nMessage-ID: <hang-${n}-${backend.name}@remote.example>\r\n\r\nHello.\r\n`;
     const res = await fetch(`${w.api.url}/internal/mta/deliver`, {
-      method: 'POST', body: raw,
-      headers: { authorization: `Bearer ${INGEST_SECRET}`, 'content-type': 'message/rfc822', 'x-envelope-from': 'sender%40remote.example', 'x-envelope-to': 'alice%40example.test' },
+      method: 'POST',
+      body: raw,
+      headers: {
+        authorization: `Bearer ${INGEST_SECRET}`,
+        'content-type': 'message/rfc822',
+        'x-envelope-from': 'sender%40remote.example',
+        'x-envelope-to': 'alice%40example.test',
+      },
     });
-    const body = await res.json() as { transactionId: string };
+    const body = (await res.json()) as { transactionId: string };
     expect(res.status).toBe(202);
     const t0 = Date.now();
     await drainQueue(deps, `w-${n}`);
@@ -77,7 +98,9 @@ describe.runIf(withScanners).each(backends)('a scanner hanging ($name)', (backen
 
   it('rspamd accepts and never answers: Junk with SCAN_ENGINE_UNAVAILABLE, within the time limit', async () => {
     const before = silentRspamd.connections;
-    const { entry, ms } = await scanOne(worker({ 'mail:scan:rspamd:url': `http://127.0.0.1:${silentRspamd.port}`, 'mail:scan:clamd:address': clamd.address }));
+    const { entry, ms } = await scanOne(
+      worker({ 'mail:scan:rspamd:url': `http://127.0.0.1:${silentRspamd.port}`, 'mail:scan:clamd:address': clamd.address }),
+    );
     expect(silentRspamd.connections).toBeGreaterThan(before);
     expect(ms).toBeGreaterThanOrEqual(SCAN_TIMEOUT - 50);
     expect(ms).toBeLessThan(SCAN_TIMEOUT + SLACK_MS);
@@ -90,16 +113,26 @@ describe.runIf(withScanners).each(backends)('a scanner hanging ($name)', (backen
 
   it('clamd accepts and never answers: Quarantine (virus scan failed), within the time limit', async () => {
     const before = silentClamd.connections;
-    const { entry, ms } = await scanOne(worker({ 'mail:scan:rspamd:url': rspamd.url, 'mail:scan:clamd:address': `127.0.0.1:${silentClamd.port}` }));
+    const { entry, ms } = await scanOne(
+      worker({ 'mail:scan:rspamd:url': rspamd.url, 'mail:scan:clamd:address': `127.0.0.1:${silentClamd.port}` }),
+    );
     expect(silentClamd.connections).toBeGreaterThan(before);
     expect(ms).toBeGreaterThanOrEqual(SCAN_TIMEOUT - 50);
     expect(ms).toBeLessThan(SCAN_TIMEOUT + SLACK_MS);
     expect(entry).toMatchObject({ state: 'quarantined', messageUid: null });
-    expect(await w.api.deps.store.repo<{ reason: string; mailboxUid: string }>(QuarantineModel).get(entry.uid)).toMatchObject({ reason: 'virus-scan-failed', mailboxUid: w.ids.mailbox });
+    expect(await w.api.deps.store.repo<{ reason: string; mailboxUid: string }>(QuarantineModel).get(entry.uid)).toMatchObject({
+      reason: 'virus-scan-failed',
+      mailboxUid: w.ids.mailbox,
+    });
   }, 60_000);
 
   it('both hang: Quarantine wins, and the message is in no folder', async () => {
-    const { entry, ms } = await scanOne(worker({ 'mail:scan:rspamd:url': `http://127.0.0.1:${silentRspamd.port}`, 'mail:scan:clamd:address': `127.0.0.1:${silentClamd.port}` }));
+    const { entry, ms } = await scanOne(
+      worker({
+        'mail:scan:rspamd:url': `http://127.0.0.1:${silentRspamd.port}`,
+        'mail:scan:clamd:address': `127.0.0.1:${silentClamd.port}`,
+      }),
+    );
     expect(ms).toBeLessThan(SCAN_TIMEOUT + SLACK_MS);
     expect(entry).toMatchObject({ state: 'quarantined', messageUid: null });
     // eslint-disable-next-line no-console -- the figures of the run, for the report

@@ -26,10 +26,17 @@ describe.each(backends)('security review ($name)', (backend) => {
   beforeAll(async () => {
     signin = await startSigninDouble({ users: { alice: { passwords: [APP_PW] } } });
     const log = createLogger({ level: 'trace', destination: { write: (l: string) => void lines.push(l) } });
-    w = await startWorld(backend, {
-      'mail:auth_server_url': signin.url, 'mail:basic_auth:paths': ['/mapi', BASIC_PATH],
-      body_limit_bytes: BODY_LIMIT, 'mail:ingest:max_message_bytes': RAW_LIMIT, 'mail:mailbox_import:max_upload_bytes': RAW_LIMIT,
-    }, { log });
+    w = await startWorld(
+      backend,
+      {
+        'mail:auth_server_url': signin.url,
+        'mail:basic_auth:paths': ['/mapi', BASIC_PATH],
+        body_limit_bytes: BODY_LIMIT,
+        'mail:ingest:max_message_bytes': RAW_LIMIT,
+        'mail:mailbox_import:max_upload_bytes': RAW_LIMIT,
+      },
+      { log },
+    );
   }, 120_000);
   afterAll(async () => {
     await w?.close();
@@ -43,7 +50,19 @@ describe.each(backends)('security review ($name)', (backend) => {
     const expired = await w.api.token({ uid: 'alice', ttlSeconds: -60 });
     const basicOk = `Basic ${Buffer.from(`alice@example.test:${APP_PW}`).toString('base64')}`;
     const basicBad = `Basic ${Buffer.from(`alice@example.test:${WRONG_PW}`).toString('base64')}`;
-    const secrets = [w.tokens.alice, w.tokens.admin, signinToken, forged, expired, basicOk.slice(6), basicBad.slice(6), APP_PW, WRONG_PW, INGEST_SECRET, TEST_SECRET];
+    const secrets = [
+      w.tokens.alice,
+      w.tokens.admin,
+      signinToken,
+      forged,
+      expired,
+      basicOk.slice(6),
+      basicBad.slice(6),
+      APP_PW,
+      WRONG_PW,
+      INGEST_SECRET,
+      TEST_SECRET,
+    ];
     const get = (path: string, headers: Record<string, string>) => fetch(`${w.api.url}${path}`, { headers }).then((r) => r.text());
     const folders = `/api/mail/folders?mailboxUid=${w.ids.mailbox}`;
     await get(folders, { authorization: `Bearer ${signinToken}` });
@@ -56,12 +75,20 @@ describe.each(backends)('security review ($name)', (backend) => {
     await get(`${BASIC_PATH}?mailboxUid=${w.ids.mailbox}`, { authorization: basicBad });
     await get('/internal/mta/domain?name=example.test', { authorization: `Bearer ${INGEST_SECRET}` });
     await get('/internal/mta/domain?name=example.test', { authorization: `Bearer ${INGEST_SECRET}x` });
-    await fetch(`${w.api.url}/internal/mta/deliver`, { method: 'POST', body: 'Subject: x\r\n\r\nx\r\n', headers: { authorization: `Bearer ${INGEST_SECRET}`, 'content-type': 'message/rfc822', 'x-envelope-to': 'alice%40example.test' } }).then((r) => r.text());
+    await fetch(`${w.api.url}/internal/mta/deliver`, {
+      method: 'POST',
+      body: 'Subject: x\r\n\r\nx\r\n',
+      headers: { authorization: `Bearer ${INGEST_SECRET}`, 'content-type': 'message/rfc822', 'x-envelope-to': 'alice%40example.test' },
+    }).then((r) => r.text());
     // Failing requests log their error with the request's context: the store throws while the caller's secrets are on the request.
     w.faults.set('throw');
     await get(folders, { authorization: `Bearer ${signinToken}` });
     await get(`${BASIC_PATH}?mailboxUid=${w.ids.mailbox}`, { authorization: basicBad });
-    await fetch(`${w.api.url}/internal/mta/deliver`, { method: 'POST', body: 'Subject: y\r\n\r\ny\r\n', headers: { authorization: `Bearer ${INGEST_SECRET}`, 'content-type': 'message/rfc822', 'x-envelope-to': 'alice%40example.test' } }).then((r) => r.text());
+    await fetch(`${w.api.url}/internal/mta/deliver`, {
+      method: 'POST',
+      body: 'Subject: y\r\n\r\ny\r\n',
+      headers: { authorization: `Bearer ${INGEST_SECRET}`, 'content-type': 'message/rfc822', 'x-envelope-to': 'alice%40example.test' },
+    }).then((r) => r.text());
     w.faults.clear();
     const log = lines.slice(start).join('');
     // The log saw these requests (so finding nothing means something): a line per request and the failure.
@@ -93,13 +120,18 @@ describe.each(backends)('security review ($name)', (backend) => {
     const raw = await head(`/api/mail/messages/${w.ids.message}/raw`);
     expect(raw.status).toBe(200);
     expect(await raw.text()).toContain('Subject: with attachment');
-    const meta = (await w.api.call('GET', `/api/mail/messages/${w.ids.message}`, { token: w.tokens.alice })).body as { attachments: Array<{ id: string; contentType: string }> };
+    const meta = (await w.api.call('GET', `/api/mail/messages/${w.ids.message}`, { token: w.tokens.alice })).body as {
+      attachments: Array<{ id: string; contentType: string }>;
+    };
     const html = meta.attachments.find((a) => a.contentType === 'text/html')!;
     expect(html).toBeTruthy();
     const att = await head(`/api/mail/messages/${w.ids.message}/attachments/${html.id}`);
     expect(att.status).toBe(200);
     expect(await att.text()).toContain('<script>');
-    for (const [what, r] of [['raw', raw], ['attachment', att]] as const) {
+    for (const [what, r] of [
+      ['raw', raw],
+      ['attachment', att],
+    ] as const) {
       expect(r.headers.get('content-disposition'), what).toMatch(/^attachment\b/);
       expect(r.headers.get('x-content-type-options'), what).toBe('nosniff');
       expect(r.headers.get('x-frame-options'), what).toBe('DENY');
@@ -123,13 +155,22 @@ describe.each(backends)('security review ($name)', (backend) => {
       // Past every limit the api daemon has: body_limit_bytes for JSON, 26 MiB beats the largest fixed upload limit (25 MiB + 64 KiB).
       const size = json ? BODY_LIMIT * 2 : 26 * 1024 * 1024;
       const body = json ? JSON.stringify({ pad: 'x'.repeat(size) }) : Buffer.alloc(size, 0x61);
-      const a = await send({ url: req.url, init: { ...req.init, body, headers: { ...(req.init.headers as Record<string, string>), 'content-type': contentType } } }, 60_000);
+      const a = await send(
+        {
+          url: req.url,
+          init: { ...req.init, body, headers: { ...(req.init.headers as Record<string, string>), 'content-type': contentType } },
+        },
+        60_000,
+      );
       checked += 1;
       let parsed: { code?: string; status?: number; message?: string } = {};
       try {
         parsed = JSON.parse(a.text);
-      } catch { /* checked below */ }
-      if (a.status !== 413 || parsed.code !== 'api-110' || parsed.status !== 413 || typeof parsed.message !== 'string') problems.push(`${keyOf(op)} (${contentType}, ${size} bytes) -> ${a.status} ${a.text.slice(0, 100)}`);
+      } catch {
+        /* checked below */
+      }
+      if (a.status !== 413 || parsed.code !== 'api-110' || parsed.status !== 413 || typeof parsed.message !== 'string')
+        problems.push(`${keyOf(op)} (${contentType}, ${size} bytes) -> ${a.status} ${a.text.slice(0, 100)}`);
     }
     expect(problems).toEqual([]);
     expect(checked).toBeGreaterThan(100);
@@ -137,14 +178,17 @@ describe.each(backends)('security review ($name)', (backend) => {
     console.log(`reliability: security review (${backend.name}): body limits checked on ${checked} routes, log secrets 11 kinds, leaks 0`);
   }, 300_000);
 
-  it('the OpenAPI document states every route\'s authentication', async () => {
-    const doc = (await w.api.call('GET', '/api/openapi/json', { token: w.tokens.alice })).body as { paths: Record<string, Record<string, { 'x-svcmail-auth'?: string; security?: unknown[]; description?: string }>> };
+  it("the OpenAPI document states every route's authentication", async () => {
+    const doc = (await w.api.call('GET', '/api/openapi/json', { token: w.tokens.alice })).body as {
+      paths: Record<string, Record<string, { 'x-svcmail-auth'?: string; security?: unknown[]; description?: string }>>;
+    };
     const missing: string[] = [];
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, o] of Object.entries(ops)) {
         const auth = o['x-svcmail-auth'];
-        if (!auth || !['none', 'signed-in', 'trusted', 'trusted-fresh', 'ingest-secret', 'basic-or-token'].includes(auth)) missing.push(`${method} ${path}: x-svcmail-auth ${auth}`);
-        if (!Array.isArray(o.security) || (auth !== 'none') !== (o.security.length > 0)) missing.push(`${method} ${path}: security`);
+        if (!auth || !['none', 'signed-in', 'trusted', 'trusted-fresh', 'ingest-secret', 'basic-or-token'].includes(auth))
+          missing.push(`${method} ${path}: x-svcmail-auth ${auth}`);
+        if (!Array.isArray(o.security) || (auth !== 'none') !== o.security.length > 0) missing.push(`${method} ${path}: security`);
         if (!o.description?.includes('Authentication:')) missing.push(`${method} ${path}: description`);
       }
     }

@@ -30,7 +30,8 @@ describe.each(backends)('the store throwing or hanging ($name)', (backend) => {
   beforeAll(async () => {
     signin = await startSigninDouble({ users: { alice: { passwords: [APP_PW] } } });
     w = await startWorld(backend, {
-      request_timeout_ms: TIMEOUT, 'mail:auth_server_url': signin.url,
+      request_timeout_ms: TIMEOUT,
+      'mail:auth_server_url': signin.url,
       'mail:basic_auth:paths': ['/mapi', '/Vendor-Server-ActiveSync', BASIC_PATH],
     });
     ops = await operationsOf(w);
@@ -96,7 +97,8 @@ describe.each(backends)('the store throwing or hanging ($name)', (backend) => {
 
   it('Basic app-password resolution needs the store: it fails closed (never signed in), then works once the store is back', async () => {
     const auth = `Basic ${Buffer.from(`alice@example.test:${APP_PW}`).toString('base64')}`;
-    const get = () => send({ url: `${w.api.url}${BASIC_PATH}?mailboxUid=${w.ids.mailbox}`, init: { headers: { authorization: auth } } }, TIMEOUT + 20_000);
+    const get = () =>
+      send({ url: `${w.api.url}${BASIC_PATH}?mailboxUid=${w.ids.mailbox}`, init: { headers: { authorization: auth } } }, TIMEOUT + 20_000);
     for (const mode of ['throw', 'hang'] as const) {
       w.faults.set(mode, { only: (c) => c.model === 'mail_address', hangMs: 60_000 });
       w.faults.hits = 0;
@@ -115,16 +117,31 @@ describe.each(backends)('the store throwing or hanging ($name)', (backend) => {
 
   it('ACL lookups failing never let a shared-with reader (or the owner) through', async () => {
     const reads = [
-      (t: string) => requestFor(w, { method: 'GET', path: '/api/mail/folders/{id}', auth: 'signed-in', query: [], body: null }, { authorization: `Bearer ${t}` }),
-      (t: string) => requestFor(w, { method: 'GET', path: '/api/mail/messages/{id}', auth: 'signed-in', query: [], body: null }, { authorization: `Bearer ${t}` }),
-      (t: string) => requestFor(w, { method: 'GET', path: '/api/mail/messages/{id}/raw', auth: 'signed-in', query: [], body: null }, { authorization: `Bearer ${t}` }),
+      (t: string) =>
+        requestFor(
+          w,
+          { method: 'GET', path: '/api/mail/folders/{id}', auth: 'signed-in', query: [], body: null },
+          { authorization: `Bearer ${t}` },
+        ),
+      (t: string) =>
+        requestFor(
+          w,
+          { method: 'GET', path: '/api/mail/messages/{id}', auth: 'signed-in', query: [], body: null },
+          { authorization: `Bearer ${t}` },
+        ),
+      (t: string) =>
+        requestFor(
+          w,
+          { method: 'GET', path: '/api/mail/messages/{id}/raw', auth: 'signed-in', query: [], body: null },
+          { authorization: `Bearer ${t}` },
+        ),
     ];
     for (const token of [w.tokens.carol, w.tokens.alice]) {
       for (const build of reads) {
         // Healthy, the read is allowed (so a refusal below is the fault's doing)...
         expect((await send(build(token), 10_000)).status).toBe(200);
         // Hanging costs request_timeout_ms each: once per caller is enough to show the timeout path.
-        for (const mode of build === reads[0] ? ['throw', 'hang'] as const : ['throw'] as const) {
+        for (const mode of build === reads[0] ? (['throw', 'hang'] as const) : (['throw'] as const)) {
           w.faults.set(mode, { only: (c) => c.model === 'acl_entry', hangMs: 60_000 });
           w.faults.hits = 0;
           const a = await send(build(token), TIMEOUT + 20_000);
@@ -177,6 +194,8 @@ describe.each(backends)('the store throwing or hanging ($name)', (backend) => {
     expect(w.faults.hanging).toBe(0);
     expect(rejections.map(String)).toEqual([]);
     // eslint-disable-next-line no-console -- the figures of the run, for the report
-    console.log(`reliability: store faults (${backend.name}): faults tried ${counts.faults}, routes checked ${counts.routes}, routes reaching the store ${counts.reached}, leaks ${counts.leaks}, unhandled rejections ${rejections.length}`);
+    console.log(
+      `reliability: store faults (${backend.name}): faults tried ${counts.faults}, routes checked ${counts.routes}, routes reaching the store ${counts.reached}, leaks ${counts.leaks}, unhandled rejections ${rejections.length}`,
+    );
   });
 });

@@ -36,7 +36,8 @@ describe.each(backends)('the transport hanging ($name)', (backend) => {
   const counts = { faults: 0, leaks: 0 };
   const setMode = (m: 'stall' | 'hang' | 'ok') => writeFileSync(join(dir, 'mode'), m);
   /** Messages the command finished taking, by Message-ID. */
-  const handedOver = (messageId: string) => readdirSync(join(dir, 'out')).filter((f) => readFileSync(join(dir, 'out', f), 'utf8').includes(messageId)).length;
+  const handedOver = (messageId: string) =>
+    readdirSync(join(dir, 'out')).filter((f) => readFileSync(join(dir, 'out', f), 'utf8').includes(messageId)).length;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svcmail-hang-sendmail-'));
@@ -45,8 +46,11 @@ describe.each(backends)('the transport hanging ($name)', (backend) => {
     chmodSync(join(dir, 'sendmail'), 0o755);
     setMode('ok');
     w = await startWorld(backend, {
-      'mail:transport:sendmail:path': join(dir, 'sendmail'), 'mail:transport:sendmail:timeout_ms': SEND_TIMEOUT,
-      'mail:send:retry_backoff_seconds': 600, 'mail:send:max_attempts': 5, 'mail:send:rate_limit:max': 1000,
+      'mail:transport:sendmail:path': join(dir, 'sendmail'),
+      'mail:transport:sendmail:timeout_ms': SEND_TIMEOUT,
+      'mail:send:retry_backoff_seconds': 600,
+      'mail:send:max_attempts': 5,
+      'mail:send:rate_limit:max': 1000,
     });
   }, 120_000);
   afterAll(async () => {
@@ -57,7 +61,14 @@ describe.each(backends)('the transport hanging ($name)', (backend) => {
   let n = 0;
   async function newDraft() {
     n += 1;
-    const d = mustStatus('draft', await w.api.call('POST', '/api/mail/compose', { token: w.tokens.alice, body: { mailboxUid: w.ids.mailbox, to: ['someone@example.net'], subject: `hang ${n}`, text: 'hello' } }), 201);
+    const d = mustStatus(
+      'draft',
+      await w.api.call('POST', '/api/mail/compose', {
+        token: w.tokens.alice,
+        body: { mailboxUid: w.ids.mailbox, to: ['someone@example.net'], subject: `hang ${n}`, text: 'hello' },
+      }),
+      201,
+    );
     const msg = (await w.api.deps.store.repo<Message>(MessageModel).get(d.uid))!;
     return msg;
   }
@@ -68,7 +79,11 @@ describe.each(backends)('the transport hanging ($name)', (backend) => {
   const job = async (uid: string) => (await w.api.deps.store.repo<OutboundJob>(OutboundJobModel).get(jobUidOf(uid)))!;
   const send = async (uid: string, body: unknown = {}) => {
     const t0 = Date.now();
-    const res = await fetch(`${w.api.url}/api/mail/messages/${uid}/send`, { method: 'POST', body: JSON.stringify(body), headers: { authorization: `Bearer ${w.tokens.alice}`, 'content-type': 'application/json' } });
+    const res = await fetch(`${w.api.url}/api/mail/messages/${uid}/send`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { authorization: `Bearer ${w.tokens.alice}`, 'content-type': 'application/json' },
+    });
     return { status: res.status, text: await res.text(), headers: res.headers, ms: Date.now() - t0 };
   };
   const worker = () => ({ ...sendDepsOf(w.api.deps), control: sendControlHooks() });
@@ -148,6 +163,8 @@ describe.each(backends)('the transport hanging ($name)', (backend) => {
     expect(handedOver(d.messageId!)).toBe(0);
     expect((await folderRole(d)).role).toBe('outbox');
     // eslint-disable-next-line no-console -- the figures of the run, for the report
-    console.log(`reliability: transport hanging (${backend.name}): faults tried ${counts.faults}, routes checked 1 (send) + the send job, leaks ${counts.leaks}`);
+    console.log(
+      `reliability: transport hanging (${backend.name}): faults tried ${counts.faults}, routes checked 1 (send) + the send job, leaks ${counts.leaks}`,
+    );
   }, 60_000);
 });

@@ -7,7 +7,16 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlBackends } from '../helpers/databases.js';
-import { daemons, drainWithWorker, entries, exited, expectFiledOnce, sha, type Acknowledged, type Daemons } from '../integration/ingest/daemons.js';
+import {
+  daemons,
+  drainWithWorker,
+  entries,
+  exited,
+  expectFiledOnce,
+  sha,
+  type Acknowledged,
+  type Daemons,
+} from '../integration/ingest/daemons.js';
 import { ingestFixture, message, type IngestFixture } from '../integration/ingest/setup.js';
 
 const backends = await sqlBackends();
@@ -51,17 +60,19 @@ describe.each(backends)('worker killed at random under load ($name)', (backend) 
     let sending = true;
     let n = 0;
     // The load: senders hand off until the kills are done; only a 202 is an acknowledgement.
-    const load = Promise.all(Array.from({ length: SENDERS }, async () => {
-      while (sending) {
-        const i = n++;
-        const to = pick() < 0.5 ? [addresses[i % 2]!] : addresses;
-        const raw = message({ subject: `under load ${i}`, to: to.join(', '), body: `message ${i} of the kill run, seed ${seed}` });
-        const r = await f.deliver({ to, raw, tx: `K${seed}-${i}` });
-        if (r.status === 202) acknowledged.push({ sha256: sha(raw), mailboxes: to.map((a) => boxes[addresses.indexOf(a)]!) });
-        else refusedAnswers.push(r.status);
-        await new Promise((res) => setTimeout(res, 50 + pick() * 100));
-      }
-    }));
+    const load = Promise.all(
+      Array.from({ length: SENDERS }, async () => {
+        while (sending) {
+          const i = n++;
+          const to = pick() < 0.5 ? [addresses[i % 2]!] : addresses;
+          const raw = message({ subject: `under load ${i}`, to: to.join(', '), body: `message ${i} of the kill run, seed ${seed}` });
+          const r = await f.deliver({ to, raw, tx: `K${seed}-${i}` });
+          if (r.status === 202) acknowledged.push({ sha256: sha(raw), mailboxes: to.map((a) => boxes[addresses.indexOf(a)]!) });
+          else refusedAnswers.push(r.status);
+          await new Promise((res) => setTimeout(res, 50 + pick() * 100));
+        }
+      }),
+    );
 
     const kills: Array<{ afterMs: number; filedBefore: number; filedAtKill: number }> = [];
     const delivered = () => entries(f).count({ state: 'delivered' });
@@ -72,7 +83,8 @@ describe.each(backends)('worker killed at random under load ($name)', (backend) 
         const before = await delivered();
         const until = Date.now() + 60_000;
         while ((await delivered()) === before) {
-          if (worker.exitCode !== null || Date.now() > until) throw new Error(`the worker filed nothing (exit ${worker.exitCode}): ${d.said(worker)}`);
+          if (worker.exitCode !== null || Date.now() > until)
+            throw new Error(`the worker filed nothing (exit ${worker.exitCode}): ${d.said(worker)}`);
           await new Promise((res) => setTimeout(res, 50));
         }
         const afterMs = Math.round(rnd() * 600);
@@ -94,6 +106,8 @@ describe.each(backends)('worker killed at random under load ($name)', (backend) 
     const tally = await expectFiledOnce(f, acknowledged, boxes);
     expect(tally.duplicates).toBe(0);
     expect(await entries(f).count({ state: 'delivered' })).toBe(tally.checked);
-    process.stdout.write(`worker SIGKILL under load (${backend.name}, seed ${seed}): ${kills.length} kills, ${acknowledged.length} messages acknowledged, ${tally.checked} copies checked, ${tally.duplicates} duplicates, 0 lost\n`);
+    process.stdout.write(
+      `worker SIGKILL under load (${backend.name}, seed ${seed}): ${kills.length} kills, ${acknowledged.length} messages acknowledged, ${tally.checked} copies checked, ${tally.duplicates} duplicates, 0 lost\n`,
+    );
   }, 240_000);
 });

@@ -14,7 +14,8 @@ import { deliverRaw } from '../helpers/messages.js';
 const backends = await sqlBackends();
 
 /** A part named by an RFC 2231 filename* parameter: any character a sender likes, percent-encoded. */
-const part = (name: string, body = 'x') => `--b\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename*=UTF-8''${encodeURIComponent(name)}\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.from(body).toString('base64')}\r\n`;
+const part = (name: string, body = 'x') =>
+  `--b\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename*=UTF-8''${encodeURIComponent(name)}\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.from(body).toString('base64')}\r\n`;
 
 const NAMES: Array<[sent: string, safe: string]> = [
   ['../../../etc/evil.html', 'evil.html'],
@@ -28,8 +29,9 @@ const NAMES: Array<[sent: string, safe: string]> = [
   ['plain report.pdf', 'plain report.pdf'],
 ];
 
-const RAW = `From: mallory@remote.example\r\nTo: alice@example.test\r\nSubject: names\r\nMessage-ID: <names@remote.example>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n`
-  + `--b\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n${NAMES.map(([n], i) => part(n, `file ${i + 1}`)).join('')}--b--\r\n`;
+const RAW =
+  `From: mallory@remote.example\r\nTo: alice@example.test\r\nSubject: names\r\nMessage-ID: <names@remote.example>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n` +
+  `--b\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n${NAMES.map(([n], i) => part(n, `file ${i + 1}`)).join('')}--b--\r\n`;
 
 type Attachment = { id: string; filename: string; safeFilename?: string };
 const sent = NAMES.map(([n]) => n.trim());
@@ -47,7 +49,10 @@ describe.each(backends)('attachment names ($name)', (backend) => {
     return r.body;
   };
   /** The names of one answer's attachments: as sent (trimmed by the MIME parser) and safe. */
-  const names = (m: { attachments: Attachment[] }) => ({ filename: m.attachments.map((a) => a.filename.trim()), safeFilename: m.attachments.map((a) => a.safeFilename) });
+  const names = (m: { attachments: Attachment[] }) => ({
+    filename: m.attachments.map((a) => a.filename.trim()),
+    safeFilename: m.attachments.map((a) => a.safeFilename),
+  });
 
   beforeAll(async () => {
     api = await startTestApi(backend);
@@ -71,7 +76,7 @@ describe.each(backends)('attachment names ($name)', (backend) => {
     expect(stored.attachments.map((a) => a.safeFilename)).toEqual(safe);
   });
 
-  it('copy, move and Deleted Items answer with the safe names, and the copy\'s event carries them', async () => {
+  it("copy, move and Deleted Items answer with the safe names, and the copy's event carries them", async () => {
     const events: EntityEvent[] = [];
     const off = api.deps.events.subscribe(archive, (_ch, e) => void events.push(e));
     try {
@@ -79,7 +84,8 @@ describe.each(backends)('attachment names ($name)', (backend) => {
       expect(copy.status).toBe(201);
       expect(names(copy.body)).toEqual({ filename: sent, safeFilename: safe });
       expect(copy.body).not.toHaveProperty('ingestKey');
-      const created = events.find((e) => e.type === 'message' && e.action === 'create') as { data: { attachments: Attachment[] } } | undefined;
+      const created = events.find((e) => e.type === 'message' && e.action === 'create') as
+        { data: { attachments: Attachment[] } } | undefined;
       expect(created && names(created.data)).toEqual({ filename: sent, safeFilename: safe });
       expect(created?.data).not.toHaveProperty('ingestKey');
       const moved = await api.call('POST', `/api/mail/messages/${copy.body.uid}/move`, { token: u.alice, body: { folderUid: inbox } });
@@ -108,14 +114,19 @@ describe.each(backends)('attachment names ($name)', (backend) => {
 
   it('downloads are named with the safe name', async () => {
     for (const [i, name] of safe.entries()) {
-      const r = await fetch(`${api.url}/api/mail/messages/${uid}/attachments/${i + 1}`, { headers: { authorization: `Bearer ${u.alice}` } });
+      const r = await fetch(`${api.url}/api/mail/messages/${uid}/attachments/${i + 1}`, {
+        headers: { authorization: `Bearer ${u.alice}` },
+      });
       expect(r.status).toBe(200);
       expect(await r.text()).toBe(`file ${i + 1}`);
       const cd = r.headers.get('content-disposition') ?? '';
       expect(cd, name).toMatch(/^attachment; filename=/);
       // Express writes non-ASCII names as filename*=UTF-8''… (percent-encoded): decode what a browser saves.
       const star = /filename\*=UTF-8''([^;]+)/.exec(cd)?.[1];
-      const plain = /filename=(?:"([^"]*)"|([^;\s]+))/.exec(cd)!.slice(1).find((x) => x !== undefined);
+      const plain = /filename=(?:"([^"]*)"|([^;\s]+))/
+        .exec(cd)!
+        .slice(1)
+        .find((x) => x !== undefined);
       expect(star ? decodeURIComponent(star) : plain, cd).toBe(name);
       expect(cd).not.toMatch(/%E2%80%AE|\.\.|%2F|%5C|\\/i);
     }

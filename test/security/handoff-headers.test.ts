@@ -12,19 +12,63 @@ const backends = await sqlBackends();
 
 /** Headers proxies, load balancers and CDNs add to name the client, the chain or the original request. */
 const PROXY_HEADER_NAMES = [
-  'Forwarded', 'Via', 'X-Forwarded', 'Forwarded-For',
-  'X-Forwarded-For', 'X-Forwarded-Host', 'X-Forwarded-Proto', 'X-Forwarded-Port', 'X-Forwarded-Server', 'X-Forwarded-Prefix', 'X-Forwarded-Scheme', 'X-Forwarded-Ssl',
-  'X-Real-IP', 'X-Client-IP', 'Client-IP', 'X-Originating-IP', 'X-Remote-IP', 'X-Remote-Addr',
-  'True-Client-IP', 'CF-Connecting-IP', 'CF-Connecting-IPv6', 'CF-Pseudo-IPv4', 'Fastly-Client-IP', 'X-Cluster-Client-IP', 'X-ProxyUser-Ip',
-  'X-Original-Forwarded-For', 'WL-Proxy-Client-IP', 'Proxy-Client-IP', 'X-Azure-ClientIP', 'X-Azure-SocketIP', 'X-AppEngine-User-IP',
-  'DO-Connecting-IP', 'X-Envoy-External-Address', 'X-BlueCoat-Via', 'X-Host', 'X-Original-Host',
+  'Forwarded',
+  'Via',
+  'X-Forwarded',
+  'Forwarded-For',
+  'X-Forwarded-For',
+  'X-Forwarded-Host',
+  'X-Forwarded-Proto',
+  'X-Forwarded-Port',
+  'X-Forwarded-Server',
+  'X-Forwarded-Prefix',
+  'X-Forwarded-Scheme',
+  'X-Forwarded-Ssl',
+  'X-Real-IP',
+  'X-Client-IP',
+  'Client-IP',
+  'X-Originating-IP',
+  'X-Remote-IP',
+  'X-Remote-Addr',
+  'True-Client-IP',
+  'CF-Connecting-IP',
+  'CF-Connecting-IPv6',
+  'CF-Pseudo-IPv4',
+  'Fastly-Client-IP',
+  'X-Cluster-Client-IP',
+  'X-ProxyUser-Ip',
+  'X-Original-Forwarded-For',
+  'WL-Proxy-Client-IP',
+  'Proxy-Client-IP',
+  'X-Azure-ClientIP',
+  'X-Azure-SocketIP',
+  'X-AppEngine-User-IP',
+  'DO-Connecting-IP',
+  'X-Envoy-External-Address',
+  'X-BlueCoat-Via',
+  'X-Host',
+  'X-Original-Host',
 ];
 
 /** Envelope data the hand-off carries or will carry (issue 28: the SMTP client's address and HELO). */
-const ENVELOPE_NAMES = ['X-Envelope-Client-Address', 'X-Envelope-Client-Helo', 'X-Envelope-Helo', 'X-Envelope-Queue-Id', 'X-Transaction-Id'];
+const ENVELOPE_NAMES = [
+  'X-Envelope-Client-Address',
+  'X-Envelope-Client-Helo',
+  'X-Envelope-Helo',
+  'X-Envelope-Queue-Id',
+  'X-Transaction-Id',
+];
 
 /** Control characters as an MTA could percent-encode them: C0, DEL, C1 (NEL in UTF-8). */
-const CONTROLS = [['%00', 'U+0000'], ['%01', 'U+0001'], ['%09', 'U+0009'], ['%0A', 'U+000A'], ['%1B', 'U+001B'], ['%7F', 'U+007F'], ['%C2%85', 'U+0085']] as const;
+const CONTROLS = [
+  ['%00', 'U+0000'],
+  ['%01', 'U+0001'],
+  ['%09', 'U+0009'],
+  ['%0A', 'U+000A'],
+  ['%1B', 'U+001B'],
+  ['%7F', 'U+007F'],
+  ['%C2%85', 'U+0085'],
+] as const;
 
 describe('the proxy header list', () => {
   it('names every proxy header, by exact name or X-Forwarded- prefix, and no X-Envelope-* name', () => {
@@ -36,15 +80,27 @@ describe('the proxy header list', () => {
 describe.each(backends)('/internal/mta hand-off headers ($name)', (backend) => {
   let f: IngestFixture;
   const queued = () => f.api.deps.store.repo(IngestEntryModel).count();
-  const lookup = (path: string) => fetch(`${f.api.url}${path}`, { headers: { authorization: `Bearer ${INGEST_SECRET}` } })
-    .then(async (r) => ({ status: r.status, body: await r.json() as { code: string; message: string; details?: Array<{ path: string; message: string }> } }));
+  const lookup = (path: string) =>
+    fetch(`${f.api.url}${path}`, { headers: { authorization: `Bearer ${INGEST_SECRET}` } }).then(async (r) => ({
+      status: r.status,
+      body: (await r.json()) as { code: string; message: string; details?: Array<{ path: string; message: string }> },
+    }));
   /** POST /deliver with the envelope headers exactly as given (already percent-encoded). */
   const deliverRawHeaders = async (envelope: Record<string, string>) => {
     const res = await fetch(`${f.api.url}/internal/mta/deliver`, {
-      method: 'POST', body: message(),
-      headers: { authorization: `Bearer ${INGEST_SECRET}`, 'content-type': 'message/rfc822', 'x-envelope-from': 'sender%40remote.example', ...envelope },
+      method: 'POST',
+      body: message(),
+      headers: {
+        authorization: `Bearer ${INGEST_SECRET}`,
+        'content-type': 'message/rfc822',
+        'x-envelope-from': 'sender%40remote.example',
+        ...envelope,
+      },
     });
-    return { status: res.status, body: await res.json() as { code: string; message: string; details?: Array<{ path: string; message: string }> } };
+    return {
+      status: res.status,
+      body: (await res.json()) as { code: string; message: string; details?: Array<{ path: string; message: string }> },
+    };
   };
   beforeAll(async () => {
     // Wrong secrets are not part of this test: the throttle stays out of the way.
@@ -57,7 +113,8 @@ describe.each(backends)('/internal/mta hand-off headers ($name)', (backend) => {
     const refused: string[] = [];
     for (const h of PROXY_HEADER_NAMES) {
       const r = await f.deliver({ to: ['alice@example.test'], raw: message(), headers: { [h]: '203.0.113.9' } });
-      if (r.status !== 403 || r.body.code !== 'api-119' || r.body.details?.[0]?.path !== h.toLowerCase()) refused.push(`${h}: ${r.status} ${JSON.stringify(r.body)}`);
+      if (r.status !== 403 || r.body.code !== 'api-119' || r.body.details?.[0]?.path !== h.toLowerCase())
+        refused.push(`${h}: ${r.status} ${JSON.stringify(r.body)}`);
       for (const path of ['/internal/mta/domain?name=example.test', '/internal/mta/resolve?rcpt=alice%40example.test']) {
         const l = await fetch(`${f.api.url}${path}`, { headers: { authorization: `Bearer ${INGEST_SECRET}`, [h]: '203.0.113.9' } });
         await l.arrayBuffer();
@@ -69,7 +126,9 @@ describe.each(backends)('/internal/mta hand-off headers ($name)', (backend) => {
   });
 
   it('X-Envelope-* headers are not proxy headers: a hand-off carrying them is accepted', async () => {
-    const headers = Object.fromEntries(ENVELOPE_NAMES.filter((h) => h !== 'X-Transaction-Id').map((h) => [h, h.endsWith('Address') ? '192.0.2.25' : 'mx.remote.example']));
+    const headers = Object.fromEntries(
+      ENVELOPE_NAMES.filter((h) => h !== 'X-Transaction-Id').map((h) => [h, h.endsWith('Address') ? '192.0.2.25' : 'mx.remote.example']),
+    );
     const r = await f.deliver({ to: ['alice@example.test'], raw: message(), headers });
     expect(r.status, JSON.stringify(r.body)).toBe(202);
     expect(r.body.results[0]).toMatchObject({ recipient: 'alice@example.test', status: 'queued' });
@@ -78,7 +137,12 @@ describe.each(backends)('/internal/mta hand-off headers ($name)', (backend) => {
   it('a control character in X-Envelope-To, after percent-decoding, is 400 api-106 naming the header; nothing is queued', async () => {
     const before = await queued();
     for (const [enc, code] of CONTROLS) {
-      for (const to of [`alice${enc}%40example.test`, `alice%40example.test${enc}`, `${enc}alice%40example.test`, `bob%40example.test,alice${enc}%40example.test`]) {
+      for (const to of [
+        `alice${enc}%40example.test`,
+        `alice%40example.test${enc}`,
+        `${enc}alice%40example.test`,
+        `bob%40example.test,alice${enc}%40example.test`,
+      ]) {
         const r = await deliverRawHeaders({ 'x-envelope-to': to });
         expect(r.status, to).toBe(400);
         expect(r.body.code, to).toBe('api-106');
@@ -96,7 +160,11 @@ describe.each(backends)('/internal/mta hand-off headers ($name)', (backend) => {
     for (const [enc, code] of CONTROLS) {
       const r = await deliverRawHeaders({ 'x-envelope-from': `sender${enc}%40remote.example`, 'x-envelope-to': 'alice%40example.test' });
       expect(r.status, enc).toBe(400);
-      expect(r.body).toMatchObject({ code: 'api-106', status: 400, details: [{ path: 'X-Envelope-From', message: `control character ${code}` }] });
+      expect(r.body).toMatchObject({
+        code: 'api-106',
+        status: 400,
+        details: [{ path: 'X-Envelope-From', message: `control character ${code}` }],
+      });
     }
     expect(await queued()).toBe(before);
   });
@@ -126,6 +194,8 @@ describe.each(backends)('/internal/mta hand-off headers ($name)', (backend) => {
     // The clean forms still answer as before.
     expect((await lookup('/internal/mta/resolve?rcpt=alice%40example.test')).status).toBe(200);
     expect((await lookup('/internal/mta/domain?name=example.test')).status).toBe(200);
-    expect((await lookup('/internal/mta/resolve?rcpt=not-an-address')).body.details).toEqual([{ path: 'rcpt', message: 'must be a plain address' }]);
+    expect((await lookup('/internal/mta/resolve?rcpt=not-an-address')).body.details).toEqual([
+      { path: 'rcpt', message: 'must be a plain address' },
+    ]);
   });
 });

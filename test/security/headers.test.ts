@@ -29,7 +29,11 @@ const NGINX = requirePrograms('nginx', 'openssl') ? programPath('nginx') : undef
 
 const MAIL = `From: bob@example.test\r\nTo: alice@example.test\r\nSubject: with attachment\r\nMessage-ID: <hdr@example.test>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n--b\r\nContent-Type: application/pdf; name="r.pdf"\r\nContent-Disposition: attachment; filename="r.pdf"\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.from('%PDF-1.4').toString('base64')}\r\n--b--\r\n`;
 
-interface Scanned { what: string; status: number; headers: Headers }
+interface Scanned {
+  what: string;
+  status: number;
+  headers: Headers;
+}
 
 /** What an Observatory scan asks of one answer; the list of what is missing. */
 function observatory({ what, headers: h }: Scanned, opts: { hsts: boolean }): string[] {
@@ -43,8 +47,10 @@ function observatory({ what, headers: h }: Scanned, opts: { hsts: boolean }): st
   const csp = h.get('content-security-policy') ?? '';
   if (!csp) miss.push(`${what}: Content-Security-Policy`);
   if (h.get('x-frame-options') !== 'DENY' && !/frame-ancestors 'none'/.test(csp)) miss.push(`${what}: framing allowed`);
-  if (/script-src[^;]*'unsafe-(inline|eval)'/.test(csp) || (/default-src[^;]*'unsafe-inline'/.test(csp) && !/script-src/.test(csp))) miss.push(`${what}: CSP allows inline scripts`);
-  if (!/^(no-referrer|same-origin|strict-origin|strict-origin-when-cross-origin)$/.test(h.get('referrer-policy') ?? '')) miss.push(`${what}: Referrer-Policy`);
+  if (/script-src[^;]*'unsafe-(inline|eval)'/.test(csp) || (/default-src[^;]*'unsafe-inline'/.test(csp) && !/script-src/.test(csp)))
+    miss.push(`${what}: CSP allows inline scripts`);
+  if (!/^(no-referrer|same-origin|strict-origin|strict-origin-when-cross-origin)$/.test(h.get('referrer-policy') ?? ''))
+    miss.push(`${what}: Referrer-Policy`);
   if (!/^(same-origin|same-site)$/.test(h.get('cross-origin-resource-policy') ?? '')) miss.push(`${what}: Cross-Origin-Resource-Policy`);
   if (h.get('cross-origin-opener-policy') !== 'same-origin') miss.push(`${what}: Cross-Origin-Opener-Policy`);
   if (!/camera=\(\)/.test(h.get('permissions-policy') ?? '')) miss.push(`${what}: Permissions-Policy`);
@@ -61,7 +67,10 @@ describe('security headers of the api and protocols daemons (public URL https)',
   let users: Awaited<ReturnType<typeof seedUsers>>;
   let messageUid: string;
   beforeAll(async () => {
-    api = await startTestApi(sqlite, { 'mail:base_url': 'https://mail.example.test', 'mail:transport:ingest:secret': 'ingest-secret-0123456789abcdef' });
+    api = await startTestApi(sqlite, {
+      'mail:base_url': 'https://mail.example.test',
+      'mail:transport:ingest:secret': 'ingest-secret-0123456789abcdef',
+    });
     users = await seedUsers(api);
     messageUid = (await deliverRaw(api, users.aliceBox.uid, MAIL)).uid;
     proto = buildProtocolsApp(api.deps);
@@ -96,17 +105,35 @@ describe('security headers of the api and protocols daemons (public URL https)',
       await scan('API record', `${api.url}/api/mail/messages/${messageUid}`, auth()),
       await scan('error 401', `${api.url}/api/mail/folders`),
       await scan('error 404', `${api.url}/api/mail/nothing-here`, auth()),
-      await scan('error 400', `${api.url}/api/mail/folders`, { method: 'POST', headers: { ...auth().headers, 'content-type': 'application/json' }, body: '{"name":' }),
-      await scan('hand-off refusal 403', `${api.url}/internal/mta/domain?name=example.test`, { headers: { authorization: 'Bearer wrong' } }),
+      await scan('error 400', `${api.url}/api/mail/folders`, {
+        method: 'POST',
+        headers: { ...auth().headers, 'content-type': 'application/json' },
+        body: '{"name":',
+      }),
+      await scan('hand-off refusal 403', `${api.url}/internal/mta/domain?name=example.test`, {
+        headers: { authorization: 'Bearer wrong' },
+      }),
       await scan('download raw', `${api.url}/api/mail/messages/${messageUid}/raw`, auth()),
       await scan('download attachment', `${api.url}/api/mail/messages/${messageUid}/attachments/1`, auth()),
       await scan('protocols status', `${protoUrl}/protocols/status`),
       await scan('protocols 404', `${protoUrl}/nothing-here`),
     ];
     expect(answers.map((a) => `${a.what} ${a.status}`)).toEqual([
-      'page / 200', 'page /settings 200', 'asset 200', 'OpenAPI viewer 200', 'status 200', 'API list 200', 'API record 200',
-      'error 401 401', 'error 404 404', 'error 400 400', 'hand-off refusal 403 403', 'download raw 200', 'download attachment 200',
-      'protocols status 200', 'protocols 404 404',
+      'page / 200',
+      'page /settings 200',
+      'asset 200',
+      'OpenAPI viewer 200',
+      'status 200',
+      'API list 200',
+      'API record 200',
+      'error 401 401',
+      'error 404 404',
+      'error 400 400',
+      'hand-off refusal 403 403',
+      'download raw 200',
+      'download attachment 200',
+      'protocols status 200',
+      'protocols 404 404',
     ]);
     expect(answers.flatMap((a) => observatory(a, { hsts: true }))).toEqual([]);
     // Answers with no policy of their own get one that allows nothing; pages and downloads keep theirs.
@@ -132,7 +159,9 @@ describe('when HSTS is sent', () => {
   it('public URL https: always; http: never; else only over TLS through a trusted proxy; 0 turns it off', async () => {
     expect(await hstsOf({ 'mail:base_url': 'https://mail.example.test' })).toBe('max-age=31536000');
     expect(await hstsOf({ 'mail:base_url': '', 'mail:host': 'mail.example.test' })).toBe('max-age=31536000');
-    expect(await hstsOf({ 'mail:base_url': 'https://mail.example.test', 'mail:security:hsts_max_age_seconds': 20_000_000 })).toBe('max-age=20000000');
+    expect(await hstsOf({ 'mail:base_url': 'https://mail.example.test', 'mail:security:hsts_max_age_seconds': 20_000_000 })).toBe(
+      'max-age=20000000',
+    );
     expect(await hstsOf({ 'mail:base_url': 'http://localhost:8080' }, { 'x-forwarded-proto': 'https' })).toBeNull();
     expect(await hstsOf({ 'mail:base_url': 'https://mail.example.test', 'mail:security:hsts_max_age_seconds': 0 })).toBeNull();
     // No public URL known (development): the request decides, and X-Forwarded-Proto counts only from trusted_proxies.
@@ -152,7 +181,7 @@ function tlsServerBlock(site: string): string {
 }
 
 describe('the shipped nginx site', () => {
-  it('sends HSTS with always on the TLS server, hides the daemons\' own, and no location drops it', () => {
+  it("sends HSTS with always on the TLS server, hides the daemons' own, and no location drops it", () => {
     const tls = tlsServerBlock(readFileSync(SITE, 'utf8'));
     const add = /^\s*add_header\s+Strict-Transport-Security\s+"max-age=(\d+)[^"]*"\s+always;/m.exec(tls);
     expect(add, 'add_header Strict-Transport-Security ... always;').not.toBeNull();
@@ -169,27 +198,51 @@ describe('the shipped nginx site', () => {
     let nginx: ChildProcess;
     let dir: string;
     let port: number;
-    const get = (path: string) => new Promise<{ status: number; hsts: string[] }>((resolve, reject) => {
-      const req = httpsRequest({ host: '127.0.0.1', port, path, rejectUnauthorized: false, headers: { host: 'mail.example.org' } }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          // Raw headers: every copy of the header, not Node's first-one-wins view.
-          const values: string[] = [];
-          for (let i = 0; i < res.rawHeaders.length; i += 2) if (/^strict-transport-security$/i.test(res.rawHeaders[i])) values.push(res.rawHeaders[i + 1]);
-          resolve({ status: res.statusCode!, hsts: values });
-        });
+    const get = (path: string) =>
+      new Promise<{ status: number; hsts: string[] }>((resolve, reject) => {
+        const req = httpsRequest(
+          { host: '127.0.0.1', port, path, rejectUnauthorized: false, headers: { host: 'mail.example.org' } },
+          (res) => {
+            res.resume();
+            res.on('end', () => {
+              // Raw headers: every copy of the header, not Node's first-one-wins view.
+              const values: string[] = [];
+              for (let i = 0; i < res.rawHeaders.length; i += 2)
+                if (/^strict-transport-security$/i.test(res.rawHeaders[i])) values.push(res.rawHeaders[i + 1]);
+              resolve({ status: res.statusCode!, hsts: values });
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end();
       });
-      req.on('error', reject);
-      req.end();
-    });
 
     beforeAll(async () => {
       // The daemon sends its own HSTS too (public URL https): nginx must hide it and send one.
       api = await startTestApi(sqlite, { 'mail:base_url': 'https://mail.example.org' });
       dir = mkdtempSync(join(tmpdir(), 'svcmail-nginx-hsts-'));
       port = await freePort();
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=mail.example.org',
-        '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:P-256',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=mail.example.org',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
       const site = readFileSync(SITE, 'utf8')
         .replace('127.0.0.1:8080', new URL(api.url).host)
         .replace(/listen 80;\n\s*listen \[::\]:80;/, `listen 127.0.0.1:${await freePort()};`)
@@ -198,14 +251,21 @@ describe('the shipped nginx site', () => {
         .replace('/etc/ssl/svcmail/privkey.pem', join(dir, 'key.pem'));
       writeFileSync(join(dir, 'site.conf'), site);
       const conf = join(dir, 'nginx.conf');
-      writeFileSync(conf, `${process.getuid?.() === 0 ? 'user root;\n' : ''}daemon off;\nworker_processes 1;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\n`
-        + `events { worker_connections 64; }\nhttp {\n access_log off;\n client_body_temp_path ${dir}/cb;\n proxy_temp_path ${dir}/px;\n fastcgi_temp_path ${dir}/fc;\n uwsgi_temp_path ${dir}/uw;\n scgi_temp_path ${dir}/sc;\n include ${dir}/site.conf;\n}\n`);
+      writeFileSync(
+        conf,
+        `${process.getuid?.() === 0 ? 'user root;\n' : ''}daemon off;\nworker_processes 1;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\n` +
+          `events { worker_connections 64; }\nhttp {\n access_log off;\n client_body_temp_path ${dir}/cb;\n proxy_temp_path ${dir}/px;\n fastcgi_temp_path ${dir}/fc;\n uwsgi_temp_path ${dir}/uw;\n scgi_temp_path ${dir}/sc;\n include ${dir}/site.conf;\n}\n`,
+      );
       execFileSync(NGINX!, ['-t', '-q', '-p', dir, '-c', conf], { stdio: 'pipe' });
       nginx = spawn(NGINX!, ['-p', dir, '-c', conf], { stdio: 'ignore' });
-      const listening = () => new Promise<boolean>((resolve) => {
-        const sock = connect(port, '127.0.0.1', () => { sock.destroy(); resolve(true); });
-        sock.on('error', () => resolve(false));
-      });
+      const listening = () =>
+        new Promise<boolean>((resolve) => {
+          const sock = connect(port, '127.0.0.1', () => {
+            sock.destroy();
+            resolve(true);
+          });
+          sock.on('error', () => resolve(false));
+        });
       for (let i = 0; i < 100 && !(await listening()); i++) await new Promise((r) => setTimeout(r, 100));
     }, 60_000);
     afterAll(async () => {
@@ -214,7 +274,7 @@ describe('the shipped nginx site', () => {
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
-    it('one HSTS header on proxied answers, errors and nginx\'s own refusals', async () => {
+    it("one HSTS header on proxied answers, errors and nginx's own refusals", async () => {
       const seen = [await get('/api/status'), await get('/'), await get('/api/mail/folders'), await get('/internal/mta/deliver')];
       expect(seen.map((s) => s.status)).toEqual([200, 200, 401, 403]);
       for (const s of seen) expect(s.hsts).toEqual(['max-age=31536000']);

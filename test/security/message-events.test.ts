@@ -15,11 +15,16 @@ describe('message events from the send path', () => {
   });
   afterAll(async () => api?.close());
 
-  it('a scheduled send\'s update event has no field the resource does not show', async () => {
-    const draft = await api.call('POST', '/api/mail/compose', { token: people.alice, body: { mailboxUid: people.aliceBox.uid, to: ['bob@example.test'], subject: 'Later', text: 'see you' } });
+  it("a scheduled send's update event has no field the resource does not show", async () => {
+    const draft = await api.call('POST', '/api/mail/compose', {
+      token: people.alice,
+      body: { mailboxUid: people.aliceBox.uid, to: ['bob@example.test'], subject: 'Later', text: 'see you' },
+    });
     expect(draft.status).toBe(201);
     const events: EntityEvent[] = [];
-    const off = api.deps.events.subscribe(draft.body.folderUid, (_ch, e) => { events.push(e); });
+    const off = api.deps.events.subscribe(draft.body.folderUid, (_ch, e) => {
+      events.push(e);
+    });
     try {
       const sendAt = new Date(Date.now() + 3_600_000).toISOString();
       const r = await api.call('POST', `/api/mail/messages/${draft.body.uid}/send`, { token: people.alice, body: { sendAt } });

@@ -28,9 +28,18 @@ const withOpenssl = requirePrograms('openssl');
 const sqlite = { name: 'sqlite', open: async () => freshSqlite() };
 
 /** A TCP listener that only counts who connects (and closes them). */
-interface Trap { server: TcpServer; hits: number }
+interface Trap {
+  server: TcpServer;
+  hits: number;
+}
 async function trap(host: string, port = 0): Promise<Trap> {
-  const t: Trap = { server: createTcpServer((s) => { t.hits++; s.destroy(); }), hits: 0 };
+  const t: Trap = {
+    server: createTcpServer((s) => {
+      t.hits++;
+      s.destroy();
+    }),
+    hits: 0,
+  };
   await new Promise<void>((r) => t.server.listen(port, host, r));
   return t;
 }
@@ -41,9 +50,30 @@ describe('which addresses the server connects to for others', () => {
   const policy = outboundPolicy(config);
 
   it.each([
-    '127.0.0.1', '127.8.9.10', '::1', '0.0.0.0', '::', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1',
-    'fe80::1', 'fc00::1', 'fd12:3456::1', '224.0.0.1', 'ff02::1', '255.255.255.255', '192.0.2.1', '198.18.0.1',
-    '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a00:1', '2002:a00:1::1', '2001::1',
+    '127.0.0.1',
+    '127.8.9.10',
+    '::1',
+    '0.0.0.0',
+    '::',
+    '10.0.0.1',
+    '172.16.5.4',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    'fe80::1',
+    'fc00::1',
+    'fd12:3456::1',
+    '224.0.0.1',
+    'ff02::1',
+    '255.255.255.255',
+    '192.0.2.1',
+    '198.18.0.1',
+    '::ffff:127.0.0.1',
+    '::ffff:10.0.0.1',
+    '::ffff:169.254.169.254',
+    '64:ff9b::a00:1',
+    '2002:a00:1::1',
+    '2001::1',
   ])('%s is refused', (address) => {
     expect(policy.refusal(address)).toMatch(/address$/);
   });
@@ -53,18 +83,33 @@ describe('which addresses the server connects to for others', () => {
   });
 
   it('mail:security:outbound:allowed_ranges lets a closed network allow internal ranges, and no more', () => {
-    const closed = outboundPolicy(loadConfig({ env: { NODE_ENV: 'test' }, values: { 'mail:security:outbound:allowed_ranges': ['10.20.0.0/16', 'fd00:1::/48'] } }));
+    const closed = outboundPolicy(
+      loadConfig({ env: { NODE_ENV: 'test' }, values: { 'mail:security:outbound:allowed_ranges': ['10.20.0.0/16', 'fd00:1::/48'] } }),
+    );
     expect(closed.refusal('10.20.3.4')).toBeNull();
     expect(closed.refusal('::ffff:10.20.3.4')).toBeNull();
     expect(closed.refusal('fd00:1::5')).toBeNull();
     expect(closed.refusal('10.21.0.1')).toMatch(/private/);
     expect(closed.refusal('127.0.0.1')).toMatch(/loopback/);
-    expect(() => loadConfig({ env: { NODE_ENV: 'test' }, values: { 'mail:security:outbound:allowed_ranges': ['10.20.0.0'] } })).toThrow(/allowed_ranges.*CIDR/);
+    expect(() => loadConfig({ env: { NODE_ENV: 'test' }, values: { 'mail:security:outbound:allowed_ranges': ['10.20.0.0'] } })).toThrow(
+      /allowed_ranges.*CIDR/,
+    );
   });
 
   it('a _svc record names a host: IP literals, ports and single-label names are not records', () => {
     expect(parseSvcRecord('v=SVCv1; id=x; host=mail.example.net;')).toEqual({ id: 'x', host: 'mail.example.net' });
-    for (const host of ['127.0.0.1:8443', '127.0.0.1', 'localhost:443', 'localhost', 'mail.example.net:8443', '[::1]', '::1', '2130706433', '0x7f.1', '10.0.0.1.']) {
+    for (const host of [
+      '127.0.0.1:8443',
+      '127.0.0.1',
+      'localhost:443',
+      'localhost',
+      'mail.example.net:8443',
+      '[::1]',
+      '::1',
+      '2130706433',
+      '0x7f.1',
+      '10.0.0.1.',
+    ]) {
       expect(parseSvcRecord(`v=SVCv1; id=x; host=${host};`), host).toBeNull();
     }
   });
@@ -94,16 +139,29 @@ describe('federated key lookup does not reach internal addresses', () => {
       if (domain === 'redirect.attacker.test') return res.writeHead(302, { location: `http://127.0.0.1:${port}/` }).end();
       if (domain === 'big.attacker.test') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.on('close', () => { if (!res.writableFinished) peerClosedEarly++; });
+        res.on('close', () => {
+          if (!res.writableFinished) peerClosedEarly++;
+        });
         const chunk = Buffer.alloc(64 * 1024, 0x20);
         let left = 160; // 10 MiB, written as the client reads
-        const more = () => { while (left > 0) { left--; if (!res.write(chunk)) return void res.once('drain', more); } res.end(); };
+        const more = () => {
+          while (left > 0) {
+            left--;
+            if (!res.write(chunk)) return void res.once('drain', more);
+          }
+          res.end();
+        };
         return more();
       }
       res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
     });
     await new Promise<void>((r) => peer.listen(port, '127.0.0.2', r));
-    const common = { 'mail:dns:nameservers': [dns.server], 'mail:dns:timeout_ms': 1000, 'mail:keys:federation:url_template': `http://{host}:${port}`, 'mail:keys:federation:max_response_bytes': 65_536 };
+    const common = {
+      'mail:dns:nameservers': [dns.server],
+      'mail:dns:timeout_ms': 1000,
+      'mail:keys:federation:url_template': `http://{host}:${port}`,
+      'mail:keys:federation:max_response_bytes': 65_536,
+    };
     api = await startTestApi(sqlite, await keyTestValues(common));
     closed = await startTestApi(sqlite, await keyTestValues({ ...common, 'mail:security:outbound:allowed_ranges': ['127.0.0.2/32'] }));
     people = await seedUsers(api);
@@ -118,7 +176,8 @@ describe('federated key lookup does not reach internal addresses', () => {
     await closed?.close();
   });
 
-  const lookup = (on: TestApi, who: typeof people, addr: string) => on.call('GET', `/api/mail/mailboxes/${who.aliceBox.uid}/keys/lookup?addr=${encodeURIComponent(addr)}`, { token: who.alice });
+  const lookup = (on: TestApi, who: typeof people, addr: string) =>
+    on.call('GET', `/api/mail/mailboxes/${who.aliceBox.uid}/keys/lookup?addr=${encodeURIComponent(addr)}`, { token: who.alice });
   const noTrapHit = () => {
     expect(trap4.hits).toBe(0);
     expect(trap6?.hits ?? 0).toBe(0);
@@ -138,7 +197,10 @@ describe('federated key lookup does not reach internal addresses', () => {
   });
 
   it.each([
-    ['loopback', ['127.0.0.1']], ['IPv6 loopback', ['::1']], ['IPv4-mapped loopback', ['::ffff:127.0.0.1']], ['the unspecified address', ['0.0.0.0']],
+    ['loopback', ['127.0.0.1']],
+    ['IPv6 loopback', ['::1']],
+    ['IPv4-mapped loopback', ['::ffff:127.0.0.1']],
+    ['the unspecified address', ['0.0.0.0']],
   ])('a host resolving to %s is refused: 503 api-113, no connection, nothing internal in the answer', async (_what, addresses) => {
     const host = `h${Math.random().toString(36).slice(2, 8)}.attacker.test`;
     dns.hosts.set(host, addresses);
@@ -203,13 +265,33 @@ describe.runIf(withOpenssl)('checkedRequest over https', () => {
     ssl('req', '-x509', ...ec, '-days', '1', '-subj', '/CN=svcmail test CA', '-keyout', 'ca.key', '-out', 'ca.pem');
     ssl('req', '-new', ...ec, '-subj', '/CN=secure.peer.test', '-keyout', 'key.pem', '-out', 'leaf.csr');
     writeFileSync(join(dir, 'leaf.ext'), 'subjectAltName=DNS:secure.peer.test\n');
-    ssl('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-extfile', 'leaf.ext', '-out', 'cert.pem');
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      'leaf.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-extfile',
+      'leaf.ext',
+      '-out',
+      'cert.pem',
+    );
     ca = readFileSync(join(dir, 'ca.pem'));
-    server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (req, res) => res.end(`hello ${req.headers.host}`));
+    server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (req, res) =>
+      res.end(`hello ${req.headers.host}`),
+    );
     server.on('secureConnection', (s) => names.push((s as unknown as { servername: string | false }).servername));
     await new Promise<void>((r) => server.listen(0, '127.0.0.2', r));
   });
-  afterAll(() => { server?.close(); });
+  afterAll(() => {
+    server?.close();
+  });
 
   const config = loadConfig({ env: { NODE_ENV: 'test' }, values: { 'mail:security:outbound:allowed_ranges': ['127.0.0.2/32'] } });
   const opts = () => ({ config, timeoutMs: 5000, maxBytes: 1024, ca });
@@ -222,11 +304,15 @@ describe.runIf(withOpenssl)('checkedRequest over https', () => {
   });
 
   it('a certificate for another name is refused', async () => {
-    await expect(checkedRequest(`https://other.peer.test:${portOf(server)}/x`, { ...opts(), resolve: async () => ['127.0.0.2'] })).rejects.toThrow(/other\.peer\.test|altnames/i);
+    await expect(
+      checkedRequest(`https://other.peer.test:${portOf(server)}/x`, { ...opts(), resolve: async () => ['127.0.0.2'] }),
+    ).rejects.toThrow(/other\.peer\.test|altnames/i);
   });
 
   it('a URL that is not http or https, or a name without addresses, is refused before any connection', async () => {
-    await expect(checkedRequest('file:///etc/passwd', { ...opts(), resolve: async () => ['127.0.0.2'] })).rejects.toBeInstanceOf(OutboundRefused);
+    await expect(checkedRequest('file:///etc/passwd', { ...opts(), resolve: async () => ['127.0.0.2'] })).rejects.toBeInstanceOf(
+      OutboundRefused,
+    );
     await expect(checkedRequest('https://nothing.peer.test/', { ...opts(), resolve: async () => [] })).rejects.toThrow(/no address/);
   });
 });
@@ -238,12 +324,22 @@ describe('ACME: URLs the CA hands back', () => {
     t = await trap('127.0.0.1');
     directory = createHttpServer((req, res) => {
       const here = `http://127.0.0.1:${portOf(directory)}`;
-      if (req.url === '/directory') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ newNonce: `http://127.0.0.1:${portOf(t.server)}/nonce`, newAccount: `${here}/acct`, newOrder: `${here}/order` }));
+      if (req.url === '/directory')
+        return res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            newNonce: `http://127.0.0.1:${portOf(t.server)}/nonce`,
+            newAccount: `${here}/acct`,
+            newOrder: `${here}/order`,
+          }),
+        );
       res.writeHead(404).end();
     });
     await new Promise<void>((r) => directory.listen(0, '127.0.0.1', r));
   });
-  afterAll(() => { directory?.close(); t?.server.close(); });
+  afterAll(() => {
+    directory?.close();
+    t?.server.close();
+  });
 
   it('a URL on another origin than the configured directory passes the outbound check: an internal one is never connected to', async () => {
     const config = loadConfig({ env: { NODE_ENV: 'test' }, values: {} });

@@ -8,11 +8,24 @@ import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config/index.js';
 import { createRateLimits } from '../../lib/http/index.js';
-import { addressKey, answerHead, carriesCredentials, clientAddress, compileTrust, RefusalMemory, tooManyRequests, trustOfServer, upgradeRefusal } from '../../lib/http/index.js';
+import {
+  addressKey,
+  answerHead,
+  carriesCredentials,
+  clientAddress,
+  compileTrust,
+  RefusalMemory,
+  tooManyRequests,
+  trustOfServer,
+  upgradeRefusal,
+} from '../../lib/http/index.js';
 
 /** A request as seen outside Express: its peer's address and its headers. */
 const seen = (peer: string | undefined, xff?: string, more: Record<string, string> = {}) =>
-  ({ socket: { remoteAddress: peer }, headers: { ...(xff === undefined ? {} : { 'x-forwarded-for': xff }), ...more } }) as unknown as IncomingMessage;
+  ({
+    socket: { remoteAddress: peer },
+    headers: { ...(xff === undefined ? {} : { 'x-forwarded-for': xff }), ...more },
+  }) as unknown as IncomingMessage;
 
 describe('client address of an upgrade', () => {
   it('ignores X-Forwarded-For from a peer that is not trusted', () => {
@@ -36,25 +49,36 @@ describe('client address of an upgrade', () => {
     expect(clientAddress(seen(undefined, '198.51.100.1'), compileTrust([]))).toBe('');
   });
 
-  it.each([[[]], [['loopback']], [['127.0.0.1']], [['10.0.0.0/8']], [['loopback', '198.51.100.0/24']]])('matches req.ip of a real Express server trusting %j', async (list: string[]) => {
-    const app = express();
-    app.set('trust proxy', list.length ? list : false);
-    app.get('/ip', (req, res) => void res.json({ express: req.ip, ours: clientAddress(req, compileTrust(list)) }));
-    const server = createServer(app);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    try {
-      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      for (const xff of [undefined, '198.51.100.4', '6.6.6.6, 198.51.100.4', '198.51.100.4, 10.1.2.3', '2001:db8::1', ' , 198.51.100.9 ,', 'garbage']) {
-        const r = await fetch(`${base}/ip`, { headers: xff === undefined ? {} : { 'x-forwarded-for': xff } });
-        const { express: fromExpress, ours } = await r.json() as { express: string; ours: string };
-        expect(ours, `${JSON.stringify(list)} ${xff}`).toBe(fromExpress);
+  it.each([[[]], [['loopback']], [['127.0.0.1']], [['10.0.0.0/8']], [['loopback', '198.51.100.0/24']]])(
+    'matches req.ip of a real Express server trusting %j',
+    async (list: string[]) => {
+      const app = express();
+      app.set('trust proxy', list.length ? list : false);
+      app.get('/ip', (req, res) => void res.json({ express: req.ip, ours: clientAddress(req, compileTrust(list)) }));
+      const server = createServer(app);
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      try {
+        const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        for (const xff of [
+          undefined,
+          '198.51.100.4',
+          '6.6.6.6, 198.51.100.4',
+          '198.51.100.4, 10.1.2.3',
+          '2001:db8::1',
+          ' , 198.51.100.9 ,',
+          'garbage',
+        ]) {
+          const r = await fetch(`${base}/ip`, { headers: xff === undefined ? {} : { 'x-forwarded-for': xff } });
+          const { express: fromExpress, ours } = (await r.json()) as { express: string; ours: string };
+          expect(ours, `${JSON.stringify(list)} ${xff}`).toBe(fromExpress);
+        }
+      } finally {
+        await new Promise<void>((r) => server.close(() => r()));
       }
-    } finally {
-      await new Promise<void>((r) => server.close(() => r()));
-    }
-  });
+    },
+  );
 
-  it('the api daemon\'s front door reads the trust rule of the Express app it serves; none: nobody is trusted', () => {
+  it("the api daemon's front door reads the trust rule of the Express app it serves; none: nobody is trusted", () => {
     const app = express();
     app.set('trust proxy', ['loopback']);
     const served = createServer(app);
@@ -73,7 +97,7 @@ describe('counting', () => {
     expect(addressKey('192.0.2.1')).not.toBe(addressKey('192.0.2.2'));
   });
 
-  it('RateLimits.count: anonymous per address (IPv6 per /64), signed-in per user, in the limiter\'s counters', async () => {
+  it("RateLimits.count: anonymous per address (IPv6 per /64), signed-in per user, in the limiter's counters", async () => {
     const config = loadConfig({ env: { NODE_ENV: 'test' }, values: { 'rateLimit:max': 2, 'rateLimit:authenticated:max': 3 } });
     const limits = createRateLimits(config);
     try {
@@ -92,7 +116,10 @@ describe('counting', () => {
   });
 
   it('fails open while Redis does not answer', async () => {
-    const config = loadConfig({ env: { NODE_ENV: 'test' }, values: { 'rateLimit:max': 1, 'redis:url': 'redis://127.0.0.1:1', 'redis:command_timeout_ms': 200 } });
+    const config = loadConfig({
+      env: { NODE_ENV: 'test' },
+      values: { 'rateLimit:max': 1, 'redis:url': 'redis://127.0.0.1:1', 'redis:command_timeout_ms': 200 },
+    });
     const limits = createRateLimits(config);
     try {
       const t0 = Date.now();
@@ -110,7 +137,10 @@ describe('refusals', () => {
     expect(text).toMatch(/^HTTP\/1\.1 429 Too Many Requests\r\n/);
     expect(JSON.parse(text.split('\r\n\r\n')[1])).toEqual({ code: 'api-109', status: 429, message: 'Too many requests; retry in 17 s' });
     expect(answerHead(Buffer.from(text))).toEqual({ status: 429, retryAfter: 17 });
-    expect(answerHead(Buffer.from('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n'))).toEqual({ status: 101, retryAfter: null });
+    expect(answerHead(Buffer.from('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n'))).toEqual({
+      status: 101,
+      retryAfter: null,
+    });
     expect(answerHead(Buffer.from('garbage'))).toBeNull();
   });
 

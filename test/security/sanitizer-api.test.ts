@@ -27,11 +27,26 @@ const HTML = [
 ].join('\r\n');
 
 const RAW = [
-  'From: "Acme Billing" <billing@remote.example>', 'To: alice@example.test', 'Subject: Your invoice', 'Message-ID: <sanitizer-api-1@remote.example>',
-  'Date: Tue, 24 Nov 2026 10:00:00 +0000', 'MIME-Version: 1.0', 'Content-Type: multipart/alternative; boundary="alt"', '',
-  '--alt', 'Content-Type: text/plain; charset=utf-8', '', 'Your invoice is ready.', '',
-  '--alt', 'Content-Type: text/html; charset=utf-8', '', HTML, '',
-  '--alt--', '',
+  'From: "Acme Billing" <billing@remote.example>',
+  'To: alice@example.test',
+  'Subject: Your invoice',
+  'Message-ID: <sanitizer-api-1@remote.example>',
+  'Date: Tue, 24 Nov 2026 10:00:00 +0000',
+  'MIME-Version: 1.0',
+  'Content-Type: multipart/alternative; boundary="alt"',
+  '',
+  '--alt',
+  'Content-Type: text/plain; charset=utf-8',
+  '',
+  'Your invoice is ready.',
+  '',
+  '--alt',
+  'Content-Type: text/html; charset=utf-8',
+  '',
+  HTML,
+  '',
+  '--alt--',
+  '',
 ].join('\r\n');
 
 describe.each(backends)('a delivered HTML message read through the API ($name)', (backend) => {
@@ -41,12 +56,14 @@ describe.each(backends)('a delivered HTML message read through the API ($name)',
   });
   afterAll(async () => f?.close());
 
-  it('answers GET /api/mail/messages/:id/body with the sanitized HTML; the stored source is the sender\'s', async () => {
+  it("answers GET /api/mail/messages/:id/body with the sanitized HTML; the stored source is the sender's", async () => {
     const r = await f.deliver({ to: ['alice@example.test'], raw: RAW, tx: 'sanitizer-api-1' });
     expect(r.status).toBe(202);
     await drainQueue(f.worker({ scanners: 'clean' }), 'sanitizer-worker');
 
-    const [stored] = await f.api.deps.store.repo<Message>(MessageModel).list({ filter: { mailboxUid: f.users.aliceBox.uid, messageId: '<sanitizer-api-1@remote.example>' } });
+    const [stored] = await f.api.deps.store
+      .repo<Message>(MessageModel)
+      .list({ filter: { mailboxUid: f.users.aliceBox.uid, messageId: '<sanitizer-api-1@remote.example>' } });
     expect(stored).toMatchObject({ subject: 'Your invoice', smime: null });
 
     const res = await f.api.call('GET', `/api/mail/messages/${stored.uid}/body`, { token: f.users.alice });
@@ -70,7 +87,9 @@ describe.each(backends)('a delivered HTML message read through the API ($name)',
       `.${scope} .m-card td > a:hover{color:#0b57d0}`,
       `@media only screen and (max-width:600px){.${scope} .m-card{width:100% !important}}`,
     ]);
-    expect(html).toContain('<table class="m-card" width="600" cellpadding="8" bgcolor="#ffffff"><tr><td style="color:#333333;font-size:14px">');
+    expect(html).toContain(
+      '<table class="m-card" width="600" cellpadding="8" bgcolor="#ffffff"><tr><td style="color:#333333;font-size:14px">',
+    );
     expect(html).toContain('<img alt="svg" /><img src="cid:logo@acme" alt="logo" />');
     expect(html).toContain('<a href="https://acme.example/account" rel="noopener noreferrer nofollow" target="_blank">Account</a>');
 

@@ -33,7 +33,10 @@ import { VECTORS } from './fixtures/xss/vectors.js';
 const CHROMIUM = '/usr/bin/chromium';
 const haveBrowser = requirePrograms('chromium');
 const NEWSLETTER = readFileSync(new URL('./fixtures/xss/newsletter.html', import.meta.url), 'utf8');
-const CASES = [...VECTORS.map((v) => ({ title: `${v.source}: ${v.title}`, payload: v.payload })), { title: 'fixture: newsletter.html', payload: NEWSLETTER }];
+const CASES = [
+  ...VECTORS.map((v) => ({ title: `${v.source}: ${v.title}`, payload: v.payload })),
+  { title: 'fixture: newsletter.html', payload: NEWSLETTER },
+];
 const PAGES_AT_ONCE = 2;
 // A stylesheet is looked at in each of these, so that its @media rules (width, orientation, colour
 // scheme, print: the features the sanitizer keeps) apply in one of them.
@@ -47,16 +50,21 @@ type View = (typeof VIEWS)[number];
 // The application around the message. Its class names are the ones the corpus's rules name (an
 // unscoped rule would reach them); the neighbour is another message the sanitizer wrote, whose
 // m- classes share the namespace of every message (only the scope class tells them apart).
-const APP_CSS = 'body{margin:8px;font:16px/1.4 sans-serif;color:#111;background:#fff} #app-chrome,#app-footer{width:600px;padding:4px;border:1px solid #999;background:#eef}'
-  + ' #message{width:700px;margin:8px 0;border:1px dashed #ccc} a{color:#00e} a:hover{color:#e00} ul{list-style:disc}';
+const APP_CSS =
+  'body{margin:8px;font:16px/1.4 sans-serif;color:#111;background:#fff} #app-chrome,#app-footer{width:600px;padding:4px;border:1px solid #999;background:#eef}' +
+  ' #message{width:700px;margin:8px 0;border:1px dashed #ccc} a{color:#00e} a:hover{color:#e00} ul{list-style:disc}';
 const CLASSES = 'x y z a b c d promo XSS container header headline column button footer';
-const APP = `<div id="app-chrome" data-probe="chrome" class="${CLASSES}"><p class="${CLASSES}" data-probe="chrome-p">Inbox</p><a id="chrome-link" href="#token" class="${CLASSES}" data-probe="chrome-a">Settings</a>`
-  + `<table class="${CLASSES}" data-probe="chrome-table"><tr class="${CLASSES}" data-probe="chrome-tr"><td class="${CLASSES}" data-probe="chrome-td">cell</td></tr></table>`
-  + `<ul data-probe="chrome-ul"><li class="${CLASSES}" data-probe="chrome-li">item</li></ul><span class="${CLASSES}" data-probe="chrome-span">span</span>`
-  + '<div id="app" data-probe="chrome-app"><input value="abc" data-probe="chrome-input"></div></div>';
-const M = CLASSES.split(' ').map((c) => `m-${c}`).join(' ');
-const NEIGHBOUR = `<div id="neighbour" data-probe="neighbour"><div class="svcmail-0000000000000000" data-probe="neighbour-scope"><p class="${M} m-already" data-probe="neighbour-p">another message</p>`
-  + `<a href="#n" class="${M}" data-probe="neighbour-a">link</a><table class="${M}" data-probe="neighbour-table"><tr class="${M}"><td class="${M}" data-probe="neighbour-td">cell</td></tr></table></div></div>`;
+const APP =
+  `<div id="app-chrome" data-probe="chrome" class="${CLASSES}"><p class="${CLASSES}" data-probe="chrome-p">Inbox</p><a id="chrome-link" href="#token" class="${CLASSES}" data-probe="chrome-a">Settings</a>` +
+  `<table class="${CLASSES}" data-probe="chrome-table"><tr class="${CLASSES}" data-probe="chrome-tr"><td class="${CLASSES}" data-probe="chrome-td">cell</td></tr></table>` +
+  `<ul data-probe="chrome-ul"><li class="${CLASSES}" data-probe="chrome-li">item</li></ul><span class="${CLASSES}" data-probe="chrome-span">span</span>` +
+  '<div id="app" data-probe="chrome-app"><input value="abc" data-probe="chrome-input"></div></div>';
+const M = CLASSES.split(' ')
+  .map((c) => `m-${c}`)
+  .join(' ');
+const NEIGHBOUR =
+  `<div id="neighbour" data-probe="neighbour"><div class="svcmail-0000000000000000" data-probe="neighbour-scope"><p class="${M} m-already" data-probe="neighbour-p">another message</p>` +
+  `<a href="#n" class="${M}" data-probe="neighbour-a">link</a><table class="${M}" data-probe="neighbour-table"><tr class="${M}"><td class="${M}" data-probe="neighbour-td">cell</td></tr></table></div></div>`;
 const FOOTER = '<div id="app-footer" data-probe="footer"><p data-probe="footer-p">footer</p></div>';
 
 // Runs before the message is parsed: the functions a payload calls become traps.
@@ -70,8 +78,9 @@ const SENTINEL = `(() => {
   }, true);
 })();`;
 
-const page = (message: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>message</title><style>${APP_CSS}</style>`
-  + `<script>${SENTINEL}</script></head><body>${APP}<div id="message" data-probe="message">${message}</div><div id="after-message"></div>${NEIGHBOUR}${FOOTER}</body></html>`;
+const page = (message: string) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>message</title><style>${APP_CSS}</style>` +
+  `<script>${SENTINEL}</script></head><body>${APP}<div id="message" data-probe="message">${message}</div><div id="after-message"></div>${NEIGHBOUR}${FOOTER}</body></html>`;
 
 // In the page: the outline and geometry of the page around the message and, unless `detail` is
 // 'outline', the computed style of every element the message must not touch (every property but the
@@ -178,13 +187,23 @@ const INSPECT = `(() => {
   return { problems, declared, pwned: [...window.__pwned], sheets: document.styleSheets.length + document.adoptedStyleSheets.length };
 })()`;
 
-interface Snapshot { hashes: Record<string, string>; props: Record<string, string[]>; geometry: Record<string, string>; body: string[]; head: string[] }
-interface Slot { problems: string[]; expected: Set<string> }
+interface Snapshot {
+  hashes: Record<string, string>;
+  props: Record<string, string[]>;
+  geometry: Record<string, string>;
+  body: string[];
+  head: string[];
+}
+interface Slot {
+  problems: string[];
+  expected: Set<string>;
+}
 
 /** What differs from the page without a message: its outline, elements restyled or moved. */
 async function differences(tab: Page, base: Snapshot, now: Snapshot, view: string): Promise<string[]> {
   const out: string[] = [];
-  if (JSON.stringify(now.body) !== JSON.stringify(base.body)) out.push(`dom: the body's children are ${now.body.join(',')} (the message left its container)`);
+  if (JSON.stringify(now.body) !== JSON.stringify(base.body))
+    out.push(`dom: the body's children are ${now.body.join(',')} (the message left its container)`);
   if (JSON.stringify(now.head) !== JSON.stringify(base.head)) out.push(`dom: the head's children are ${now.head.join(',')}`);
   const changed = Object.keys(now.hashes).length ? Object.keys(base.hashes).filter((k) => now.hashes[k] !== base.hashes[k]) : [];
   if (changed.length) {
@@ -195,7 +214,8 @@ async function differences(tab: Page, base: Snapshot, now: Snapshot, view: strin
       out.push(`scope: ${key} changed (${view}): ${diff.slice(0, 4).join('; ')}${diff.length > 4 ? ` (+${diff.length - 4})` : ''}`);
     }
   }
-  for (const [key, g] of Object.entries(base.geometry)) if (now.geometry[key] !== g) out.push(`scope: ${key} moved (${view}) from ${g} to ${now.geometry[key]}`);
+  for (const [key, g] of Object.entries(base.geometry))
+    if (now.geometry[key] !== g) out.push(`scope: ${key} moved (${view}) from ${g} to ${now.geometry[key]}`);
   return out;
 }
 
@@ -255,7 +275,11 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
       await tab.goto(url, { waitUntil: 'load' });
       await tab.evaluate(INTERACT);
       const { width, height } = tab.viewportSize()!;
-      for (const [x, y] of [[0.1, 0.2], [0.9, 0.6]]) await tab.mouse.move(x * width, y * height);
+      for (const [x, y] of [
+        [0.1, 0.2],
+        [0.9, 0.6],
+      ])
+        await tab.mouse.move(x * width, y * height);
       const seen = (await tab.evaluate(INSPECT)) as { problems: string[]; declared: string[]; pwned: string[]; sheets: number };
       slot.problems.push(...seen.pwned.map((p) => `script: ${p}`), ...seen.problems);
       for (const u of seen.declared) slot.expected.add(u);
@@ -269,11 +293,15 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
         if (changed.length) slot.problems.push(`scope: chrome-a:hover changed: ${changed.slice(0, 4).join('; ')}`);
         await tab.mouse.move(0, 0);
       }
-      slot.problems.push(...await differences(tab, baseline.get('wide')!, (await tab.evaluate(SNAPSHOT(styled ? [] : 'outline'))) as Snapshot, 'wide'));
+      slot.problems.push(
+        ...(await differences(tab, baseline.get('wide')!, (await tab.evaluate(SNAPSHOT(styled ? [] : 'outline'))) as Snapshot, 'wide')),
+      );
       if (styled) {
         for (const view of VIEWS.slice(1)) {
           await setView(tab, view);
-          slot.problems.push(...await differences(tab, baseline.get(view.name)!, (await tab.evaluate(SNAPSHOT([]))) as Snapshot, view.name));
+          slot.problems.push(
+            ...(await differences(tab, baseline.get(view.name)!, (await tab.evaluate(SNAPSHOT([]))) as Snapshot, view.name)),
+          );
         }
         await setView(tab, VIEWS[0]);
       }
@@ -286,7 +314,10 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
     // From here on a request of this document (there should be none) counts as unattributed.
     byDoc.delete(url);
     slots.delete(tab);
-    if (tab.url() !== url || slot.problems.some((p) => p.startsWith('navigation') || (p.startsWith('request: ') && !p.startsWith(`request: ${origin}/`)))) {
+    if (
+      tab.url() !== url ||
+      slot.problems.some((p) => p.startsWith('navigation') || (p.startsWith('request: ') && !p.startsWith(`request: ${origin}/`)))
+    ) {
       // The message navigated the tab or may have started to: end that before the next document.
       for (let attempt = 1; ; attempt++) {
         try {
@@ -308,15 +339,27 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
     server = createServer((req, res) => {
       const body = /^\/doc\/([\w-]+)$/.exec(req.url ?? '')?.[1];
       const html = body === undefined ? undefined : docs.get(body);
-      res.writeHead(html === undefined ? 404 : 200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(html ?? 'not found');
+      res
+        .writeHead(html === undefined ? 404 : 200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+        .end(html ?? 'not found');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       // A fresh temporary profile per launch (playwright's default); no name but 127.0.0.1 resolves.
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
-        '--disable-default-apps', '--dns-prefetch-disable', '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-default-apps',
+        '--dns-prefetch-disable',
+        '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+      ],
     });
     context = await browser.newContext({ viewport: VIEWS[0].viewport, colorScheme: VIEWS[0].colorScheme, serviceWorkers: 'block' });
     // Every request is seen here; one for another host never leaves the browser.
@@ -342,7 +385,9 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
     const baselineSlot: Slot = { problems: [], expected: new Set() };
     byDoc.set(`${origin}/doc/baseline`, baselineSlot);
     await first.goto(`${origin}/doc/baseline`);
-    linkAt = (await first.evaluate(`(() => { const r = document.getElementById('chrome-link').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`)) as [number, number];
+    linkAt = (await first.evaluate(
+      `(() => { const r = document.getElementById('chrome-link').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`,
+    )) as [number, number];
     await first.mouse.move(...linkAt);
     hoveredBaseline = (await first.evaluate(HOVERED)) as string[];
     await first.mouse.move(0, 0);
@@ -355,9 +400,11 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
     expect(hoveredBaseline).toContain('color: rgb(238, 0, 0)');
 
     const todo = CASES.map((c, i) => ({ ...c, id: `v${i}` }));
-    await Promise.all(workers.map(async (w) => {
-      for (let c = todo.shift(); c; c = todo.shift()) results.set(c.title, await render(w, c.id, sanitizeMailHtml(c.payload)));
-    }));
+    await Promise.all(
+      workers.map(async (w) => {
+        for (let c = todo.shift(); c; c = todo.shift()) results.set(c.title, await render(w, c.id, sanitizeMailHtml(c.payload)));
+      }),
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -380,7 +427,7 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
     expect(results.get(title)).toEqual([]);
   });
 
-  it('the newsletter\'s scoped rules do apply inside the message (the scope check is not vacuous)', async () => {
+  it("the newsletter's scoped rules do apply inside the message (the scope check is not vacuous)", async () => {
     const tab = workers[0];
     const probe = `(() => { const w = document.querySelector('#message > div');
       return [w.className.slice(0, 8), getComputedStyle(w).backgroundColor, getComputedStyle(w.querySelector('.m-container')).width, getComputedStyle(w.querySelector('.m-headline')).fontSize]; })()`;
@@ -399,14 +446,20 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
     };
     expect(await kinds('c-onerror', '<img src=x onerror=alert(1)>')).toEqual(['dom', 'request', 'script']);
     expect(await kinds('c-jslink', '<a href="javascript:alert(1)">x</a>')).toEqual(['dom', 'script']);
-    expect(await kinds('c-datalink', '<a href="data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==" target="_blank">x</a>')).toEqual(['dom']); // Chromium itself refuses to open it
+    expect(await kinds('c-datalink', '<a href="data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==" target="_blank">x</a>')).toEqual(
+      ['dom'],
+    ); // Chromium itself refuses to open it
     expect(await kinds('c-handler', '<p onmouseover="alert(1)">x</p>')).toEqual(['dom', 'script']);
     expect(await kinds('c-style', '<style>p{color:red} li::marker{content:"!"}</style><p>x</p>')).toEqual(['dom', 'scope']);
     expect(await kinds('c-media', '<style>@media (max-width:600px){p{color:red}}</style>')).toEqual(['dom', 'scope']);
     expect(await kinds('c-clobber', '<img name="config" src="data:image/png;base64,iVBORw0KGgo=">')).toEqual(['dom']);
     expect(await kinds('c-scoped-neighbour', '<style>.m-x{color:red}</style>')).toEqual(['dom', 'scope']);
-    expect(await kinds('c-import', '<div class="svcmail-0123456789abcdef"><style>@import url(https://evil.example/x.css);</style></div>')).toEqual(['request']);
-    expect(await kinds('c-refresh', '<meta http-equiv="refresh" content="0;url=https://evil.example/">')).toEqual(expect.arrayContaining(['navigation', 'request']));
+    expect(
+      await kinds('c-import', '<div class="svcmail-0123456789abcdef"><style>@import url(https://evil.example/x.css);</style></div>'),
+    ).toEqual(['request']);
+    expect(await kinds('c-refresh', '<meta http-equiv="refresh" content="0;url=https://evil.example/">')).toEqual(
+      expect.arrayContaining(['navigation', 'request']),
+    );
     expect(await kinds('c-escape', '</div><p>out</p>')).toEqual(['dom']);
     expect(await kinds('c-overlay', '<p style="margin-top:-40px">over the chrome</p>')).toEqual(['geometry']);
     expect(await kinds('c-iframe', '<iframe srcdoc="<script>parent.alert(1)</script>"></iframe>')).toEqual(['dom', 'navigation', 'script']);
@@ -419,21 +472,27 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
     expect(await render(workers[0], 'k-relative', html)).toEqual([]);
   });
 
-  it('a negative text-indent goes, so the message\'s text is not painted left of its box (over the application)', async () => {
+  it("a negative text-indent goes, so the message's text is not painted left of its box (over the application)", async () => {
     const html = sanitizeMailHtml('<p style="text-indent:-250px">Pay here</p>');
     expect(await render(workers[0], 'k-indent', html)).toEqual([]);
   });
 
   it('a wide outline and negative letter- and word-spacing go, so nothing is painted over the application', async () => {
-    const html = sanitizeMailHtml('<p style="outline:300px solid red;letter-spacing:-40px;word-spacing:-200px">Pay here, over the header</p><p style="outline:1px solid red">thin</p>');
+    const html = sanitizeMailHtml(
+      '<p style="outline:300px solid red;letter-spacing:-40px;word-spacing:-200px">Pay here, over the header</p><p style="outline:1px solid red">thin</p>',
+    );
     expect(html).toBe('<p>Pay here, over the header</p><p style="outline:1px solid red">thin</p>');
     expect(await render(workers[0], 'k-outline', html)).toEqual([]);
   });
 
   it('a negative margin without a unit goes, so a quirks-mode document does not move the message over what is above it', async () => {
     const tab = workers[0];
-    await tab.setContent(`<div>application</div><div id="message" style="border:1px solid">${sanitizeMailHtml('<p style="margin-top:-40">over the application</p>')}</div>`);
-    const [mode, above] = (await tab.evaluate(`[document.compatMode, document.querySelector('#message p').getBoundingClientRect().top < document.getElementById('message').getBoundingClientRect().top]`)) as [string, boolean];
+    await tab.setContent(
+      `<div>application</div><div id="message" style="border:1px solid">${sanitizeMailHtml('<p style="margin-top:-40">over the application</p>')}</div>`,
+    );
+    const [mode, above] = (await tab.evaluate(
+      `[document.compatMode, document.querySelector('#message p').getBoundingClientRect().top < document.getElementById('message').getBoundingClientRect().top]`,
+    )) as [string, boolean];
     expect({ mode, above }).toEqual({ mode: 'BackCompat', above: false });
   });
 });

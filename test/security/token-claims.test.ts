@@ -30,7 +30,8 @@ describe('session token claims', () => {
 
   /** An elevated administrator's write: it passes only when the token and its elevation count. */
   const createDomain = (token: string, name: string) => api.call('POST', '/api/mail/domains', { token, body: { name } });
-  const domainExists = async (name: string) => (await api.call('GET', `/api/mail/domains?name=${name}`, { token: await forge({ claims: { elevated: now() } }) })).body.length === 1;
+  const domainExists = async (name: string) =>
+    (await api.call('GET', `/api/mail/domains?name=${name}`, { token: await forge({ claims: { elevated: now() } }) })).body.length === 1;
 
   it('control: an elevated token issued now, living an hour, creates a domain', async () => {
     const r = await createDomain(await forge({ exp: now() + 3600, claims: { elevated: now() - 5 } }), 'control.test');
@@ -43,7 +44,11 @@ describe('session token claims', () => {
   it.each([
     ['without iat', { iat: null }, /iat/],
     ['issued in the future', { iat: now() + 600, exp: now() + 1200 }, /future/],
-    ['living longer than auth:options:max_token_age_seconds', { iat: now() - 10, exp: now() + 86_400 }, /auth:options:max_token_age_seconds/],
+    [
+      'living longer than auth:options:max_token_age_seconds',
+      { iat: now() - 10, exp: now() + 86_400 },
+      /auth:options:max_token_age_seconds/,
+    ],
     ['issued long ago and still valid (a 30-day token)', { iat: now() - 30 * 86_400, exp: now() + 600 }, /lifetime/],
   ])('a token %s is refused (api-101) and changes nothing', async (_what, opts, message) => {
     const name = `t${Math.random().toString(36).slice(2, 8)}.test`;

@@ -2,7 +2,14 @@
 // the API answers 403 api-104 without it and the page sends the administrator to elevate.
 import { api, h, showError, start, when } from './app.js';
 
-const FIELDS = [['name', 'Product name', 'text'], ['logo', 'Logo (https:// or data:image URL)', 'text'], ['primaryColor', 'Primary colour', 'color'], ['accentColor', 'Accent colour', 'color'], ['backgroundColor', 'Background', 'color'], ['textColor', 'Text colour', 'color']];
+const FIELDS = [
+  ['name', 'Product name', 'text'],
+  ['logo', 'Logo (https:// or data:image URL)', 'text'],
+  ['primaryColor', 'Primary colour', 'color'],
+  ['accentColor', 'Accent colour', 'color'],
+  ['backgroundColor', 'Background', 'color'],
+  ['textColor', 'Text colour', 'color'],
+];
 const long = (c) => (/^#[0-9a-f]{3}$/i.test(c) ? `#${[...c.slice(1)].map((x) => x + x).join('')}` : c);
 
 start(async (el) => {
@@ -13,17 +20,27 @@ start(async (el) => {
     else rows.push(h('tr', {}, h('th', {}, prefix), h('td', {}, Array.isArray(v) ? JSON.stringify(v) : String(v))));
   };
   walk('', diag);
-  const inputs = Object.fromEntries(FIELDS.map(([k, , type]) => [k, h('input', { name: k, type, value: type === 'color' ? long(brand[k]) : brand[k] ?? '' })]));
-  const form = h('form', { class: 'stack', onsubmit: async (e) => {
-    e.preventDefault();
-    const body = Object.fromEntries(FIELDS.map(([k]) => [k, inputs[k].value.trim() || (k === 'logo' ? null : inputs[k].value)]));
-    try {
-      await api('/api/system/branding', { method: 'PUT', body });
-      location.reload();
-    } catch (err) {
-      showError(err, form);
-    }
-  } }, FIELDS.map(([k, label]) => h('label', {}, label, ' ', inputs[k])), h('button', { type: 'submit' }, 'Save branding'));
+  const inputs = Object.fromEntries(
+    FIELDS.map(([k, , type]) => [k, h('input', { name: k, type, value: type === 'color' ? long(brand[k]) : (brand[k] ?? '') })]),
+  );
+  const form = h(
+    'form',
+    {
+      class: 'stack',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        const body = Object.fromEntries(FIELDS.map(([k]) => [k, inputs[k].value.trim() || (k === 'logo' ? null : inputs[k].value)]));
+        try {
+          await api('/api/system/branding', { method: 'PUT', body });
+          location.reload();
+        } catch (err) {
+          showError(err, form);
+        }
+      },
+    },
+    FIELDS.map(([k, label]) => h('label', {}, label, ' ', inputs[k])),
+    h('button', { type: 'submit' }, 'Save branding'),
+  );
   el.replaceChildren(
     h('section', {}, h('h2', {}, 'Diagnostics'), h('p', { class: 'muted' }, `As of ${when(new Date())}`), h('table', {}, rows)),
     h('section', {}, h('h2', {}, 'Branding'), form),

@@ -27,7 +27,12 @@ export async function api(path, { method = 'GET', body } = {}) {
   const headers = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && method !== 'HEAD') headers['x-csrf-token'] = cookie('csrf');
-  const res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const data = res.status === 204 ? null : await res.json().catch(() => null);
   if (res.ok) return data;
   const failure = new ApiFailure(res.status, data);

@@ -4,11 +4,41 @@
 import { api, h, start, when } from './app.js';
 
 start(async (el) => {
-  const [matters, requests] = await Promise.all([api('/api/escrow/matters?limit=200&sort=-createdAt'), api('/api/escrow/access-requests?limit=200&sort=-createdAt')]);
-  const table = (head, list, row) => (list.length ? h('table', {}, h('tr', {}, head.map((x) => h('th', {}, x))), list.map((x) => h('tr', {}, row(x).map((c) => h('td', {}, c)))))
-    : h('p', { class: 'muted' }, 'None.'));
+  const [matters, requests] = await Promise.all([
+    api('/api/escrow/matters?limit=200&sort=-createdAt'),
+    api('/api/escrow/access-requests?limit=200&sort=-createdAt'),
+  ]);
+  const table = (head, list, row) =>
+    list.length
+      ? h(
+          'table',
+          {},
+          h(
+            'tr',
+            {},
+            head.map((x) => h('th', {}, x)),
+          ),
+          list.map((x) =>
+            h(
+              'tr',
+              {},
+              row(x).map((c) => h('td', {}, c)),
+            ),
+          ),
+        )
+      : h('p', { class: 'muted' }, 'None.');
   el.replaceChildren(
-    h('section', {}, h('h2', {}, 'Matters'), table(['Name', 'State', 'Period', 'Opened'], matters, (m) => [m.name, m.state, `${when(m.from)} – ${when(m.to)}`, when(m.createdAt)])),
-    h('section', {}, h('h2', {}, 'Access requests'), table(['Reason', 'Requester', 'State', 'Asked'], requests, (r) => [r.reason, r.requester, r.state, when(r.createdAt)])),
+    h(
+      'section',
+      {},
+      h('h2', {}, 'Matters'),
+      table(['Name', 'State', 'Period', 'Opened'], matters, (m) => [m.name, m.state, `${when(m.from)} – ${when(m.to)}`, when(m.createdAt)]),
+    ),
+    h(
+      'section',
+      {},
+      h('h2', {}, 'Access requests'),
+      table(['Reason', 'Requester', 'State', 'Asked'], requests, (r) => [r.reason, r.requester, r.state, when(r.createdAt)]),
+    ),
   );
 });

@@ -6,21 +6,43 @@ start(async (el) => {
   const sections = [];
   for (const b of boxes) {
     const exports = await api(`/api/mail/data-export-requests?mailboxUid=${encodeURIComponent(b.uid)}&sort=-createdAt`);
-    const ask = h('button', { type: 'button', onclick: async () => {
-      try {
-        await api('/api/mail/data-export-requests', { method: 'POST', body: { mailboxUid: b.uid } });
-        location.reload();
-      } catch (e) {
-        showError(e, section);
-      }
-    } }, 'Export this mailbox');
-    const section = h('section', { 'data-mailbox': b.uid },
+    const ask = h(
+      'button',
+      {
+        type: 'button',
+        onclick: async () => {
+          try {
+            await api('/api/mail/data-export-requests', { method: 'POST', body: { mailboxUid: b.uid } });
+            location.reload();
+          } catch (e) {
+            showError(e, section);
+          }
+        },
+      },
+      'Export this mailbox',
+    );
+    const section = h(
+      'section',
+      { 'data-mailbox': b.uid },
       h('h2', {}, b.address),
       h('p', {}, `${bytes(b.usedBytes ?? 0)} used${b.quotaBytes ? ` of ${bytes(b.quotaBytes)}` : ''}`),
-      h('table', {}, h('tr', {}, h('th', {}, 'Export'), h('th', {}, 'State'), h('th', {}, 'Expires'), h('th', {})),
-        exports.map((x) => h('tr', {}, h('td', {}, when(x.createdAt)), h('td', {}, x.state), h('td', {}, when(x.expiresAt)),
-          h('td', {}, x.download ? h('a', { href: x.download }, 'Download') : '')))),
-      ask);
+      h(
+        'table',
+        {},
+        h('tr', {}, h('th', {}, 'Export'), h('th', {}, 'State'), h('th', {}, 'Expires'), h('th', {})),
+        exports.map((x) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, when(x.createdAt)),
+            h('td', {}, x.state),
+            h('td', {}, when(x.expiresAt)),
+            h('td', {}, x.download ? h('a', { href: x.download }, 'Download') : ''),
+          ),
+        ),
+      ),
+      ask,
+    );
     sections.push(section);
   }
   el.replaceChildren(...(sections.length ? sections : [h('p', { class: 'notice' }, 'You have no mailbox yet.')]));

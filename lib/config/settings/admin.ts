@@ -4,10 +4,28 @@ import { setting } from '../define.js';
 // Administration (Spec: /api/system/ and /api/admin/ resource groups; issue 11): the retention job,
 // daemon heartbeats, diagnostics probes and the branding logo limit.
 export const adminSettings = {
-  'mail:jobs:retention:interval_seconds': setting(z.number().int().positive(), { default: 3600, doc: 'Period of the retention job (deletes messages past the retention policy age); one worker copy runs it per period.' }),
-  'mail:jobs:retention:lease_seconds': setting(z.number().int().positive(), { default: 900, doc: 'Lease of a retention run: another worker copy takes the job over only after a crashed holder\'s lease ends.' }),
-  'mail:jobs:retention:batch_size': setting(z.number().int().positive().max(10_000), { default: 500, doc: 'Messages the retention job deletes per transaction.' }),
-  'mail:heartbeat:interval_seconds': setting(z.number().int().positive(), { default: 30, doc: 'How often each daemon records its heartbeat; a daemon silent for three periods counts as down (diagnostics, svcmail doctor).' }),
-  'mail:diagnostics:probe_timeout_ms': setting(z.number().int().positive(), { default: 3000, doc: 'Time limit of each scanner and transport probe of GET /api/admin/diagnostics.' }),
-  'mail:branding:max_logo_bytes': setting(z.number().int().positive(), { default: 262_144, doc: 'Largest branding logo given as a data URL (decoded bytes); the JSON body must also fit body_limit_bytes.' }),
+  'mail:jobs:retention:interval_seconds': setting(z.number().int().positive(), {
+    default: 3600,
+    doc: 'Period of the retention job (deletes messages past the retention policy age); one worker copy runs it per period.',
+  }),
+  'mail:jobs:retention:lease_seconds': setting(z.number().int().positive(), {
+    default: 900,
+    doc: "Lease of a retention run: another worker copy takes the job over only after a crashed holder's lease ends.",
+  }),
+  'mail:jobs:retention:batch_size': setting(z.number().int().positive().max(10_000), {
+    default: 500,
+    doc: 'Messages the retention job deletes per transaction.',
+  }),
+  'mail:heartbeat:interval_seconds': setting(z.number().int().positive(), {
+    default: 30,
+    doc: 'How often each daemon records its heartbeat; a daemon silent for three periods counts as down (diagnostics, svcmail doctor).',
+  }),
+  'mail:diagnostics:probe_timeout_ms': setting(z.number().int().positive(), {
+    default: 3000,
+    doc: 'Time limit of each scanner and transport probe of GET /api/admin/diagnostics.',
+  }),
+  'mail:branding:max_logo_bytes': setting(z.number().int().positive(), {
+    default: 262_144,
+    doc: 'Largest branding logo given as a data URL (decoded bytes); the JSON body must also fit body_limit_bytes.',
+  }),
 };

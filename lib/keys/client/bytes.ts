@@ -11,7 +11,12 @@ export function toB64(b: Uint8Array | ArrayBuffer): string {
 }
 
 export function fromB64(s: string): Uint8Array {
-  const bin = atob(s.replace(/[\r\n\s]/g, '').replace(/-/g, '+').replace(/_/g, '/'));
+  const bin = atob(
+    s
+      .replace(/[\r\n\s]/g, '')
+      .replace(/-/g, '+')
+      .replace(/_/g, '/'),
+  );
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;

@@ -17,11 +17,23 @@ const OID_ENVELOPED = '1.2.840.113549.1.7.3';
 const KARI_KDF: Record<string, string> = {
   '1.3.133.16.840.63.0.2': 'SHA-1', // dhSinglePass-stdDH-sha1kdf-scheme (OpenSSL's default)
   '1.3.133.16.840.63.0.3': 'SHA-1', // dhSinglePass-cofactorDH-sha1kdf-scheme
-  '1.3.132.1.11.1': 'SHA-256', '1.3.132.1.11.2': 'SHA-384', '1.3.132.1.11.3': 'SHA-512',
-  '1.3.132.1.14.1': 'SHA-256', '1.3.132.1.14.2': 'SHA-384', '1.3.132.1.14.3': 'SHA-512',
+  '1.3.132.1.11.1': 'SHA-256',
+  '1.3.132.1.11.2': 'SHA-384',
+  '1.3.132.1.11.3': 'SHA-512',
+  '1.3.132.1.14.1': 'SHA-256',
+  '1.3.132.1.14.2': 'SHA-384',
+  '1.3.132.1.14.3': 'SHA-512',
 };
-const AES_WRAP_BITS: Record<string, number> = { '2.16.840.1.101.3.4.1.5': 128, '2.16.840.1.101.3.4.1.25': 192, '2.16.840.1.101.3.4.1.45': 256 };
-const AES_CBC_BITS: Record<string, number> = { '2.16.840.1.101.3.4.1.2': 128, '2.16.840.1.101.3.4.1.22': 192, '2.16.840.1.101.3.4.1.42': 256 };
+const AES_WRAP_BITS: Record<string, number> = {
+  '2.16.840.1.101.3.4.1.5': 128,
+  '2.16.840.1.101.3.4.1.25': 192,
+  '2.16.840.1.101.3.4.1.45': 256,
+};
+const AES_CBC_BITS: Record<string, number> = {
+  '2.16.840.1.101.3.4.1.2': 128,
+  '2.16.840.1.101.3.4.1.22': 192,
+  '2.16.840.1.101.3.4.1.42': 256,
+};
 
 export function parseCertificate(pemOrDer: string | Uint8Array): pkijs.Certificate {
   const der = typeof pemOrDer === 'string' ? unpem(pemOrDer) : pemOrDer;
@@ -45,12 +57,25 @@ export async function envelope(content: Uint8Array, recipients: Array<string | U
 type Algorithm = Parameters<pkijs.EnvelopedData['encrypt']>[0];
 
 /** X9.63 KDF with the ECC-CMS-SharedInfo of RFC 5753 §7.2 (UKM optional). */
-export async function kdfX963(hash: string, z: Uint8Array, wrapAlg: pkijs.AlgorithmIdentifier, ukm: Uint8Array | null, bits: number): Promise<Uint8Array> {
+export async function kdfX963(
+  hash: string,
+  z: Uint8Array,
+  wrapAlg: pkijs.AlgorithmIdentifier,
+  ukm: Uint8Array | null,
+  bits: number,
+): Promise<Uint8Array> {
   const shared = new asn1js.Sequence({
     value: [
       wrapAlg.toSchema(),
-      ...(ukm ? [new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 0 }, value: [new asn1js.OctetString({ valueHex: ab(ukm) })] })] : []),
-      new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 2 }, value: [new asn1js.OctetString({ valueHex: new Uint8Array([bits >>> 24, (bits >>> 16) & 255, (bits >>> 8) & 255, bits & 255]).buffer })] }),
+      ...(ukm
+        ? [new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 0 }, value: [new asn1js.OctetString({ valueHex: ab(ukm) })] })]
+        : []),
+      new asn1js.Constructed({
+        idBlock: { tagClass: 3, tagNumber: 2 },
+        value: [
+          new asn1js.OctetString({ valueHex: new Uint8Array([bits >>> 24, (bits >>> 16) & 255, (bits >>> 8) & 255, bits & 255]).buffer }),
+        ],
+      }),
     ],
   });
   const info = new Uint8Array(shared.toBER(false));
@@ -101,7 +126,15 @@ export async function openEnvelope(der: Uint8Array, certPem: string, privateKey:
     const ceAlg = ed.encryptedContentInfo.contentEncryptionAlgorithm;
     const ceBits = AES_CBC_BITS[ceAlg.algorithmId];
     if (!ceBits) throw new Error(`unsupported content encryption ${ceAlg.algorithmId}`);
-    const cek = await crypto.subtle.unwrapKey('raw', ab(new Uint8Array(rek.encryptedKey.valueBlock.valueHexView)), kek, 'AES-KW', { name: 'AES-CBC', length: ceBits }, false, ['decrypt']);
+    const cek = await crypto.subtle.unwrapKey(
+      'raw',
+      ab(new Uint8Array(rek.encryptedKey.valueBlock.valueHexView)),
+      kek,
+      'AES-KW',
+      { name: 'AES-CBC', length: ceBits },
+      false,
+      ['decrypt'],
+    );
     const iv = new Uint8Array((ceAlg.algorithmParams as asn1js.OctetString).valueBlock.valueHexView);
     return new Uint8Array(await crypto.subtle.decrypt({ name: 'AES-CBC', iv: ab(iv) }, cek, ab(encryptedContent(ed))));
   }
@@ -112,12 +145,18 @@ export async function openEnvelope(der: Uint8Array, certPem: string, privateKey:
 function encryptedContent(ed: pkijs.EnvelopedData): Uint8Array {
   const ec = ed.encryptedContentInfo.encryptedContent;
   if (!ec) throw new Error('the message carries no encrypted content');
-  if (ec.idBlock.isConstructed) return concat(...(ec.valueBlock.value as asn1js.OctetString[]).map((c) => new Uint8Array(c.valueBlock.valueHexView)));
+  if (ec.idBlock.isConstructed)
+    return concat(...(ec.valueBlock.value as asn1js.OctetString[]).map((c) => new Uint8Array(c.valueBlock.valueHexView)));
   return new Uint8Array(ec.valueBlock.valueHexView);
 }
 
 /** DER of a CMS SignedData (ECDSA SHA-256, signed attributes, signer certificate included). */
-export async function sign(content: Uint8Array, certPem: string, privateKey: CryptoKey, opts: { detached?: boolean; chain?: string[] } = {}): Promise<Uint8Array> {
+export async function sign(
+  content: Uint8Array,
+  certPem: string,
+  privateKey: CryptoKey,
+  opts: { detached?: boolean; chain?: string[] } = {},
+): Promise<Uint8Array> {
   const cert = parseCertificate(certPem);
   const digest = await crypto.subtle.digest('SHA-256', ab(content));
   const signerInfo = new pkijs.SignerInfo({
@@ -134,7 +173,10 @@ export async function sign(content: Uint8Array, certPem: string, privateKey: Cry
   });
   const sd = new pkijs.SignedData({
     version: 1,
-    encapContentInfo: new pkijs.EncapsulatedContentInfo({ eContentType: OID_DATA, ...(opts.detached ? {} : { eContent: new asn1js.OctetString({ valueHex: ab(content) }) }) }),
+    encapContentInfo: new pkijs.EncapsulatedContentInfo({
+      eContentType: OID_DATA,
+      ...(opts.detached ? {} : { eContent: new asn1js.OctetString({ valueHex: ab(content) }) }),
+    }),
     signerInfos: [signerInfo],
     certificates: [cert, ...(opts.chain ?? []).map((c) => parseCertificate(c))],
   });
@@ -161,16 +203,24 @@ export function emailsOfCert(cert: pkijs.Certificate): string[] {
 export async function verify(der: Uint8Array, opts: { content?: Uint8Array; trusted?: string[] } = {}): Promise<Verified> {
   const sd = new pkijs.SignedData({ schema: contentInfo(der, OID_SIGNED).content });
   const attached = sd.encapContentInfo.eContent;
-  const content = opts.content ?? (attached ? (attached.idBlock.isConstructed
-    ? concat(...(attached.valueBlock.value as asn1js.OctetString[]).map((c) => new Uint8Array(c.valueBlock.valueHexView)))
-    : new Uint8Array(attached.valueBlock.valueHexView)) : null);
+  const content =
+    opts.content ??
+    (attached
+      ? attached.idBlock.isConstructed
+        ? concat(...(attached.valueBlock.value as asn1js.OctetString[]).map((c) => new Uint8Array(c.valueBlock.valueHexView)))
+        : new Uint8Array(attached.valueBlock.valueHexView)
+      : null);
   if (!content) throw new Error('detached signature without the signed content');
   const result = await sd.verify({ signer: 0, data: ab(content), extendedMode: true, checkChain: false });
   if (!result.signatureVerified || !result.signerCertificate) throw new Error('the signature does not verify');
   let trusted = false;
   if (opts.trusted?.length) {
     const anchors = opts.trusted.map((t) => parseCertificate(t));
-    const engine = new pkijs.CertificateChainValidationEngine({ trustedCerts: anchors, certs: [...(sd.certificates ?? []).filter((c): c is pkijs.Certificate => c instanceof pkijs.Certificate)], checkDate: new Date() });
+    const engine = new pkijs.CertificateChainValidationEngine({
+      trustedCerts: anchors,
+      certs: [...(sd.certificates ?? []).filter((c): c is pkijs.Certificate => c instanceof pkijs.Certificate)],
+      checkDate: new Date(),
+    });
     trusted = (await engine.verify()).result === true;
   }
   return { content, signerCertificate: result.signerCertificate, signerEmails: emailsOfCert(result.signerCertificate), trusted };

@@ -22,18 +22,39 @@ export interface Argon2Params {
   parallelism: number;
 }
 
-export interface PasswordWrap extends Sealed { method: 'password'; mailboxUid: string; kdf: Argon2Params }
-export interface RecoveryCodesWrap { method: 'recovery codes'; mailboxUid: string; codes: Array<Sealed & { salt: string }> }
-export interface PasskeyWrap extends Sealed { method: 'passkey'; mailboxUid: string; credentialId: string; prfSalt: string; label?: string }
-export interface EscrowWrap { method: 'escrow'; mailboxUid: string; scopeUid: string; envelope: string }
+export interface PasswordWrap extends Sealed {
+  method: 'password';
+  mailboxUid: string;
+  kdf: Argon2Params;
+}
+export interface RecoveryCodesWrap {
+  method: 'recovery codes';
+  mailboxUid: string;
+  codes: Array<Sealed & { salt: string }>;
+}
+export interface PasskeyWrap extends Sealed {
+  method: 'passkey';
+  mailboxUid: string;
+  credentialId: string;
+  prfSalt: string;
+  label?: string;
+}
+export interface EscrowWrap {
+  method: 'escrow';
+  mailboxUid: string;
+  scopeUid: string;
+  envelope: string;
+}
 export type WrapInput = PasswordWrap | RecoveryCodesWrap | PasskeyWrap | EscrowWrap;
 export type StoredWrap = WrapInput & { id: string; masterKeyGeneration: number; createdAt: string };
 
 /** AAD of a sealed private key: mailbox, which key, generation. */
-export const sealAad = (mailboxUid: string, which: SealedWhich, generation: number): string => `${VAULT_FORMAT}|seal|${mailboxUid}|${which}|${generation}`;
+export const sealAad = (mailboxUid: string, which: SealedWhich, generation: number): string =>
+  `${VAULT_FORMAT}|seal|${mailboxUid}|${which}|${generation}`;
 
 /** AAD of a wrap of the master key: mailbox, method, generation (a passkey adds its credential id). */
-export const wrapAad = (mailboxUid: string, method: WrapMethod, generation: number, extra = ''): string => `${VAULT_FORMAT}|wrap|${mailboxUid}|${method}|${generation}${extra ? `|${extra}` : ''}`;
+export const wrapAad = (mailboxUid: string, method: WrapMethod, generation: number, extra = ''): string =>
+  `${VAULT_FORMAT}|wrap|${mailboxUid}|${method}|${generation}${extra ? `|${extra}` : ''}`;
 
 /** What the server answers for a vault. */
 export interface VaultView {

@@ -23,7 +23,12 @@ export interface CreatedVault {
  * A new vault (or a rekey when `current` is the vault's present generation): P-256 signing and
  * encryption key pairs, a random 32-byte master key, an Argon2id password wrap and eight recovery codes.
  */
-export async function createVault(mailboxUid: string, address: string, password: string, opts: { current?: number; argon2?: typeof DEFAULT_ARGON2 } = {}): Promise<CreatedVault> {
+export async function createVault(
+  mailboxUid: string,
+  address: string,
+  password: string,
+  opts: { current?: number; argon2?: typeof DEFAULT_ARGON2 } = {},
+): Promise<CreatedVault> {
   const current = opts.current ?? 0;
   const generation = current + 1;
   const keys = await newKeys(address);
@@ -31,27 +36,48 @@ export async function createVault(mailboxUid: string, address: string, password:
   const pw = await passwordWrap(mailboxUid, generation, keys.masterKey, password, opts.argon2);
   const rc = await recoveryCodesWrap(mailboxUid, generation, keys.masterKey);
   return {
-    body: { expectedMasterKeyGeneration: current, signingPublicKey: keys.signingPublicKey, encryptionCsr: keys.encryptionCsr, ...sealed, wraps: [pw, rc.wrap] },
-    keys, recoveryCodes: rc.codes, generation,
+    body: {
+      expectedMasterKeyGeneration: current,
+      signingPublicKey: keys.signingPublicKey,
+      encryptionCsr: keys.encryptionCsr,
+      ...sealed,
+      wraps: [pw, rc.wrap],
+    },
+    keys,
+    recoveryCodes: rc.codes,
+    generation,
   };
 }
 
 export class VaultApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 /** The key vault routes of one mailbox over fetch (Bearer token or the browser's cookies). */
 export class VaultClient {
-  constructor(readonly baseUrl: string, readonly mailboxUid: string, readonly auth: { token?: string; csrf?: string } = {}) {}
+  constructor(
+    readonly baseUrl: string,
+    readonly mailboxUid: string,
+    readonly auth: { token?: string; csrf?: string } = {},
+  ) {}
 
   async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = {};
     if (this.auth.token) headers.authorization = `Bearer ${this.auth.token}`;
     if (this.auth.csrf) headers['x-csrf-token'] = this.auth.csrf;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${this.baseUrl}/api/mail/mailboxes/${encodeURIComponent(this.mailboxUid)}/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'include' });
+    const res = await fetch(`${this.baseUrl}/api/mail/mailboxes/${encodeURIComponent(this.mailboxUid)}/${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'include',
+    });
     const json = (await res.json().catch(() => ({}))) as { code?: string; message?: string };
     if (!res.ok) throw new VaultApiError(res.status, json.code ?? '', json.message ?? res.statusText);
     return json as T;

@@ -39,7 +39,11 @@ export async function signEntity(entity: string, certPem: string, key: CryptoKey
 }
 
 /** Signs `entity` (a MIME entity: headers, blank line, body) and encrypts it to every recipient certificate (the sender's own included by the caller). */
-export async function encryptAndSign(entity: string, signer: { certPem: string; key: CryptoKey; chain?: string[] }, recipients: string[]): Promise<string> {
+export async function encryptAndSign(
+  entity: string,
+  signer: { certPem: string; key: CryptoKey; chain?: string[] },
+  recipients: string[],
+): Promise<string> {
   const signed = await signEntity(entity, signer.certPem, signer.key, signer.chain);
   return P7M('enveloped-data') + b64Lines(await envelope(utf8(signed), recipients)) + '\r\n';
 }
@@ -53,11 +57,15 @@ export interface Opened {
   /** The innermost MIME entity. */
   entity: string;
   encrypted: boolean;
-  signature: (Omit<Verified, 'content'>) | null;
+  signature: Omit<Verified, 'content'> | null;
 }
 
 /** Decrypts (when enveloped) and verifies (opaque or multipart/signed) an S/MIME message. */
-export async function decryptAndVerify(message: string, recipient: { certPem: string; key: CryptoKey } | null, trusted: string[] = []): Promise<Opened> {
+export async function decryptAndVerify(
+  message: string,
+  recipient: { certPem: string; key: CryptoKey } | null,
+  trusted: string[] = [],
+): Promise<Opened> {
   let text = canonical(message);
   let encrypted = false;
   let signature: Opened['signature'] = null;

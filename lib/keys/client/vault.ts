@@ -4,8 +4,20 @@ import * as x509 from '@peculiar/x509';
 import { ab, concat, equalBytes, fromB64, random, toB64, toB64url, utf8 } from './bytes.js';
 import { envelope, openEnvelope } from './cms.js';
 import {
-  MASTER_KEY_BYTES, RECOVERY_CODE_BYTES, RECOVERY_CODE_COUNT, sealAad, wrapAad,
-  type Argon2Params, type EscrowWrap, type PasskeyWrap, type PasswordWrap, type RecoveryCodesWrap, type Sealed, type SealedWhich, type StoredWrap, type VaultView,
+  MASTER_KEY_BYTES,
+  RECOVERY_CODE_BYTES,
+  RECOVERY_CODE_COUNT,
+  sealAad,
+  wrapAad,
+  type Argon2Params,
+  type EscrowWrap,
+  type PasskeyWrap,
+  type PasswordWrap,
+  type RecoveryCodesWrap,
+  type Sealed,
+  type SealedWhich,
+  type StoredWrap,
+  type VaultView,
 } from './format.js';
 
 type CryptoKey = webcrypto.CryptoKey;
@@ -32,13 +44,23 @@ async function aesKey(raw: Uint8Array, usage: 'encrypt' | 'decrypt'): Promise<Cr
 
 export async function sealBytes(key: Uint8Array, plain: Uint8Array, aad: string): Promise<Sealed> {
   const iv = random(12);
-  const ct = await subtle().encrypt({ name: 'AES-GCM', iv: ab(iv), additionalData: ab(utf8(aad)) }, await aesKey(key, 'encrypt'), ab(plain));
+  const ct = await subtle().encrypt(
+    { name: 'AES-GCM', iv: ab(iv), additionalData: ab(utf8(aad)) },
+    await aesKey(key, 'encrypt'),
+    ab(plain),
+  );
   return { iv: toB64(iv), ciphertext: toB64(ct) };
 }
 
 export async function openBytes(key: Uint8Array, sealed: Sealed, aad: string): Promise<Uint8Array> {
   try {
-    return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv: ab(fromB64(sealed.iv)), additionalData: ab(utf8(aad)) }, await aesKey(key, 'decrypt'), ab(fromB64(sealed.ciphertext))));
+    return new Uint8Array(
+      await subtle().decrypt(
+        { name: 'AES-GCM', iv: ab(fromB64(sealed.iv)), additionalData: ab(utf8(aad)) },
+        await aesKey(key, 'decrypt'),
+        ab(fromB64(sealed.ciphertext)),
+      ),
+    );
   } catch {
     throw new Error('unlock failed: wrong secret, or the data is not bound to this mailbox and method');
   }
@@ -50,7 +72,15 @@ async function hkdf(ikm: Uint8Array, salt: Uint8Array, info: string): Promise<Ui
 }
 
 export async function argon2Key(password: string, p: Argon2Params): Promise<Uint8Array> {
-  return argon2id({ password: password.normalize('NFC'), salt: fromB64(p.salt), memorySize: p.memoryKiB, iterations: p.iterations, parallelism: p.parallelism, hashLength: 32, outputType: 'binary' });
+  return argon2id({
+    password: password.normalize('NFC'),
+    salt: fromB64(p.salt),
+    memorySize: p.memoryKiB,
+    iterations: p.iterations,
+    parallelism: p.parallelism,
+    hashLength: 32,
+    outputType: 'binary',
+  });
 }
 
 // ----- recovery codes: 160 random bits, shown as 8 groups of 4 base32 letters -----
@@ -90,33 +120,62 @@ export function parseRecoveryCode(code: string): Uint8Array {
 }
 
 // ----- wraps -----
-export async function passwordWrap(mailboxUid: string, generation: number, masterKey: Uint8Array, password: string, params = DEFAULT_ARGON2): Promise<PasswordWrap> {
+export async function passwordWrap(
+  mailboxUid: string,
+  generation: number,
+  masterKey: Uint8Array,
+  password: string,
+  params = DEFAULT_ARGON2,
+): Promise<PasswordWrap> {
   const kdf: Argon2Params = { name: 'argon2id', salt: toB64(random(16)), ...params };
   const sealed = await sealBytes(await argon2Key(password, kdf), masterKey, wrapAad(mailboxUid, 'password', generation));
   return { method: 'password', mailboxUid, kdf, ...sealed };
 }
 
-export async function recoveryCodesWrap(mailboxUid: string, generation: number, masterKey: Uint8Array): Promise<{ wrap: RecoveryCodesWrap; codes: string[] }> {
+export async function recoveryCodesWrap(
+  mailboxUid: string,
+  generation: number,
+  masterKey: Uint8Array,
+): Promise<{ wrap: RecoveryCodesWrap; codes: string[] }> {
   const codes: string[] = [];
   const entries: RecoveryCodesWrap['codes'] = [];
   for (let i = 0; i < RECOVERY_CODE_COUNT; i++) {
     const code = random(RECOVERY_CODE_BYTES);
     const salt = random(16);
     codes.push(formatRecoveryCode(code));
-    entries.push({ salt: toB64(salt), ...(await sealBytes(await hkdf(code, salt, 'svcmail recovery code'), masterKey, wrapAad(mailboxUid, 'recovery codes', generation))) });
+    entries.push({
+      salt: toB64(salt),
+      ...(await sealBytes(await hkdf(code, salt, 'svcmail recovery code'), masterKey, wrapAad(mailboxUid, 'recovery codes', generation))),
+    });
   }
   return { wrap: { method: 'recovery codes', mailboxUid, codes: entries }, codes };
 }
 
 /** prfOutput: the WebAuthn PRF extension's `first` result for `prfSalt` (navigator.credentials.get). */
-export async function passkeyWrap(mailboxUid: string, generation: number, masterKey: Uint8Array, credentialId: Uint8Array, prfSalt: Uint8Array, prfOutput: Uint8Array, label?: string): Promise<PasskeyWrap> {
+export async function passkeyWrap(
+  mailboxUid: string,
+  generation: number,
+  masterKey: Uint8Array,
+  credentialId: Uint8Array,
+  prfSalt: Uint8Array,
+  prfOutput: Uint8Array,
+  label?: string,
+): Promise<PasskeyWrap> {
   const cred = toB64url(credentialId);
-  const sealed = await sealBytes(await hkdf(prfOutput, prfSalt, 'svcmail passkey'), masterKey, wrapAad(mailboxUid, 'passkey', generation, cred));
+  const sealed = await sealBytes(
+    await hkdf(prfOutput, prfSalt, 'svcmail passkey'),
+    masterKey,
+    wrapAad(mailboxUid, 'passkey', generation, cred),
+  );
   return { method: 'passkey', mailboxUid, credentialId: cred, prfSalt: toB64(prfSalt), ...(label ? { label } : {}), ...sealed };
 }
 
 // ----- unlock -----
-function wrapOf<M extends StoredWrap['method']>(vault: VaultView, method: M, pick?: (w: StoredWrap) => boolean): Extract<StoredWrap, { method: M }> {
+function wrapOf<M extends StoredWrap['method']>(
+  vault: VaultView,
+  method: M,
+  pick?: (w: StoredWrap) => boolean,
+): Extract<StoredWrap, { method: M }> {
   const w = vault.wraps.find((x) => x.method === method && (!pick || pick(x)));
   if (!w) throw new Error(`this vault has no ${method} wrap`);
   return w as Extract<StoredWrap, { method: M }>;
@@ -132,8 +191,14 @@ export async function masterKeyFromRecoveryCode(vault: VaultView, code: string):
   const bytes = parseRecoveryCode(code);
   for (const c of w.codes) {
     try {
-      return await openBytes(await hkdf(bytes, fromB64(c.salt), 'svcmail recovery code'), c, wrapAad(vault.mailboxUid, 'recovery codes', vault.masterKeyGeneration));
-    } catch { /* another code's slot */ }
+      return await openBytes(
+        await hkdf(bytes, fromB64(c.salt), 'svcmail recovery code'),
+        c,
+        wrapAad(vault.mailboxUid, 'recovery codes', vault.masterKeyGeneration),
+      );
+    } catch {
+      /* another code's slot */
+    }
   }
   throw new Error('unlock failed: the recovery code does not match');
 }
@@ -141,16 +206,26 @@ export async function masterKeyFromRecoveryCode(vault: VaultView, code: string):
 export async function masterKeyFromPasskey(vault: VaultView, credentialId: Uint8Array, prfOutput: Uint8Array): Promise<Uint8Array> {
   const cred = toB64url(credentialId);
   const w = wrapOf(vault, 'passkey', (x) => (x as PasskeyWrap).credentialId === cred);
-  return openBytes(await hkdf(prfOutput, fromB64(w.prfSalt), 'svcmail passkey'), w, wrapAad(vault.mailboxUid, 'passkey', vault.masterKeyGeneration, cred));
+  return openBytes(
+    await hkdf(prfOutput, fromB64(w.prfSalt), 'svcmail passkey'),
+    w,
+    wrapAad(vault.mailboxUid, 'passkey', vault.masterKeyGeneration, cred),
+  );
 }
 
 /** Opens the sealed private keys with the master key. */
 export async function unlockWithMasterKey(vault: VaultView, masterKey: Uint8Array): Promise<UnlockedKeys> {
   if (!vault.sealedSigningKey || !vault.sealedEncryptionKey) throw new Error('the vault is not enrolled');
   const signingPkcs8 = await openBytes(masterKey, vault.sealedSigningKey, sealAad(vault.mailboxUid, 'signing', vault.masterKeyGeneration));
-  const encryptionPkcs8 = await openBytes(masterKey, vault.sealedEncryptionKey, sealAad(vault.mailboxUid, 'encryption', vault.masterKeyGeneration));
+  const encryptionPkcs8 = await openBytes(
+    masterKey,
+    vault.sealedEncryptionKey,
+    sealAad(vault.mailboxUid, 'encryption', vault.masterKeyGeneration),
+  );
   return {
-    masterKey, signingPkcs8, encryptionPkcs8,
+    masterKey,
+    signingPkcs8,
+    encryptionPkcs8,
     signingKey: await subtle().importKey('pkcs8', ab(signingPkcs8), EC_SIGN, false, ['sign']),
     encryptionKey: await subtle().importKey('pkcs8', ab(encryptionPkcs8), EC_DH, false, ['deriveBits']),
   };
@@ -172,7 +247,9 @@ async function keyPairWithCsr(address: string): Promise<{ pkcs8: Uint8Array; spk
   // P-256 key is imported as ECDH for decryption.
   const keys = (await subtle().generateKey(EC_SIGN, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
-    name: `E=${address}`, keys: keys as unknown as CryptoKeyPair, signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+    name: `E=${address}`,
+    keys: keys as unknown as CryptoKeyPair,
+    signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
     extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'email', value: address }])],
   });
   return {
@@ -185,10 +262,24 @@ async function keyPairWithCsr(address: string): Promise<{ pkcs8: Uint8Array; spk
 export async function newKeys(address: string): Promise<NewKeys> {
   const s = await keyPairWithCsr(address);
   const e = await keyPairWithCsr(address);
-  return { masterKey: random(MASTER_KEY_BYTES), signingPkcs8: s.pkcs8, encryptionPkcs8: e.pkcs8, signingPublicKey: toB64(s.spki), encryptionPublicKey: toB64(e.spki), encryptionCsr: e.csr, signingCsr: s.csr };
+  return {
+    masterKey: random(MASTER_KEY_BYTES),
+    signingPkcs8: s.pkcs8,
+    encryptionPkcs8: e.pkcs8,
+    signingPublicKey: toB64(s.spki),
+    encryptionPublicKey: toB64(e.spki),
+    encryptionCsr: e.csr,
+    signingCsr: s.csr,
+  };
 }
 
-export async function sealKeys(mailboxUid: string, generation: number, masterKey: Uint8Array, signingPkcs8: Uint8Array, encryptionPkcs8: Uint8Array): Promise<{ sealedSigningKey: Sealed; sealedEncryptionKey: Sealed }> {
+export async function sealKeys(
+  mailboxUid: string,
+  generation: number,
+  masterKey: Uint8Array,
+  signingPkcs8: Uint8Array,
+  encryptionPkcs8: Uint8Array,
+): Promise<{ sealedSigningKey: Sealed; sealedEncryptionKey: Sealed }> {
   return {
     sealedSigningKey: await sealBytes(masterKey, signingPkcs8, sealAad(mailboxUid, 'signing' satisfies SealedWhich, generation)),
     sealedEncryptionKey: await sealBytes(masterKey, encryptionPkcs8, sealAad(mailboxUid, 'encryption', generation)),
@@ -201,13 +292,24 @@ type CryptoKeyPair = Parameters<typeof x509.Pkcs10CertificateRequestGenerator.cr
  * The escrow wrap: the master key in a CMS EnvelopedData to the escrow scope certificate, prefixed
  * with its binding (mailbox, method, generation) so a released wrap cannot be passed off as another's.
  */
-export async function escrowWrap(mailboxUid: string, generation: number, masterKey: Uint8Array, scopeUid: string, scopeCertPem: string): Promise<EscrowWrap> {
+export async function escrowWrap(
+  mailboxUid: string,
+  generation: number,
+  masterKey: Uint8Array,
+  scopeUid: string,
+  scopeCertPem: string,
+): Promise<EscrowWrap> {
   const content = concat(utf8(wrapAad(mailboxUid, 'escrow', generation)), new Uint8Array([0]), masterKey);
   return { method: 'escrow', mailboxUid, scopeUid, envelope: toB64(await envelope(content, [scopeCertPem])) };
 }
 
 /** Opens an escrow wrap with the scope's certificate and ECDH key (the escrow holders' side). */
-export async function masterKeyFromEscrow(wrap: EscrowWrap, generation: number, scopeCertPem: string, scopeKey: CryptoKey): Promise<Uint8Array> {
+export async function masterKeyFromEscrow(
+  wrap: EscrowWrap,
+  generation: number,
+  scopeCertPem: string,
+  scopeKey: CryptoKey,
+): Promise<Uint8Array> {
   const content = await openEnvelope(fromB64(wrap.envelope), scopeCertPem, scopeKey);
   const prefix = utf8(wrapAad(wrap.mailboxUid, 'escrow', generation));
   const head = content.subarray(0, prefix.length);

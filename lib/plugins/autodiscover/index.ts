@@ -50,7 +50,8 @@ const errorResponses = {
 };
 
 const jsonDoc = (operationId: string, withPath: boolean): PluginRoute['doc'] => ({
-  operationId, tags: ['autodiscover'],
+  operationId,
+  tags: ['autodiscover'],
   summary: `Autodiscover v2 (JSON): where ActiveSync or AutodiscoverV1 lives; ${withPath ? 'the address in the path' : 'the address in ?Email='}, ?Protocol= (case-insensitive)`,
   description: [
     `Protocol is one of ${JSON_PROTOCOLS.join(', ')}, in any case; the address must be one plain address. The answer is {Protocol, Url} on mail:autodiscover:public_url and never depends on whether the address exists.`,
@@ -61,15 +62,26 @@ const jsonDoc = (operationId: string, withPath: boolean): PluginRoute['doc'] => 
     { name: 'Protocol', in: 'query', required: true, schema: { type: 'string', examples: [...JSON_PROTOCOLS] } },
   ],
   responses: {
-    200: { description: '{Protocol, Url}', schema: { type: 'object', required: ['Protocol', 'Url'], properties: { Protocol: { type: 'string', enum: [...JSON_PROTOCOLS] }, Url: { type: 'string', format: 'uri' } } } },
+    200: {
+      description: '{Protocol, Url}',
+      schema: {
+        type: 'object',
+        required: ['Protocol', 'Url'],
+        properties: { Protocol: { type: 'string', enum: [...JSON_PROTOCOLS] }, Url: { type: 'string', format: 'uri' } },
+      },
+    },
     ...errorResponses,
     404: { description: 'the protocol is not offered now (code api-107, ErrorCode ProtocolNotAvailable)' },
   },
 });
 
 const jsonRoute = (path: string, operationId: string, withPath: boolean): PluginRoute => ({
-  method: 'get', path, auth: 'none', doc: jsonDoc(operationId, withPath),
-  handle: (req, { host }) => jsonAnswer({ req, pathEmail: withPath ? req.params.email : undefined, base: baseOf(host), advertised: () => host.advertised() }),
+  method: 'get',
+  path,
+  auth: 'none',
+  doc: jsonDoc(operationId, withPath),
+  handle: (req, { host }) =>
+    jsonAnswer({ req, pathEmail: withPath ? req.params.email : undefined, base: baseOf(host), advertised: () => host.advertised() }),
 });
 
 export const autodiscoverPlugin = definePlugin({
@@ -80,18 +92,36 @@ export const autodiscoverPlugin = definePlugin({
   protocols: [{ name: 'AutodiscoverV1', endpoints: { url: XML_PATH } }],
   routes: [
     {
-      method: 'post', path: XML_PATH, auth: 'none', body: { type: 'raw', limit: BODY_LIMIT },
+      method: 'post',
+      path: XML_PATH,
+      auth: 'none',
+      body: { type: 'raw', limit: BODY_LIMIT },
       doc: {
-        operationId: 'autodiscover_xml', tags: ['autodiscover'],
-        summary: 'Autodiscover (POX): mobile-sync settings by default, mapiHttp endpoints in the Outlook schema when AcceptableResponseSchema asks for it',
+        operationId: 'autodiscover_xml',
+        tags: ['autodiscover'],
+        summary:
+          'Autodiscover (POX): mobile-sync settings by default, mapiHttp endpoints in the Outlook schema when AcceptableResponseSchema asks for it',
         description: [
           `The body is <Autodiscover><Request><EMailAddress/><AcceptableResponseSchema/></Request></Autodiscover> (any namespace), at most ${BODY_LIMIT} bytes (413 api-110 beyond). AcceptableResponseSchema ${MOBILESYNC_RESPONSE} or missing: the mobile-sync answer with the ActiveSync URL; ${OUTLOOK_RESPONSE} (case, whitespace, http or https as clients send it): the Outlook answer with a Protocol Type="mapiHttp", given only to a client that sends X-MapiHttpCapability: 1 or higher.`,
           'The display name is the address sent; no user is looked up, so every address gets the same answer but for the echoed address. Nothing is advertised until mail:autodiscover:public_url is set, and a protocol only while its plugin is loaded and enabled; otherwise, and for any other schema, the answer is the generic Error with ErrorCode 601 ("Provider is not available"). Never a redirect.',
         ].join(' '),
-        parameters: [{ name: 'X-MapiHttpCapability', in: 'header', required: false, description: 'MAPI over HTTP version the client speaks (1)', schema: { type: 'integer' } }],
+        parameters: [
+          {
+            name: 'X-MapiHttpCapability',
+            in: 'header',
+            required: false,
+            description: 'MAPI over HTTP version the client speaks (1)',
+            schema: { type: 'integer' },
+          },
+        ],
         requestBody: { contentType: 'text/xml', schema: { type: 'string' } },
         responses: {
-          200: { description: 'an Autodiscover response (AutodiscoverResponse.xsd): mobile-sync settings, Outlook mapiHttp settings, or ErrorCode 601', contentType: 'text/xml', schema: { type: 'string' } },
+          200: {
+            description:
+              'an Autodiscover response (AutodiscoverResponse.xsd): mobile-sync settings, Outlook mapiHttp settings, or ErrorCode 601',
+            contentType: 'text/xml',
+            schema: { type: 'string' },
+          },
           ...errorResponses,
           413: { description: 'body over 16 KB (api-110)' },
         },

@@ -10,7 +10,11 @@ import { plainAddress } from './request.js';
 /** The names this server can answer, as clients spell them; matched case-insensitively. */
 export const JSON_PROTOCOLS = ['ActiveSync', 'AutodiscoverV1'] as const;
 
-const json = (status: number, body: Record<string, unknown>): PluginResponse => ({ status, headers: { 'content-type': 'application/json; charset=utf-8' }, body });
+const json = (status: number, body: Record<string, unknown>): PluginResponse => ({
+  status,
+  headers: { 'content-type': 'application/json; charset=utf-8' },
+  body,
+});
 
 /** The spec's error body plus the de facto {ErrorCode, ErrorMessage}. */
 export function jsonError(err: ApiError, errorCode: string): PluginResponse {
@@ -47,7 +51,14 @@ export async function jsonAnswer({ req, pathEmail, base, advertised }: JsonAnswe
   }
   if (!asked) return jsonError(new ApiError('api-106', `Protocol is required: one of ${JSON_PROTOCOLS.join(', ')}`), 'InvalidProtocol');
   const name = JSON_PROTOCOLS.find((p) => p.toLowerCase() === asked!.trim().toLowerCase());
-  if (!name) return jsonError(new ApiError('api-106', `The protocol ${JSON.stringify(asked).slice(0, 80)} is not supported; supported values are ${JSON_PROTOCOLS.join(', ')}`), 'InvalidProtocol');
+  if (!name)
+    return jsonError(
+      new ApiError(
+        'api-106',
+        `The protocol ${JSON.stringify(asked).slice(0, 80)} is not supported; supported values are ${JSON_PROTOCOLS.join(', ')}`,
+      ),
+      'InvalidProtocol',
+    );
   // Spec: until mail:autodiscover:public_url is set nothing is advertised; a protocol only while its plugin is loaded.
   const proto = base ? (await advertised()).find((p) => p.name === name) : undefined;
   if (!proto?.endpoints.url) return jsonError(new ApiError('api-107', `${name} is not offered by this server`), 'ProtocolNotAvailable');

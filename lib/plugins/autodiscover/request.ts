@@ -16,8 +16,13 @@ export const OUTLOOK_RESPONSE = 'http://schemas.microsoft.com/exchange/autodisco
 export type ResponseSchema = 'mobilesync' | 'outlook' | 'unknown';
 
 const parser = new XMLParser({
-  ignoreAttributes: true, removeNSPrefix: true, ignoreDeclaration: true, ignorePiTags: true,
-  parseTagValue: false, trimValues: true, maxNestedTags: 16,
+  ignoreAttributes: true,
+  removeNSPrefix: true,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  parseTagValue: false,
+  trimValues: true,
+  maxNestedTags: 16,
   // Only the five predefined entities can occur (a DTD is refused below); character references are
   // left as written, so an address spelled with them is not a plain address.
   processEntities: { enabled: true, maxEntityCount: 0, maxTotalExpansions: 64, maxExpandedLength: BODY_LIMIT },
@@ -29,17 +34,24 @@ const plain = z.email();
 
 /** Spec: Autodiscover accepts only a plain address. Surrounding whitespace (pretty-printed XML) is dropped; the case is kept for the echo. */
 export function plainAddress(raw: unknown, path = 'EMailAddress'): string {
-  if (typeof raw !== 'string') throw invalid(`${path} is required: one plain address such as user@example.org`, [{ path, message: 'required' }]);
+  if (typeof raw !== 'string')
+    throw invalid(`${path} is required: one plain address such as user@example.org`, [{ path, message: 'required' }]);
   const address = raw.trim();
   if (!address || address.length > 254 || !plain.safeParse(address).success) {
-    throw invalid(`${path} must be one plain address such as user@example.org (no display name, no list)`, [{ path, message: 'not a plain address' }]);
+    throw invalid(`${path} must be one plain address such as user@example.org (no display name, no list)`, [
+      { path, message: 'not a plain address' },
+    ]);
   }
   return address;
 }
 
 /** Clients differ in case, whitespace, http or https and a trailing slash; the schema they mean does not. */
 function canonical(url: string): string {
-  return url.replace(/\s+/g, '').toLowerCase().replace(/^https:/, 'http:').replace(/\/+$/, '');
+  return url
+    .replace(/\s+/g, '')
+    .toLowerCase()
+    .replace(/^https:/, 'http:')
+    .replace(/\/+$/, '');
 }
 
 /** Spec: mobile sync by default; the Outlook schema when AcceptableResponseSchema asks for it. */
@@ -72,7 +84,8 @@ export function parseRequest(body: unknown): AutodiscoverRequest {
   const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
   if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw invalid('Document type declarations are not accepted', [{ path: 'body', message: 'DTD' }]);
   const ok = XMLValidator.validate(text);
-  if (ok !== true) throw invalid(`The body is not well-formed XML: ${ok.err.msg}`, [{ path: `body:${ok.err.line}:${ok.err.col}`, message: ok.err.msg }]);
+  if (ok !== true)
+    throw invalid(`The body is not well-formed XML: ${ok.err.msg}`, [{ path: `body:${ok.err.line}:${ok.err.col}`, message: ok.err.msg }]);
   let doc: unknown;
   try {
     doc = parser.parse(text);
@@ -80,8 +93,10 @@ export function parseRequest(body: unknown): AutodiscoverRequest {
     throw invalid(`The body cannot be read as XML: ${(e as Error).message}`, [{ path: 'body', message: 'unreadable' }]);
   }
   const request = child(child(doc, 'Autodiscover', 'Autodiscover'), 'Request', 'Autodiscover/Request');
-  if (request === undefined) throw invalid('Expected <Autodiscover><Request>…</Request></Autodiscover>', [{ path: 'Autodiscover/Request', message: 'missing' }]);
+  if (request === undefined)
+    throw invalid('Expected <Autodiscover><Request>…</Request></Autodiscover>', [{ path: 'Autodiscover/Request', message: 'missing' }]);
   const schemaValue = child(request, 'AcceptableResponseSchema', 'AcceptableResponseSchema');
-  if (schemaValue !== undefined && typeof schemaValue !== 'string') throw invalid('AcceptableResponseSchema must be text', [{ path: 'AcceptableResponseSchema', message: 'not text' }]);
+  if (schemaValue !== undefined && typeof schemaValue !== 'string')
+    throw invalid('AcceptableResponseSchema must be text', [{ path: 'AcceptableResponseSchema', message: 'not text' }]);
   return { email: plainAddress(child(request, 'EMailAddress', 'EMailAddress')), schema: schemaOf(schemaValue) };
 }

@@ -15,24 +15,26 @@ const doc = (inner: string) => `<?xml version="1.0" encoding="utf-8"?>\n<Autodis
  * the caller sent: no user is ever looked up (Spec: Autodiscover plugin — no enumeration).
  */
 export function mobileSyncAnswer(email: string, url: string): string {
-  return doc([
-    `  <Response xmlns="${MOBILESYNC_RESPONSE}">`,
-    '    <Culture>en:us</Culture>',
-    '    <User>',
-    `      <DisplayName>${escapeHtml(email)}</DisplayName>`,
-    `      <EMailAddress>${escapeHtml(email)}</EMailAddress>`,
-    '    </User>',
-    '    <Action>',
-    '      <Settings>',
-    '        <Server>',
-    '          <Type>MobileSync</Type>',
-    `          <Url>${escapeHtml(url)}</Url>`,
-    `          <Name>${escapeHtml(url)}</Name>`,
-    '        </Server>',
-    '      </Settings>',
-    '    </Action>',
-    '  </Response>',
-  ].join('\n'));
+  return doc(
+    [
+      `  <Response xmlns="${MOBILESYNC_RESPONSE}">`,
+      '    <Culture>en:us</Culture>',
+      '    <User>',
+      `      <DisplayName>${escapeHtml(email)}</DisplayName>`,
+      `      <EMailAddress>${escapeHtml(email)}</EMailAddress>`,
+      '    </User>',
+      '    <Action>',
+      '      <Settings>',
+      '        <Server>',
+      '          <Type>MobileSync</Type>',
+      `          <Url>${escapeHtml(url)}</Url>`,
+      `          <Name>${escapeHtml(url)}</Name>`,
+      '        </Server>',
+      '      </Settings>',
+      '    </Action>',
+      '  </Response>',
+    ].join('\n'),
+  );
 }
 
 export interface MapiEndpoints {
@@ -42,23 +44,32 @@ export interface MapiEndpoints {
 
 /** The Outlook schema with a mapiHttp protocol (MS-OXDSCLI 2.2.4.1.1.2.6, example 4.4); internal and external URLs are the public ones. */
 export function outlookAnswer(email: string, mapi: MapiEndpoints): string {
-  const urls = (u: string) => [`          <InternalUrl>${escapeHtml(u)}</InternalUrl>`, `          <ExternalUrl>${escapeHtml(u)}</ExternalUrl>`];
-  return doc([
-    `  <Response xmlns="${OUTLOOK_RESPONSE}">`,
-    '    <User>',
-    `      <DisplayName>${escapeHtml(email)}</DisplayName>`,
-    `      <AutoDiscoverSMTPAddress>${escapeHtml(email)}</AutoDiscoverSMTPAddress>`,
-    '    </User>',
-    '    <Account>',
-    '      <AccountType>email</AccountType>',
-    '      <Action>settings</Action>',
-    '      <Protocol Type="mapiHttp" Version="1">',
-    '        <MailStore>', ...urls(mapi.emsmdb), '        </MailStore>',
-    '        <AddressBook>', ...urls(mapi.nspi), '        </AddressBook>',
-    '      </Protocol>',
-    '    </Account>',
-    '  </Response>',
-  ].join('\n'));
+  const urls = (u: string) => [
+    `          <InternalUrl>${escapeHtml(u)}</InternalUrl>`,
+    `          <ExternalUrl>${escapeHtml(u)}</ExternalUrl>`,
+  ];
+  return doc(
+    [
+      `  <Response xmlns="${OUTLOOK_RESPONSE}">`,
+      '    <User>',
+      `      <DisplayName>${escapeHtml(email)}</DisplayName>`,
+      `      <AutoDiscoverSMTPAddress>${escapeHtml(email)}</AutoDiscoverSMTPAddress>`,
+      '    </User>',
+      '    <Account>',
+      '      <AccountType>email</AccountType>',
+      '      <Action>settings</Action>',
+      '      <Protocol Type="mapiHttp" Version="1">',
+      '        <MailStore>',
+      ...urls(mapi.emsmdb),
+      '        </MailStore>',
+      '        <AddressBook>',
+      ...urls(mapi.nspi),
+      '        </AddressBook>',
+      '      </Protocol>',
+      '    </Account>',
+      '  </Response>',
+    ].join('\n'),
+  );
 }
 
 /**
@@ -68,12 +79,14 @@ export function outlookAnswer(email: string, mapi: MapiEndpoints): string {
  * from one request (or one address) to the next.
  */
 export function providerUnavailable(): string {
-  return doc([
-    '  <Response>',
-    '    <Error>',
-    '      <ErrorCode>601</ErrorCode>',
-    '      <Message>Provider is not available</Message>',
-    '    </Error>',
-    '  </Response>',
-  ].join('\n'));
+  return doc(
+    [
+      '  <Response>',
+      '    <Error>',
+      '      <ErrorCode>601</ErrorCode>',
+      '      <Message>Provider is not available</Message>',
+      '    </Error>',
+      '  </Response>',
+    ].join('\n'),
+  );
 }

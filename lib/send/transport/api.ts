@@ -26,16 +26,25 @@ export function apiTransport(opts: ApiTransportOptions): Transport {
       try {
         res = await fetch(opts.url, {
           method: 'POST',
-          headers: { authorization: `Bearer ${opts.token}`, 'content-type': 'application/json', ...(req.id ? { 'idempotency-key': req.id } : {}) },
+          headers: {
+            authorization: `Bearer ${opts.token}`,
+            'content-type': 'application/json',
+            ...(req.id ? { 'idempotency-key': req.id } : {}),
+          },
           body: JSON.stringify({ raw: req.raw.toString('base64'), envelopeFrom: req.envelopeFrom, envelopeTo: req.envelopeTo }),
           redirect: 'error', // a redirect would carry the message and the token to another address
           signal: AbortSignal.timeout(opts.timeoutMs),
         });
       } catch (e) {
-        return allRefused(req.envelopeTo, `mail API unreachable: ${(e as Error).name === 'TimeoutError' ? `timed out after ${opts.timeoutMs} ms` : (e as Error).message}`, false);
+        return allRefused(
+          req.envelopeTo,
+          `mail API unreachable: ${(e as Error).name === 'TimeoutError' ? `timed out after ${opts.timeoutMs} ms` : (e as Error).message}`,
+          false,
+        );
       }
       if (res.status >= 500 || res.status === 429) return allRefused(req.envelopeTo, `mail API answered ${res.status}`, false);
-      if (res.status >= 400) return allRefused(req.envelopeTo, `mail API refused the message (${res.status}): ${(await res.text()).slice(0, 300)}`, true);
+      if (res.status >= 400)
+        return allRefused(req.envelopeTo, `mail API refused the message (${res.status}): ${(await res.text()).slice(0, 300)}`, true);
       const parsed = answer.safeParse(await res.json().catch(() => null));
       if (!parsed.success) return allRefused(req.envelopeTo, 'mail API answered something unreadable', false);
       const known = new Set(req.envelopeTo);
@@ -43,7 +52,8 @@ export function apiTransport(opts: ApiTransportOptions): Transport {
       const refused = parsed.data.refused.filter((r) => known.has(r.rcpt));
       // A recipient the API neither accepted nor refused is not known to be handed over: retry it.
       const answered = new Set([...accepted, ...refused.map((r) => r.rcpt)]);
-      for (const rcpt of req.envelopeTo) if (!answered.has(rcpt)) refused.push({ rcpt, reason: 'not reported by the mail API', permanent: false });
+      for (const rcpt of req.envelopeTo)
+        if (!answered.has(rcpt)) refused.push({ rcpt, reason: 'not reported by the mail API', permanent: false });
       return { accepted, refused };
     },
     async check() {

@@ -31,5 +31,7 @@ export interface Transport {
   check(): Promise<void>;
 }
 
-export const allRefused = (rcpts: readonly string[], reason: string, permanent: boolean): TransportResult =>
-  ({ accepted: [], refused: rcpts.map((rcpt) => ({ rcpt, reason, permanent })) });
+export const allRefused = (rcpts: readonly string[], reason: string, permanent: boolean): TransportResult => ({
+  accepted: [],
+  refused: rcpts.map((rcpt) => ({ rcpt, reason, permanent })),
+});

@@ -8,8 +8,11 @@ import type { Transport, TransportRequest, TransportResult } from './port.js';
 
 // sysexits(3): which exit codes of a sendmail-style command mean "refused outright".
 const PERMANENT = new Map<number, string>([
-  [64, 'EX_USAGE: the command line was refused'], [65, 'EX_DATAERR: the message was refused'], [67, 'EX_NOUSER: unknown user'],
-  [68, 'EX_NOHOST: unknown host'], [77, 'EX_NOPERM: permission denied'],
+  [64, 'EX_USAGE: the command line was refused'],
+  [65, 'EX_DATAERR: the message was refused'],
+  [67, 'EX_NOUSER: unknown user'],
+  [68, 'EX_NOHOST: unknown host'],
+  [77, 'EX_NOPERM: permission denied'],
 ]);
 const STDERR_MAX = 4096;
 
@@ -46,10 +49,15 @@ function run(opts: SendmailOptions, req: TransportRequest, rcpts: string[]): Pro
   const fd = openSync(file, 'r');
   try {
     unlinkSync(file); // the open descriptor keeps it readable; nothing is left behind
-  } catch { /* removed below at the latest */ }
+  } catch {
+    /* removed below at the latest */
+  }
   return new Promise((resolve) => {
     // -i: a lone "." line is not the end of the message; "--" ends options so no address is taken as one.
-    const child = spawn(opts.path, ['-i', '-f', req.envelopeFrom, '--', ...rcpts], { stdio: [fd, 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' } });
+    const child = spawn(opts.path, ['-i', '-f', req.envelopeFrom, '--', ...rcpts], {
+      stdio: [fd, 'ignore', 'pipe'],
+      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
+    });
     // Our descriptor stays open until the end: the child shares its file offset, which then tells
     // whether the whole message was read (a command killed after that may have queued it).
     let stderr = '';
@@ -77,19 +85,42 @@ function run(opts: SendmailOptions, req: TransportRequest, rcpts: string[]): Pro
 type Verdict = { ok: true } | { ok: false; permanent: boolean; reason: string; ambiguous?: boolean };
 
 function verdict(r: RunResult): Verdict {
-  if (r.error) return { ok: false, permanent: false, reason: r.error.code === 'ENOENT' ? 'the sendmail command was not found (mail:transport:sendmail:path)' : `cannot run sendmail: ${r.error.message}` };
+  if (r.error)
+    return {
+      ok: false,
+      permanent: false,
+      reason:
+        r.error.code === 'ENOENT'
+          ? 'the sendmail command was not found (mail:transport:sendmail:path)'
+          : `cannot run sendmail: ${r.error.message}`,
+    };
   if (r.code === 0) return { ok: true };
-  if (r.code !== null && PERMANENT.has(r.code)) return { ok: false, permanent: true, reason: `${PERMANENT.get(r.code)}${r.stderr ? `: ${r.stderr}` : ''}` };
+  if (r.code !== null && PERMANENT.has(r.code))
+    return { ok: false, permanent: true, reason: `${PERMANENT.get(r.code)}${r.stderr ? `: ${r.stderr}` : ''}` };
   if (r.code === null && r.readAll) {
     // Killed (by us after the time limit, or by anyone) after it read the whole message: it may have
     // queued it. Not a temporary failure to retry blind: the send job checks the MTA log or holds it.
-    return { ok: false, permanent: false, ambiguous: true, reason: `sendmail ended by ${r.signal} after reading the whole message${r.stderr ? ` (${r.stderr})` : ''}: it may or may not have queued it` };
+    return {
+      ok: false,
+      permanent: false,
+      ambiguous: true,
+      reason: `sendmail ended by ${r.signal} after reading the whole message${r.stderr ? ` (${r.stderr})` : ''}: it may or may not have queued it`,
+    };
   }
-  return { ok: false, permanent: false, reason: r.code === null ? `sendmail ended by ${r.signal} before reading the whole message${r.stderr ? `: ${r.stderr}` : ''}` : `sendmail exit ${r.code}${r.stderr ? `: ${r.stderr}` : ''}` };
+  return {
+    ok: false,
+    permanent: false,
+    reason:
+      r.code === null
+        ? `sendmail ended by ${r.signal} before reading the whole message${r.stderr ? `: ${r.stderr}` : ''}`
+        : `sendmail exit ${r.code}${r.stderr ? `: ${r.stderr}` : ''}`,
+  };
 }
 
-const refusals = (rcpts: readonly string[], v: Exclude<Verdict, { ok: true }>): TransportResult =>
-  ({ accepted: [], refused: rcpts.map((rcpt) => ({ rcpt, reason: v.reason, permanent: v.permanent, ...(v.ambiguous ? { ambiguous: true } : {}) })) });
+const refusals = (rcpts: readonly string[], v: Exclude<Verdict, { ok: true }>): TransportResult => ({
+  accepted: [],
+  refused: rcpts.map((rcpt) => ({ rcpt, reason: v.reason, permanent: v.permanent, ...(v.ambiguous ? { ambiguous: true } : {}) })),
+});
 
 /**
  * The default provider: hands the message to a sendmail-style command. One run for all recipients;
@@ -116,7 +147,9 @@ export function sendmailTransport(opts: SendmailOptions): Transport {
       try {
         await access(opts.path, constants.X_OK);
       } catch {
-        throw new Error(`${opts.path} is missing or not executable: install an MTA (Debian: apt-get install postfix) or set mail:transport:sendmail:path`);
+        throw new Error(
+          `${opts.path} is missing or not executable: install an MTA (Debian: apt-get install postfix) or set mail:transport:sendmail:path`,
+        );
       }
     },
   };

@@ -10,11 +10,22 @@ import { fail, ok, warn, type CheckResult, type DoctorContext } from './types.js
 
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOENT', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 
-interface PushStatus { status?: string; transport?: string; connections?: number; dropped?: number }
-interface ProtocolsStatus { status?: string; plugins?: Array<{ name?: string; loaded?: boolean; enabled?: boolean }> }
+interface PushStatus {
+  status?: string;
+  transport?: string;
+  connections?: number;
+  dropped?: number;
+}
+interface ProtocolsStatus {
+  status?: string;
+  plugins?: Array<{ name?: string; loaded?: boolean; enabled?: boolean }>;
+}
 
 const SETTING: Record<Exclude<PeerDaemon, 'worker'>, SettingName> = { push: 'listen:push', protocols: 'listen:protocols' };
-const EFFECT = { push: 'without it clients get no live updates', protocols: 'without it mobile sync, MAPI and Autodiscover answer 502' } as const;
+const EFFECT = {
+  push: 'without it clients get no live updates',
+  protocols: 'without it mobile sync, MAPI and Autodiscover answer 502',
+} as const;
 
 function parse<T>(text: string | undefined): T {
   try {
@@ -45,12 +56,23 @@ export async function checkPushDaemon(ctx: DoctorContext): Promise<CheckResult> 
   if (p.status === undefined) return notAnswering(ctx, 'push', p);
   const body = parse<PushStatus>(p.body);
   if (p.state !== 'ready') {
-    return fail(id, title, `${p.address}: /push/status answered ${p.status} ${(p.body ?? '').slice(0, 120)}`, 'something other than the push daemon answers there: check listen:push, then svcmail start push (then svcmail logs push)');
+    return fail(
+      id,
+      title,
+      `${p.address}: /push/status answered ${p.status} ${(p.body ?? '').slice(0, 120)}`,
+      'something other than the push daemon answers there: check listen:push, then svcmail start push (then svcmail logs push)',
+    );
   }
   const want = ctx.config.get('redis:url') ? 'redis' : 'hub';
   const detail = `${p.address}: /push/status ok, transport ${body.transport}, ${body.connections ?? 0} connections, ${body.dropped ?? 0} slow clients dropped`;
-  return body.transport === want ? ok(id, title, detail)
-    : warn(id, title, `${detail}; this configuration selects ${want}`, 'the daemon runs with another configuration than this one (redis:url): svcmail restart push');
+  return body.transport === want
+    ? ok(id, title, detail)
+    : warn(
+        id,
+        title,
+        `${detail}; this configuration selects ${want}`,
+        'the daemon runs with another configuration than this one (redis:url): svcmail restart push',
+      );
 }
 
 export async function checkProtocolsDaemon(ctx: DoctorContext): Promise<CheckResult> {
@@ -64,10 +86,21 @@ export async function checkProtocolsDaemon(ctx: DoctorContext): Promise<CheckRes
     const failed = plugins.filter((x) => !x.loaded).map((x) => x.name);
     const loaded = plugins.filter((x) => x.loaded).map((x) => `${x.name}${x.enabled === false ? ' (disabled)' : ''}`);
     const detail = `${p.address}: /protocols/status 200; plugins: ${loaded.join(', ') || 'none'}`;
-    return failed.length ? warn(id, title, `${detail}; failed to load: ${failed.join(', ')}`, 'svcmail logs protocols says why the plugin failed to load')
+    return failed.length
+      ? warn(id, title, `${detail}; failed to load: ${failed.join(', ')}`, 'svcmail logs protocols says why the plugin failed to load')
       : ok(id, title, detail);
   }
   return p.status === 503
-    ? fail(id, title, `${p.address}: /protocols/status answered 503 ${(p.body ?? '').slice(0, 120)}`, 'the datastore does not answer the protocols daemon: see the datastore check and svcmail logs protocols')
-    : fail(id, title, `${p.address}: /protocols/status answered ${p.status} ${(p.body ?? '').slice(0, 120)}`, 'something other than the protocols daemon answers there: check listen:protocols, then svcmail start protocols (then svcmail logs protocols)');
+    ? fail(
+        id,
+        title,
+        `${p.address}: /protocols/status answered 503 ${(p.body ?? '').slice(0, 120)}`,
+        'the datastore does not answer the protocols daemon: see the datastore check and svcmail logs protocols',
+      )
+    : fail(
+        id,
+        title,
+        `${p.address}: /protocols/status answered ${p.status} ${(p.body ?? '').slice(0, 120)}`,
+        'something other than the protocols daemon answers there: check listen:protocols, then svcmail start protocols (then svcmail logs protocols)',
+      );
 }

@@ -1,2 +1,16 @@
 /** The doctor's checks by name, in report order: light enough for `svcmail --help` to load. */
-export const CHECK_IDS = ['secrets', 'datastore', 'blobs', 'daemons', 'worker', 'scanners', 'transport', 'signin', 'ca', 'dkim', 'dns', 'autodiscover', 'redis'] as const;
+export const CHECK_IDS = [
+  'secrets',
+  'datastore',
+  'blobs',
+  'daemons',
+  'worker',
+  'scanners',
+  'transport',
+  'signin',
+  'ca',
+  'dkim',
+  'dns',
+  'autodiscover',
+  'redis',
+] as const;

@@ -31,13 +31,19 @@ export const checkSecrets: Check = async ({ config }) => {
     else if (WEAK.has(value.toLowerCase()) || /^(.)\1*$/.test(value)) problems.push(`${name} is trivially guessable`);
   }
   return problems.length
-    ? fail('secrets', 'secrets strong and not default', problems.join('; '), 'svcmail setup --rotate generates new ones (or svcmail config set <name> <random 32+ characters>), then svcmail restart')
+    ? fail(
+        'secrets',
+        'secrets strong and not default',
+        problems.join('; '),
+        'svcmail setup --rotate generates new ones (or svcmail config set <name> <random 32+ characters>), then svcmail restart',
+      )
     : ok('secrets', 'secrets strong and not default', 'every secret is set, changed from its default and at least 16 characters');
 };
 
 export const checkDatastore: Check = async ({ config }) => {
   const title = 'datastore reachable, schema in sync';
-  if (config.get('datastore') !== 'sql') return skip('datastore', title, `datastore ${config.get('datastore')} is not checked by this build`);
+  if (config.get('datastore') !== 'sql')
+    return skip('datastore', title, `datastore ${config.get('datastore')} is not checked by this build`);
   const url = sqlUrl(config);
   const shown = url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:****@');
   const models = productModels(productRegistry());
@@ -46,7 +52,12 @@ export const checkDatastore: Check = async ({ config }) => {
     store = await openSqlStore({ url, models, synchronize: false, poolSize: 1 });
     await store.ping();
   } catch (e) {
-    return fail('datastore', title, `${shown}: ${(e as Error).message}`, 'start the database (or correct datastores:sql:url) and run svcmail doctor again');
+    return fail(
+      'datastore',
+      title,
+      `${shown}: ${(e as Error).message}`,
+      'start the database (or correct datastores:sql:url) and run svcmail doctor again',
+    );
   }
   try {
     // Spec: svcmail doctor, "schema in sync": every model's table and every column of it (the
@@ -57,9 +68,16 @@ export const checkDatastore: Check = async ({ config }) => {
     const columns = gaps.filter((g) => !g.tableMissing).flatMap((g) => g.missing.map((c) => `${g.table}.${c}`));
     // A database never synchronised lacks every table: name a few, not a hundred.
     const list = (xs: string[]) => (xs.length > 8 ? `${xs.length} (${xs.slice(0, 5).join(', ')}, …)` : xs.join(', '));
-    const what = [tables.length ? `tables missing: ${list(tables)}` : '', columns.length ? `columns missing: ${list(columns)}` : ''].filter(Boolean).join('; ');
+    const what = [tables.length ? `tables missing: ${list(tables)}` : '', columns.length ? `columns missing: ${list(columns)}` : '']
+      .filter(Boolean)
+      .join('; ');
     const sync = config.get('datastores:sql:synchronize') ? '' : 'svcmail config set datastores:sql:synchronize true, then ';
-    return fail('datastore', title, `${shown}: ${what}`, `${sync}start a daemon once with synchronize on (svcmail restart api): it creates the missing tables and columns at start`);
+    return fail(
+      'datastore',
+      title,
+      `${shown}: ${what}`,
+      `${sync}start a daemon once with synchronize on (svcmail restart api): it creates the missing tables and columns at start`,
+    );
   } finally {
     await store.close();
   }
@@ -96,7 +114,8 @@ export const checkCa: Check = async (ctx) => {
   const dir = caDir(ctx.config);
   const crt = join(dir, 'ca.crt');
   const key = join(dir, 'ca.key');
-  if (!existsSync(crt) || !existsSync(key)) return fail('ca', title, `${dir}: ca.crt or ca.key missing`, 'svcmail setup creates the local CA');
+  if (!existsSync(crt) || !existsSync(key))
+    return fail('ca', title, `${dir}: ca.crt or ca.key missing`, 'svcmail setup creates the local CA');
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(readFileSync(crt));
@@ -106,7 +125,8 @@ export const checkCa: Check = async (ctx) => {
   const left = (Date.parse(cert.validTo) - (ctx.now?.() ?? Date.now())) / 86_400_000;
   const mode = modeProblem(key);
   if (mode) return fail('ca', title, mode, `chmod 600 ${key}`);
-  if (left < ctx.config.get('mail:doctor:cert_warn_days')) return fail('ca', title, `${crt} expires in ${Math.floor(left)} days (${cert.validTo})`, 'svcmail setup --rotate issues a new CA');
+  if (left < ctx.config.get('mail:doctor:cert_warn_days'))
+    return fail('ca', title, `${crt} expires in ${Math.floor(left)} days (${cert.validTo})`, 'svcmail setup --rotate issues a new CA');
   return ok('ca', title, `${crt}: valid until ${cert.validTo}`);
 };
 
@@ -119,14 +139,27 @@ export const checkDkim: Check = async ({ config }) => {
     return skip('dkim', title, 'the datastore does not answer (see above)');
   }
   try {
-    const domains = await store.repo<{ name: string; dkimSelector: string; dkimPublicKey?: string | null }>(DomainModel).list({ limit: 10_000 }).catch(() => []);
+    const domains = await store
+      .repo<{ name: string; dkimSelector: string; dkimPublicKey?: string | null }>(DomainModel)
+      .list({ limit: 10_000 })
+      .catch(() => []);
     if (domains.length === 0) return fail('dkim', title, 'no domain is served', 'svcmail setup --domain example.org');
     const out: CheckResult[] = [];
     for (const d of domains) {
       const files = dkimKeyFiles(config, d.name, d.dkimSelector);
-      if (!existsSync(files.key) || !existsSync(files.pub)) out.push(fail(`dkim:${d.name}`, `DKIM key of ${d.name}`, `${files.key} missing`, `svcmail setup --domain ${d.name}`));
-      else if (modeProblem(files.key)) out.push(fail(`dkim:${d.name}`, `DKIM key of ${d.name}`, modeProblem(files.key)!, `chmod 600 ${files.key}`));
-      else if (d.dkimPublicKey && d.dkimPublicKey.trim() !== readFileSync(files.pub, 'utf8').trim()) out.push(warn(`dkim:${d.name}`, `DKIM key of ${d.name}`, 'the stored public key differs from the key file', `svcmail setup --domain ${d.name} records the key file's public key`));
+      if (!existsSync(files.key) || !existsSync(files.pub))
+        out.push(fail(`dkim:${d.name}`, `DKIM key of ${d.name}`, `${files.key} missing`, `svcmail setup --domain ${d.name}`));
+      else if (modeProblem(files.key))
+        out.push(fail(`dkim:${d.name}`, `DKIM key of ${d.name}`, modeProblem(files.key)!, `chmod 600 ${files.key}`));
+      else if (d.dkimPublicKey && d.dkimPublicKey.trim() !== readFileSync(files.pub, 'utf8').trim())
+        out.push(
+          warn(
+            `dkim:${d.name}`,
+            `DKIM key of ${d.name}`,
+            'the stored public key differs from the key file',
+            `svcmail setup --domain ${d.name} records the key file's public key`,
+          ),
+        );
       else out.push(ok(`dkim:${d.name}`, `DKIM key of ${d.name}`, `${files.key} (selector ${d.dkimSelector})`));
     }
     return out;
@@ -146,6 +179,11 @@ export const checkTransport: Check = async (ctx) => {
     accessSync(bin, constants.X_OK);
     return ok('transport', title, `${bin} is executable`);
   } catch {
-    return fail('transport', title, `${bin} is missing or not executable`, 'install the MTA (apt install postfix) or set mail:transport:sendmail:path');
+    return fail(
+      'transport',
+      title,
+      `${bin} is missing or not executable`,
+      'install the MTA (apt install postfix) or set mail:transport:sendmail:path',
+    );
   }
 };

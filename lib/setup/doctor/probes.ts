@@ -2,7 +2,10 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 
 /** An HTTP GET with a time limit; answers status, body text and the Date header. */
-export async function httpGet(url: string, opts: { timeoutMs?: number; headers?: Record<string, string> } = {}): Promise<{ status: number; text: string; date: string | null }> {
+export async function httpGet(
+  url: string,
+  opts: { timeoutMs?: number; headers?: Record<string, string> } = {},
+): Promise<{ status: number; text: string; date: string | null }> {
   let res: Response;
   try {
     res = await fetch(url, { headers: opts.headers, signal: AbortSignal.timeout(opts.timeoutMs ?? 3000), redirect: 'manual' });
@@ -25,17 +28,34 @@ export function tcpExchange(address: string, request: Buffer | null, timeoutMs =
   return new Promise((resolve, reject) => {
     const sock = connect(socketTarget(address) as never);
     const chunks: Buffer[] = [];
-    const timer = setTimeout(() => { sock.destroy(); reject(new Error(`no answer from ${address} within ${timeoutMs} ms`)); }, timeoutMs);
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`no answer from ${address} within ${timeoutMs} ms`));
+    }, timeoutMs);
     sock.on('connect', () => {
       if (request) sock.write(request);
-      else { clearTimeout(timer); sock.end(); resolve(''); }
+      else {
+        clearTimeout(timer);
+        sock.end();
+        resolve('');
+      }
     });
     sock.on('data', (d) => {
       chunks.push(d);
-      if (until && until.test(Buffer.concat(chunks).toString())) { clearTimeout(timer); sock.destroy(); resolve(Buffer.concat(chunks).toString()); }
+      if (until && until.test(Buffer.concat(chunks).toString())) {
+        clearTimeout(timer);
+        sock.destroy();
+        resolve(Buffer.concat(chunks).toString());
+      }
     });
-    sock.on('end', () => { clearTimeout(timer); resolve(Buffer.concat(chunks).toString()); });
-    sock.on('error', (e) => { clearTimeout(timer); reject(e); });
+    sock.on('end', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks).toString());
+    });
+    sock.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
   });
 }
 
@@ -54,7 +74,10 @@ export function httpBase(listen: string): string {
 export function httpGetAt(address: string, path: string, timeoutMs = 3000): Promise<{ status: number; text: string }> {
   const target = socketTarget(address);
   return new Promise((resolve, reject) => {
-    const where = 'path' in target ? { socketPath: target.path } : { host: new URL(httpBase(address)).hostname.replace(/^\[|\]$/g, ''), port: target.port };
+    const where =
+      'path' in target
+        ? { socketPath: target.path }
+        : { host: new URL(httpBase(address)).hostname.replace(/^\[|\]$/g, ''), port: target.port };
     const req = request({ ...where, path, timeout: timeoutMs, headers: { connection: 'close' } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -62,7 +85,9 @@ export function httpGetAt(address: string, path: string, timeoutMs = 3000): Prom
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
       res.on('error', reject);
     });
-    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer from ${address} within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    req.on('timeout', () =>
+      req.destroy(Object.assign(new Error(`no answer from ${address} within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+    );
     req.on('error', reject);
     req.end();
   });

@@ -49,7 +49,14 @@ export async function probePeer(config: Config, daemon: PeerDaemon, timeoutMs = 
   const { path, ready } = PROBE[daemon];
   try {
     const r = await httpGetAt(address, path, timeoutMs);
-    return { daemon, address, state: ready(r.status, r.text) ? 'ready' : 'down', detail: `${address}: ${path} answered ${r.status}`, status: r.status, body: r.text };
+    return {
+      daemon,
+      address,
+      state: ready(r.status, r.text) ? 'ready' : 'down',
+      detail: `${address}: ${path} answered ${r.status}`,
+      status: r.status,
+      body: r.text,
+    };
   } catch (e) {
     const code = (e as { code?: string }).code;
     return { daemon, address, state: 'down', detail: `${address}: ${code ?? (e as Error).message}`, code };
@@ -68,8 +75,12 @@ export async function expectedPeers(store: Store, host = hostname()): Promise<Se
   // heartbeats only widen what is waited for, and the caller has just seen the datastore answer.
   let records: Heartbeat[] = [];
   try {
-    records = await store.repo<Heartbeat>(HeartbeatModel).list({ filter: { host }, sort: [{ field: 'lastSeenAt', dir: 'desc' }], limit: 500 });
-  } catch { /* expects nothing */ }
+    records = await store
+      .repo<Heartbeat>(HeartbeatModel)
+      .list({ filter: { host }, sort: [{ field: 'lastSeenAt', dir: 'desc' }], limit: 500 });
+  } catch {
+    /* expects nothing */
+  }
   const out = new Set<PeerDaemon>();
   for (const daemon of PEER_DAEMONS) {
     const newest = records.find((h) => h.daemon === daemon);
@@ -83,15 +94,31 @@ export async function expectedPeers(store: Store, host = hostname()): Promise<Se
  * the ones it started: on a first start none has a heartbeat yet). Answers one row per peer daemon:
  * 'unchecked' for those neither expected nor required.
  */
-export async function peerReadiness(config: Config, store: Store, required: Iterable<PeerDaemon> = [], timeoutMs = 2000): Promise<PeerProbe[]> {
+export async function peerReadiness(
+  config: Config,
+  store: Store,
+  required: Iterable<PeerDaemon> = [],
+  timeoutMs = 2000,
+): Promise<PeerProbe[]> {
   const wanted = await expectedPeers(store);
   for (const d of required) wanted.add(d);
-  return Promise.all(PEER_DAEMONS.map((daemon) => (wanted.has(daemon) ? probePeer(config, daemon, timeoutMs)
-    : Promise.resolve<PeerProbe>({ daemon, address: peerAddress(config, daemon), state: 'unchecked', detail: 'not expected here (no heartbeat from this host, or last stopped cleanly) and not required' }))));
+  return Promise.all(
+    PEER_DAEMONS.map((daemon) =>
+      wanted.has(daemon)
+        ? probePeer(config, daemon, timeoutMs)
+        : Promise.resolve<PeerProbe>({
+            daemon,
+            address: peerAddress(config, daemon),
+            state: 'unchecked',
+            detail: 'not expected here (no heartbeat from this host, or last stopped cleanly) and not required',
+          }),
+    ),
+  );
 }
 
 /** "the protocols daemon does not answer" / "the push and protocols daemons do not answer". */
 export function notReadyPhrase(daemons: readonly string[]): string {
-  const names = daemons.length > 1 ? `${daemons.slice(0, -1).join(', ')} and ${daemons[daemons.length - 1]} daemons` : `${daemons[0]} daemon`;
+  const names =
+    daemons.length > 1 ? `${daemons.slice(0, -1).join(', ')} and ${daemons[daemons.length - 1]} daemons` : `${daemons[0]} daemon`;
   return `the ${names} ${daemons.length > 1 ? 'do' : 'does'} not answer`;
 }

@@ -14,7 +14,12 @@ const notThere = (e: unknown) => isConnectFailure(e) || CONNECT_CODES.test((e as
 
 function unreachable(ctx: DoctorContext, id: string, title: string, detail: string, start: string, effect: string): CheckResult {
   return ctx.config.isDevelopment
-    ? warn(id, title, `${detail} (NODE_ENV ${ctx.config.nodeEnv}: messages count as clean while it is down)`, `${start}; in production ${effect}`)
+    ? warn(
+        id,
+        title,
+        `${detail} (NODE_ENV ${ctx.config.nodeEnv}: messages count as clean while it is down)`,
+        `${start}; in production ${effect}`,
+      )
     : fail(id, title, detail, `${start}; meanwhile ${effect}`);
 }
 
@@ -25,11 +30,13 @@ async function checkRspamd(ctx: DoctorContext): Promise<CheckResult> {
   const start = 'start rspamd (systemctl start rspamd) or set mail:scan:rspamd:url to its normal worker';
   try {
     const r = await httpGet(`${url}/ping`);
-    return r.status === 200 ? ok(id, title, `${url}: ${r.text.trim()}`)
+    return r.status === 200
+      ? ok(id, title, `${url}: ${r.text.trim()}`)
       : fail(id, title, `${url}/ping answered ${r.status}`, 'check that mail:scan:rspamd:url names the rspamd normal worker');
   } catch (e) {
     const detail = `${url}: ${(e as Error).message}`;
-    return notThere(e) ? unreachable(ctx, id, title, detail, start, 'inbound mail is filed as SUSPECT (SCAN_ENGINE_UNAVAILABLE)')
+    return notThere(e)
+      ? unreachable(ctx, id, title, detail, start, 'inbound mail is filed as SUSPECT (SCAN_ENGINE_UNAVAILABLE)')
       : fail(id, title, detail, 'rspamd does not answer in time: check its load and logs (journalctl -u rspamd)');
   }
 }
@@ -41,11 +48,13 @@ async function checkClamd(ctx: DoctorContext): Promise<CheckResult> {
   const start = 'start clamd (systemctl start clamav-daemon) or set mail:scan:clamd:address';
   try {
     const answer = await tcpExchange(address, Buffer.from('zPING\0'));
-    return answer.replace(/\0/g, '').trim() === 'PONG' ? ok(id, title, `${address}: PONG`)
+    return answer.replace(/\0/g, '').trim() === 'PONG'
+      ? ok(id, title, `${address}: PONG`)
       : fail(id, title, `${address}: answered ${JSON.stringify(answer)}`, 'check that mail:scan:clamd:address names clamd');
   } catch (e) {
     const detail = `${address}: ${(e as Error).message}`;
-    return notThere(e) ? unreachable(ctx, id, title, detail, start, 'inbound mail goes to Quarantine (virus scan failed)')
+    return notThere(e)
+      ? unreachable(ctx, id, title, detail, start, 'inbound mail goes to Quarantine (virus scan failed)')
       : fail(id, title, detail, 'clamd does not answer in time: check its load and logs (journalctl -u clamav-daemon)');
   }
 }

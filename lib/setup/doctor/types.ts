@@ -26,4 +26,5 @@ export type Check = (ctx: DoctorContext) => Promise<CheckResult | CheckResult[]>
 export const ok = (id: string, title: string, detail: string): CheckResult => ({ id, title, status: 'ok', detail });
 export const fail = (id: string, title: string, detail: string, fix: string): CheckResult => ({ id, title, status: 'fail', detail, fix });
 export const warn = (id: string, title: string, detail: string, fix: string): CheckResult => ({ id, title, status: 'warn', detail, fix });
-export const skip = (id: string, title: string, detail: string, fix?: string): CheckResult => (fix ? { id, title, status: 'skip', detail, fix } : { id, title, status: 'skip', detail });
+export const skip = (id: string, title: string, detail: string, fix?: string): CheckResult =>
+  fix ? { id, title, status: 'skip', detail, fix } : { id, title, status: 'skip', detail };

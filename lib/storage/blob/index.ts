@@ -97,7 +97,10 @@ export class BlobStore {
 
   /** Is a blob of this id and size there already (in either layout)? No exception for the usual "no". */
   #has(id: string, size: number): boolean {
-    return statSync(this.path(id), { throwIfNoEntry: false })?.size === size || statSync(this.#legacyPath(id), { throwIfNoEntry: false })?.size === size;
+    return (
+      statSync(this.path(id), { throwIfNoEntry: false })?.size === size ||
+      statSync(this.#legacyPath(id), { throwIfNoEntry: false })?.size === size
+    );
   }
 
   /** Writes the bytes unless a blob with the same hash exists; durable when this resolves. */
@@ -152,7 +155,10 @@ export class BlobStore {
   }
 
   /** Streams a source into the store: writer, every chunk, commit. */
-  async putStream(source: AsyncIterable<Buffer | Uint8Array>, opts: { maxBytes?: number; tooLarge?: (size: number) => Error } = {}): Promise<StoredBlob> {
+  async putStream(
+    source: AsyncIterable<Buffer | Uint8Array>,
+    opts: { maxBytes?: number; tooLarge?: (size: number) => Error } = {},
+  ): Promise<StoredBlob> {
     const w = await this.writer(opts);
     try {
       for await (const chunk of source) await w.write(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
@@ -214,7 +220,7 @@ export class BlobStore {
   }
 
   async get(id: string): Promise<Buffer> {
-    const read = async (file: string) => readSmall(file) ?? await readFile(file);
+    const read = async (file: string) => readSmall(file) ?? (await readFile(file));
     try {
       return await read(this.path(id));
     } catch (e) {
@@ -259,7 +265,12 @@ export class BlobWriter {
   #headSize = 0;
   #state: 'open' | 'finished' | 'committed' | 'gone' = 'open';
   #staged: StagedBlob | null = null;
-  constructor(private readonly blobs: BlobStore, readonly tmpPath: string, private fh: FileHandle | null, private readonly opts: { maxBytes?: number; tooLarge?: (size: number) => Error; keepHead?: number }) {}
+  constructor(
+    private readonly blobs: BlobStore,
+    readonly tmpPath: string,
+    private fh: FileHandle | null,
+    private readonly opts: { maxBytes?: number; tooLarge?: (size: number) => Error; keepHead?: number },
+  ) {}
 
   get size(): number {
     return this.#size;
@@ -297,7 +308,10 @@ export class BlobWriter {
     const complete = size === head.length;
     const where = () => (this.#state === 'committed' ? (this.blobs.locate(sha256) ?? this.blobs.path(sha256)) : this.tmpPath);
     this.#staged = {
-      blobId: sha256, sha256, size, head,
+      blobId: sha256,
+      sha256,
+      size,
+      head,
       read: async () => (complete ? head : readFile(where())),
       stream: () => createReadStream(where()),
       commit: async () => {
@@ -327,7 +341,10 @@ export class BlobWriter {
 /** One more record refers to each blob (inside the caller's transaction; a blob given twice gets two). */
 export async function addBlobRefs(store: Store, blobs: StoredBlob[]): Promise<void> {
   // One statement: each record made with its references, or its references added to the record there.
-  await store.repo<z.infer<z.ZodObject<typeof blobFields>>>(BlobModel).createOrAddMany(blobs.map((b) => ({ uid: b.blobId, size: b.size, refs: 1 })), ['refs']);
+  await store.repo<z.infer<z.ZodObject<typeof blobFields>>>(BlobModel).createOrAddMany(
+    blobs.map((b) => ({ uid: b.blobId, size: b.size, refs: 1 })),
+    ['refs'],
+  );
 }
 
 /** One record fewer refers to the blob; answers true when it was the last (free the file after commit). */

@@ -4,7 +4,19 @@ import { DataSource, QueryFailedError, type EntityManager, type ObjectLiteral } 
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, notFound } from '../../errors/index.js';
 import { withDefaults, type ModelDef } from '../model.js';
-import type { ClaimOptions, CreateManyOptions, Filter, ListQuery, NewRecord, Patch, Repo, Row, Store, TransactionOptions, UpdateOptions } from '../port.js';
+import type {
+  ClaimOptions,
+  CreateManyOptions,
+  Filter,
+  ListQuery,
+  NewRecord,
+  Patch,
+  Repo,
+  Row,
+  Store,
+  TransactionOptions,
+  UpdateOptions,
+} from '../port.js';
 import { byKeys } from './order.js';
 import { entityFor, type SqlDialect } from './entities.js';
 import { dropText, ensureFullText, matchClause, queryWords, setText, setTexts } from './fulltext.js';
@@ -13,7 +25,16 @@ import { underSchemaLock } from './schema-lock.js';
 import { groupTransaction } from './group-commit.js';
 import { pgSnapshotChecks, type ReadSession } from './kept.js';
 import { SelectRunner } from './select.js';
-import { BATCH as VALUE_BATCH, dropValues, ensureValueIndexes, hasValueIndexes, termsOf, termsTable, touchesValues, writeValues } from './value-index.js';
+import {
+  BATCH as VALUE_BATCH,
+  dropValues,
+  ensureValueIndexes,
+  hasValueIndexes,
+  termsOf,
+  termsTable,
+  touchesValues,
+  writeValues,
+} from './value-index.js';
 import { inserterOf } from './insert.js';
 import { createMany, createOrAddMany, incrementMany, releaseMany, retryRaces, type RepoParts } from './many.js';
 import { writerOf, type UpdateSpec, type Writer } from './update.js';
@@ -23,15 +44,33 @@ import { BUSY_TIMEOUT_MS, Mutex } from './sqlite-lock.js';
 import { asyncCommitTransaction, inTransaction } from './transaction.js';
 
 // SQLITE_BUSY: another process held the write lock past busy_timeout (5 s) — the datastore is not answering.
-const CONNECTION_CODES = new Set(['SQLITE_BUSY', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P03', '08006', '08001', '08003']);
+const CONNECTION_CODES = new Set([
+  'SQLITE_BUSY',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EPIPE',
+  '57P01',
+  '57P03',
+  '08006',
+  '08001',
+  '08003',
+]);
 
 /** Translate driver failures into catalogue errors; other errors pass through untouched. */
 function mapError(e: unknown): unknown {
   if (e instanceof ApiError) return e;
   const driverError = e instanceof QueryFailedError ? (e.driverError as { code?: string }) : (e as { code?: string });
   const code = driverError?.code ?? '';
-  if (code === '23505' || code.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return new ApiError('api-112');
-  if (CONNECTION_CODES.has(code) || /Connection terminated|connect ECONNREFUSED|Cannot use a pool after calling end|not initialized|connection is not open/i.test(String((e as Error)?.message))) {
+  if (code === '23505' || code.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+    return new ApiError('api-112');
+  if (
+    CONNECTION_CODES.has(code) ||
+    /Connection terminated|connect ECONNREFUSED|Cannot use a pool after calling end|not initialized|connection is not open/i.test(
+      String((e as Error)?.message),
+    )
+  ) {
     return new ApiError('api-113', 'The datastore does not answer');
   }
   return e;
@@ -58,7 +97,10 @@ interface Ctx {
 class SqlRepo<T extends object> implements Repo<T> {
   readonly #sel: SelectRunner;
   readonly #values: boolean;
-  constructor(private readonly ctx: Ctx, readonly model: ModelDef) {
+  constructor(
+    private readonly ctx: Ctx,
+    readonly model: ModelDef,
+  ) {
     this.#values = hasValueIndexes(model);
     let sel = ctx.selects.get(model.name);
     if (!sel) ctx.selects.set(model.name, (sel = new SelectRunner(ctx.ds, ctx.dialect, model, ctx.prepared)));
@@ -70,7 +112,10 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   #run<R>(fn: () => Promise<R>): Promise<R> {
-    const guarded = () => fn().catch((e: unknown) => { throw mapError(e); });
+    const guarded = () =>
+      fn().catch((e: unknown) => {
+        throw mapError(e);
+      });
     return this.ctx.lock ? this.ctx.lock.run(guarded) : guarded();
   }
 
@@ -101,18 +146,26 @@ class SqlRepo<T extends object> implements Repo<T> {
       const terms = termsOf(this.model, rec);
       if (terms.length && terms.length <= VALUE_BATCH) {
         return this.#write(async () => {
-          const written = await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).insertWithTerms(this.ctx.manager, rec, this.#skipConflict(this.ctx.manager), termsTable(this.model), terms);
+          const written = await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).insertWithTerms(
+            this.ctx.manager,
+            rec,
+            this.#skipConflict(this.ctx.manager),
+            termsTable(this.model),
+            terms,
+          );
           if (written === 0) throw new ApiError('api-112');
           return rec as Row<T>;
         });
       }
     }
     if (this.#values) {
-      return this.#write(() => this.#atomic(async (m) => {
-        await this.#insert(m, rec);
-        await writeValues(m, this.ctx.dialect, this.model, [rec], true);
-        return rec as Row<T>;
-      }));
+      return this.#write(() =>
+        this.#atomic(async (m) => {
+          await this.#insert(m, rec);
+          await writeValues(m, this.ctx.dialect, this.model, [rec], true);
+          return rec as Row<T>;
+        }),
+      );
     }
     return this.#write(async () => {
       await this.#insert(this.ctx.manager, rec);
@@ -129,7 +182,8 @@ class SqlRepo<T extends object> implements Repo<T> {
    * mail:ingest:retry_backoff_seconds).
    */
   async #insert(m: EntityManager, rec: ObjectLiteral): Promise<void> {
-    if ((await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).insert(m, rec, this.#skipConflict(m))) === 0) throw new ApiError('api-112');
+    if ((await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).insert(m, rec, this.#skipConflict(m))) === 0)
+      throw new ApiError('api-112');
   }
 
   #skipConflict(m: EntityManager): boolean {
@@ -202,12 +256,14 @@ class SqlRepo<T extends object> implements Repo<T> {
       const filter: Filter = { uid };
       if (opts.expectedVersion !== undefined) filter.version = opts.expectedVersion;
       const sides = this.model.fullText || this.#values;
-      const gone = await (sides ? this.#atomic.bind(this) : (fn: (m: EntityManager) => Promise<boolean>) => fn(this.ctx.manager))(async (m) => {
-        if (!(await this.#writer().delete(m, [filter]))) return false;
-        if (this.model.fullText) await dropText(m, this.ctx.dialect, this.model, [uid]);
-        if (this.#values) await dropValues(m, this.ctx.dialect, this.model, [uid]);
-        return true;
-      });
+      const gone = await (sides ? this.#atomic.bind(this) : (fn: (m: EntityManager) => Promise<boolean>) => fn(this.ctx.manager))(
+        async (m) => {
+          if (!(await this.#writer().delete(m, [filter]))) return false;
+          if (this.model.fullText) await dropText(m, this.ctx.dialect, this.model, [uid]);
+          if (this.#values) await dropValues(m, this.ctx.dialect, this.model, [uid]);
+          return true;
+        },
+      );
       if (gone) return true;
       if (opts.expectedVersion === undefined) return false;
       const exists = await this.#byUid(uid);
@@ -225,17 +281,19 @@ class SqlRepo<T extends object> implements Repo<T> {
       return this.#write(() => this.#writer().delete(this.ctx.manager, [filter]));
     }
     // Side documents and values go with their records, in the same transaction.
-    return this.#write(() => this.#atomic(async (m) => {
-      const doomed = await this.#sel.uids(m, filter);
-      let n = 0;
-      for (let i = 0; i < doomed.length; i += 500) {
-        const chunk = doomed.slice(i, i + 500);
-        n += await this.#writer().delete(m, [filter, { uid: { $in: chunk } }]);
-        if (this.model.fullText) await dropText(m, this.ctx.dialect, this.model, chunk);
-        if (this.#values) await dropValues(m, this.ctx.dialect, this.model, chunk);
-      }
-      return n;
-    }));
+    return this.#write(() =>
+      this.#atomic(async (m) => {
+        const doomed = await this.#sel.uids(m, filter);
+        let n = 0;
+        for (let i = 0; i < doomed.length; i += 500) {
+          const chunk = doomed.slice(i, i + 500);
+          n += await this.#writer().delete(m, [filter, { uid: { $in: chunk } }]);
+          if (this.model.fullText) await dropText(m, this.ctx.dialect, this.model, chunk);
+          if (this.#values) await dropValues(m, this.ctx.dialect, this.model, chunk);
+        }
+        return n;
+      }),
+    );
   }
 
   setTexts(docs: Map<string, string>): Promise<void> {
@@ -253,15 +311,25 @@ class SqlRepo<T extends object> implements Repo<T> {
     if (!this.model.fullText) throw new Error(`model ${this.model.name} has no full-text documents`);
     const words = queryWords(text);
     if (!words.length) return [];
-    return this.#run(async () => (await this.#sel.list(this.ctx.manager, q, (ph) => matchClause(this.ctx.dialect, this.model, words, ph), this.ctx.session)) as Row<T>[]);
+    return this.#run(
+      async () =>
+        (await this.#sel.list(
+          this.ctx.manager,
+          q,
+          (ph) => matchClause(this.ctx.dialect, this.model, words, ph),
+          this.ctx.session,
+        )) as Row<T>[],
+    );
   }
 
   createOrAdd(data: NewRecord<T> & { uid: string }, adding: string[]): Promise<void> {
-    if (this.#values || this.model.fullText) throw new Error(`model ${this.model.name}: createOrAdd writes no value-index rows or documents`);
+    if (this.#values || this.model.fullText)
+      throw new Error(`model ${this.model.name}: createOrAdd writes no value-index rows or documents`);
     const rec = this.#newRecord(data, new Date());
-    const once = () => this.#write(async () => {
-      await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).createOrAdd(this.ctx.manager, rec, adding);
-    });
+    const once = () =>
+      this.#write(async () => {
+        await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).createOrAdd(this.ctx.manager, rec, adding);
+      });
     // PostgreSQL: a concurrent first insert of the same uid may lose a race (retryRaces). Inside a
     // transaction the caller's transaction is lost with it and the error goes to the caller.
     if (this.ctx.dialect !== 'postgres' || this.ctx.manager.queryRunner) return once();
@@ -269,7 +337,13 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   #newRecord(data: NewRecord<T>, now: Date): ObjectLiteral {
-    const rec = { ...withDefaults(this.model, data as Record<string, unknown>), uid: data.uid ?? uuidv7(), version: 1, createdAt: now, updatedAt: now } as ObjectLiteral;
+    const rec = {
+      ...withDefaults(this.model, data as Record<string, unknown>),
+      uid: data.uid ?? uuidv7(),
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    } as ObjectLiteral;
     if (this.model.lease) {
       rec.claimedBy ??= null;
       rec.leaseUntil ??= null;
@@ -280,8 +354,16 @@ class SqlRepo<T extends object> implements Repo<T> {
   /** What the several-record writes (many.ts) need of this repo. */
   #parts(): RepoParts {
     return {
-      ds: this.ctx.ds, dialect: this.ctx.dialect, model: this.model, sel: this.#sel, values: this.#values, manager: this.ctx.manager,
-      write: (fn) => this.#write(fn), atomic: (fn) => this.#atomic(fn), skipConflict: (m) => this.#skipConflict(m), writer: () => this.#writer(),
+      ds: this.ctx.ds,
+      dialect: this.ctx.dialect,
+      model: this.model,
+      sel: this.#sel,
+      values: this.#values,
+      manager: this.ctx.manager,
+      write: (fn) => this.#write(fn),
+      atomic: (fn) => this.#atomic(fn),
+      skipConflict: (m) => this.#skipConflict(m),
+      writer: () => this.#writer(),
     };
   }
 
@@ -292,7 +374,8 @@ class SqlRepo<T extends object> implements Repo<T> {
   }
 
   async createOrAddMany(data: Array<NewRecord<T> & { uid: string }>, adding: string[]): Promise<void> {
-    if (this.#values || this.model.fullText) throw new Error(`model ${this.model.name}: createOrAdd writes no value-index rows or documents`);
+    if (this.#values || this.model.fullText)
+      throw new Error(`model ${this.model.name}: createOrAdd writes no value-index rows or documents`);
     const now = new Date();
     // Several of one uid add up (one statement may write a row once); written in uid order.
     const merged = new Map<string, ObjectLiteral>();
@@ -301,7 +384,12 @@ class SqlRepo<T extends object> implements Repo<T> {
       if (!had) merged.set(d.uid, { ...this.#newRecord(d, now), uid: d.uid });
       else for (const f of adding) had[f] = Number(had[f] ?? 0) + Number((d as Record<string, unknown>)[f] ?? 0);
     }
-    if (merged.size) await createOrAddMany(this.#parts(), [...merged.keys()].sort().map((uid) => merged.get(uid)!), adding);
+    if (merged.size)
+      await createOrAddMany(
+        this.#parts(),
+        [...merged.keys()].sort().map((uid) => merged.get(uid)!),
+        adding,
+      );
   }
 
   async incrementMany(changes: Array<{ uid: string; deltas: Record<string, number> }>): Promise<Row<T>[]> {
@@ -312,17 +400,25 @@ class SqlRepo<T extends object> implements Repo<T> {
       merged.set(c.uid, d);
     }
     if (!merged.size) return [];
-    return (await incrementMany(this.#parts(), [...merged.keys()].sort().map((uid) => ({ uid, deltas: merged.get(uid)! })))) as Row<T>[];
+    return (await incrementMany(
+      this.#parts(),
+      [...merged.keys()].sort().map((uid) => ({ uid, deltas: merged.get(uid)! })),
+    )) as Row<T>[];
   }
 
   increment(target: string | Filter, deltas: Record<string, number>): Promise<Row<T> | null> {
-    if (typeof target === 'string') return this.#write(() => this.#updateReturning({ set: {}, increments: deltas, where: [{ uid: target }] }));
+    if (typeof target === 'string')
+      return this.#write(() => this.#updateReturning({ set: {}, increments: deltas, where: [{ uid: target }] }));
     // The record findOne(target) answers (the first by uid), found and raised in the one statement.
     const table = this.#sel.q(this.model.table);
-    return this.#write(() => this.#updateReturning({
-      set: {}, increments: deltas, where: [],
-      raw: (_ph, params) => `"uid" = (SELECT "uid" FROM ${table}${this.#sel.where(target, params)} ORDER BY "uid" ASC LIMIT 1)`,
-    }));
+    return this.#write(() =>
+      this.#updateReturning({
+        set: {},
+        increments: deltas,
+        where: [],
+        raw: (_ph, params) => `"uid" = (SELECT "uid" FROM ${table}${this.#sel.where(target, params)} ORDER BY "uid" ASC LIMIT 1)`,
+      }),
+    );
   }
 
   /**
@@ -339,18 +435,21 @@ class SqlRepo<T extends object> implements Repo<T> {
     const sort = opts.sort ?? [{ field: 'createdAt', dir: 'asc' }];
     const table = this.#sel.q(this.model.table);
     const writer = this.#writer();
-    const leaseOver = (ph: (v: unknown) => string) => `(${table}."leaseUntil" IS NULL OR ${table}."leaseUntil" < ${ph(writer.value('leaseUntil', now))})`;
+    const leaseOver = (ph: (v: unknown) => string) =>
+      `(${table}."leaseUntil" IS NULL OR ${table}."leaseUntil" < ${ph(writer.value('leaseUntil', now))})`;
     // On SQLite inside a transaction begun IMMEDIATE, so waiting for another process's write lock
     // does not stall the event loop (sqlite-lock.ts); an autocommit statement would wait in SQLite's busy handler.
-    const take = (m: EntityManager) => writer.updateReturning(m, {
-      set: { claimedBy: opts.owner, leaseUntil: until }, where: [],
-      raw: (ph, params) => {
-        const chosen = this.#sel.where(filter, params);
-        const cond = `${chosen ? `${chosen} AND` : ' WHERE'} ${leaseOver(ph)}`;
-        const lock = this.ctx.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
-        return `"uid" IN (SELECT "uid" FROM ${table}${cond}${this.#sel.orderBy(sort)} LIMIT ${Math.max(0, Math.trunc(opts.limit))}${lock}) AND ${leaseOver(ph)}`;
-      },
-    });
+    const take = (m: EntityManager) =>
+      writer.updateReturning(m, {
+        set: { claimedBy: opts.owner, leaseUntil: until },
+        where: [],
+        raw: (ph, params) => {
+          const chosen = this.#sel.where(filter, params);
+          const cond = `${chosen ? `${chosen} AND` : ' WHERE'} ${leaseOver(ph)}`;
+          const lock = this.ctx.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+          return `"uid" IN (SELECT "uid" FROM ${table}${cond}${this.#sel.orderBy(sort)} LIMIT ${Math.max(0, Math.trunc(opts.limit))}${lock}) AND ${leaseOver(ph)}`;
+        },
+      });
     const rows = await this.#write(() => (this.ctx.dialect === 'sqlite' ? this.#atomic(take) : take(this.ctx.manager)));
     return (rows as Row<T>[]).sort(byKeys(sort));
   }
@@ -361,7 +460,13 @@ class SqlRepo<T extends object> implements Repo<T> {
 
   async releaseMany(items: Array<{ uid: string; patch?: Patch<T> }>, owner: string): Promise<string[]> {
     if (!this.model.lease) throw new Error(`model ${this.model.name} has no leases`);
-    return items.length ? releaseMany(this.#parts(), items.map((i) => ({ uid: i.uid, patch: (i.patch ?? {}) as ObjectLiteral })), owner) : [];
+    return items.length
+      ? releaseMany(
+          this.#parts(),
+          items.map((i) => ({ uid: i.uid, patch: (i.patch ?? {}) as ObjectLiteral })),
+          owner,
+        )
+      : [];
   }
 }
 
@@ -395,13 +500,21 @@ export class SqlStore implements Store {
     const session = this.ctx.session;
     if (session) session.stamp = null;
     const member = (manager: EntityManager) => fn(new SqlStore({ ...this.ctx, manager, lock: null, durable: null, checkpoints: null }));
-    const settle = (p: Promise<R>) => p
-      .catch((e: unknown) => { throw mapError(e); })
-      .finally(() => {
-        if (session) session.stamp = null;
-      });
+    const settle = (p: Promise<R>) =>
+      p
+        .catch((e: unknown) => {
+          throw mapError(e);
+        })
+        .finally(() => {
+          if (session) session.stamp = null;
+        });
     const sync = opts.syncCommit !== false;
-    if (!this.ctx.lock) return settle(sync || this.ctx.dialect !== 'postgres' ? inTransaction(this.ctx.ds, this.ctx.dialect, member) : asyncCommitTransaction(this.ctx.ds, member));
+    if (!this.ctx.lock)
+      return settle(
+        sync || this.ctx.dialect !== 'postgres'
+          ? inTransaction(this.ctx.ds, this.ctx.dialect, member)
+          : asyncCommitTransaction(this.ctx.ds, member),
+      );
     // SQLite: committed under the lock together with the transactions waiting beside it (group-commit.ts);
     // made durable after it (the next transaction need not wait for the fsync; one that need not be durable yet does not wait at all).
     return settle(groupTransaction(this.ctx.ds, this.ctx.lock, member)).then(async (r) => {
@@ -433,7 +546,9 @@ export class SqlStore implements Store {
 
   /** Tables and columns the models declare but the database lacks (svcmail doctor: schema in sync). */
   schemaGaps(): Promise<SchemaGap[]> {
-    return schemaGaps(this.ctx.ds, this.kind, (fn) => (this.ctx.lock ? this.ctx.lock.run(fn) : fn())).catch((e: unknown) => { throw mapError(e); });
+    return schemaGaps(this.ctx.ds, this.kind, (fn) => (this.ctx.lock ? this.ctx.lock.run(fn) : fn())).catch((e: unknown) => {
+      throw mapError(e);
+    });
   }
 
   /** Reads answered from kept results since the store opened (select.ts: SQLite stamps, PostgreSQL snapshots). */
@@ -489,7 +604,12 @@ export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
     if (!file) throw new Error('sqlite URL needs a file path (sqlite:/path/file.sqlite) or :memory:');
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     ds = new DataSource({
-      type: 'better-sqlite3', database: file, entities, synchronize: opts.synchronize, enableWAL: file !== ':memory:', logging: false,
+      type: 'better-sqlite3',
+      database: file,
+      entities,
+      synchronize: opts.synchronize,
+      enableWAL: file !== ':memory:',
+      logging: false,
       prepareDatabase: (db: { pragma: (s: string) => unknown }) => {
         db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
         // NORMAL: a commit writes the WAL without an fsync on the main thread; WalSync syncs it
@@ -533,6 +653,9 @@ export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
   const fileDb = sqliteFile && sqliteFile !== ':memory:' ? sqliteFile : null;
   const durable = fileDb ? new WalSync(fileDb) : null;
   const lock = dialect === 'sqlite' ? new Mutex() : null;
-  const checkpoints = fileDb && lock ? new Checkpointer(fileDb, (ds.driver as unknown as { databaseConnection: { pragma(s: string): unknown } }).databaseConnection, lock) : null;
+  const checkpoints =
+    fileDb && lock
+      ? new Checkpointer(fileDb, (ds.driver as unknown as { databaseConnection: { pragma(s: string): unknown } }).databaseConnection, lock)
+      : null;
   return new SqlStore({ ds, dialect, models, lock, durable, checkpoints, manager: ds.manager, selects: new Map(), prepared });
 }

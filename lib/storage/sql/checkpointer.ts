@@ -62,7 +62,11 @@ export class Checkpointer {
   /** Checkpoints run and failed, and WAL frames copied (tests and diagnostics). */
   readonly stats = { started: false, checkpoints: 0, failures: 0, framesCopied: 0 };
 
-  constructor(private readonly file: string, private readonly main: MainConnection, private readonly lock: StoreLock) {}
+  constructor(
+    private readonly file: string,
+    private readonly main: MainConnection,
+    private readonly lock: StoreLock,
+  ) {}
 
   /** A commit on the main connection (called after it is durable). */
   committed(): void {
@@ -110,7 +114,9 @@ export class Checkpointer {
     if (!this.#closed) {
       try {
         this.main.pragma('wal_autocheckpoint = 1000');
-      } catch { /* the connection is closing */ }
+      } catch {
+        /* the connection is closing */
+      }
     }
   }
 
@@ -124,14 +130,19 @@ export class Checkpointer {
     if (this.#busy || !this.#thread) return;
     this.#busy = true;
     this.#since = 0;
-    void this.lock.run(() => new Promise<void>((resolve) => {
-      const thread = this.#thread;
-      if (!thread) return resolve();
-      this.#answer = resolve;
-      thread.postMessage('checkpoint');
-    })).finally(() => {
-      this.#busy = false;
-    });
+    void this.lock
+      .run(
+        () =>
+          new Promise<void>((resolve) => {
+            const thread = this.#thread;
+            if (!thread) return resolve();
+            this.#answer = resolve;
+            thread.postMessage('checkpoint');
+          }),
+      )
+      .finally(() => {
+        this.#busy = false;
+      });
   }
 
   /** Stops the thread (its connection closed first); call before the main connection closes. */

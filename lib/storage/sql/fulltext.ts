@@ -17,18 +17,19 @@ export function queryWords(text: string): string[] {
 export async function ensureFullText(ds: DataSource, dialect: SqlDialect, models: ModelDef[]): Promise<void> {
   for (const m of models.filter((x) => x.fullText)) {
     const t = ftsTable(m);
-    const statements = dialect === 'sqlite'
-      ? [
-        `CREATE VIRTUAL TABLE IF NOT EXISTS ${t} USING fts5(uid UNINDEXED, doc, tokenize = 'unicode61 remove_diacritics 2')`,
-        // uid → FTS rowid: an UNINDEXED column is found only by scanning the whole table (tens of ms per
-        // message at 100 000), so replace and delete go through this key table instead.
-        `CREATE TABLE IF NOT EXISTS ${keysTable(m)} (id INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE)`,
-        `INSERT OR IGNORE INTO ${keysTable(m)} (id, uid) SELECT rowid, uid FROM ${t} WHERE NOT EXISTS (SELECT 1 FROM ${keysTable(m)})`,
-      ]
-      : [
-        `CREATE TABLE IF NOT EXISTS ${t} (uid varchar(64) PRIMARY KEY, doc tsvector NOT NULL)`,
-        `CREATE INDEX IF NOT EXISTS "${m.table}_fts_doc" ON ${t} USING gin (doc)`,
-      ];
+    const statements =
+      dialect === 'sqlite'
+        ? [
+            `CREATE VIRTUAL TABLE IF NOT EXISTS ${t} USING fts5(uid UNINDEXED, doc, tokenize = 'unicode61 remove_diacritics 2')`,
+            // uid → FTS rowid: an UNINDEXED column is found only by scanning the whole table (tens of ms per
+            // message at 100 000), so replace and delete go through this key table instead.
+            `CREATE TABLE IF NOT EXISTS ${keysTable(m)} (id INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE)`,
+            `INSERT OR IGNORE INTO ${keysTable(m)} (id, uid) SELECT rowid, uid FROM ${t} WHERE NOT EXISTS (SELECT 1 FROM ${keysTable(m)})`,
+          ]
+        : [
+            `CREATE TABLE IF NOT EXISTS ${t} (uid varchar(64) PRIMARY KEY, doc tsvector NOT NULL)`,
+            `CREATE INDEX IF NOT EXISTS "${m.table}_fts_doc" ON ${t} USING gin (doc)`,
+          ];
     for (const sql of statements) {
       try {
         await ds.query(sql);
@@ -89,7 +90,10 @@ export async function setText(manager: EntityManager, dialect: SqlDialect, model
     const [{ id }] = (await manager.query(`SELECT id FROM ${k} WHERE uid = ?`, [uid])) as Array<{ id: number }>;
     await manager.query(`INSERT OR REPLACE INTO ${t} (rowid, uid, doc) VALUES (?, ?, ?)`, [id, uid, text]);
   } else {
-    await manager.query(`INSERT INTO ${t} (uid, doc) VALUES ($1, to_tsvector('simple', $2)) ON CONFLICT (uid) DO UPDATE SET doc = EXCLUDED.doc`, [uid, text]);
+    await manager.query(
+      `INSERT INTO ${t} (uid, doc) VALUES ($1, to_tsvector('simple', $2)) ON CONFLICT (uid) DO UPDATE SET doc = EXCLUDED.doc`,
+      [uid, text],
+    );
   }
 }
 

@@ -59,7 +59,15 @@ async function runGroup(ds: DataSource, g: Group): Promise<void> {
   const driver = ds.driver as unknown as { databaseConnection: Handle };
   const db = driver.databaseConnection;
   let sp = savepoints.get(db);
-  if (!sp) savepoints.set(db, (sp = { save: db.prepare('SAVEPOINT svcmail_member'), release: db.prepare('RELEASE svcmail_member'), undo: db.prepare('ROLLBACK TO svcmail_member') }));
+  if (!sp)
+    savepoints.set(
+      db,
+      (sp = {
+        save: db.prepare('SAVEPOINT svcmail_member'),
+        release: db.prepare('RELEASE svcmail_member'),
+        undo: db.prepare('ROLLBACK TO svcmail_member'),
+      }),
+    );
   const qr = ds.createQueryRunner();
   const done: Array<{ m: Member; r: unknown }> = [];
   let current: Member | null = null;

@@ -31,7 +31,12 @@ export class Inserter {
   readonly #table: string;
   readonly #texts = new Map<string, string>();
 
-  constructor(private readonly ds: DataSource, private readonly dialect: SqlDialect, model: ModelDef, private readonly sel: SelectRunner) {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly dialect: SqlDialect,
+    model: ModelDef,
+    private readonly sel: SelectRunner,
+  ) {
     this.#columns = ds.getMetadata(model.name).columns;
     this.#table = sel.q(model.table);
   }
@@ -40,7 +45,13 @@ export class Inserter {
    * Runs the statement `build` writes for the columns `rec` gives (made once per variant and set of
    * columns), with the record's values converted as TypeORM converts them, then `extra` parameters.
    */
-  #run(manager: EntityManager, rec: ObjectLiteral, variant: string, build: (cols: ColumnMetadata[], ph: (i: number) => string) => string, extra: unknown[] = []): Promise<number> {
+  #run(
+    manager: EntityManager,
+    rec: ObjectLiteral,
+    variant: string,
+    build: (cols: ColumnMetadata[], ph: (i: number) => string) => string,
+    extra: unknown[] = [],
+  ): Promise<number> {
     const cols = this.#columns.filter((c) => rec[c.propertyName] !== undefined);
     const key = `${variant}\u0001${cols.map((c) => c.propertyName).join('\u0000')}`;
     let sql = this.#texts.get(key);
@@ -56,7 +67,12 @@ export class Inserter {
   }
 
   insert(manager: EntityManager, rec: ObjectLiteral, skipConflict: boolean): Promise<number> {
-    return this.#run(manager, rec, skipConflict ? 'skip' : '', (cols, ph) => `${this.#into(cols, ph)}${skipConflict ? ' ON CONFLICT DO NOTHING' : ''}`);
+    return this.#run(
+      manager,
+      rec,
+      skipConflict ? 'skip' : '',
+      (cols, ph) => `${this.#into(cols, ph)}${skipConflict ? ' ON CONFLICT DO NOTHING' : ''}`,
+    );
   }
 
   /**
@@ -65,13 +81,27 @@ export class Inserter {
    * record with values needs neither a second round trip nor, outside a transaction, a
    * transaction of its own. Answers 1, or 0 when `skipConflict` skipped the record.
    */
-  insertWithTerms(manager: EntityManager, rec: ObjectLiteral, skipConflict: boolean, termsTable: string, terms: string[][]): Promise<number> {
-    return this.#run(manager, rec, `terms${terms.length}${skipConflict ? 'skip' : ''}`, (cols, ph) => {
-      let n = cols.length;
-      const rows = terms.map(() => `(${[0, 1, 2, 3].map(() => ph(n++)).join(', ')})`).join(', ');
-      return `WITH r AS (${this.#into(cols, ph)}${skipConflict ? ' ON CONFLICT DO NOTHING' : ''} RETURNING 1), `
-        + `v AS (INSERT INTO ${termsTable} (name, value, scope, uid) SELECT x.a, x.b, x.c, x.d FROM (VALUES ${rows}) AS x(a, b, c, d) WHERE EXISTS (SELECT 1 FROM r) ON CONFLICT DO NOTHING) SELECT 1 FROM r`;
-    }, terms.flat());
+  insertWithTerms(
+    manager: EntityManager,
+    rec: ObjectLiteral,
+    skipConflict: boolean,
+    termsTable: string,
+    terms: string[][],
+  ): Promise<number> {
+    return this.#run(
+      manager,
+      rec,
+      `terms${terms.length}${skipConflict ? 'skip' : ''}`,
+      (cols, ph) => {
+        let n = cols.length;
+        const rows = terms.map(() => `(${[0, 1, 2, 3].map(() => ph(n++)).join(', ')})`).join(', ');
+        return (
+          `WITH r AS (${this.#into(cols, ph)}${skipConflict ? ' ON CONFLICT DO NOTHING' : ''} RETURNING 1), ` +
+          `v AS (INSERT INTO ${termsTable} (name, value, scope, uid) SELECT x.a, x.b, x.c, x.d FROM (VALUES ${rows}) AS x(a, b, c, d) WHERE EXISTS (SELECT 1 FROM r) ON CONFLICT DO NOTHING) SELECT 1 FROM r`
+        );
+      },
+      terms.flat(),
+    );
   }
 
   /**
@@ -79,7 +109,12 @@ export class Inserter {
    * values given (`"n" = "n" + excluded."n"`), `updatedAt` moved and `version` raised: one statement.
    */
   createOrAdd(manager: EntityManager, rec: ObjectLiteral, adding: string[]): Promise<number> {
-    return this.#run(manager, rec, `add:${adding.join('\u0000')}`, (cols, ph) => `${this.#into(cols, ph)}${onConflictAdd(this.sel, this.#table, cols, adding)}`);
+    return this.#run(
+      manager,
+      rec,
+      `add:${adding.join('\u0000')}`,
+      (cols, ph) => `${this.#into(cols, ph)}${onConflictAdd(this.sel, this.#table, cols, adding)}`,
+    );
   }
 }
 
@@ -98,19 +133,28 @@ export class RowsInserter {
   readonly #columns: ColumnMetadata[];
   readonly #table: string;
 
-  constructor(private readonly ds: DataSource, model: ModelDef, private readonly sel: SelectRunner) {
+  constructor(
+    private readonly ds: DataSource,
+    model: ModelDef,
+    private readonly sel: SelectRunner,
+  ) {
     this.#columns = ds.getMetadata(model.name).columns;
     this.#table = sel.q(model.table);
   }
 
   /** The columns a record gives (records with the same key go in one statement). */
   columnsKey(rec: ObjectLiteral): string {
-    return this.#columns.filter((c) => rec[c.propertyName] !== undefined).map((c) => c.propertyName).join('\u0000');
+    return this.#columns
+      .filter((c) => rec[c.propertyName] !== undefined)
+      .map((c) => c.propertyName)
+      .join('\u0000');
   }
 
   #rows(recs: ObjectLiteral[]): { cols: ColumnMetadata[]; json: string } {
     const cols = this.#columns.filter((c) => recs[0][c.propertyName] !== undefined);
-    const rows = recs.map((rec) => Object.fromEntries(cols.map((c) => [c.databaseName, jsonValue(this.ds.driver.preparePersistentValue(rec[c.propertyName], c))])));
+    const rows = recs.map((rec) =>
+      Object.fromEntries(cols.map((c) => [c.databaseName, jsonValue(this.ds.driver.preparePersistentValue(rec[c.propertyName], c))])),
+    );
     return { cols, json: JSON.stringify(rows) };
   }
 
@@ -128,15 +172,21 @@ export class RowsInserter {
    * a record that would break a unique key is left out (inside a transaction, which stays usable).
    * Answers the uids written.
    */
-  async insert(manager: EntityManager, recs: ObjectLiteral[], skipConflict: boolean, values?: { table: string; terms: string[][] }): Promise<string[]> {
+  async insert(
+    manager: EntityManager,
+    recs: ObjectLiteral[],
+    skipConflict: boolean,
+    values?: { table: string; terms: string[][] },
+  ): Promise<string[]> {
     const { cols, json } = this.#rows(recs);
     const insert = `${this.#select(cols)}${skipConflict ? ' ON CONFLICT DO NOTHING' : ''} RETURNING "uid"`;
     const uids = (rows: Record<string, unknown>[]) => rows.map((r) => String(r.uid));
     if (!values?.terms.length) return uids(await this.sel.rows(manager, insert, [json]));
     const column = (i: number) => values.terms.map((t) => t[i]);
-    const sql = `WITH r AS (${insert}), `
-      + `v AS (INSERT INTO ${values.table} (name, value, scope, uid) SELECT x.a, x.b, x.c, x.d FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS x(a, b, c, d) WHERE x.d IN (SELECT "uid" FROM r) ON CONFLICT DO NOTHING) `
-      + 'SELECT "uid" FROM r';
+    const sql =
+      `WITH r AS (${insert}), ` +
+      `v AS (INSERT INTO ${values.table} (name, value, scope, uid) SELECT x.a, x.b, x.c, x.d FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS x(a, b, c, d) WHERE x.d IN (SELECT "uid" FROM r) ON CONFLICT DO NOTHING) ` +
+      'SELECT "uid" FROM r';
     return uids(await this.sel.rows(manager, sql, [json, column(0), column(1), column(2), column(3)]));
   }
 
@@ -160,11 +210,13 @@ export class RowsInserter {
     const sets = this.#names(cols.filter((c) => c.propertyName !== 'uid')).map((n) => `${n} = d.${n}`);
     const updatedAt = this.#columns.find((c) => c.propertyName === 'updatedAt')!;
     sets.push(`"updatedAt" = $${params.push(this.ds.driver.preparePersistentValue(new Date(), updatedAt))}`, '"version" = t."version" + 1');
-    const conds = Object.entries(where).map(([field, v]) => {
-      const c = this.#columns.find((x) => x.propertyName === field);
-      if (!c) throw new Error(`update where ${field}: no such column`);
-      return ` AND t.${this.sel.q(c.databaseName)} = $${params.push(this.ds.driver.preparePersistentValue(v, c))}`;
-    }).join('');
+    const conds = Object.entries(where)
+      .map(([field, v]) => {
+        const c = this.#columns.find((x) => x.propertyName === field);
+        if (!c) throw new Error(`update where ${field}: no such column`);
+        return ` AND t.${this.sel.q(c.databaseName)} = $${params.push(this.ds.driver.preparePersistentValue(v, c))}`;
+      })
+      .join('');
     const sql = `UPDATE ${this.#table} AS t SET ${sets.join(', ')} FROM json_populate_recordset(NULL::${this.#table}, $1::json) AS d WHERE t."uid" = d."uid"${conds} RETURNING t."uid"`;
     return (await this.sel.rows(manager, sql, params)).map((r) => String(r.uid));
   }

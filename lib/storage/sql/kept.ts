@@ -31,7 +31,10 @@ export function pgSnapshotsUsable(ds: DataSource): Promise<boolean> {
   if (!p) {
     p = (ds.driver as unknown as { master: { query(q: { text: string; values: unknown[] }): Promise<{ rows: unknown[] }> } }).master
       .query({ text: "SELECT current_setting('server_version_num')::int >= 130000 AS ok", values: [] })
-      .then((r) => Boolean((r.rows[0] as { ok?: boolean } | undefined)?.ok), () => false);
+      .then(
+        (r) => Boolean((r.rows[0] as { ok?: boolean } | undefined)?.ok),
+        () => false,
+      );
     pgSnapshotSupport.set(ds, p);
   }
   return p;
@@ -130,7 +133,8 @@ export class KeptResults {
   keep(key: string, stamp: string, rows: unknown[][]): void {
     if (rows.length > RESULT_CACHE_MAX_ROWS) return;
     this.#drop(key);
-    while (this.#results.size && (this.#results.size >= RESULT_CACHE || this.#rows + rows.length > RESULT_CACHE_ROWS)) this.#drop(this.#results.keys().next().value!);
+    while (this.#results.size && (this.#results.size >= RESULT_CACHE || this.#rows + rows.length > RESULT_CACHE_ROWS))
+      this.#drop(this.#results.keys().next().value!);
     this.#results.set(key, { stamp, rows });
     this.#rows += rows.length;
   }

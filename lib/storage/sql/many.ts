@@ -51,7 +51,9 @@ function groupBy<V>(items: V[], key: (v: V) => string): Map<string, V[]> {
 /** The records in statements: grouped by the columns they give, at most MANY_ROWS each. */
 function statementsOf(p: RepoParts, recs: ObjectLiteral[]): ObjectLiteral[][] {
   const rows = rowsInserterOf(p.ds, p.model, p.sel);
-  return [...groupBy(recs, (r) => rows.columnsKey(r)).values()].flatMap((g) => Array.from({ length: Math.ceil(g.length / MANY_ROWS) }, (_, i) => g.slice(i * MANY_ROWS, (i + 1) * MANY_ROWS)));
+  return [...groupBy(recs, (r) => rows.columnsKey(r)).values()].flatMap((g) =>
+    Array.from({ length: Math.ceil(g.length / MANY_ROWS) }, (_, i) => g.slice(i * MANY_ROWS, (i + 1) * MANY_ROWS)),
+  );
 }
 
 const RACE_ATTEMPTS = 5;
@@ -81,15 +83,17 @@ export function createMany(p: RepoParts, recs: ObjectLiteral[], skipExisting: bo
   const kept = (written: Set<string>) => (written.size === recs.length ? recs : recs.filter((r) => written.has(String(r.uid))));
   if (p.dialect === 'sqlite') {
     const one = inserterOf(p.ds, p.dialect, p.model, p.sel);
-    return p.write(() => p.atomic(async (m) => {
-      const written = new Set<string>();
-      for (const rec of recs) {
-        if (await one.insert(m, rec, skipExisting)) written.add(String(rec.uid));
-        else if (!skipExisting) throw new ApiError('api-112');
-      }
-      if (p.values) await writeValues(m, p.dialect, p.model, kept(written), true);
-      return kept(written);
-    }));
+    return p.write(() =>
+      p.atomic(async (m) => {
+        const written = new Set<string>();
+        for (const rec of recs) {
+          if (await one.insert(m, rec, skipExisting)) written.add(String(rec.uid));
+          else if (!skipExisting) throw new ApiError('api-112');
+        }
+        if (p.values) await writeValues(m, p.dialect, p.model, kept(written), true);
+        return kept(written);
+      }),
+    );
   }
   const rows = rowsInserterOf(p.ds, p.model, p.sel);
   const statements = statementsOf(p, recs);
@@ -107,40 +111,55 @@ export function createMany(p: RepoParts, recs: ObjectLiteral[], skipExisting: bo
       return kept(written);
     });
   }
-  return p.write(() => p.atomic(async (m) => {
-    const written = new Set<string>();
-    for (const chunk of statements) await insert(m, chunk, skipExisting || p.skipConflict(m), written);
-    return kept(written);
-  }));
+  return p.write(() =>
+    p.atomic(async (m) => {
+      const written = new Set<string>();
+      for (const chunk of statements) await insert(m, chunk, skipExisting || p.skipConflict(m), written);
+      return kept(written);
+    }),
+  );
 }
 
 /** createOrAdd of records with distinct uids, in uid order. */
 export function createOrAddMany(p: RepoParts, recs: ObjectLiteral[], adding: string[]): Promise<void> {
   if (p.dialect === 'sqlite') {
     const one = inserterOf(p.ds, p.dialect, p.model, p.sel);
-    return p.write(() => p.atomic(async (m) => {
-      for (const rec of recs) await one.createOrAdd(m, rec, adding);
-    }));
+    return p.write(() =>
+      p.atomic(async (m) => {
+        for (const rec of recs) await one.createOrAdd(m, rec, adding);
+      }),
+    );
   }
   const rows = rowsInserterOf(p.ds, p.model, p.sel);
   const statements = statementsOf(p, recs);
-  if (statements.length === 1 && !p.manager.queryRunner) return retryRaces(() => p.write(async () => void (await rows.createOrAdd(p.manager, statements[0], adding))));
-  return p.write(() => p.atomic(async (m) => {
-    for (const chunk of statements) await rows.createOrAdd(m, chunk, adding);
-  }));
+  if (statements.length === 1 && !p.manager.queryRunner)
+    return retryRaces(() => p.write(async () => void (await rows.createOrAdd(p.manager, statements[0], adding))));
+  return p.write(() =>
+    p.atomic(async (m) => {
+      for (const chunk of statements) await rows.createOrAdd(m, chunk, adding);
+    }),
+  );
 }
 
 /** Raises records with distinct uids, given in uid order, by their own amounts; answers the rows written in uid order. */
-export function incrementMany(p: RepoParts, changes: Array<{ uid: string; deltas: Record<string, number> }>): Promise<Record<string, unknown>[]> {
+export function incrementMany(
+  p: RepoParts,
+  changes: Array<{ uid: string; deltas: Record<string, number> }>,
+): Promise<Record<string, unknown>[]> {
   if (p.dialect === 'sqlite') {
-    return p.write(() => p.atomic(async (m) => {
-      const out: Record<string, unknown>[] = [];
-      for (const c of changes) out.push(...(await p.writer().updateReturning(m, { set: {}, increments: c.deltas, where: [{ uid: c.uid }] })));
-      return out;
-    }));
+    return p.write(() =>
+      p.atomic(async (m) => {
+        const out: Record<string, unknown>[] = [];
+        for (const c of changes)
+          out.push(...(await p.writer().updateReturning(m, { set: {}, increments: c.deltas, where: [{ uid: c.uid }] })));
+        return out;
+      }),
+    );
   }
   const fields = [...new Set(changes.flatMap((c) => Object.keys(c.deltas)))].sort();
-  return p.write(async () => (await p.writer().incrementMany(p.manager, changes, fields)).sort((a, b) => (String(a.uid) < String(b.uid) ? -1 : 1)));
+  return p.write(async () =>
+    (await p.writer().incrementMany(p.manager, changes, fields)).sort((a, b) => (String(a.uid) < String(b.uid) ? -1 : 1)),
+  );
 }
 
 /** Releases the leases `owner` holds on these records, each with its patch; answers the uids released. */
@@ -148,16 +167,21 @@ export function releaseMany(p: RepoParts, items: Array<{ uid: string; patch: Obj
   const freed = { claimedBy: null, leaseUntil: null };
   const recs = items.map((i) => ({ ...i.patch, ...freed, uid: i.uid }) as ObjectLiteral);
   if (p.dialect === 'sqlite' || (p.values && recs.some((r) => touchesValues(p.model, r)))) {
-    return p.write(() => p.atomic(async (m) => {
-      const released: string[] = [];
-      for (const i of items) if ((await p.writer().update(m, { set: { ...i.patch, ...freed }, where: [{ uid: i.uid, claimedBy: owner }] })) > 0) released.push(i.uid);
-      return released;
-    }));
+    return p.write(() =>
+      p.atomic(async (m) => {
+        const released: string[] = [];
+        for (const i of items)
+          if ((await p.writer().update(m, { set: { ...i.patch, ...freed }, where: [{ uid: i.uid, claimedBy: owner }] })) > 0)
+            released.push(i.uid);
+        return released;
+      }),
+    );
   }
   // PostgreSQL: one statement per set of fields patched (a round's entries mostly share one).
   const rows = rowsInserterOf(p.ds, p.model, p.sel);
   const statements = statementsOf(p, recs);
-  const run = async (m: EntityManager) => (await Promise.all(statements.map((chunk) => rows.update(m, chunk, { claimedBy: owner })))).flat();
+  const run = async (m: EntityManager) =>
+    (await Promise.all(statements.map((chunk) => rows.update(m, chunk, { claimedBy: owner })))).flat();
   if (statements.length === 1 || p.manager.queryRunner) return p.write(() => run(p.manager));
   return p.write(() => p.atomic(run));
 }

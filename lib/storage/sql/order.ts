@@ -9,7 +9,8 @@ export function byKeys(sort: SortKey[]): (a: object, b: object) => number {
       const x = value((a as Record<string, unknown>)[k.field]);
       const y = value((b as Record<string, unknown>)[k.field]);
       if (x === y) continue;
-      const c = x === null || x === undefined ? -1 : y === null || y === undefined ? 1 : (x as number | string) < (y as number | string) ? -1 : 1;
+      const c =
+        x === null || x === undefined ? -1 : y === null || y === undefined ? 1 : (x as number | string) < (y as number | string) ? -1 : 1;
       return k.dir === 'desc' ? -c : c;
     }
     return 0;

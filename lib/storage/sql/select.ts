@@ -47,7 +47,8 @@ const PREPARED_MAX = 2000;
 const preparedNames = new Map<string, string>();
 function preparedName(sql: string): string | undefined {
   let name = preparedNames.get(sql);
-  if (name === undefined && preparedNames.size < PREPARED_MAX) preparedNames.set(sql, (name = `svc_${createHash('sha1').update(sql).digest('hex')}`));
+  if (name === undefined && preparedNames.size < PREPARED_MAX)
+    preparedNames.set(sql, (name = `svc_${createHash('sha1').update(sql).digest('hex')}`));
   return name;
 }
 
@@ -99,7 +100,12 @@ export class SelectRunner {
   readonly #kept: KeptResults;
   #stamp: { changes: PluckStatement; version: PluckStatement } | null = null;
 
-  constructor(private readonly ds: DataSource, private readonly dialect: SqlDialect, readonly model: ModelDef, private readonly prepared = true) {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly dialect: SqlDialect,
+    readonly model: ModelDef,
+    private readonly prepared = true,
+  ) {
     const cols = queryableColumns(model);
     this.#kinds = Object.fromEntries(Object.entries(cols).map(([k, c]) => [k, c.kind]));
     this.#cols = Object.entries(this.#kinds);
@@ -107,11 +113,15 @@ export class SelectRunner {
     // Without JSON columns a mapped row holds only primitives and dates: a shallow copy is a private copy.
     this.#kept = new KeptResults(!this.#cols.some(([, kind]) => kind === 'json'));
     if (dialect === 'postgres') {
-      const values = this.#cols.map(([f, kind]) => (kind === 'date' ? `to_char(${this.q(f)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')` : this.q(f)));
+      const values = this.#cols.map(([f, kind]) =>
+        kind === 'date' ? `to_char(${this.q(f)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')` : this.q(f),
+      );
       // One JSON array per row: the driver reads one text field per row instead of one per column.
       // json_build_array takes at most 100 arguments; a wider model is read column by column.
       this.#jsonRows = values.length <= PG_JSON_ROW_MAX_COLUMNS;
-      this.#select = this.#jsonRows ? `json_build_array(${values.join(', ')})::text` : values.map((v, i) => `${v} AS ${this.q(this.#cols[i][0])}`).join(', ');
+      this.#select = this.#jsonRows
+        ? `json_build_array(${values.join(', ')})::text`
+        : values.map((v, i) => `${v} AS ${this.q(this.#cols[i][0])}`).join(', ');
     } else {
       this.#select = '*';
     }
@@ -150,7 +160,11 @@ export class SelectRunner {
     const parts: string[] = [];
     for (const [field, cond] of Object.entries(filter ?? {})) {
       const vi = valueIndexOf(this.model, field);
-      parts.push(vi ? valueClause(this.model, vi, cond, filter, `${this.#table}."uid"`, ph, modes?.get(field)) : this.#cond(field, cond, ph, noIndex));
+      parts.push(
+        vi
+          ? valueClause(this.model, vi, cond, filter, `${this.#table}."uid"`, ph, modes?.get(field))
+          : this.#cond(field, cond, ph, noIndex),
+      );
     }
     return parts.length ? ` WHERE ${parts.join(' AND ')}` : '';
   }
@@ -171,7 +185,12 @@ export class SelectRunner {
         params.push(v);
         return '?';
       });
-      const n = Number(this.#db().prepare(boundedCountSql(this.model, where)).raw(true).all(...params)[0][0]);
+      const n = Number(
+        this.#db()
+          .prepare(boundedCountSql(this.model, where))
+          .raw(true)
+          .all(...params)[0][0],
+      );
       (modes ??= new Map()).set(field, n === 0 ? 'empty' : 'exists');
       if (n > 0 && n <= DRIVE_MAX && (!fewest || n < fewest[1])) fewest = [field, n];
     }
@@ -194,8 +213,14 @@ export class SelectRunner {
       return `${c} ${isIn ? 'IN' : 'NOT IN'} (${list.map((v) => ph(this.#value(field, v))).join(', ')})`;
     }
     if ('$ne' in cond) return cond.$ne === null ? `${c} IS NOT NULL` : `(${c} <> ${ph(this.#value(field, cond.$ne))} OR ${c} IS NULL)`;
-    const ops: Array<[string, string]> = [['$gt', '>'], ['$gte', '>='], ['$lt', '<'], ['$lte', '<=']];
-    const parts = ops.filter(([op]) => (cond as Record<string, unknown>)[op] !== undefined)
+    const ops: Array<[string, string]> = [
+      ['$gt', '>'],
+      ['$gte', '>='],
+      ['$lt', '<'],
+      ['$lte', '<='],
+    ];
+    const parts = ops
+      .filter(([op]) => (cond as Record<string, unknown>)[op] !== undefined)
       .map(([op, sql]) => `${c} ${sql} ${ph(this.#value(field, (cond as Record<string, Scalar>)[op]))}`);
     if (!parts.length) throw invalid(`unsupported condition on ${field}`);
     return parts.join(' AND ');
@@ -219,7 +244,8 @@ export class SelectRunner {
         const kind = kinds[i];
         if (v === null || v === undefined) out[fields[i]] = null;
         else if (kind === 'json') out[fields[i]] = typeof v === 'string' ? JSON.parse(v) : v;
-        else if (kind === 'date') out[fields[i]] = sqlite ? sqliteDate(String(v)) : v instanceof Date ? new StoredDate(v.getTime()) : isoDate(String(v));
+        else if (kind === 'date')
+          out[fields[i]] = sqlite ? sqliteDate(String(v)) : v instanceof Date ? new StoredDate(v.getTime()) : isoDate(String(v));
         else if (kind === 'boolean') out[fields[i]] = Boolean(v);
         else if ((kind === 'integer' || kind === 'number') && typeof v === 'string') out[fields[i]] = Number(v);
         else if (kind !== undefined) out[fields[i]] = v;
@@ -252,7 +278,12 @@ export class SelectRunner {
     return (await this.#pgResult(manager, sql, params, rowMode)).rows;
   }
 
-  async #pgResult(manager: EntityManager, sql: string, params: unknown[], rowMode?: 'array'): Promise<{ rows: unknown[]; rowCount: number | null }> {
+  async #pgResult(
+    manager: EntityManager,
+    sql: string,
+    params: unknown[],
+    rowMode?: 'array',
+  ): Promise<{ rows: unknown[]; rowCount: number | null }> {
     const runner = manager.queryRunner as unknown as { connect(): Promise<PgQueryable> } | undefined;
     const target: PgQueryable = runner ? await runner.connect() : (this.ds.driver as unknown as { master: PgQueryable }).master;
     return target.query({ name: this.prepared ? preparedName(sql) : undefined, text: sql, values: params, rowMode });
@@ -327,7 +358,8 @@ export class SelectRunner {
    */
   async #pgRead(manager: EntityManager, tail: string, params: unknown[], session?: ReadSession): Promise<Record<string, unknown>[]> {
     this.#pgSnapshots ??= await pgSnapshotsUsable(this.ds);
-    if (manager.queryRunner || !this.#jsonRows || !this.#pgSnapshots) return this.#pgRecords(manager, `SELECT ${this.#select}${tail}`, params);
+    if (manager.queryRunner || !this.#jsonRows || !this.#pgSnapshots)
+      return this.#pgRecords(manager, `SELECT ${this.#select}${tail}`, params);
     const map = this.#pgMap();
     const key = `${tail}\u0000${JSON.stringify(params)}`;
     const hit = this.#kept.peek(key);
@@ -368,7 +400,12 @@ export class SelectRunner {
   }
 
   /** `extra` adds one more condition (full-text match) built with the same placeholders. */
-  async list(manager: EntityManager, q: { filter?: Filter; sort?: SortKey[]; limit?: number; offset?: number }, extra?: (ph: (v: unknown) => string) => string, session?: ReadSession): Promise<Record<string, unknown>[]> {
+  async list(
+    manager: EntityManager,
+    q: { filter?: Filter; sort?: SortKey[]; limit?: number; offset?: number },
+    extra?: (ph: (v: unknown) => string) => string,
+    session?: ReadSession,
+  ): Promise<Record<string, unknown>[]> {
     const params: unknown[] = [];
     let where = this.where(q.filter, params, this.#valueModes(q.filter));
     if (extra) {
@@ -380,7 +417,8 @@ export class SelectRunner {
     }
     let tail = ` FROM ${this.#table}${where}${this.orderBy(q.sort)}`;
     if (q.limit !== undefined) tail += ` LIMIT ${Math.max(0, Math.trunc(q.limit))}`;
-    if (q.offset) tail += `${q.limit === undefined && this.dialect === 'sqlite' ? ' LIMIT -1' : ''} OFFSET ${Math.max(0, Math.trunc(q.offset))}`;
+    if (q.offset)
+      tail += `${q.limit === undefined && this.dialect === 'sqlite' ? ' LIMIT -1' : ''} OFFSET ${Math.max(0, Math.trunc(q.offset))}`;
     return this.#all(manager, tail, params, session);
   }
 
@@ -423,7 +461,11 @@ export class SelectRunner {
 
   async count(manager: EntityManager, filter?: Filter): Promise<number> {
     const params: unknown[] = [];
-    const rows = await this.#count(manager, `SELECT COUNT(*) AS n FROM ${this.#table}${this.where(filter, params, this.#valueModes(filter))}`, params);
+    const rows = await this.#count(
+      manager,
+      `SELECT COUNT(*) AS n FROM ${this.#table}${this.where(filter, params, this.#valueModes(filter))}`,
+      params,
+    );
     return Number(rows);
   }
 }

@@ -33,7 +33,15 @@ const isBusy = (e: unknown) => /^SQLITE_BUSY/.test((e as { code?: string })?.cod
 export async function beginImmediate(driver: { databaseConnection: SqliteHandle }): Promise<void> {
   const db = driver.databaseConnection;
   let st = lockStatements.get(db);
-  if (!st) lockStatements.set(db, (st = { begin: db.prepare('BEGIN IMMEDIATE'), noWait: db.prepare('PRAGMA busy_timeout = 0'), wait: db.prepare(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`) }));
+  if (!st)
+    lockStatements.set(
+      db,
+      (st = {
+        begin: db.prepare('BEGIN IMMEDIATE'),
+        noWait: db.prepare('PRAGMA busy_timeout = 0'),
+        wait: db.prepare(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`),
+      }),
+    );
   const deadline = Date.now() + BUSY_TIMEOUT_MS;
   for (let delay = 1; ; delay = Math.min(delay * 2, 16)) {
     st.noWait.get();

@@ -8,7 +8,11 @@ import { beginImmediate, type SqliteHandle } from './sqlite-lock.js';
  * connection and the runner's bookkeeping is set as startTransaction would set it; COMMIT,
  * ROLLBACK and savepoints stay TypeORM's.
  */
-export async function beganTransaction<R>(ds: DataSource, begin: (qr: QueryRunner) => Promise<unknown>, fn: (m: EntityManager) => Promise<R>): Promise<R> {
+export async function beganTransaction<R>(
+  ds: DataSource,
+  begin: (qr: QueryRunner) => Promise<unknown>,
+  fn: (m: EntityManager) => Promise<R>,
+): Promise<R> {
   const qr = ds.createQueryRunner();
   await qr.connect();
   try {

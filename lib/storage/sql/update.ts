@@ -31,7 +31,12 @@ export class Writer {
   readonly #columns: Map<string, ColumnMetadata>;
   readonly #table: string;
 
-  constructor(private readonly ds: DataSource, private readonly dialect: SqlDialect, model: ModelDef, private readonly sel: SelectRunner) {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly dialect: SqlDialect,
+    model: ModelDef,
+    private readonly sel: SelectRunner,
+  ) {
     this.#columns = new Map(ds.getMetadata(model.name).columns.map((c) => [c.propertyName, c]));
     this.#table = sel.q(model.table);
   }
@@ -81,7 +86,10 @@ export class Writer {
       // in (a parameter beside a bigint column would be typed bigint by PostgreSQL).
       sets.push(`${name} = ${name} + ${Number.isSafeInteger(delta) ? ph(delta) : `(${delta})`}`);
     }
-    sets.push(`"updatedAt" = ${ph(this.ds.driver.preparePersistentValue(new Date(), this.#column('updatedAt')!))}`, '"version" = "version" + 1');
+    sets.push(
+      `"updatedAt" = ${ph(this.ds.driver.preparePersistentValue(new Date(), this.#column('updatedAt')!))}`,
+      '"version" = "version" + 1',
+    );
     return `UPDATE ${this.#table} SET ${sets.join(', ')}${this.#where(spec, params)}`;
   }
 
@@ -103,24 +111,34 @@ export class Writer {
    * order first (FOR UPDATE), so two writers of the same records never wait on each other in
    * opposite orders. Answers the rows as written (absent uids answer none).
    */
-  incrementMany(manager: EntityManager, changes: Array<{ uid: string; deltas: Record<string, number> }>, fields: string[]): Promise<Record<string, unknown>[]> {
+  incrementMany(
+    manager: EntityManager,
+    changes: Array<{ uid: string; deltas: Record<string, number> }>,
+    fields: string[],
+  ): Promise<Record<string, unknown>[]> {
     const names = fields.map((field) => {
       const col = this.#column(field);
       if (!col) throw new Error(`increment ${field}: no such column`);
       return this.sel.q(col.databaseName);
     });
-    const params: unknown[] = [changes.map((c) => c.uid), ...fields.map((f) => changes.map((c) => {
-      const delta = c.deltas[f] ?? 0;
-      if (!Number.isFinite(delta)) throw new Error(`increment ${f}: not a number`);
-      return delta;
-    }))];
+    const params: unknown[] = [
+      changes.map((c) => c.uid),
+      ...fields.map((f) =>
+        changes.map((c) => {
+          const delta = c.deltas[f] ?? 0;
+          if (!Number.isFinite(delta)) throw new Error(`increment ${f}: not a number`);
+          return delta;
+        }),
+      ),
+    ];
     const updatedAt = params.push(this.ds.driver.preparePersistentValue(new Date(), this.#column('updatedAt')!));
     // The amounts' columns are named d0, d1, … so the RETURNING list's names can only mean the table's.
     const sets = names.map((n, i) => `${n} = t.${n} + d."d${i}"`);
     const arrays = names.map((_, i) => `$${i + 2}::numeric[]`).join(', ');
-    const sql = `UPDATE ${this.#table} AS t SET ${sets.join(', ')}, "updatedAt" = $${updatedAt}, "version" = t."version" + 1 `
-      + `FROM (SELECT x.* FROM (SELECT "uid" FROM ${this.#table} WHERE "uid" = ANY($1::varchar[]) ORDER BY "uid" FOR UPDATE) AS l `
-      + `JOIN unnest($1::varchar[], ${arrays}) AS x("duid", ${names.map((_, i) => `"d${i}"`).join(', ')}) ON x."duid" = l."uid") AS d WHERE t."uid" = d."duid"`;
+    const sql =
+      `UPDATE ${this.#table} AS t SET ${sets.join(', ')}, "updatedAt" = $${updatedAt}, "version" = t."version" + 1 ` +
+      `FROM (SELECT x.* FROM (SELECT "uid" FROM ${this.#table} WHERE "uid" = ANY($1::varchar[]) ORDER BY "uid" FOR UPDATE) AS l ` +
+      `JOIN unnest($1::varchar[], ${arrays}) AS x("duid", ${names.map((_, i) => `"d${i}"`).join(', ')}) ON x."duid" = l."uid") AS d WHERE t."uid" = d."duid"`;
     return this.sel.returning(manager, sql, params);
   }
 

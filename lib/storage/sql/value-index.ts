@@ -77,10 +77,19 @@ export type ValueMode = 'in' | 'drive' | 'exists' | 'empty';
 export const DRIVE_MAX = 500;
 
 /** The WHERE condition for one value-index condition in the given mode. */
-export function valueClause(model: ModelDef, vi: ValueIndexDecl, cond: Condition, filter: Filter | undefined, uidCol: string, ph: (v: unknown) => string, mode: ValueMode = 'in'): string {
+export function valueClause(
+  model: ModelDef,
+  vi: ValueIndexDecl,
+  cond: Condition,
+  filter: Filter | undefined,
+  uidCol: string,
+  ph: (v: unknown) => string,
+  mode: ValueMode = 'in',
+): string {
   if (mode === 'empty') return '1 = 0';
   const where = valueWhere(vi, cond, filter, ph);
-  if (mode === 'exists') return `EXISTS (SELECT 1 FROM ${termsTable(model)} INDEXED BY "${model.table}_terms_uid" WHERE uid = ${uidCol} AND ${where})`;
+  if (mode === 'exists')
+    return `EXISTS (SELECT 1 FROM ${termsTable(model)} INDEXED BY "${model.table}_terms_uid" WHERE uid = ${uidCol} AND ${where})`;
   return `${uidCol} IN (SELECT uid FROM ${termsTable(model)} WHERE ${where})`;
 }
 
@@ -106,7 +115,10 @@ export const BATCH = 200;
 
 function placeholders(dialect: SqlDialect, rows: number, width: number): string {
   let n = 0;
-  return Array.from({ length: rows }, () => `(${Array.from({ length: width }, () => (dialect === 'sqlite' ? '?' : `$${++n}`)).join(', ')})`).join(', ');
+  return Array.from(
+    { length: rows },
+    () => `(${Array.from({ length: width }, () => (dialect === 'sqlite' ? '?' : `$${++n}`)).join(', ')})`,
+  ).join(', ');
 }
 
 /** Drops the values of these records (deleted, or about to be rewritten). */
@@ -119,18 +131,34 @@ export async function dropValues(manager: EntityManager, dialect: SqlDialect, mo
 }
 
 /** (Re)writes the values of these records; `fresh` skips the delete for records just created. */
-export async function writeValues(manager: EntityManager, dialect: SqlDialect, model: ModelDef, recs: Array<Record<string, unknown>>, fresh = false): Promise<void> {
-  if (!fresh) await dropValues(manager, dialect, model, recs.map((r) => String(r.uid)));
+export async function writeValues(
+  manager: EntityManager,
+  dialect: SqlDialect,
+  model: ModelDef,
+  recs: Array<Record<string, unknown>>,
+  fresh = false,
+): Promise<void> {
+  if (!fresh)
+    await dropValues(
+      manager,
+      dialect,
+      model,
+      recs.map((r) => String(r.uid)),
+    );
   const terms = recs.flatMap((r) => termsOf(model, r));
   for (let i = 0; i < terms.length; i += BATCH) {
     const chunk = terms.slice(i, i + BATCH);
-    await manager.query(`INSERT INTO ${termsTable(model)} (name, value, scope, uid) VALUES ${placeholders(dialect, chunk.length, 4)} ON CONFLICT DO NOTHING`, chunk.flat());
+    await manager.query(
+      `INSERT INTO ${termsTable(model)} (name, value, scope, uid) VALUES ${placeholders(dialect, chunk.length, 4)} ON CONFLICT DO NOTHING`,
+      chunk.flat(),
+    );
   }
 }
 
 async function exists(ds: DataSource, dialect: SqlDialect, model: ModelDef): Promise<boolean> {
   const name = `${model.table}_terms`;
-  if (dialect === 'sqlite') return ((await ds.query(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?`, [name])) as unknown[]).length > 0;
+  if (dialect === 'sqlite')
+    return ((await ds.query(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?`, [name])) as unknown[]).length > 0;
   const rows = (await ds.query('SELECT to_regclass($1) AS t', [`"${name}"`])) as Array<{ t: string | null }>;
   return rows[0]?.t !== null && rows[0]?.t !== undefined;
 }
@@ -139,19 +167,25 @@ async function exists(ds: DataSource, dialect: SqlDialect, model: ModelDef): Pro
  * Creates the side table of each model with value indexes (idempotent, safe when several processes
  * start). A table created here for a model that already has rows is filled from them once.
  */
-export async function ensureValueIndexes(ds: DataSource, dialect: SqlDialect, models: ModelDef[], readAfter: (m: ModelDef, afterUid: string) => Promise<Array<Record<string, unknown>>>): Promise<void> {
+export async function ensureValueIndexes(
+  ds: DataSource,
+  dialect: SqlDialect,
+  models: ModelDef[],
+  readAfter: (m: ModelDef, afterUid: string) => Promise<Array<Record<string, unknown>>>,
+): Promise<void> {
   for (const m of models.filter(hasValueIndexes)) {
     if (await exists(ds, dialect, m)) continue;
     const t = termsTable(m);
-    const statements = dialect === 'sqlite'
-      ? [
-        `CREATE TABLE IF NOT EXISTS ${t} (name TEXT NOT NULL, value TEXT NOT NULL, scope TEXT NOT NULL, uid TEXT NOT NULL, PRIMARY KEY (name, value, scope, uid)) WITHOUT ROWID`,
-        `CREATE INDEX IF NOT EXISTS "${m.table}_terms_uid" ON ${t} (uid)`,
-      ]
-      : [
-        `CREATE TABLE IF NOT EXISTS ${t} (name text NOT NULL, value text COLLATE "C" NOT NULL, scope text NOT NULL, uid varchar(64) NOT NULL, PRIMARY KEY (name, value, scope, uid))`,
-        `CREATE INDEX IF NOT EXISTS "${m.table}_terms_uid" ON ${t} (uid)`,
-      ];
+    const statements =
+      dialect === 'sqlite'
+        ? [
+            `CREATE TABLE IF NOT EXISTS ${t} (name TEXT NOT NULL, value TEXT NOT NULL, scope TEXT NOT NULL, uid TEXT NOT NULL, PRIMARY KEY (name, value, scope, uid)) WITHOUT ROWID`,
+            `CREATE INDEX IF NOT EXISTS "${m.table}_terms_uid" ON ${t} (uid)`,
+          ]
+        : [
+            `CREATE TABLE IF NOT EXISTS ${t} (name text NOT NULL, value text COLLATE "C" NOT NULL, scope text NOT NULL, uid varchar(64) NOT NULL, PRIMARY KEY (name, value, scope, uid))`,
+            `CREATE INDEX IF NOT EXISTS "${m.table}_terms_uid" ON ${t} (uid)`,
+          ];
     for (const sql of statements) {
       try {
         await ds.query(sql);

@@ -41,10 +41,12 @@ export class WalSync {
   sync(): Promise<void> {
     if (!this.#running) return this.#start();
     // The fsync under way may have begun before the caller's commit: wait for the one after it.
-    this.#next ??= this.#running.catch(() => undefined).then(() => {
-      this.#next = null;
-      return this.#start();
-    });
+    this.#next ??= this.#running
+      .catch(() => undefined)
+      .then(() => {
+        this.#next = null;
+        return this.#start();
+      });
     return this.#next;
   }
 

@@ -21,25 +21,74 @@ const fieldNames = [...new Set(decls.flatMap((d) => Object.keys(queryFields(d)))
 
 const fieldValue = fc.oneof(
   numberText,
-  fc.constantFrom('true', 'false', '1', '0', 'null', 'yes', '', '2026-01-01', '2026-01-01T00:00:00Z', '+275760-09-13T00:00:00.000Z', '-271821-04-20T00:00:00.000Z',
-    '0000-01-01', '-000001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z', '1970-01-01', 'Tue, 1 Jan 1 00:00:00 GMT', 'inbox', 'a\u0000b', '\u0000', '%', "'; DROP TABLE x; --", '\ud800'),
+  fc.constantFrom(
+    'true',
+    'false',
+    '1',
+    '0',
+    'null',
+    'yes',
+    '',
+    '2026-01-01',
+    '2026-01-01T00:00:00Z',
+    '+275760-09-13T00:00:00.000Z',
+    '-271821-04-20T00:00:00.000Z',
+    '0000-01-01',
+    '-000001-01-01T00:00:00Z',
+    '9999-12-31T23:59:59.999Z',
+    '1970-01-01',
+    'Tue, 1 Jan 1 00:00:00 GMT',
+    'inbox',
+    'a\u0000b',
+    '\u0000',
+    '%',
+    "'; DROP TABLE x; --",
+    '\ud800',
+  ),
   text(30),
 );
 const sortValue = fc.oneof(
-  fc.array(fc.tuple(fc.constantFrom('', '-', '+'), fc.constantFrom(...fieldNames, 'nope')).map(([s, f]) => s + f), { maxLength: 3 }).map((a) => a.join(',')),
-  fc.dictionary(fc.constantFrom(...fieldNames), fc.constantFrom<unknown>(1, -1, 'asc', 'desc', 'DESC', 0, null, 'x')).map((o) => JSON.stringify(o)),
+  fc
+    .array(
+      fc.tuple(fc.constantFrom('', '-', '+'), fc.constantFrom(...fieldNames, 'nope')).map(([s, f]) => s + f),
+      { maxLength: 3 },
+    )
+    .map((a) => a.join(',')),
+  fc
+    .dictionary(fc.constantFrom(...fieldNames), fc.constantFrom<unknown>(1, -1, 'asc', 'desc', 'DESC', 0, null, 'x'))
+    .map((o) => JSON.stringify(o)),
   fc.array(fc.constantFrom(...fieldNames), { maxLength: 3 }).map((a) => JSON.stringify(a)),
   fc.constantFrom('{', '[1]', '{"__proto__":1}', '"x"', 'null', '{"constructor":1}'),
 );
 /** Query pairs for one resource: mostly its own fields (a field it lacks is a plain 400). */
-const pairsFor = (fields: string[]) => fc.array(fc.oneof(
-  { arbitrary: fc.tuple(fc.constantFrom(...fields), fieldValue), weight: 6 },
-  { arbitrary: fc.tuple(fc.constantFrom('limit', 'page'), numberText), weight: 2 },
-  { arbitrary: fc.tuple(fc.constant('sort'), sortValue), weight: 2 },
-  { arbitrary: fc.tuple(fc.oneof(word, fc.constantFrom(...fieldNames, '__proto__', 'constructor', 'hasOwnProperty', 'scope')), text(10)), weight: 1 },
-), { maxLength: 5 });
-const query = fc.nat(decls.length - 1).chain((which) => fc.tuple(fc.constant(which), pairsFor(Object.keys(queryFields(decls[which]))), fc.boolean())).map(([which, pairs, raw]) =>
-  Buffer.concat([Buffer.from([which]), Buffer.from(pairs.map(([k, v]) => `${k}=${raw ? v.replace(/[&=]/g, '') : encodeURIComponent(v.replace(/[\ud800-\udfff]/g, '?'))}`).join('&'), 'utf8')]));
+const pairsFor = (fields: string[]) =>
+  fc.array(
+    fc.oneof(
+      { arbitrary: fc.tuple(fc.constantFrom(...fields), fieldValue), weight: 6 },
+      { arbitrary: fc.tuple(fc.constantFrom('limit', 'page'), numberText), weight: 2 },
+      { arbitrary: fc.tuple(fc.constant('sort'), sortValue), weight: 2 },
+      {
+        arbitrary: fc.tuple(
+          fc.oneof(word, fc.constantFrom(...fieldNames, '__proto__', 'constructor', 'hasOwnProperty', 'scope')),
+          text(10),
+        ),
+        weight: 1,
+      },
+    ),
+    { maxLength: 5 },
+  );
+const query = fc
+  .nat(decls.length - 1)
+  .chain((which) => fc.tuple(fc.constant(which), pairsFor(Object.keys(queryFields(decls[which]))), fc.boolean()))
+  .map(([which, pairs, raw]) =>
+    Buffer.concat([
+      Buffer.from([which]),
+      Buffer.from(
+        pairs.map(([k, v]) => `${k}=${raw ? v.replace(/[&=]/g, '') : encodeURIComponent(v.replace(/[\ud800-\udfff]/g, '?'))}`).join('&'),
+        'utf8',
+      ),
+    ]),
+  );
 
 let stores: Array<{ store: Store; db: TestDatabase }> = [];
 

@@ -41,10 +41,15 @@ describe.runIf(withScanners).each(backends)('metrics and diagnostics after real 
   beforeAll(async () => {
     rec = recorder();
     fx = await ingestFixture(backend, {
-      'mail:scan:rspamd:url': scanners.rspamdUrl, 'mail:scan:clamd:address': scanners.clamdAddress,
-      'mail:transport:sendmail:path': rec.bin, 'mail:transport:sendmail:log_path': rec.log,
+      'mail:scan:rspamd:url': scanners.rspamdUrl,
+      'mail:scan:clamd:address': scanners.clamdAddress,
+      'mail:transport:sendmail:path': rec.bin,
+      'mail:transport:sendmail:log_path': rec.log,
     });
-    real = fx.worker({ env: 'production', values: { 'mail:scan:rspamd:url': scanners.rspamdUrl, 'mail:scan:clamd:address': scanners.clamdAddress } });
+    real = fx.worker({
+      env: 'production',
+      values: { 'mail:scan:rspamd:url': scanners.rspamdUrl, 'mail:scan:clamd:address': scanners.clamdAddress },
+    });
   }, 60_000);
   afterAll(async () => fx?.close());
 
@@ -53,7 +58,8 @@ describe.runIf(withScanners).each(backends)('metrics and diagnostics after real 
     expect(r.status, JSON.stringify(r.body)).toBe(202);
     return r.body.transactionId as string;
   };
-  const entryOf = async (tx: string) => (await fx.api.deps.store.repo<IngestEntry>(IngestEntryModel).list({ filter: { transactionId: tx } }))[0];
+  const entryOf = async (tx: string) =>
+    (await fx.api.deps.store.repo<IngestEntry>(IngestEntryModel).list({ filter: { transactionId: tx } }))[0];
 
   it('counts scan verdicts, deliveries and sends; reports queue and Outbox states', async () => {
     // The development clean scanner (the worker of a development setup without scanners).
@@ -61,13 +67,20 @@ describe.runIf(withScanners).each(backends)('metrics and diagnostics after real 
     await drainQueue(fx.worker({ scanners: 'clean' }), 'dev-worker');
     expect(await entryOf(devTx)).toMatchObject({ state: 'delivered' });
     // Real rspamd and clamd: clean, spam (GTUBE), virus (EICAR).
-    const txs = [await handOff(message({ subject: 'clean' })), await handOff(message({ subject: 'spam', body: GTUBE })), await handOff(message({ subject: 'virus', body: EICAR }))];
+    const txs = [
+      await handOff(message({ subject: 'clean' })),
+      await handOff(message({ subject: 'spam', body: GTUBE })),
+      await handOff(message({ subject: 'virus', body: EICAR })),
+    ];
     await drainQueue(real, 'real-worker');
     expect((await Promise.all(txs.map(entryOf))).map((e) => e.state)).toEqual(['delivered', 'junk', 'quarantined']);
     // Fail closed: scanners that do not answer outside development quarantine the message.
     const failTx = await handOff(message({ subject: 'no scanner' }));
     const dead = `127.0.0.1:${await freePort()}`;
-    await drainQueue(fx.worker({ env: 'production', values: { 'mail:scan:rspamd:url': `http://${dead}`, 'mail:scan:clamd:address': dead } }), 'blind-worker');
+    await drainQueue(
+      fx.worker({ env: 'production', values: { 'mail:scan:rspamd:url': `http://${dead}`, 'mail:scan:clamd:address': dead } }),
+      'blind-worker',
+    );
     expect(await entryOf(failTx)).toMatchObject({ state: 'quarantined' });
     // One send through the real route (outbound scan by the real scanners, the recorder as sendmail).
     const d = await draft(fx.api, fx.users.aliceBox.uid, { from: 'alice@example.test', to: ['carol@example.net'] });
@@ -111,12 +124,27 @@ describe.runIf(withScanners).each(backends)('metrics and diagnostics after real 
     await writer.beat();
     // A push process that went silent long ago.
     const long = new Date(Date.now() - 3600_000);
-    await fx.api.deps.store.repo<Heartbeat>(HeartbeatModel).create({ daemon: 'push', instance: 'old-host:1', host: 'old-host', pid: 1, productVersion: '0.0.1', startedAt: long, lastSeenAt: long, intervalSeconds: 30, stoppedAt: null, details: { connections: 7 } });
+    await fx.api.deps.store.repo<Heartbeat>(HeartbeatModel).create({
+      daemon: 'push',
+      instance: 'old-host:1',
+      host: 'old-host',
+      pid: 1,
+      productVersion: '0.0.1',
+      startedAt: long,
+      lastSeenAt: long,
+      intervalSeconds: 30,
+      stoppedAt: null,
+      details: { connections: 7 },
+    });
     const stale = await fx.api.token({ uid: 'root', roles: ['admin'], elevated: new Date(Date.now() - 3600_000) });
     const r = await fx.api.call('GET', '/api/admin/diagnostics', { token: stale }); // reading needs no fresh elevation
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const d = r.body;
-    expect(d.versions).toMatchObject({ product: expect.stringMatching(/^\d+\.\d+\.\d+/), node: process.version, datastore: { kind: backend.name } });
+    expect(d.versions).toMatchObject({
+      product: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      node: process.version,
+      datastore: { kind: backend.name },
+    });
     expect(d.versions.datastore.version).toMatch(backend.name === 'postgres' ? /^PostgreSQL \d+/ : /^SQLite 3\.\d+/);
     const worker = d.daemons.find((x: { daemon: string }) => x.daemon === 'worker');
     expect(worker).toMatchObject({ alive: 1, processes: [{ instance: 'worker-host:4242', alive: true, stoppedAt: null }] });
@@ -129,14 +157,18 @@ describe.runIf(withScanners).each(backends)('metrics and diagnostics after real 
     expect(d.scanners.clamd).toMatchObject({ reachable: true, detail: expect.stringContaining('OK') });
     expect(d.transport).toMatchObject({ provider: 'sendmail', reachable: true, detail: `${rec.bin} is executable` });
     expect(d.status).toBe('degraded');
-    expect(d.problems).toEqual(expect.arrayContaining(['no api daemon has sent a heartbeat recently', 'no push daemon has sent a heartbeat recently']));
+    expect(d.problems).toEqual(
+      expect.arrayContaining(['no api daemon has sent a heartbeat recently', 'no push daemon has sent a heartbeat recently']),
+    );
     expect(d.problems.join('\n')).not.toMatch(/worker|rspamd|clamd|transport/);
 
     // svcmail doctor's worker check reads the same heartbeats.
     const doctorCtx = { config: fx.api.config, explicit: new Set<never>() };
     expect(await checkWorker(doctorCtx)).toMatchObject({ id: 'worker', status: 'ok', detail: expect.stringContaining('worker-host:4242') });
     await writer.stop();
-    expect(await fx.api.deps.store.repo<Heartbeat>(HeartbeatModel).findOne({ instance: 'worker-host:4242' })).toMatchObject({ stoppedAt: expect.any(Date) });
+    expect(await fx.api.deps.store.repo<Heartbeat>(HeartbeatModel).findOne({ instance: 'worker-host:4242' })).toMatchObject({
+      stoppedAt: expect.any(Date),
+    });
     expect(await checkWorker(doctorCtx)).toMatchObject({ status: 'fail', detail: expect.stringMatching(/worker-host:4242 stopped at/) });
     const after = await fx.api.call('GET', '/api/admin/diagnostics', { token: fx.users.admin });
     expect(after.body.daemons.find((x: { daemon: string }) => x.daemon === 'worker')).toMatchObject({ alive: 0 });
@@ -148,8 +180,12 @@ describe.each(backends.slice(0, 1))('diagnostics with nothing reachable ($name)'
   it('reports unreachable scanners and cloud transport; doctor warns when no worker ever ran', async () => {
     const dead = `127.0.0.1:${await freePort()}`;
     const api = await startTestApi(backend, {
-      'mail:scan:rspamd:url': `http://${dead}`, 'mail:scan:clamd:address': dead, 'mail:diagnostics:probe_timeout_ms': 1000,
-      'mail:transport:provider': 'api', 'mail:transport:api:url': `http://${dead}/send`, 'mail:transport:api:token': 'token-0123456789',
+      'mail:scan:rspamd:url': `http://${dead}`,
+      'mail:scan:clamd:address': dead,
+      'mail:diagnostics:probe_timeout_ms': 1000,
+      'mail:transport:provider': 'api',
+      'mail:transport:api:url': `http://${dead}/send`,
+      'mail:transport:api:token': 'token-0123456789',
     });
     try {
       const admin = await api.token({ uid: 'root', roles: ['admin'], elevated: true });
@@ -160,8 +196,17 @@ describe.each(backends.slice(0, 1))('diagnostics with nothing reachable ($name)'
       expect(d.scanners.clamd).toMatchObject({ reachable: false });
       expect(d.transport).toMatchObject({ provider: 'api', reachable: false });
       expect(d.status).toBe('degraded');
-      expect(d.problems).toEqual(expect.arrayContaining([expect.stringMatching(/^rspamd unreachable/), expect.stringMatching(/^clamd unreachable/), expect.stringMatching(/^mail transport/)]));
-      expect(await checkWorker({ config: api.config, explicit: new Set() })).toMatchObject({ status: 'warn', detail: 'no worker has recorded a heartbeat yet' });
+      expect(d.problems).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^rspamd unreachable/),
+          expect.stringMatching(/^clamd unreachable/),
+          expect.stringMatching(/^mail transport/),
+        ]),
+      );
+      expect(await checkWorker({ config: api.config, explicit: new Set() })).toMatchObject({
+        status: 'warn',
+        detail: 'no worker has recorded a heartbeat yet',
+      });
     } finally {
       await api.close();
     }

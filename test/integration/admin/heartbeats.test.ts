@@ -36,15 +36,29 @@ describe('daemon heartbeats (real api, push and worker processes)', () => {
   let people: Awaited<ReturnType<typeof seed>>;
   let worker: ChildProcess | null = null;
   const startWorker = async () => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/svcmail-worker.js'), '--config', stack.configFile, '--set', `mail:jobs:wake_address=127.0.0.1:${await freePort()}`],
-      { cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', NOTIFY_SOCKET: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, 'bin/svcmail-worker.js'), '--config', stack.configFile, '--set', `mail:jobs:wake_address=127.0.0.1:${await freePort()}`],
+      { cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', NOTIFY_SOCKET: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
-    await until('a worker heartbeat', async () => (await listHeartbeats(store, { daemon: 'worker' })).find((h) => h.pid === child.pid && !h.stoppedAt), 45_000).catch((e: Error) => { throw new Error(`${e.message}: ${out}`); });
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    await until(
+      'a worker heartbeat',
+      async () => (await listHeartbeats(store, { daemon: 'worker' })).find((h) => h.pid === child.pid && !h.stoppedAt),
+      45_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}: ${out}`);
+    });
     return child;
   };
-  const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+  const exited = (c: ChildProcess) =>
+    new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
 
   beforeAll(async () => {
     stack = await startStack({ copies: 1, values: { 'mail:heartbeat:interval_seconds': 1 } });
@@ -62,7 +76,9 @@ describe('daemon heartbeats (real api, push and worker processes)', () => {
     const ws = await Client.open(stack.push[0].url, { token: people.alice });
     const ws2 = await Client.open(stack.push[0].url, { token: people.bob });
     try {
-      await until('two connections in the push heartbeat', async () => (await listHeartbeats(store, { daemon: 'push' })).find((h) => h.details.connections === 2));
+      await until('two connections in the push heartbeat', async () =>
+        (await listHeartbeats(store, { daemon: 'push' })).find((h) => h.details.connections === 2),
+      );
       const m = await fetch(`${stack.api.url}/api/metrics`, { headers: { authorization: `Bearer ${people.admin}` } });
       expect(m.status).toBe(200);
       const text = await m.text();
@@ -72,15 +88,20 @@ describe('daemon heartbeats (real api, push and worker processes)', () => {
       const d = await stack.call('GET', '/api/admin/diagnostics', people.admin);
       const push = d.body.daemons.find((x: { daemon: string }) => x.daemon === 'push');
       expect(push).toMatchObject({ alive: 1, processes: [{ pid: stack.push[0].child.pid, alive: true, details: { connections: 2 } }] });
-      expect(d.body.daemons.find((x: { daemon: string }) => x.daemon === 'api')).toMatchObject({ alive: 1, processes: [{ pid: stack.api.child.pid }] });
+      expect(d.body.daemons.find((x: { daemon: string }) => x.daemon === 'api')).toMatchObject({
+        alive: 1,
+        processes: [{ pid: stack.api.child.pid }],
+      });
     } finally {
       ws.close();
       ws2.close();
     }
-    await until('no connections in the push heartbeat', async () => (await listHeartbeats(store, { daemon: 'push' })).find((h) => h.details.connections === 0));
+    await until('no connections in the push heartbeat', async () =>
+      (await listHeartbeats(store, { daemon: 'push' })).find((h) => h.details.connections === 0),
+    );
   }, 40_000);
 
-  it('svcmail doctor\'s worker check: ok while it beats, fail after a clean stop, fail after a kill once three periods pass', async () => {
+  it("svcmail doctor's worker check: ok while it beats, fail after a clean stop, fail after a kill once three periods pass", async () => {
     const ctx = { config: loadConfig({ file: stack.configFile, env: { NODE_ENV: 'test' } }), explicit: new Set<never>() };
     expect(await checkWorker(ctx)).toMatchObject({ status: 'warn' });
     worker = await startWorker();
@@ -89,16 +110,23 @@ describe('daemon heartbeats (real api, push and worker processes)', () => {
     expect(diag.body.daemons.find((x: { daemon: string }) => x.daemon === 'worker')).toMatchObject({ alive: 1 });
     worker.kill('SIGTERM');
     await exited(worker);
-    expect(await checkWorker(ctx)).toMatchObject({ status: 'fail', detail: expect.stringMatching(new RegExp(`:${worker.pid} stopped at`)) });
+    expect(await checkWorker(ctx)).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(new RegExp(`:${worker.pid} stopped at`)),
+    });
 
     worker = await startWorker();
     worker.kill('SIGKILL');
     await exited(worker);
     const killed = worker.pid;
-    const r = await until('the killed worker to count as down', async () => {
-      const c = await checkWorker(ctx);
-      return c && !Array.isArray(c) && c.status === 'fail' ? c : null;
-    }, 10_000);
+    const r = await until(
+      'the killed worker to count as down',
+      async () => {
+        const c = await checkWorker(ctx);
+        return c && !Array.isArray(c) && c.status === 'fail' ? c : null;
+      },
+      10_000,
+    );
     expect(r.detail).toMatch(new RegExp(`last heartbeat from [^ ]+:${killed} \\d+ s ago \\(more than 3 periods of 1 s\\)`));
   }, 120_000);
 });

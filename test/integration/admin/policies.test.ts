@@ -21,7 +21,8 @@ for (const backend of await sqlBackends()) {
     let plainAdmin: string;
     let staleAdmin: string;
     let alice: string;
-    const audit = (action: string) => fx.api.deps.store.repo<AuditEntry>(AuditEntryModel).list({ filter: { action }, sort: [{ field: 'createdAt', dir: 'asc' }] });
+    const audit = (action: string) =>
+      fx.api.deps.store.repo<AuditEntry>(AuditEntryModel).list({ filter: { action }, sort: [{ field: 'createdAt', dir: 'asc' }] });
     const call = (method: string, path: string, token: string | null, body?: unknown) => fx.api.call(method, path, { token, body });
 
     beforeAll(async () => {
@@ -33,8 +34,21 @@ for (const backend of await sqlBackends()) {
     afterAll(async () => fx?.close());
 
     describe.each([
-      ['mailbox-policy', { defaultQuotaBytes: 0, maxAliases: 100, plusAddressing: true, defaultReceiptSettings: { internal: 'ask', federated: 'ask', external: 'never' } }, { maxAliases: 2 }],
-      ['retention-policy', { inboxDays: null, sentDays: null, deletedDays: null, junkDays: null, archiveDays: null, userFoldersDays: null }, { junkDays: 30 }],
+      [
+        'mailbox-policy',
+        {
+          defaultQuotaBytes: 0,
+          maxAliases: 100,
+          plusAddressing: true,
+          defaultReceiptSettings: { internal: 'ask', federated: 'ask', external: 'never' },
+        },
+        { maxAliases: 2 },
+      ],
+      [
+        'retention-policy',
+        { inboxDays: null, sentDays: null, deletedDays: null, junkDays: null, archiveDays: null, userFoldersDays: null },
+        { junkDays: 30 },
+      ],
     ])('%s', (name, defaults, change) => {
       it('answers the defaults (version 0) to any signed-in user, 401 without a token', async () => {
         const r = await call('GET', `/api/system/${name}`, alice);
@@ -64,7 +78,12 @@ for (const backend of await sqlBackends()) {
         expect((await call('PUT', `/api/system/${name}`, admin, { ...change, version: 0 })).status).toBe(409);
         const entries = await audit(`${name}.update`);
         expect(entries).toHaveLength(1);
-        expect(entries[0]).toMatchObject({ actor: 'root', resource: name, before: { ...defaults, version: 0 }, after: { ...change, version: 1 } });
+        expect(entries[0]).toMatchObject({
+          actor: 'root',
+          resource: name,
+          before: { ...defaults, version: 0 },
+          after: { ...change, version: 1 },
+        });
       });
     });
 
@@ -78,15 +97,29 @@ for (const backend of await sqlBackends()) {
     });
 
     it('mailbox-policy: default quota and receipt settings apply to new mailboxes created without them; the alias limit holds on create and update', async () => {
-      const p = await call('PUT', '/api/system/mailbox-policy', admin, { defaultQuotaBytes: 5_000_000, defaultReceiptSettings: { internal: 'always', federated: 'never', external: 'never' } });
+      const p = await call('PUT', '/api/system/mailbox-policy', admin, {
+        defaultQuotaBytes: 5_000_000,
+        defaultReceiptSettings: { internal: 'always', federated: 'never', external: 'never' },
+      });
       expect(p.status, JSON.stringify(p.body)).toBe(200);
       const a = await call('POST', '/api/mail/mailboxes', admin, { address: 'carol@example.test', owners: ['carol'] });
       expect(a.status, JSON.stringify(a.body)).toBe(201);
-      const b = await call('POST', '/api/mail/mailboxes', admin, { address: 'dave@example.test', owners: ['dave'], quotaBytes: 0, receiptSettings: { internal: 'never', federated: 'ask', external: 'ask' } });
+      const b = await call('POST', '/api/mail/mailboxes', admin, {
+        address: 'dave@example.test',
+        owners: ['dave'],
+        quotaBytes: 0,
+        receiptSettings: { internal: 'never', federated: 'ask', external: 'ask' },
+      });
       expect(b.status).toBe(201);
       const repo = fx.api.deps.store.repo<Mailbox>(MailboxModel);
-      expect(await repo.get(a.body.uid)).toMatchObject({ quotaBytes: 5_000_000, receiptSettings: { internal: 'always', federated: 'never', external: 'never' } });
-      expect(await repo.get(b.body.uid)).toMatchObject({ quotaBytes: 0, receiptSettings: { internal: 'never', federated: 'ask', external: 'ask' } });
+      expect(await repo.get(a.body.uid)).toMatchObject({
+        quotaBytes: 5_000_000,
+        receiptSettings: { internal: 'always', federated: 'never', external: 'never' },
+      });
+      expect(await repo.get(b.body.uid)).toMatchObject({
+        quotaBytes: 0,
+        receiptSettings: { internal: 'never', federated: 'ask', external: 'ask' },
+      });
       // maxAliases is 2 since the change above
       const three = ['e1@example.test', 'e2@example.test', 'e3@example.test'];
       const c = await call('POST', '/api/mail/mailboxes', admin, { address: 'erin@example.test', owners: ['erin'], aliases: three });
@@ -96,17 +129,26 @@ for (const backend of await sqlBackends()) {
       const upd = await call('PUT', `/api/mail/mailboxes/${a.body.uid}?scope=admin`, admin, { aliases: three, version: a.body.version });
       expect(upd.status).toBe(400);
       expect((await repo.get(a.body.uid))!.aliases).toEqual([]);
-      expect((await call('PUT', `/api/mail/mailboxes/${a.body.uid}?scope=admin`, admin, { aliases: three.slice(0, 2), version: a.body.version })).status).toBe(200);
+      expect(
+        (await call('PUT', `/api/mail/mailboxes/${a.body.uid}?scope=admin`, admin, { aliases: three.slice(0, 2), version: a.body.version }))
+          .status,
+      ).toBe(200);
     });
 
     it('mailbox-policy plusAddressing off: user+tag@ no longer resolves (the setting alone is not enough)', async () => {
-      const resolve = (rcpt: string) => fetch(`${fx.api.url}/internal/mta/resolve?rcpt=${encodeURIComponent(rcpt)}`, { headers: { authorization: `Bearer ${INGEST_SECRET}` } });
+      const resolve = (rcpt: string) =>
+        fetch(`${fx.api.url}/internal/mta/resolve?rcpt=${encodeURIComponent(rcpt)}`, {
+          headers: { authorization: `Bearer ${INGEST_SECRET}` },
+        });
       expect((await resolve('alice+news@example.test')).status).toBe(200);
       const cur = (await call('GET', '/api/system/mailbox-policy', alice)).body;
       expect((await call('PUT', '/api/system/mailbox-policy', admin, { plusAddressing: false, version: cur.version })).status).toBe(200);
       expect((await resolve('alice+news@example.test')).status).toBe(404);
       expect((await resolve('alice@example.test')).status).toBe(200);
-      const r = await fx.deliver({ to: ['alice+news@example.test'], raw: 'From: x@remote.example\r\nTo: alice+news@example.test\r\nSubject: tagged\r\n\r\nhi\r\n' });
+      const r = await fx.deliver({
+        to: ['alice+news@example.test'],
+        raw: 'From: x@remote.example\r\nTo: alice+news@example.test\r\nSubject: tagged\r\n\r\nhi\r\n',
+      });
       expect(r.status).toBe(202);
       expect(r.body).toMatchObject({ queued: 0, results: [{ recipient: 'alice+news@example.test', status: 'unknown' }] });
       await call('PUT', '/api/system/mailbox-policy', admin, { plusAddressing: true });
@@ -119,7 +161,14 @@ for (const backend of await sqlBackends()) {
       expect(anon.body).toMatchObject({ name: 'svcmail', logo: null, primaryColor: '#1f6feb', version: 0 });
       expect((await call('PUT', '/api/system/branding', null, { name: 'x' })).status).toBe(401);
       expect((await call('PUT', '/api/system/branding', plainAdmin, { name: 'x' })).body.code).toBe('api-104');
-      for (const bad of [{ primaryColor: 'red' }, { accentColor: '#12345' }, { logo: 'http://cdn.example/logo.png' }, { logo: 'data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=' }, { logo: 'javascript:alert(1)' }, { name: '<b>x</b>' }]) {
+      for (const bad of [
+        { primaryColor: 'red' },
+        { accentColor: '#12345' },
+        { logo: 'http://cdn.example/logo.png' },
+        { logo: 'data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=' },
+        { logo: 'javascript:alert(1)' },
+        { name: '<b>x</b>' },
+      ]) {
         const r = await call('PUT', '/api/system/branding', admin, bad);
         expect(r.status, JSON.stringify(bad)).toBe(400);
       }
@@ -127,7 +176,12 @@ for (const backend of await sqlBackends()) {
       const tooBig = await call('PUT', '/api/system/branding', admin, { logo: big });
       expect(tooBig.status).toBe(400);
       expect(tooBig.body.message).toMatch(/at most 262144/);
-      const ok = await call('PUT', '/api/system/branding', admin, { name: 'Example Mail', logo: PNG_1PX, primaryColor: '#ABCDEF', accentColor: '#f00' });
+      const ok = await call('PUT', '/api/system/branding', admin, {
+        name: 'Example Mail',
+        logo: PNG_1PX,
+        primaryColor: '#ABCDEF',
+        accentColor: '#f00',
+      });
       expect(ok.status, JSON.stringify(ok.body)).toBe(200);
       expect(ok.body).toMatchObject({ name: 'Example Mail', logo: PNG_1PX, primaryColor: '#abcdef', accentColor: '#f00', version: 1 });
       expect((await call('GET', '/api/system/branding', null)).body).toMatchObject({ name: 'Example Mail', logo: PNG_1PX });
@@ -135,7 +189,10 @@ for (const backend of await sqlBackends()) {
       expect(url.body.logo).toBe('https://cdn.example/logo.png');
       const entries = await audit('branding.update');
       expect(entries).toHaveLength(2);
-      expect(entries[0].after).toMatchObject({ name: 'Example Mail', logo: expect.stringMatching(/^data:image\/png;base64 sha256:[0-9a-f]{64}$/) });
+      expect(entries[0].after).toMatchObject({
+        name: 'Example Mail',
+        logo: expect.stringMatching(/^data:image\/png;base64 sha256:[0-9a-f]{64}$/),
+      });
       expect(JSON.stringify(entries)).not.toContain(PNG_1PX.slice(30));
       expect(await fx.api.deps.store.repo(branding.model).count()).toBe(1);
     });
@@ -147,7 +204,12 @@ for (const backend of await sqlBackends()) {
       mkdirSync(caDir, { recursive: true });
       const s0 = await call('GET', '/api/system/setup', staleAdmin); // a read needs no fresh elevation
       expect(s0.status).toBe(200);
-      expect(s0.body).toMatchObject({ complete: false, version: 0, ca: { backend: 'local' }, configuration: { ingestSecretChanged: true } });
+      expect(s0.body).toMatchObject({
+        complete: false,
+        version: 0,
+        ca: { backend: 'local' },
+        configuration: { ingestSecretChanged: true },
+      });
       expect(s0.body.domains.map((d: { name: string }) => d.name)).toEqual(['example.test']);
       expect(s0.body.domains[0]).toMatchObject({ verified: true, dkimPublicKey: false, dkimKeyFile: false });
       expect(s0.body.dkim.missing).toEqual(['example.test']);
@@ -163,7 +225,10 @@ for (const backend of await sqlBackends()) {
       expect(one.status, JSON.stringify(one.body)).toBe(200);
       expect(one.body.steps.filter((s: { done: boolean }) => s.done).map((s: { step: string }) => s.step)).toEqual(['signin', 'domains']);
       expect(one.body.complete).toBe(false);
-      const all = await call('POST', '/api/system/setup', admin, { complete: ['dns', 'mailboxes', 'policies', 'branding'], version: one.body.version });
+      const all = await call('POST', '/api/system/setup', admin, {
+        complete: ['dns', 'mailboxes', 'policies', 'branding'],
+        version: one.body.version,
+      });
       expect(all.body).toMatchObject({ complete: true, completedAt: expect.any(String) });
       expect((await call('POST', '/api/system/setup', admin, { reopen: ['dns'], version: one.body.version })).status).toBe(409);
       const reopened = await call('POST', '/api/system/setup', admin, { reopen: ['dns'] });
@@ -173,7 +238,11 @@ for (const backend of await sqlBackends()) {
       expect(stored[0].completedSteps).toEqual(['signin', 'domains', 'mailboxes', 'policies', 'branding']);
       const entries = await audit('setup.update');
       expect(entries).toHaveLength(3);
-      expect(entries[2]).toMatchObject({ actor: 'root', before: { completedSteps: ['signin', 'domains', 'dns', 'mailboxes', 'policies', 'branding'] }, after: { completedSteps: ['signin', 'domains', 'mailboxes', 'policies', 'branding'] } });
+      expect(entries[2]).toMatchObject({
+        actor: 'root',
+        before: { completedSteps: ['signin', 'domains', 'dns', 'mailboxes', 'policies', 'branding'] },
+        after: { completedSteps: ['signin', 'domains', 'mailboxes', 'policies', 'branding'] },
+      });
     });
   });
 }

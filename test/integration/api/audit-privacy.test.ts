@@ -14,9 +14,12 @@ describe.each(backends)('audit entries of mailbox changes on $name', (backend) =
   });
   afterAll(async () => api?.close());
 
-  it("record which fields the owner changed, never their values", async () => {
+  it('record which fields the owner changed, never their values', async () => {
     const { alice, admin, aliceBox } = people;
-    const r = await api.call('PUT', `/api/mail/mailboxes/${aliceBox.uid}`, { token: alice, body: { version: aliceBox.version, safeSenders: ['secret-friend@elsewhere.test'] } });
+    const r = await api.call('PUT', `/api/mail/mailboxes/${aliceBox.uid}`, {
+      token: alice,
+      body: { version: aliceBox.version, safeSenders: ['secret-friend@elsewhere.test'] },
+    });
     expect(r.status).toBe(200);
     const log = await api.call('GET', `/api/mail/audit-log?resourceUid=${aliceBox.uid}&sort=-createdAt`, { token: admin });
     expect(log.status).toBe(200);
@@ -28,7 +31,10 @@ describe.each(backends)('audit entries of mailbox changes on $name', (backend) =
   it('keep the values of administrative changes', async () => {
     const { admin, aliceBox } = people;
     const cur = await api.call('GET', `/api/mail/mailboxes/${aliceBox.uid}?scope=admin`, { token: admin });
-    const r = await api.call('PUT', `/api/mail/mailboxes/${aliceBox.uid}?scope=admin`, { token: admin, body: { version: cur.body.version, quotaBytes: 5000 } });
+    const r = await api.call('PUT', `/api/mail/mailboxes/${aliceBox.uid}?scope=admin`, {
+      token: admin,
+      body: { version: cur.body.version, quotaBytes: 5000 },
+    });
     expect(r.status).toBe(200);
     const log = await api.call('GET', `/api/mail/audit-log?resourceUid=${aliceBox.uid}&action=mailboxes.update.admin`, { token: admin });
     expect(log.body).toHaveLength(1);

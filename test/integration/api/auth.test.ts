@@ -7,7 +7,9 @@ import { AUDIENCE, ISSUER, seedUsers, startTestApi, TEST_SECRET, type TestApi } 
 const backends = await sqlBackends();
 
 /** A token shaped like the sign-in service's, with every part under the test's control. */
-async function forge(opts: { secret?: string; aud?: string; iss?: string; exp?: number; claims?: Record<string, unknown> } = {}): Promise<string> {
+async function forge(
+  opts: { secret?: string; aud?: string; iss?: string; exp?: number; claims?: Record<string, unknown> } = {},
+): Promise<string> {
   return new SignJWT(opts.claims ?? { profile: { uid: 'alice', roles: [] } })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt()
@@ -46,14 +48,36 @@ describe.each(backends)('authentication on $name', (backend) => {
     ['a bad signature', 403, 'api-101', async () => ({ authorization: `Bearer ${await forge({ secret: 'another-secret-0123456789' })}` })],
     ['a wrong audience', 403, 'api-101', async () => ({ authorization: `Bearer ${await forge({ aud: 'other.test' })}` })],
     ['a wrong issuer', 403, 'api-101', async () => ({ authorization: `Bearer ${await forge({ iss: 'evil.test' })}` })],
-    ['an expired token', 401, 'api-100', async () => ({ authorization: `Bearer ${await forge({ exp: Math.floor(Date.now() / 1000) - 30 })}` })],
+    [
+      'an expired token',
+      401,
+      'api-100',
+      async () => ({ authorization: `Bearer ${await forge({ exp: Math.floor(Date.now() / 1000) - 30 })}` }),
+    ],
     ['a token without profile', 403, 'api-101', async () => ({ authorization: `Bearer ${await forge({ claims: { sub: 'alice' } })}` })],
-    ['an unsigned (alg none) token', 403, 'api-101', async () => ({ authorization: `Bearer ${new UnsecuredJWT({ profile: { uid: 'alice', roles: [] } }).setAudience(AUDIENCE).setIssuer(ISSUER).setExpirationTime('10m').encode()}` })],
-    ['an RS256 token (an OAuth access token: sign in for a session token)', 401, 'api-100', async () => {
-      const { privateKey } = await generateKeyPair('RS256');
-      const t = await new SignJWT({ profile: { uid: 'alice', roles: [] } }).setProtectedHeader({ alg: 'RS256' }).setAudience(AUDIENCE).setIssuer(ISSUER).setExpirationTime('10m').sign(privateKey);
-      return { authorization: `Bearer ${t}` };
-    }],
+    [
+      'an unsigned (alg none) token',
+      403,
+      'api-101',
+      async () => ({
+        authorization: `Bearer ${new UnsecuredJWT({ profile: { uid: 'alice', roles: [] } }).setAudience(AUDIENCE).setIssuer(ISSUER).setExpirationTime('10m').encode()}`,
+      }),
+    ],
+    [
+      'an RS256 token (an OAuth access token: sign in for a session token)',
+      401,
+      'api-100',
+      async () => {
+        const { privateKey } = await generateKeyPair('RS256');
+        const t = await new SignJWT({ profile: { uid: 'alice', roles: [] } })
+          .setProtectedHeader({ alg: 'RS256' })
+          .setAudience(AUDIENCE)
+          .setIssuer(ISSUER)
+          .setExpirationTime('10m')
+          .sign(privateKey);
+        return { authorization: `Bearer ${t}` };
+      },
+    ],
     ['an invalid jwt cookie', 403, 'api-101', async () => ({ cookie: 'jwt=abc.def.ghi' })],
   ])('%s → %i %s', async (_what, status, code, headers) => {
     const r = await readInbox(await headers());
@@ -73,11 +97,15 @@ describe.each(backends)('authentication on $name', (backend) => {
   describe('jwt cookie and CSRF', () => {
     let folder: { uid: string; version: number };
     beforeAll(async () => {
-      const r = await api.call('POST', '/api/mail/folders', { token: people.alice, body: { mailboxUid: people.aliceBox.uid, name: 'csrf-0' } });
+      const r = await api.call('POST', '/api/mail/folders', {
+        token: people.alice,
+        body: { mailboxUid: people.aliceBox.uid, name: 'csrf-0' },
+      });
       folder = r.body;
     });
 
-    const stored = async () => (await api.call('GET', `/api/mail/folders/${folder.uid}`, { token: people.alice })).body as { name: string; version: number };
+    const stored = async () =>
+      (await api.call('GET', `/api/mail/folders/${folder.uid}`, { token: people.alice })).body as { name: string; version: number };
 
     it('a cookie GET needs no CSRF token', async () => {
       const r = await readInbox({ cookie: `jwt=${people.alice}` });
@@ -92,7 +120,10 @@ describe.each(backends)('authentication on $name', (backend) => {
       ['a header of another length', (t) => ({ cookie: `jwt=${t}; csrf=abc123`, 'x-csrf-token': 'abc1234' })],
     ])('a cookie write with %s → 403 api-105, nothing changed', async (_what, headers) => {
       const before = await stored();
-      const r = await api.call('PUT', `/api/mail/folders/${folder.uid}`, { headers: headers(people.alice), body: { name: 'csrf-changed', version: before.version } });
+      const r = await api.call('PUT', `/api/mail/folders/${folder.uid}`, {
+        headers: headers(people.alice),
+        body: { name: 'csrf-changed', version: before.version },
+      });
       expect(r).toMatchObject({ status: 403, body: { code: 'api-105' } });
       expect(await stored()).toEqual(before);
     });
@@ -109,7 +140,10 @@ describe.each(backends)('authentication on $name', (backend) => {
 
     it('a bearer write needs no CSRF token', async () => {
       const before = await stored();
-      const r = await api.call('PUT', `/api/mail/folders/${folder.uid}`, { token: people.alice, body: { name: 'bearer-ok', version: before.version } });
+      const r = await api.call('PUT', `/api/mail/folders/${folder.uid}`, {
+        token: people.alice,
+        body: { name: 'bearer-ok', version: before.version },
+      });
       expect(r.status).toBe(200);
       expect((await stored()).name).toBe('bearer-ok');
     });
@@ -143,7 +177,11 @@ describe.each(backends)('authentication on $name', (backend) => {
       // Spec: "With none or stale elevation the answer is 403, code api-104."
       ['no elevation at all', 403, null, 'api-104'],
     ])('?scope=admin with %s → %i', async (_what, status, ageSeconds, code) => {
-      const token = await api.token({ uid: 'root', roles: ['admin'], elevated: ageSeconds === null ? false : new Date(Date.now() - ageSeconds * 1000) });
+      const token = await api.token({
+        uid: 'root',
+        roles: ['admin'],
+        elevated: ageSeconds === null ? false : new Date(Date.now() - ageSeconds * 1000),
+      });
       const r = await api.call('GET', `/api/mail/mailboxes/${people.aliceBox.uid}?scope=admin`, { token });
       expect(r.status).toBe(status);
       if (code) expect(r.body.code).toBe(code);

@@ -18,7 +18,10 @@ async function appWith(nodeEnv: string, enabled: boolean) {
   const db = freshSqlite();
   // Outside development every secret must be set for real (the ingest hand-off refuses its default).
   const production: Record<string, unknown> = { 'mail:transport:ingest:secret': 'ingest-secret-0123456789' };
-  const config = loadConfig({ env: { NODE_ENV: nodeEnv }, values: { ...production, 'auth:secret': SECRET, 'mail:dev_auto_login:enabled': enabled, 'log:level': 'silent' } });
+  const config = loadConfig({
+    env: { NODE_ENV: nodeEnv },
+    values: { ...production, 'auth:secret': SECRET, 'mail:dev_auto_login:enabled': enabled, 'log:level': 'silent' },
+  });
   const registry = productRegistry();
   const store = await openSqlStore({ url: db.url, models: productModels(registry), synchronize: true });
   const { app } = buildApiApp({ config, store, events: new LocalEventBus(), log: createLogger({ level: 'silent' }) }, registry);
@@ -26,9 +29,15 @@ async function appWith(nodeEnv: string, enabled: boolean) {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    url, store, config,
+    url,
+    store,
+    config,
     call: async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) => {
-      const res = await fetch(url + path, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+      const res = await fetch(url + path, {
+        method,
+        headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
       const text = await res.text();
       return { status: res.status, body: text ? JSON.parse(text) : null };
     },
@@ -94,7 +103,11 @@ describe.each<[string, string, boolean]>([
   });
   afterAll(async () => a?.close());
 
-  it.each([['GET', '/api/mail/domains'], ['POST', '/api/mail/domains'], ['GET', '/api/openapi/json']])('%s %s without a token → 401 api-100', async (method, path) => {
+  it.each([
+    ['GET', '/api/mail/domains'],
+    ['POST', '/api/mail/domains'],
+    ['GET', '/api/openapi/json'],
+  ])('%s %s without a token → 401 api-100', async (method, path) => {
     const r = await a.call(method, path, {}, method === 'POST' ? { name: 'nope.test' } : undefined);
     expect(r).toMatchObject({ status: 401, body: { code: 'api-100' } });
     expect(await a.store.repo(DomainModel).count()).toBe(0);

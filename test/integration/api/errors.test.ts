@@ -24,8 +24,14 @@ const INTERNALS = 'connect to 10.1.2.3 failed at /srv/secret/path.ts:42';
 
 /** A registry with one resource whose create hook fails the way a bug would: a plain Error. */
 const gadgets = defineResource({
-  group: 'mail', name: 'gadgets', entity: 'gadget', summary: 'test gadgets', model: GadgetModel, scope: 'global',
-  defaultAcl: [{ subject: 'authenticated', rights: ['owner'] }], createAcl: [{ subject: 'authenticated', rights: ['create'] }],
+  group: 'mail',
+  name: 'gadgets',
+  entity: 'gadget',
+  summary: 'test gadgets',
+  model: GadgetModel,
+  scope: 'global',
+  defaultAcl: [{ subject: 'authenticated', rights: ['owner'] }],
+  createAcl: [{ subject: 'authenticated', rights: ['create'] }],
   hooks: {
     beforeCreate(_ctx, data) {
       if (data.label === 'boom') throw new Error(INTERNALS);
@@ -35,22 +41,41 @@ const gadgets = defineResource({
   },
 });
 
-interface Custom { url: string; store: Store; logs: string[]; token: string; close(): Promise<void> }
+interface Custom {
+  url: string;
+  store: Store;
+  logs: string[];
+  token: string;
+  close(): Promise<void>;
+}
 
 /** An api app on a test registry, a fresh database and a logger whose lines the test reads. */
 async function customApi(open: () => Promise<TestDatabase>): Promise<Custom> {
   const db = await open();
   const { loadConfig } = await import('../../../lib/config/index.js');
-  const config = loadConfig({ env: { NODE_ENV: 'test' }, values: { 'auth:secret': 'custom-secret-0123456789', 'mail:dev_auto_login:enabled': false } });
+  const config = loadConfig({
+    env: { NODE_ENV: 'test' },
+    values: { 'auth:secret': 'custom-secret-0123456789', 'mail:dev_auto_login:enabled': false },
+  });
   const store = await openSqlStore({ url: db.url, models: [GadgetModel, AclEntryModel, AuditEntryModel], synchronize: true });
   const logs: string[] = [];
-  const log = pino({ level: 'info' }, new Writable({ write(chunk, _enc, cb) { logs.push(String(chunk)); cb(); } }));
+  const log = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk, _enc, cb) {
+        logs.push(String(chunk));
+        cb();
+      },
+    }),
+  );
   const deps: Deps = { config, store, events: new LocalEventBus(), log };
   const { app } = buildApiApp(deps, new ResourceRegistry().add(gadgets));
   const server: Server = createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, store, logs,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    store,
+    logs,
     token: await signToken(config, { uid: 'alice' }),
     async close() {
       server.closeAllConnections();
@@ -75,7 +100,12 @@ describe.each(backends)('error answers on $name', (backend) => {
     await api?.close();
   });
 
-  const post = (label: string) => fetch(`${custom.url}/api/mail/gadgets`, { method: 'POST', headers: { authorization: `Bearer ${custom.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ label }) });
+  const post = (label: string) =>
+    fetch(`${custom.url}/api/mail/gadgets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${custom.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ label }),
+    });
 
   it('the test registry works (control case)', async () => {
     const r = await post('fine');
@@ -83,7 +113,10 @@ describe.each(backends)('error answers on $name', (backend) => {
     expect(await custom.store.repo(GadgetModel).count()).toBe(1);
   });
 
-  it.each([['a thrown Error', 'boom'], ['a TypeError', 'type']])('%s becomes a bare 500 api-199 without internals, logged with the request id', async (_what, label) => {
+  it.each([
+    ['a thrown Error', 'boom'],
+    ['a TypeError', 'type'],
+  ])('%s becomes a bare 500 api-199 without internals, logged with the request id', async (_what, label) => {
     const r = await post(label);
     const text = await r.text();
     expect(r.status).toBe(500);
@@ -91,7 +124,9 @@ describe.each(backends)('error answers on $name', (backend) => {
     expect(text).not.toMatch(/secret|10\.1\.2\.3|stack|\.ts|null|TypeError/);
     const reqId = r.headers.get('x-request-id')!;
     expect(reqId).toBeTruthy();
-    const line = custom.logs.map((l) => JSON.parse(l) as { reqId?: string; msg: string; err?: { message: string } }).find((l) => l.reqId === reqId && l.msg === 'unhandled error');
+    const line = custom.logs
+      .map((l) => JSON.parse(l) as { reqId?: string; msg: string; err?: { message: string } })
+      .find((l) => l.reqId === reqId && l.msg === 'unhandled error');
     expect(line?.err?.message).toBeTruthy();
     expect(await custom.store.repo(GadgetModel).count({ label })).toBe(0);
   });
@@ -122,12 +157,24 @@ describe.each(backends)('error answers on $name', (backend) => {
   });
 
   it('the body errors say what is wrong: a bare value points at {value, version}; a body too large names body_limit_bytes', async () => {
-    const bare = await api.call('PUT', '/api/mail/folders/x/name', { token, body: '"Renamed"', headers: { 'content-type': 'application/json' } });
-    expect(bare.body.message).toBe('The body must be a JSON object, not a bare value; to set one property send {"value": <new value>, "version": <the record\'s version>}');
+    const bare = await api.call('PUT', '/api/mail/folders/x/name', {
+      token,
+      body: '"Renamed"',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(bare.body.message).toBe(
+      'The body must be a JSON object, not a bare value; to set one property send {"value": <new value>, "version": <the record\'s version>}',
+    );
     const bad = await api.call('POST', '/api/mail/folders', { token, body: '{"name": ', headers: { 'content-type': 'application/json' } });
     expect(bad.body.message).toMatch(/^Malformed request body: not valid JSON/);
-    const big = await api.call('POST', '/api/mail/folders', { token, body: JSON.stringify({ name: 'x'.repeat(3000) }), headers: { 'content-type': 'application/json' } });
-    expect(big.body.message).toMatch(/^Request too large: the body has \d+ bytes and this route takes at most \d+ \(JSON bodies: body_limit_bytes\)$/);
+    const big = await api.call('POST', '/api/mail/folders', {
+      token,
+      body: JSON.stringify({ name: 'x'.repeat(3000) }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(big.body.message).toMatch(
+      /^Request too large: the body has \d+ bytes and this route takes at most \d+ \(JSON bodies: body_limit_bytes\)$/,
+    );
   });
 
   it('a body in another content type is not parsed as JSON (400 api-106, not a crash)', async () => {

@@ -30,24 +30,35 @@ describe.each(backends)('folders and domains on $name', (backend) => {
     it('are created with the mailbox, with roles and zero counts', async () => {
       const rows = await folders().list({ filter: { mailboxUid: people.aliceBox.uid }, limit: 100 });
       expect(rows.map((f) => [f.role, f.name, f.unreadCount, f.totalCount, f.parentUid]).sort()).toEqual(
-        SYSTEM_FOLDERS.map((s) => [s.role, s.name, 0, 0, null]).sort());
+        SYSTEM_FOLDERS.map((s) => [s.role, s.name, 0, 0, null]).sort(),
+      );
     });
 
-    it.each(SYSTEM_FOLDERS.map((s) => [s.name, s.role] as const))('%s cannot be deleted, renamed or moved (409 api-120)', async (_name, role) => {
-      const f = await system(role);
-      const parent = await mk(`holder-${role}`);
-      const cases = [
-        api.call('DELETE', `${F}/${f.uid}`, { token: people.alice, body: { version: f.version } }),
-        api.call('PUT', `${F}/${f.uid}`, { token: people.alice, body: { name: `${f.name} 2`, version: f.version } }),
-        api.call('PUT', `${F}/${f.uid}/name`, { token: people.alice, body: { value: 'Renamed', version: f.version } }),
-        api.call('PUT', `${F}/${f.uid}`, { token: people.alice, body: { parentUid: parent.uid, version: f.version } }),
-      ];
-      for (const r of await Promise.all(cases)) expect(r).toMatchObject({ status: 409, body: { code: 'api-120' } });
-      expect(await folders().get(f.uid)).toEqual(f);
-    });
+    it.each(SYSTEM_FOLDERS.map((s) => [s.name, s.role] as const))(
+      '%s cannot be deleted, renamed or moved (409 api-120)',
+      async (_name, role) => {
+        const f = await system(role);
+        const parent = await mk(`holder-${role}`);
+        const cases = [
+          api.call('DELETE', `${F}/${f.uid}`, { token: people.alice, body: { version: f.version } }),
+          api.call('PUT', `${F}/${f.uid}`, { token: people.alice, body: { name: `${f.name} 2`, version: f.version } }),
+          api.call('PUT', `${F}/${f.uid}/name`, { token: people.alice, body: { value: 'Renamed', version: f.version } }),
+          api.call('PUT', `${F}/${f.uid}`, { token: people.alice, body: { parentUid: parent.uid, version: f.version } }),
+        ];
+        for (const r of await Promise.all(cases)) expect(r).toMatchObject({ status: 409, body: { code: 'api-120' } });
+        expect(await folders().get(f.uid)).toEqual(f);
+      },
+    );
 
-    it.each([['role', 'inbox'], ['unreadCount', 3], ['totalCount', 3]])('a client cannot set the server field %s (400)', async (field, value) => {
-      const r = await api.call('POST', F, { token: people.alice, body: { mailboxUid: people.aliceBox.uid, name: `x-${field}`, [field]: value } });
+    it.each([
+      ['role', 'inbox'],
+      ['unreadCount', 3],
+      ['totalCount', 3],
+    ])('a client cannot set the server field %s (400)', async (field, value) => {
+      const r = await api.call('POST', F, {
+        token: people.alice,
+        body: { mailboxUid: people.aliceBox.uid, name: `x-${field}`, [field]: value },
+      });
       expect(r).toMatchObject({ status: 400, body: { code: 'api-106' } });
       expect(await folders().findOne({ name: `x-${field}` })).toBeNull();
     });
@@ -56,10 +67,21 @@ describe.each(backends)('folders and domains on $name', (backend) => {
   describe('user folders', () => {
     it('create, nest, rename and move', async () => {
       const projects = await mk('Projects');
-      expect(projects).toMatchObject({ name: 'Projects', parentUid: null, role: null, unreadCount: 0, totalCount: 0, version: 1, mailboxUid: people.aliceBox.uid });
+      expect(projects).toMatchObject({
+        name: 'Projects',
+        parentUid: null,
+        role: null,
+        unreadCount: 0,
+        totalCount: 0,
+        version: 1,
+        mailboxUid: people.aliceBox.uid,
+      });
       const alpha = await mk('Alpha', projects.uid);
       expect(await folders().get(alpha.uid)).toMatchObject({ parentUid: projects.uid, mailboxUid: people.aliceBox.uid });
-      const renamed = await api.call('PUT', `${F}/${alpha.uid}`, { token: people.alice, body: { name: 'Alpha One', version: alpha.version } });
+      const renamed = await api.call('PUT', `${F}/${alpha.uid}`, {
+        token: people.alice,
+        body: { name: 'Alpha One', version: alpha.version },
+      });
       expect(renamed).toMatchObject({ status: 200, body: { name: 'Alpha One', version: 2 } });
       const moved = await api.call('PUT', `${F}/${alpha.uid}/parentUid`, { token: people.alice, body: { value: null, version: 2 } });
       expect(moved).toMatchObject({ status: 200, body: { parentUid: null, version: 3 } });
@@ -77,7 +99,10 @@ describe.each(backends)('folders and domains on $name', (backend) => {
       const parent = await mk(`Parent ${what}`);
       await mk('Dup', parent.uid);
       const before = await folders().count({ mailboxUid: people.aliceBox.uid });
-      const r = await api.call('POST', F, { token: people.alice, body: { mailboxUid: people.aliceBox.uid, name: second, parentUid: parent.uid } });
+      const r = await api.call('POST', F, {
+        token: people.alice,
+        body: { mailboxUid: people.aliceBox.uid, name: second, parentUid: parent.uid },
+      });
       expect(r).toMatchObject({ status: 409, body: { code: 'api-112' } });
       expect(await folders().count({ mailboxUid: people.aliceBox.uid })).toBe(before);
       // renaming a sibling onto the name is refused too
@@ -85,7 +110,10 @@ describe.each(backends)('folders and domains on $name', (backend) => {
       const ren = await api.call('PUT', `${F}/${other.uid}`, { token: people.alice, body: { name: second, version: other.version } });
       expect(ren).toMatchObject({ status: 409, body: { code: 'api-112' } });
       // bob may have a folder named like one of alice's
-      expect((await api.call('POST', F, { token: people.bob, body: { mailboxUid: people.bobBox.uid, name: `Parent ${what}`, parentUid: null } })).status).toBe(201);
+      expect(
+        (await api.call('POST', F, { token: people.bob, body: { mailboxUid: people.bobBox.uid, name: `Parent ${what}`, parentUid: null } }))
+          .status,
+      ).toBe(201);
     });
 
     it('a system folder name is taken at the top level', async () => {
@@ -101,7 +129,10 @@ describe.each(backends)('folders and domains on $name', (backend) => {
       const a = await mk(`Tree ${what}`);
       const child = await mk('Child', a.uid);
       const grand = await mk('Grand', child.uid);
-      const r = await api.call('PUT', `${F}/${a.uid}`, { token: people.alice, body: { parentUid: target(a, child, grand), version: a.version } });
+      const r = await api.call('PUT', `${F}/${a.uid}`, {
+        token: people.alice,
+        body: { parentUid: target(a, child, grand), version: a.version },
+      });
       expect(r).toMatchObject({ status: 400, body: { code: 'api-106' } });
       expect(await folders().get(a.uid)).toMatchObject({ parentUid: null, version: 1 });
     });
@@ -110,16 +141,25 @@ describe.each(backends)('folders and domains on $name', (backend) => {
       ['a folder of another mailbox', async () => (await folders().findOne({ mailboxUid: people.bobBox.uid, role: 'inbox' }))!.uid],
       ['a folder that does not exist', async () => 'no-such-folder'],
     ])('a parent that is %s is refused (400)', async (_what, parent) => {
-      const r = await api.call('POST', F, { token: people.alice, body: { mailboxUid: people.aliceBox.uid, name: 'Stray', parentUid: await parent() } });
+      const r = await api.call('POST', F, {
+        token: people.alice,
+        body: { mailboxUid: people.aliceBox.uid, name: 'Stray', parentUid: await parent() },
+      });
       expect(r).toMatchObject({ status: 400, body: { code: 'api-106' } });
       expect(await folders().findOne({ name: 'Stray' })).toBeNull();
     });
 
     it('a folder cannot change mailbox (mailboxUid is fixed at creation, 400)', async () => {
       const f = await mk('Mine');
-      const r = await api.call('PUT', `${F}/${f.uid}`, { token: people.alice, body: { mailboxUid: people.bobBox.uid, version: f.version } });
+      const r = await api.call('PUT', `${F}/${f.uid}`, {
+        token: people.alice,
+        body: { mailboxUid: people.bobBox.uid, version: f.version },
+      });
       expect(r).toMatchObject({ status: 400, body: { code: 'api-106' } });
-      const p = await api.call('PUT', `${F}/${f.uid}/mailboxUid`, { token: people.alice, body: { value: people.bobBox.uid, version: f.version } });
+      const p = await api.call('PUT', `${F}/${f.uid}/mailboxUid`, {
+        token: people.alice,
+        body: { value: people.bobBox.uid, version: f.version },
+      });
       expect(p.status).toBe(404);
       expect(await folders().get(f.uid)).toMatchObject({ mailboxUid: people.aliceBox.uid, version: 1 });
     });
@@ -127,14 +167,22 @@ describe.each(backends)('folders and domains on $name', (backend) => {
     it('a folder with subfolders cannot be deleted (409 api-120); empty, it can', async () => {
       const top = await mk('Top');
       const leaf = await mk('Leaf', top.uid);
-      expect(await api.call('DELETE', `${F}/${top.uid}?version=1`, { token: people.alice })).toMatchObject({ status: 409, body: { code: 'api-120' } });
+      expect(await api.call('DELETE', `${F}/${top.uid}?version=1`, { token: people.alice })).toMatchObject({
+        status: 409,
+        body: { code: 'api-120' },
+      });
       expect(await folders().get(top.uid)).not.toBeNull();
       expect((await api.call('DELETE', `${F}/${leaf.uid}?version=1`, { token: people.alice })).status).toBe(204);
       expect((await api.call('DELETE', `${F}/${top.uid}?version=1`, { token: people.alice })).status).toBe(204);
       expect(await folders().get(top.uid)).toBeNull();
     });
 
-    it.each([['', 'empty'], ['a/b', 'slash'], ['tab\there', 'control'], ['x'.repeat(256), 'too long']])('the name %j is refused (%s)', async (name) => {
+    it.each([
+      ['', 'empty'],
+      ['a/b', 'slash'],
+      ['tab\there', 'control'],
+      ['x'.repeat(256), 'too long'],
+    ])('the name %j is refused (%s)', async (name) => {
       const r = await api.call('POST', F, { token: people.alice, body: { mailboxUid: people.aliceBox.uid, name } });
       expect(r).toMatchObject({ status: 400, body: { code: 'api-106' } });
     });
@@ -142,7 +190,8 @@ describe.each(backends)('folders and domains on $name', (backend) => {
 
   describe('domains and mailbox addresses', () => {
     const mailboxes = () => api.deps.store.repo(MailboxModel);
-    const createBox = (body: Record<string, unknown>) => api.call('POST', '/api/mail/mailboxes', { token: people.admin, body: { owners: ['carol'], ...body } });
+    const createBox = (body: Record<string, unknown>) =>
+      api.call('POST', '/api/mail/mailboxes', { token: people.admin, body: { owners: ['carol'], ...body } });
 
     it('a domain name is unique (409 api-112)', async () => {
       const r = await api.call('POST', '/api/mail/domains', { token: people.admin, body: { name: 'Example.Test' } });
@@ -179,12 +228,21 @@ describe.each(backends)('folders and domains on $name', (backend) => {
       expect(r.status).toBe(201);
       expect(await api.deps.store.repo(AddressModel).count({ mailboxUid: r.body.uid })).toBe(2);
       const boxRec = (await mailboxes().get(people.bobBox.uid))!;
-      const up = await api.call('PUT', `/api/mail/mailboxes/${people.bobBox.uid}?scope=admin`, { token: people.admin, body: { aliases: ['c@main.test'], version: boxRec.version } });
+      const up = await api.call('PUT', `/api/mail/mailboxes/${people.bobBox.uid}?scope=admin`, {
+        token: people.admin,
+        body: { aliases: ['c@main.test'], version: boxRec.version },
+      });
       expect(up).toMatchObject({ status: 409, body: { code: 'api-112' } });
       expect(await mailboxes().get(people.bobBox.uid)).toEqual(boxRec);
-      const ok = await api.call('PUT', `/api/mail/mailboxes/${people.bobBox.uid}?scope=admin`, { token: people.admin, body: { aliases: ['robert@example.test'], version: boxRec.version } });
+      const ok = await api.call('PUT', `/api/mail/mailboxes/${people.bobBox.uid}?scope=admin`, {
+        token: people.admin,
+        body: { aliases: ['robert@example.test'], version: boxRec.version },
+      });
       expect(ok).toMatchObject({ status: 200, body: { aliases: ['robert@example.test'] } });
-      expect(await api.deps.store.repo(AddressModel).findOne({ address: 'robert@example.test' })).toMatchObject({ mailboxUid: people.bobBox.uid, kind: 'alias' });
+      expect(await api.deps.store.repo(AddressModel).findOne({ address: 'robert@example.test' })).toMatchObject({
+        mailboxUid: people.bobBox.uid,
+        kind: 'alias',
+      });
     });
   });
 });

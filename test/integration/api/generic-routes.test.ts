@@ -19,7 +19,10 @@ describe.each(backends)('generic resource routes on $name', (backend) => {
     api = await startTestApi(backend);
     people = await seedUsers(api); // creates example.test
     for (const [i, name] of names.entries()) {
-      const r = await api.call('POST', D, { token: people.admin, body: { name, enabled: i % 2 === 0, verified: i < 2, dkimSelector: `s${5 - i}` } });
+      const r = await api.call('POST', D, {
+        token: people.admin,
+        body: { name, enabled: i % 2 === 0, verified: i < 2, dkimSelector: `s${5 - i}` },
+      });
       expect(r.status).toBe(201);
     }
   });
@@ -67,7 +70,15 @@ describe.each(backends)('generic resource routes on $name', (backend) => {
       const mailbox = people.aliceBox.uid;
       // 7 system folders + 100 more = 107 rows; the default page holds 100.
       const repo = api.deps.store.repo<Folder>(FolderModel);
-      for (let i = 0; i < 100; i++) await repo.create({ mailboxUid: mailbox, parentUid: null, name: `bulk-${String(i).padStart(3, '0')}`, role: null, unreadCount: 0, totalCount: 0 });
+      for (let i = 0; i < 100; i++)
+        await repo.create({
+          mailboxUid: mailbox,
+          parentUid: null,
+          name: `bulk-${String(i).padStart(3, '0')}`,
+          role: null,
+          unreadCount: 0,
+          totalCount: 0,
+        });
       const r = await api.call('GET', `${F}?mailboxUid=${mailbox}`, { token: people.alice });
       expect(r.status).toBe(200);
       expect(r.body).toHaveLength(100);
@@ -177,7 +188,11 @@ describe.each(backends)('generic resource routes on $name', (backend) => {
 
     it('of concurrent PUTs with the same version exactly one wins; the others are 409', async () => {
       const d = (await domains().findOne({ name: 'd2.test' }))!;
-      const rs = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((s) => api.call('PUT', `${D}/${d.uid}`, { token: people.admin, body: { dkimSelector: `race-${s}`, version: d.version } })));
+      const rs = await Promise.all(
+        ['a', 'b', 'c', 'd', 'e'].map((s) =>
+          api.call('PUT', `${D}/${d.uid}`, { token: people.admin, body: { dkimSelector: `race-${s}`, version: d.version } }),
+        ),
+      );
       const statuses = rs.map((r) => r.status).sort();
       expect(statuses).toEqual([200, 409, 409, 409, 409]);
       const winner = rs.find((r) => r.status === 200)!.body;
@@ -199,7 +214,10 @@ describe.each(backends)('generic resource routes on $name', (backend) => {
 
     it('PUT /:id/:property changes one writable property with the version', async () => {
       const d = (await domains().findOne({ name: 'd2.test' }))!;
-      const r = await api.call('PUT', `${D}/${d.uid}/aliases`, { token: people.admin, body: { value: ['d2-alias.test'], version: d.version } });
+      const r = await api.call('PUT', `${D}/${d.uid}/aliases`, {
+        token: people.admin,
+        body: { value: ['d2-alias.test'], version: d.version },
+      });
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({ aliases: ['d2-alias.test'], version: d.version + 1 });
       expect(await domains().get(d.uid)).toMatchObject({ aliases: ['d2-alias.test'], version: d.version + 1 });
@@ -211,12 +229,15 @@ describe.each(backends)('generic resource routes on $name', (backend) => {
       expect(missing.status).toBe(400);
     });
 
-    it.each(['nosuch', 'name', 'dkimPublicKey', 'uid', 'version', 'createdAt'])('PUT /:id/%s (unknown or not writable) is 404', async (prop) => {
-      const d = (await domains().findOne({ name: 'd5.test' }))!;
-      const r = await api.call('PUT', `${D}/${d.uid}/${prop}`, { token: people.admin, body: { value: 'x.test', version: d.version } });
-      expect(r).toMatchObject({ status: 404, body: { code: 'api-107' } });
-      expect(await domains().get(d.uid)).toEqual(d);
-    });
+    it.each(['nosuch', 'name', 'dkimPublicKey', 'uid', 'version', 'createdAt'])(
+      'PUT /:id/%s (unknown or not writable) is 404',
+      async (prop) => {
+        const d = (await domains().findOne({ name: 'd5.test' }))!;
+        const r = await api.call('PUT', `${D}/${d.uid}/${prop}`, { token: people.admin, body: { value: 'x.test', version: d.version } });
+        expect(r).toMatchObject({ status: 404, body: { code: 'api-107' } });
+        expect(await domains().get(d.uid)).toEqual(d);
+      },
+    );
 
     it('bulk PUT answers a result per item, a stale one included', async () => {
       const [a, b] = await Promise.all([domains().findOne({ name: 'd1.test' }), domains().findOne({ name: 'd5.test' })]);
@@ -260,7 +281,10 @@ describe.each(backends)('generic resource routes on $name', (backend) => {
     ])('DELETE /:id with the version in %s: stale 409, missing 400, current 204', async (how, req) => {
       const f = await mkFolder(`del-${how.length}`);
       const stale = req(f.uid, f.version + 1);
-      expect(await api.call('DELETE', stale.path, { token: people.alice, body: stale.body })).toMatchObject({ status: 409, body: { code: 'api-108' } });
+      expect(await api.call('DELETE', stale.path, { token: people.alice, body: stale.body })).toMatchObject({
+        status: 409,
+        body: { code: 'api-108' },
+      });
       expect(await api.call('DELETE', `${F}/${f.uid}`, { token: people.alice })).toMatchObject({ status: 400, body: { code: 'api-106' } });
       expect(await api.call('DELETE', `${F}/${f.uid}?version=abc`, { token: people.alice })).toMatchObject({ status: 400 });
       expect(await folders().get(f.uid)).not.toBeNull();
@@ -277,7 +301,12 @@ describe.each(backends)('generic resource routes on $name', (backend) => {
       const inbox = (await folders().findOne({ mailboxUid: people.aliceBox.uid, role: 'inbox' }))!;
       const r = await api.call('DELETE', F, {
         token: people.alice,
-        body: [{ uid: a.uid, version: a.version }, { uid: b.uid, version: b.version + 1 }, { uid: inbox.uid, version: inbox.version }, { uid: 'gone', version: 1 }],
+        body: [
+          { uid: a.uid, version: a.version },
+          { uid: b.uid, version: b.version + 1 },
+          { uid: inbox.uid, version: inbox.version },
+          { uid: 'gone', version: 1 },
+        ],
       });
       expect(r.status).toBe(200);
       expect(r.body.results).toEqual([

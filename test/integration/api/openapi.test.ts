@@ -11,11 +11,22 @@ import { startTestApi, type TestApi } from '../../helpers/api.js';
 const backends = await sqlBackends();
 
 const METHOD_OF: Record<Operation, [string, string]> = {
-  list: ['get', ''], head: ['head', ''], get: ['get', '/{id}'], create: ['post', ''], update: ['put', '/{id}'],
-  updateProperty: ['put', '/{id}/{property}'], bulkUpdate: ['put', ''], delete: ['delete', '/{id}'], bulkDelete: ['delete', ''],
+  list: ['get', ''],
+  head: ['head', ''],
+  get: ['get', '/{id}'],
+  create: ['post', ''],
+  update: ['put', '/{id}'],
+  updateProperty: ['put', '/{id}/{property}'],
+  bulkUpdate: ['put', ''],
+  delete: ['delete', '/{id}'],
+  bulkDelete: ['delete', ''],
 };
 
-interface Layer { rawPath?: unknown; route?: { path: string; methods: Record<string, boolean> }; handle?: { stack?: Layer[] } }
+interface Layer {
+  rawPath?: unknown;
+  route?: { path: string; methods: Record<string, boolean> };
+  handle?: { stack?: Layer[] };
+}
 
 /** Every method and path the Express app really routes (nested routers included), in OpenAPI form. */
 function expressRoutes(app: Express): string[] {
@@ -24,8 +35,10 @@ function expressRoutes(app: Express): string[] {
   const walk = (stack: Layer[], prefix: string) => {
     for (const l of stack) {
       if (l.route) {
-        for (const [m, on] of Object.entries(l.route.methods)) if (on && m !== '_all') out.push(`${m} ${join(prefix, l.route.path).replace(/:(\w+)/g, '{$1}')}`);
-      } else if (l.handle?.stack) walk(l.handle.stack, typeof l.rawPath === 'string' && l.rawPath !== '/' ? join(prefix, l.rawPath) : prefix);
+        for (const [m, on] of Object.entries(l.route.methods))
+          if (on && m !== '_all') out.push(`${m} ${join(prefix, l.route.path).replace(/:(\w+)/g, '{$1}')}`);
+      } else if (l.handle?.stack)
+        walk(l.handle.stack, typeof l.rawPath === 'string' && l.rawPath !== '/' ? join(prefix, l.rawPath) : prefix);
     }
   };
   walk((app as unknown as { router: { stack: Layer[] } }).router.stack, '');
@@ -44,13 +57,16 @@ describe.each(backends.slice(0, 1))('OpenAPI document and viewer ($name)', (back
   });
   afterAll(async () => api?.close());
 
-  it.each(['/api/openapi', '/api/openapi/json', '/api/openapi/yaml', '/api/openapi/assets/swagger-ui.css'])('%s needs a signed-in caller (401 api-100 without)', async (path) => {
-    const anon = await api.call('GET', path);
-    expect(anon).toMatchObject({ status: 401, body: { code: 'api-100' } });
-    const bad = await api.call('GET', path, { headers: { authorization: 'Bearer nope' } });
-    expect(bad.status).toBe(403);
-    expect((await api.call('GET', path, { token })).status).toBe(200);
-  });
+  it.each(['/api/openapi', '/api/openapi/json', '/api/openapi/yaml', '/api/openapi/assets/swagger-ui.css'])(
+    '%s needs a signed-in caller (401 api-100 without)',
+    async (path) => {
+      const anon = await api.call('GET', path);
+      expect(anon).toMatchObject({ status: 401, body: { code: 'api-100' } });
+      const bad = await api.call('GET', path, { headers: { authorization: 'Bearer nope' } });
+      expect(bad.status).toBe(403);
+      expect((await api.call('GET', path, { token })).status).toBe(200);
+    },
+  );
 
   it('is OpenAPI 3.1 with no versioned paths', () => {
     expect(doc.openapi).toBe('3.1.0');
@@ -72,7 +88,12 @@ describe.each(backends.slice(0, 1))('OpenAPI document and viewer ($name)', (back
     const { app, openapi } = buildApiApp(api.deps);
     const served = new Set(expressRoutes(app).filter((r) => !r.includes('/api/openapi')));
     // Plugin routes the protocols daemon serves are listed here too (Spec: What the service does, 9); test/integration/plugins checks that daemon serves them.
-    const listed = new Set(openapi.operations().filter((o) => o.doc.daemon !== 'protocols').map((o) => `${o.method} ${o.path}`));
+    const listed = new Set(
+      openapi
+        .operations()
+        .filter((o) => o.doc.daemon !== 'protocols')
+        .map((o) => `${o.method} ${o.path}`),
+    );
     expect(served.size).toBeGreaterThan(20);
     expect([...served].filter((r) => !listed.has(r))).toEqual([]);
     expect([...listed].filter((r) => !served.has(r))).toEqual([]);
@@ -81,8 +102,12 @@ describe.each(backends.slice(0, 1))('OpenAPI document and viewer ($name)', (back
   it('every operation has an operationId, x-svcmail-auth and an error response', () => {
     const ids = new Set<string>();
     for (const [p, ops] of Object.entries(doc.paths)) {
-      for (const [m, op] of Object.entries(ops as Record<string, { operationId: string; 'x-svcmail-auth': string; responses: Record<string, unknown>; security: unknown[] }>)) {
-        expect(['none', 'signed-in', 'trusted', 'trusted-fresh', 'ingest-secret', 'basic-or-token'], `${m} ${p}`).toContain(op['x-svcmail-auth']);
+      for (const [m, op] of Object.entries(
+        ops as Record<string, { operationId: string; 'x-svcmail-auth': string; responses: Record<string, unknown>; security: unknown[] }>,
+      )) {
+        expect(['none', 'signed-in', 'trusted', 'trusted-fresh', 'ingest-secret', 'basic-or-token'], `${m} ${p}`).toContain(
+          op['x-svcmail-auth'],
+        );
         expect(op.operationId, `${m} ${p}`).toBeTruthy();
         expect(ids.has(op.operationId), `duplicate ${op.operationId}`).toBe(false);
         ids.add(op.operationId);
@@ -97,8 +122,14 @@ describe.each(backends.slice(0, 1))('OpenAPI document and viewer ($name)', (back
 
   describe('the documented x-svcmail-auth is what the routes do', () => {
     type Op = { method: string; path: string; auth: string };
-    const ops = (): Op[] => Object.entries(doc.paths).flatMap(([path, o]) => Object.entries(o as Record<string, { 'x-svcmail-auth': string }>)
-      .map(([method, d]) => ({ method, path, auth: d['x-svcmail-auth'] })));
+    const ops = (): Op[] =>
+      Object.entries(doc.paths).flatMap(([path, o]) =>
+        Object.entries(o as Record<string, { 'x-svcmail-auth': string }>).map(([method, d]) => ({
+          method,
+          path,
+          auth: d['x-svcmail-auth'],
+        })),
+      );
     const fill = (p: string) => p.replace(/\{\w+\}/g, 'x');
     const TOKEN_AUTH = ['signed-in', 'trusted', 'trusted-fresh'];
 
@@ -106,15 +137,21 @@ describe.each(backends.slice(0, 1))('OpenAPI document and viewer ($name)', (back
       const checked = ops().filter((o) => TOKEN_AUTH.includes(o.auth));
       expect(checked.length).toBeGreaterThan(20);
       for (const o of checked) {
-        const r = await api.call(o.method.toUpperCase(), fill(o.path), { body: ['post', 'put', 'delete'].includes(o.method) ? {} : undefined });
+        const r = await api.call(o.method.toUpperCase(), fill(o.path), {
+          body: ['post', 'put', 'delete'].includes(o.method) ? {} : undefined,
+        });
         expect(r.status, `${o.method} ${o.path}`).toBe(401);
         if (o.method !== 'head') expect(r.body.code, `${o.method} ${o.path}`).toBe('api-100');
       }
     });
 
     it('every trusted operation on a collection refuses a plain user with 403 api-103', async () => {
-      const checked = ops().filter((o) => o.auth.startsWith('trusted') && !o.path.includes('{') && ['get', 'head', 'post'].includes(o.method));
-      expect(checked.map((o) => `${o.method} ${o.path}`)).toEqual(expect.arrayContaining(['post /api/mail/domains', 'post /api/mail/mailboxes', 'get /api/mail/audit-log']));
+      const checked = ops().filter(
+        (o) => o.auth.startsWith('trusted') && !o.path.includes('{') && ['get', 'head', 'post'].includes(o.method),
+      );
+      expect(checked.map((o) => `${o.method} ${o.path}`)).toEqual(
+        expect.arrayContaining(['post /api/mail/domains', 'post /api/mail/mailboxes', 'get /api/mail/audit-log']),
+      );
       for (const o of checked) {
         const r = await api.call(o.method.toUpperCase(), o.path, { token, body: o.method === 'post' ? {} : undefined });
         expect(r.status, `${o.method} ${o.path}`).toBe(403);

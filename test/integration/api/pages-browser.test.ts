@@ -22,10 +22,16 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
   beforeAll(async () => {
     fx = await ingestFixture(sqlite, { 'mail:auth_server_url': SIGNIN });
     const admin = await fx.api.token({ uid: 'root', roles: ['admin'], elevated: new Date() });
-    expect((await fx.api.call('PUT', '/api/system/branding', { token: admin, body: { name: 'Acme Mail', primaryColor: '#aa3300' } })).status).toBe(200);
-    const html = 'From: "Dora Sender" <dora@example.net>\nTo: alice@example.test\nSubject: Quarterly numbers\nDate: Mon, 23 Nov 2026 09:00:00 +0000\nMIME-Version: 1.0\nContent-Type: text/html\n\n<p>Numbers attached.</p><img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>\n';
+    expect(
+      (await fx.api.call('PUT', '/api/system/branding', { token: admin, body: { name: 'Acme Mail', primaryColor: '#aa3300' } })).status,
+    ).toBe(200);
+    const html =
+      'From: "Dora Sender" <dora@example.net>\nTo: alice@example.test\nSubject: Quarterly numbers\nDate: Mon, 23 Nov 2026 09:00:00 +0000\nMIME-Version: 1.0\nContent-Type: text/html\n\n<p>Numbers attached.</p><img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>\n';
     messageUid = (await deliverRaw(fx.api, fx.users.aliceBox.uid, html)).uid;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -44,7 +50,14 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     tab.on('pageerror', (e) => problems.push(e.message));
     await tab.goto(`${fx.api.url}/`);
     expect(await tab.title()).toBe('Mail · Acme Mail');
-    expect(await tab.locator('header.brand').evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el).backgroundColor)).toBe('rgb(170, 51, 0)');
+    expect(
+      await tab
+        .locator('header.brand')
+        .evaluate(
+          (el) =>
+            (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el).backgroundColor,
+        ),
+    ).toBe('rgb(170, 51, 0)');
     const folders = tab.getByRole('listbox', { name: 'Folders' });
     await expect.poll(() => folders.getByRole('option').allTextContents()).toContain('Inbox1');
     const row = tab.locator(`[data-message="${messageUid}"]`);
@@ -53,7 +66,9 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     expect(await row.textContent()).toContain('Quarterly numbers');
     await row.click();
     await expect.poll(() => tab.locator('.message-text').textContent()).toContain('Numbers attached.');
-    await expect.poll(async () => (await fx.api.call('GET', `/api/mail/messages/${messageUid}`, { token: fx.users.alice })).body.seen).toBe(true);
+    await expect
+      .poll(async () => (await fx.api.call('GET', `/api/mail/messages/${messageUid}`, { token: fx.users.alice })).body.seen)
+      .toBe(true);
     await expect.poll(() => row.getAttribute('class')).toBe(''); // the page updates after the PUT's answer
     expect(await tab.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(problems).toEqual([]);
@@ -69,14 +84,18 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     const ask = tab.getByRole('button', { name: 'Export this mailbox' });
     await ask.click();
     await expect.poll(() => tab.getByRole('alert').textContent()).toContain('api-105');
-    expect((await fx.api.call('GET', `/api/mail/data-export-requests?mailboxUid=${fx.users.bobBox.uid}`, { token: fx.users.bob })).body).toEqual([]);
+    expect(
+      (await fx.api.call('GET', `/api/mail/data-export-requests?mailboxUid=${fx.users.bobBox.uid}`, { token: fx.users.bob })).body,
+    ).toEqual([]);
     await context.close();
   });
 
   it('without a session the page sends the browser to the sign-in service, with the way back', async () => {
     const context = await browser.newContext();
     const tab = await context.newPage();
-    await context.route(`${SIGNIN}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<title>sign in</title>' }));
+    await context.route(`${SIGNIN}/**`, (route) =>
+      route.fulfill({ status: 200, contentType: 'text/html', body: '<title>sign in</title>' }),
+    );
     await tab.goto(`${fx.api.url}/admin`);
     await tab.waitForURL(`${SIGNIN}/**`);
     const to = new URL(tab.url());

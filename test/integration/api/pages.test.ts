@@ -52,18 +52,33 @@ describe('pages and assets', () => {
 
   it('serves every asset the pages and their modules name, with its type; nothing else', async () => {
     const named = new Set<string>();
-    for (const path of Object.keys(PAGES)) for (const m of (await page(path)).text.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)) named.add(m[1]);
+    for (const path of Object.keys(PAGES))
+      for (const m of (await page(path)).text.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)) named.add(m[1]);
     for (const file of readdirSync(WEB_ASSETS).filter((f) => f.endsWith('.js'))) {
       for (const m of readFileSync(join(WEB_ASSETS, file), 'utf8').matchAll(/from '\.\/([\w.-]+)'/g)) named.add(`/assets/${m[1]}`);
     }
-    expect([...named].sort()).toEqual(['/assets/admin.js', '/assets/app.js', '/assets/escrow.js', '/assets/mail.js', '/assets/settings.js', '/assets/svcmail.css']);
+    expect([...named].sort()).toEqual([
+      '/assets/admin.js',
+      '/assets/app.js',
+      '/assets/escrow.js',
+      '/assets/mail.js',
+      '/assets/settings.js',
+      '/assets/svcmail.css',
+    ]);
     for (const a of named) {
       const r = await page(a);
       expect(r.status, a).toBe(200);
       expect(r.headers.get('content-type'), a).toMatch(a.endsWith('.css') ? /^text\/css/ : /^(text|application)\/javascript/);
       expect(r.text).toBe(readFileSync(join(WEB_ASSETS, a.slice('/assets/'.length)), 'utf8'));
     }
-    for (const bad of ['/assets/nope.js', '/assets/../package.json', '/assets/%2e%2e/package.json', '/assets/..%2f..%2fpackage.json', '/assets/', '/assets/.hidden']) {
+    for (const bad of [
+      '/assets/nope.js',
+      '/assets/../package.json',
+      '/assets/%2e%2e/package.json',
+      '/assets/..%2f..%2fpackage.json',
+      '/assets/',
+      '/assets/.hidden',
+    ]) {
       const r = await page(bad);
       expect(r.status, bad).toBe(404);
       expect(JSON.parse(r.text), bad).toMatchObject({ code: 'api-107', status: 404 });
@@ -71,7 +86,10 @@ describe('pages and assets', () => {
   });
 
   it('a branding change shows on the next page load: name, logo and colours; text is escaped', async () => {
-    const put = await api.call('PUT', '/api/system/branding', { token: admin, body: { name: `Tom & "Jerry's" Mail`, logo: PNG_1PX, primaryColor: '#0A7', accentColor: '#123456' } });
+    const put = await api.call('PUT', '/api/system/branding', {
+      token: admin,
+      body: { name: `Tom & "Jerry's" Mail`, logo: PNG_1PX, primaryColor: '#0A7', accentColor: '#123456' },
+    });
     expect(put.status).toBe(200);
     for (const path of Object.keys(PAGES)) {
       const r = await page(path);
@@ -82,13 +100,18 @@ describe('pages and assets', () => {
     }
     const url = 'https://cdn.example.test/logo.png?a=1&b="x"';
     expect((await api.call('PUT', '/api/system/branding', { token: admin, body: { logo: url } })).body.code).toBe('api-106'); // quotes are refused when stored
-    expect((await api.call('PUT', '/api/system/branding', { token: admin, body: { logo: 'https://cdn.example.test/logo.png?a=1&b=2' } })).status).toBe(200);
+    expect(
+      (await api.call('PUT', '/api/system/branding', { token: admin, body: { logo: 'https://cdn.example.test/logo.png?a=1&b=2' } })).status,
+    ).toBe(200);
     expect((await page('/')).text).toContain('<img class="brand-logo" src="https://cdn.example.test/logo.png?a=1&amp;b=2" alt="">');
   });
 
   it('the shell answers an expired or forged session too (the module then sends the user to sign in); the API does not', async () => {
     const expired = await api.token({ uid: 'alice', roles: [], ttlSeconds: -60 });
-    for (const [cookie, status, code] of [[`jwt=${expired}`, 401, 'api-100'], ['jwt=forged.token.value', 403, 'api-101']] as const) {
+    for (const [cookie, status, code] of [
+      [`jwt=${expired}`, 401, 'api-100'],
+      ['jwt=forged.token.value', 403, 'api-101'],
+    ] as const) {
       const r = await page('/', { cookie });
       expect(r.status).toBe(200);
       expect(r.text).toContain('<main id="app"');

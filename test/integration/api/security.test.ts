@@ -19,7 +19,8 @@ describe.each(backends)('mailbox security on $name', (backend) => {
     api = await startTestApi(backend);
     people = await seedUsers(api);
     inbox = (await api.deps.store.repo<Folder>(FolderModel).findOne({ mailboxUid: people.aliceBox.uid, role: 'inbox' }))!;
-    work = (await api.call('POST', '/api/mail/folders', { token: people.alice, body: { mailboxUid: people.aliceBox.uid, name: 'Work' } })).body;
+    work = (await api.call('POST', '/api/mail/folders', { token: people.alice, body: { mailboxUid: people.aliceBox.uid, name: 'Work' } }))
+      .body;
   });
   afterAll(async () => api?.close());
 
@@ -46,9 +47,19 @@ describe.each(backends)('mailbox security on $name', (backend) => {
     ['POST /api/acls on the mailbox', 'POST', () => '/api/acls', 'grant'],
   ];
 
-  const send = async (token: string, method: string, pathOf: (i: { box: string; inbox: string; folder: string }) => string, body: unknown, ids: { box: string; inbox: string; folder: string }) => {
-    const b = body === 'create' ? { mailboxUid: ids.box, name: 'Intruder' }
-      : body === 'grant' ? { resource: 'mailboxes', resourceUid: ids.box, subject: 'user:intruder', rights: ['owner'] } : body;
+  const send = async (
+    token: string,
+    method: string,
+    pathOf: (i: { box: string; inbox: string; folder: string }) => string,
+    body: unknown,
+    ids: { box: string; inbox: string; folder: string },
+  ) => {
+    const b =
+      body === 'create'
+        ? { mailboxUid: ids.box, name: 'Intruder' }
+        : body === 'grant'
+          ? { resource: 'mailboxes', resourceUid: ids.box, subject: 'user:intruder', rights: ['owner'] }
+          : body;
     return api.call(method, pathOf(ids), { token, body: b });
   };
 
@@ -59,7 +70,11 @@ describe.each(backends)('mailbox security on $name', (backend) => {
     it.each(intrusions)('%s answers 404 exactly like a missing uid, nothing changed', async (_what, method, pathOf, body) => {
       const real = { box: people.aliceBox.uid, inbox: inbox.uid, folder: work.uid };
       const missing = { box: 'no-such-mailbox', inbox: 'no-such-folder', folder: 'no-such-folder' };
-      const before = { box: await mailboxes().get(real.box), folders: await folders().list({ filter: { mailboxUid: real.box }, sort: [{ field: 'uid', dir: 'asc' }] }), acl: await acls().count() };
+      const before = {
+        box: await mailboxes().get(real.box),
+        folders: await folders().list({ filter: { mailboxUid: real.box }, sort: [{ field: 'uid', dir: 'asc' }] }),
+        acl: await acls().count(),
+      };
       const r = await send(tokenOf(), method, pathOf, body, real);
       const m = await send(tokenOf(), method, pathOf, body, missing);
       expect(r.status).toBe(404);
@@ -84,9 +99,19 @@ describe.each(backends)('mailbox security on $name', (backend) => {
 
   describe('?scope=admin', () => {
     const auditOf = async (action: string, resourceUid?: string) => {
-      const r = await api.call('GET', `/api/mail/audit-log?action=${action}${resourceUid ? `&resourceUid=${resourceUid}` : ''}&sort=-createdAt`, { token: people.admin });
+      const r = await api.call(
+        'GET',
+        `/api/mail/audit-log?action=${action}${resourceUid ? `&resourceUid=${resourceUid}` : ''}&sort=-createdAt`,
+        { token: people.admin },
+      );
       expect(r.status).toBe(200);
-      return r.body as Array<{ actor: string; action: string; resourceUid: string | null; before: Record<string, unknown> | null; after: Record<string, unknown> | null }>;
+      return r.body as Array<{
+        actor: string;
+        action: string;
+        resourceUid: string | null;
+        before: Record<string, unknown> | null;
+        after: Record<string, unknown> | null;
+      }>;
     };
 
     it('GET returns only addresses, owners and quota, and is audited', async () => {
@@ -94,7 +119,14 @@ describe.each(backends)('mailbox security on $name', (backend) => {
       const r = await api.call('GET', `/api/mail/mailboxes/${people.aliceBox.uid}?scope=admin`, { token: people.admin });
       expect(r.status).toBe(200);
       expect(Object.keys(r.body).sort()).toEqual(ADMIN_VIEW_KEYS);
-      expect(r.body).toMatchObject({ uid: people.aliceBox.uid, address: 'alice@example.test', owners: ['alice'], aliases: [], quotaBytes: 0, usedBytes: 0 });
+      expect(r.body).toMatchObject({
+        uid: people.aliceBox.uid,
+        address: 'alice@example.test',
+        owners: ['alice'],
+        aliases: [],
+        quotaBytes: 0,
+        usedBytes: 0,
+      });
       const after = await auditOf('mailboxes.read.admin', people.aliceBox.uid);
       expect(after).toHaveLength(before + 1);
       expect(after[0]).toMatchObject({ actor: 'root', resourceUid: people.aliceBox.uid });
@@ -135,23 +167,44 @@ describe.each(backends)('mailbox security on $name', (backend) => {
 
     it('an administrator changes the quota with ?scope=admin (audited); the owner cannot', async () => {
       const cur = (await mailboxes().get(people.aliceBox.uid))!;
-      const own = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}`, { token: people.alice, body: { quotaBytes: 1, version: cur.version } });
+      const own = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}`, {
+        token: people.alice,
+        body: { quotaBytes: 1, version: cur.version },
+      });
       expect(own).toMatchObject({ status: 400, body: { code: 'api-106' } });
-      const ownProp = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}/quotaBytes`, { token: people.alice, body: { value: 1, version: cur.version } });
+      const ownProp = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}/quotaBytes`, {
+        token: people.alice,
+        body: { value: 1, version: cur.version },
+      });
       expect(ownProp.status).toBe(404);
-      const ownScope = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}?scope=admin`, { token: people.alice, body: { quotaBytes: 1, version: cur.version } });
+      const ownScope = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}?scope=admin`, {
+        token: people.alice,
+        body: { quotaBytes: 1, version: cur.version },
+      });
       expect(ownScope).toMatchObject({ status: 403, body: { code: 'api-103' } });
       // without ?scope=admin the mailbox is checked with trusted roles stripped before the body is
       // read: for the administrator it is invisible (404), not a validation error that would tell it exists
-      const adminPlain = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}`, { token: people.admin, body: { quotaBytes: 5_000_000, version: cur.version } });
+      const adminPlain = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}`, {
+        token: people.admin,
+        body: { quotaBytes: 5_000_000, version: cur.version },
+      });
       expect(adminPlain).toMatchObject({ status: 404, body: { code: 'api-107' } });
       expect((await mailboxes().get(cur.uid))!.quotaBytes).toBe(0);
 
-      const bad = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}?scope=admin`, { token: people.admin, body: { blockedSenders: ['x@y.test'], version: cur.version } });
+      const bad = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}?scope=admin`, {
+        token: people.admin,
+        body: { blockedSenders: ['x@y.test'], version: cur.version },
+      });
       expect(bad.status).toBe(400);
-      const stale = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}?scope=admin`, { token: people.admin, body: { quotaBytes: 5_000_000, version: cur.version + 3 } });
+      const stale = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}?scope=admin`, {
+        token: people.admin,
+        body: { quotaBytes: 5_000_000, version: cur.version + 3 },
+      });
       expect(stale).toMatchObject({ status: 409, body: { code: 'api-108' } });
-      const ok = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}?scope=admin`, { token: people.admin, body: { quotaBytes: 5_000_000, version: cur.version } });
+      const ok = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}?scope=admin`, {
+        token: people.admin,
+        body: { quotaBytes: 5_000_000, version: cur.version },
+      });
       expect(ok.status).toBe(200);
       expect(JSON.stringify(ok.body)).not.toMatch(/blockedSenders|safeSenders|receiptSettings/);
       expect(await mailboxes().get(cur.uid)).toMatchObject({ quotaBytes: 5_000_000, version: cur.version + 1 });
@@ -161,7 +214,10 @@ describe.each(backends)('mailbox security on $name', (backend) => {
 
     it('the owner still sees and changes the own settings', async () => {
       const cur = (await mailboxes().get(people.aliceBox.uid))!;
-      const r = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}`, { token: people.alice, body: { blockedSenders: ['Spam@Bad.test'], version: cur.version } });
+      const r = await api.call('PUT', `/api/mail/mailboxes/${cur.uid}`, {
+        token: people.alice,
+        body: { blockedSenders: ['Spam@Bad.test'], version: cur.version },
+      });
       expect(r).toMatchObject({ status: 200, body: { blockedSenders: ['spam@bad.test'], quotaBytes: 5_000_000 } });
       expect((await mailboxes().get(cur.uid))!.blockedSenders).toEqual(['spam@bad.test']);
     });
@@ -169,20 +225,33 @@ describe.each(backends)('mailbox security on $name', (backend) => {
 
   describe('sharing through /api/acls', () => {
     it('alice grants bob read on her Inbox: bob reads it, cannot write it, and still sees nothing else', async () => {
-      const g = await api.call('POST', '/api/acls', { token: people.alice, body: { resource: 'folders', resourceUid: inbox.uid, subject: 'user:bob', rights: ['read'] } });
+      const g = await api.call('POST', '/api/acls', {
+        token: people.alice,
+        body: { resource: 'folders', resourceUid: inbox.uid, subject: 'user:bob', rights: ['read'] },
+      });
       expect(g.status).toBe(201);
-      expect(await acls().findOne({ resourceUid: inbox.uid, subject: 'user:bob' })).toMatchObject({ rights: ['read'], resource: 'folders', mailboxUid: people.aliceBox.uid });
+      expect(await acls().findOne({ resourceUid: inbox.uid, subject: 'user:bob' })).toMatchObject({
+        rights: ['read'],
+        resource: 'folders',
+        mailboxUid: people.aliceBox.uid,
+      });
       const read = await api.call('GET', `/api/mail/folders/${inbox.uid}`, { token: people.bob });
       expect(read).toMatchObject({ status: 200, body: { uid: inbox.uid, name: 'Inbox' } });
       const cur = (await folders().get(inbox.uid))!;
-      const write = await api.call('PUT', `/api/mail/folders/${inbox.uid}`, { token: people.bob, body: { parentUid: null, version: cur.version } });
+      const write = await api.call('PUT', `/api/mail/folders/${inbox.uid}`, {
+        token: people.bob,
+        body: { parentUid: null, version: cur.version },
+      });
       expect(write).toMatchObject({ status: 403, body: { code: 'api-102' } });
       expect(await folders().get(inbox.uid)).toEqual(cur);
       expect((await api.call('GET', `/api/mail/folders/${work.uid}`, { token: people.bob })).status).toBe(404);
       expect((await api.call('GET', `/api/mail/mailboxes/${people.aliceBox.uid}`, { token: people.bob })).status).toBe(404);
       // bob holds no share right: he cannot read or extend the ACL
       expect((await api.call('GET', `/api/acls?resource=folders&uid=${inbox.uid}`, { token: people.bob })).status).toBe(403);
-      const regrant = await api.call('POST', '/api/acls', { token: people.bob, body: { resource: 'folders', resourceUid: inbox.uid, subject: 'user:bob', rights: ['owner'] } });
+      const regrant = await api.call('POST', '/api/acls', {
+        token: people.bob,
+        body: { resource: 'folders', resourceUid: inbox.uid, subject: 'user:bob', rights: ['owner'] },
+      });
       expect(regrant).toMatchObject({ status: 403, body: { code: 'api-102' } });
       expect((await acls().findOne({ resourceUid: inbox.uid, subject: 'user:bob' }))!.rights).toEqual(['read']);
     });
@@ -191,7 +260,10 @@ describe.each(backends)('mailbox security on $name', (backend) => {
       const r = await api.call('GET', `/api/acls?resource=mailboxes&uid=${people.aliceBox.uid}`, { token: people.alice });
       expect(r.status).toBe(200);
       expect(r.body).toEqual([expect.objectContaining({ subject: 'user:alice', rights: ['owner'] })]);
-      const dup = await api.call('POST', '/api/acls', { token: people.alice, body: { resource: 'folders', resourceUid: inbox.uid, subject: 'user:bob', rights: ['write'] } });
+      const dup = await api.call('POST', '/api/acls', {
+        token: people.alice,
+        body: { resource: 'folders', resourceUid: inbox.uid, subject: 'user:bob', rights: ['write'] },
+      });
       expect(dup).toMatchObject({ status: 409, body: { code: 'api-112' } });
     });
 
@@ -199,7 +271,10 @@ describe.each(backends)('mailbox security on $name', (backend) => {
       const own = (await acls().findOne({ resourceUid: people.aliceBox.uid, subject: 'user:alice' }))!;
       const del = await api.call('DELETE', `/api/acls/${own.uid}`, { token: people.alice, body: { version: own.version } });
       expect(del).toMatchObject({ status: 409, body: { code: 'api-120' } });
-      const demote = await api.call('PUT', `/api/acls/${own.uid}`, { token: people.alice, body: { rights: ['read'], version: own.version } });
+      const demote = await api.call('PUT', `/api/acls/${own.uid}`, {
+        token: people.alice,
+        body: { rights: ['read'], version: own.version },
+      });
       expect(demote).toMatchObject({ status: 409, body: { code: 'api-120' } });
       expect(await acls().get(own.uid)).toEqual(own);
       // the administrator cannot touch it at all
@@ -210,14 +285,23 @@ describe.each(backends)('mailbox security on $name', (backend) => {
 
     it('alice widens the grant with the current version; a stale version is 409 api-108', async () => {
       const e = (await acls().findOne({ resourceUid: inbox.uid, subject: 'user:bob' }))!;
-      const stale = await api.call('PUT', `/api/acls/${e.uid}`, { token: people.alice, body: { rights: ['read', 'write'], version: e.version + 1 } });
+      const stale = await api.call('PUT', `/api/acls/${e.uid}`, {
+        token: people.alice,
+        body: { rights: ['read', 'write'], version: e.version + 1 },
+      });
       expect(stale).toMatchObject({ status: 409, body: { code: 'api-108' } });
       expect(await acls().get(e.uid)).toEqual(e);
-      const ok = await api.call('PUT', `/api/acls/${e.uid}`, { token: people.alice, body: { rights: ['read', 'write'], version: e.version } });
+      const ok = await api.call('PUT', `/api/acls/${e.uid}`, {
+        token: people.alice,
+        body: { rights: ['read', 'write'], version: e.version },
+      });
       expect(ok).toMatchObject({ status: 200, body: { rights: ['read', 'write'], version: e.version + 1 } });
       const cur = (await folders().get(inbox.uid))!;
       // the write right now passes; what stops bob is the system-folder rule, as for alice herself
-      const write = await api.call('PUT', `/api/mail/folders/${inbox.uid}`, { token: people.bob, body: { parentUid: null, version: cur.version } });
+      const write = await api.call('PUT', `/api/mail/folders/${inbox.uid}`, {
+        token: people.bob,
+        body: { parentUid: null, version: cur.version },
+      });
       expect(write).toMatchObject({ status: 409, body: { code: 'api-120' } });
     });
 

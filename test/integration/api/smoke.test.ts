@@ -17,6 +17,14 @@ describe.each(backends)('api smoke on $name', (backend) => {
     const { alice, aliceBox } = await seedUsers(api);
     const folders = await api.call('GET', `/api/mail/folders?mailboxUid=${aliceBox.uid}&sort=name`, { token: alice });
     expect(folders.status).toBe(200);
-    expect(folders.body.map((f: { name: string }) => f.name)).toEqual(['Archive', 'Deleted Items', 'Drafts', 'Inbox', 'Junk', 'Outbox', 'Sent Items']);
+    expect(folders.body.map((f: { name: string }) => f.name)).toEqual([
+      'Archive',
+      'Deleted Items',
+      'Drafts',
+      'Inbox',
+      'Junk',
+      'Outbox',
+      'Sent Items',
+    ]);
   });
 });

@@ -28,7 +28,11 @@ describe('svcmail admin policies', () => {
     const port = await freePort();
     api = await startApiDaemon(conf, port);
     base = ['--config', conf, '--set', `listen:api=127.0.0.1:${port}`];
-    store = await openSqlStore({ url: `sqlite:${join(dir, 'data/svcmail.sqlite')}`, models: productModels(productRegistry()), synchronize: false });
+    store = await openSqlStore({
+      url: `sqlite:${join(dir, 'data/svcmail.sqlite')}`,
+      models: productModels(productRegistry()),
+      synchronize: false,
+    });
   }, 90_000);
   afterAll(async () => {
     await store?.close();
@@ -47,10 +51,25 @@ describe('svcmail admin policies', () => {
   }, 120_000);
 
   it('sets mailbox-policy fields; a new mailbox without --quota gets the default quota', async () => {
-    const r = await svcmail([...base, 'admin', 'policies', 'set', 'mailbox-policy', '--field', 'defaultQuotaBytes=2147483648', '--field', 'maxAliases=3']);
+    const r = await svcmail([
+      ...base,
+      'admin',
+      'policies',
+      'set',
+      'mailbox-policy',
+      '--field',
+      'defaultQuotaBytes=2147483648',
+      '--field',
+      'maxAliases=3',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^policies: mailbox-policy updated$/m);
-    expect(await store.repo(mailboxPolicy.model).findOne({ key: 'deployment' })).toMatchObject({ defaultQuotaBytes: 2147483648, maxAliases: 3, plusAddressing: true, version: 1 });
+    expect(await store.repo(mailboxPolicy.model).findOne({ key: 'deployment' })).toMatchObject({
+      defaultQuotaBytes: 2147483648,
+      maxAliases: 3,
+      plusAddressing: true,
+      version: 1,
+    });
     // A second change carries the version it read (the CLI reads first).
     const again = await svcmail([...base, '--json', 'admin', 'policies', 'set', 'mailbox-policy', '--field', 'plusAddressing=false']);
     expect(again.code, again.stderr).toBe(0);
@@ -64,21 +83,52 @@ describe('svcmail admin policies', () => {
     const boxes = store.repo<{ address: string; quotaBytes: number }>(MailboxModel);
     expect((await boxes.findOne({ address: 'alice@example.test' }))!.quotaBytes).toBe(2 * 2 ** 30);
     expect((await boxes.findOne({ address: 'bob@example.test' }))!.quotaBytes).toBe(2 ** 30);
-    const tooMany = await svcmail([...base, 'admin', 'mailboxes', 'aliases', 'alice@example.test', '--add', 'a1@example.test', '--add', 'a2@example.test', '--add', 'a3@example.test', '--add', 'a4@example.test']);
+    const tooMany = await svcmail([
+      ...base,
+      'admin',
+      'mailboxes',
+      'aliases',
+      'alice@example.test',
+      '--add',
+      'a1@example.test',
+      '--add',
+      'a2@example.test',
+      '--add',
+      'a3@example.test',
+      '--add',
+      'a4@example.test',
+    ]);
     expect(tooMany.code).toBe(65);
     expect(tooMany.stderr).toMatch(/400 api-106 .*at most 3 aliases/);
   }, 240_000);
 
   it('sets retention-policy ages; an invalid age exits 65 and changes nothing; every change is audited as the CLI', async () => {
-    const r = await svcmail([...base, 'admin', 'policies', 'set', 'retention-policy', '--field', 'junkDays=30', '--field', 'deletedDays=14']);
+    const r = await svcmail([
+      ...base,
+      'admin',
+      'policies',
+      'set',
+      'retention-policy',
+      '--field',
+      'junkDays=30',
+      '--field',
+      'deletedDays=14',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const bad = await svcmail([...base, 'admin', 'policies', 'set', 'retention-policy', '--field', 'inboxDays=0']);
     expect(bad.code).toBe(65);
     expect(bad.stderr).toMatch(/400 api-106/);
     const none = await svcmail([...base, 'admin', 'policies', 'set', 'retention-policy', '--field', 'deletedDays=null']);
     expect(none.code, none.stderr).toBe(0);
-    expect(await store.repo(retentionPolicy.model).findOne({ key: 'deployment' })).toMatchObject({ junkDays: 30, deletedDays: null, inboxDays: null, version: 2 });
-    const audit = await store.repo<{ actor: string; action: string; before: Record<string, unknown>; after: Record<string, unknown> }>(AuditEntryModel).list({ filter: { action: 'retention-policy.update' }, sort: [{ field: 'createdAt', dir: 'asc' }] });
+    expect(await store.repo(retentionPolicy.model).findOne({ key: 'deployment' })).toMatchObject({
+      junkDays: 30,
+      deletedDays: null,
+      inboxDays: null,
+      version: 2,
+    });
+    const audit = await store
+      .repo<{ actor: string; action: string; before: Record<string, unknown>; after: Record<string, unknown> }>(AuditEntryModel)
+      .list({ filter: { action: 'retention-policy.update' }, sort: [{ field: 'createdAt', dir: 'asc' }] });
     expect(audit).toHaveLength(2);
     expect(audit.map((a) => a.actor)).toEqual(['svcmail-cli', 'svcmail-cli']);
     expect(audit[1]).toMatchObject({ before: { deletedDays: 14 }, after: { deletedDays: null, junkDays: 30 } });

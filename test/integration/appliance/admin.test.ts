@@ -32,7 +32,11 @@ describe('svcmail admin', { timeout: 120_000 }, () => {
     // DNS checks (domains verify) ask a port on loopback where nothing answers: no question leaves the machine.
     api = await startApiDaemon(conf, port, { SVCMAIL__mail__dns__check_nameservers: '["127.0.0.1:9"]' });
     base = ['--config', conf, '--set', `listen:api=127.0.0.1:${port}`];
-    store = await openSqlStore({ url: `sqlite:${join(dir, 'data/svcmail.sqlite')}`, models: productModels(productRegistry()), synchronize: false });
+    store = await openSqlStore({
+      url: `sqlite:${join(dir, 'data/svcmail.sqlite')}`,
+      models: productModels(productRegistry()),
+      synchronize: false,
+    });
   }, 90_000);
   afterAll(async () => {
     await store?.close();
@@ -55,7 +59,10 @@ describe('svcmail admin', { timeout: 120_000 }, () => {
   });
 
   it('domains verify: without the MX it stays unverified (exit 1, the MX named); --force verifies it (audited) and inbound mail is accepted', async () => {
-    const domain = (name: string) => fetch(`${api.url}/internal/mta/domain?name=${name}`, { headers: { authorization: `Bearer ${JSON.parse(readFileSync(conf, 'utf8'))['mail:transport:ingest:secret']}` } }).then((r) => r.status);
+    const domain = (name: string) =>
+      fetch(`${api.url}/internal/mta/domain?name=${name}`, {
+        headers: { authorization: `Bearer ${JSON.parse(readFileSync(conf, 'utf8'))['mail:transport:ingest:secret']}` },
+      }).then((r) => r.status);
     expect(await domain('example.test')).toBe(403); // setup records a domain unverified
     // the daemon asks 127.0.0.1:9, where no resolver answers: the MX cannot be found, the domain stays as it is
     const checked = await svcmail([...base, 'admin', 'domains', 'verify', 'example.test']);
@@ -66,18 +73,44 @@ describe('svcmail admin', { timeout: 120_000 }, () => {
     expect(forced.code, forced.stderr).toBe(0);
     expect(forced.json()).toMatchObject({ name: 'example.test', verified: true });
     expect(await domain('example.test')).toBe(200);
-    const audit = await store.repo<{ action: string; actor: string; resourceUid: string }>(AuditEntryModel).list({ filter: { action: 'domains.update', resourceUid: forced.json().uid } });
+    const audit = await store
+      .repo<{ action: string; actor: string; resourceUid: string }>(AuditEntryModel)
+      .list({ filter: { action: 'domains.update', resourceUid: forced.json().uid } });
     expect(audit.map((e) => e.actor)).toContain('svcmail-cli');
   });
 
   it('creates a mailbox, changes aliases and quota, and shows the admin view only', async () => {
-    const c = await svcmail([...base, 'admin', 'mailboxes', 'create', 'alice@example.test', '--owner', 'alice', '--quota', '1G', '--name', 'Alice']);
+    const c = await svcmail([
+      ...base,
+      'admin',
+      'mailboxes',
+      'create',
+      'alice@example.test',
+      '--owner',
+      'alice',
+      '--quota',
+      '1G',
+      '--name',
+      'Alice',
+    ]);
     expect(c.code, c.stderr).toBe(0);
-    const a = await svcmail([...base, 'admin', 'mailboxes', 'aliases', 'alice@example.test', '--add', 'al@example.test', '--add', 'ali@example.test']);
+    const a = await svcmail([
+      ...base,
+      'admin',
+      'mailboxes',
+      'aliases',
+      'alice@example.test',
+      '--add',
+      'al@example.test',
+      '--add',
+      'ali@example.test',
+    ]);
     expect(a.stdout).toMatch(/aliases now al@example\.test, ali@example\.test/);
     const q = await svcmail([...base, 'admin', 'mailboxes', 'quota', 'alice@example.test', '2G']);
     expect(q.code, q.stderr).toBe(0);
-    const rec = await store.repo<{ address: string; aliases: string[]; quotaBytes: number; name: string }>(MailboxModel).findOne({ address: 'alice@example.test' });
+    const rec = await store
+      .repo<{ address: string; aliases: string[]; quotaBytes: number; name: string }>(MailboxModel)
+      .findOne({ address: 'alice@example.test' });
     expect(rec).toMatchObject({ aliases: ['al@example.test', 'ali@example.test'], quotaBytes: 2 * 2 ** 30, name: 'Alice' });
 
     const show = await svcmail([...base, '--json', 'admin', 'mailboxes', 'show', 'alice@example.test']);
@@ -88,7 +121,9 @@ describe('svcmail admin', { timeout: 120_000 }, () => {
     expect(human.stdout).toMatch(/mailboxes: 1 listed$/m);
 
     // Audited as the CLI, with the scope=admin reads.
-    const audit = await store.repo<{ actor: string; action: string }>(AuditEntryModel).list({ filter: { actor: 'svcmail-cli' }, limit: 100 });
+    const audit = await store
+      .repo<{ actor: string; action: string }>(AuditEntryModel)
+      .list({ filter: { actor: 'svcmail-cli' }, limit: 100 });
     expect(audit.map((e) => e.action)).toEqual(expect.arrayContaining(['mailboxes.create', 'domains.create']));
     expect(audit.some((e) => /admin/.test(e.action))).toBe(true);
     const log = await svcmail([...base, '--json', 'admin', 'audit-log', 'list', '--where', 'actor=svcmail-cli']);
@@ -98,14 +133,35 @@ describe('svcmail admin', { timeout: 120_000 }, () => {
   it('manages distribution lists and transport rules; lists the (empty) quarantine and ingest queue', async () => {
     const v = await svcmail([...base, 'admin', 'domains', 'update', 'example.test', '--field', 'verified=true']);
     expect(v.stdout).toMatch(/domains: updated example\.test \(version \d+\)/);
-    const l = await svcmail([...base, 'admin', 'lists', 'create', 'team@example.test', '--field', 'members=["alice@example.test","ext@elsewhere.test"]', '--field', 'membersOnly=true']);
+    const l = await svcmail([
+      ...base,
+      'admin',
+      'lists',
+      'create',
+      'team@example.test',
+      '--field',
+      'members=["alice@example.test","ext@elsewhere.test"]',
+      '--field',
+      'membersOnly=true',
+    ]);
     expect(l.code, l.stderr).toBe(0);
-    const rule = await svcmail([...base, '--json', 'admin', 'transport-rules', 'create', 'tag-external', '--body', '{"action":"addHeader","headerName":"X-External","headerValue":"yes","match":{"senderDomain":"elsewhere.test"}}']);
+    const rule = await svcmail([
+      ...base,
+      '--json',
+      'admin',
+      'transport-rules',
+      'create',
+      'tag-external',
+      '--body',
+      '{"action":"addHeader","headerName":"X-External","headerValue":"yes","match":{"senderDomain":"elsewhere.test"}}',
+    ]);
     expect(rule.code, rule.stderr).toBe(0);
     const stored = await store.repo<{ name: string; action: string; headerName: string }>(TransportRuleModel).list();
     expect(stored).toMatchObject([{ name: 'tag-external', action: 'addHeader', headerName: 'X-External' }]);
     const lists = await store.repo<{ address: string; members: string[]; membersOnly: boolean }>(DistributionListModel).list();
-    expect(lists).toMatchObject([{ address: 'team@example.test', members: ['alice@example.test', 'ext@elsewhere.test'], membersOnly: true }]);
+    expect(lists).toMatchObject([
+      { address: 'team@example.test', members: ['alice@example.test', 'ext@elsewhere.test'], membersOnly: true },
+    ]);
     const del = await svcmail([...base, 'admin', 'lists', 'delete', 'team@example.test']);
     expect(del.stdout).toMatch(/lists: deleted team@example\.test/);
     expect(await store.repo(DistributionListModel).count()).toBe(0);
@@ -116,78 +172,118 @@ describe('svcmail admin', { timeout: 120_000 }, () => {
     expect(iq.stdout).toMatch(/ingest-queue: 0 listed/);
   });
 
-  it('lists, releases and deletes messages a transport rule quarantined (the worker daemon scanned them)', { timeout: 180_000 }, async () => {
-    const rule = await svcmail([...base, 'admin', 'transport-rules', 'create', 'hold-invoices', '--body', '{"action":"quarantine","match":{"subjectContains":"invoice"}}']);
-    expect(rule.code, rule.stderr).toBe(0);
-    const secret = JSON.parse(readFileSync(conf, 'utf8'))['mail:transport:ingest:secret'] as string;
-    for (const n of [1, 2]) {
-      const raw = `From: Billing <billing@remote.example>\r\nTo: alice@example.test\r\nSubject: Your invoice ${n}\r\nMessage-ID: <invoice-${n}-${Date.now()}@remote.example>\r\nDate: ${new Date().toUTCString()}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nPlease pay.\r\n`;
-      const res = await fetch(`${api.url}/internal/mta/deliver`, {
-        method: 'POST', body: raw,
-        headers: { authorization: `Bearer ${secret}`, 'content-type': 'message/rfc822', 'x-envelope-from': 'billing@remote.example', 'x-envelope-to': 'alice@example.test' },
-      });
-      expect(res.status, await res.clone().text()).toBe(202);
-    }
-    // The scan job in the real worker daemon (production rules; the rule decides before the scanners).
-    const dead = `127.0.0.1:${await freePort()}`;
-    const worker = spawn(process.execPath, [join(ROOT, 'bin/svcmail-worker.js'), ...base, '--set', 'mail:jobs:scan:interval_seconds=0.3', '--set', 'mail:jobs:wake_address=',
-      '--set', `mail:scan:rspamd:url=http://${dead}`, '--set', `mail:scan:clamd:address=${dead}`, '--set', 'mail:scan:timeout_ms=1000', '--set', 'log:level=warn'],
-    { env: { ...PROD_ENV, NOTIFY_SOCKET: '' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let workerLog = '';
-    worker.stderr!.on('data', (d) => (workerLog += d));
-    const entries = store.repo<{ state: string; messageUid: string | null }>(IngestEntryModel);
-    try {
-      for (const until = Date.now() + 60_000; ;) {
-        const states = (await entries.list({ limit: 10 })).map((e) => e.state);
-        if (states.length === 2 && states.every((x) => x === 'quarantined')) break;
-        if (Date.now() > until || worker.exitCode !== null) throw new Error(`entries ${states.join(', ')}; worker: ${workerLog}`);
-        await new Promise((r) => setTimeout(r, 250));
+  it(
+    'lists, releases and deletes messages a transport rule quarantined (the worker daemon scanned them)',
+    { timeout: 180_000 },
+    async () => {
+      const rule = await svcmail([
+        ...base,
+        'admin',
+        'transport-rules',
+        'create',
+        'hold-invoices',
+        '--body',
+        '{"action":"quarantine","match":{"subjectContains":"invoice"}}',
+      ]);
+      expect(rule.code, rule.stderr).toBe(0);
+      const secret = JSON.parse(readFileSync(conf, 'utf8'))['mail:transport:ingest:secret'] as string;
+      for (const n of [1, 2]) {
+        const raw = `From: Billing <billing@remote.example>\r\nTo: alice@example.test\r\nSubject: Your invoice ${n}\r\nMessage-ID: <invoice-${n}-${Date.now()}@remote.example>\r\nDate: ${new Date().toUTCString()}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nPlease pay.\r\n`;
+        const res = await fetch(`${api.url}/internal/mta/deliver`, {
+          method: 'POST',
+          body: raw,
+          headers: {
+            authorization: `Bearer ${secret}`,
+            'content-type': 'message/rfc822',
+            'x-envelope-from': 'billing@remote.example',
+            'x-envelope-to': 'alice@example.test',
+          },
+        });
+        expect(res.status, await res.clone().text()).toBe(202);
       }
-    } finally {
-      const gone = new Promise((r) => worker.once('exit', r));
-      if (worker.exitCode === null) worker.kill('SIGTERM');
-      await gone;
-    }
+      // The scan job in the real worker daemon (production rules; the rule decides before the scanners).
+      const dead = `127.0.0.1:${await freePort()}`;
+      const worker = spawn(
+        process.execPath,
+        [
+          join(ROOT, 'bin/svcmail-worker.js'),
+          ...base,
+          '--set',
+          'mail:jobs:scan:interval_seconds=0.3',
+          '--set',
+          'mail:jobs:wake_address=',
+          '--set',
+          `mail:scan:rspamd:url=http://${dead}`,
+          '--set',
+          `mail:scan:clamd:address=${dead}`,
+          '--set',
+          'mail:scan:timeout_ms=1000',
+          '--set',
+          'log:level=warn',
+        ],
+        { env: { ...PROD_ENV, NOTIFY_SOCKET: '' }, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let workerLog = '';
+      worker.stderr!.on('data', (d) => (workerLog += d));
+      const entries = store.repo<{ state: string; messageUid: string | null }>(IngestEntryModel);
+      try {
+        for (const until = Date.now() + 60_000; ;) {
+          const states = (await entries.list({ limit: 10 })).map((e) => e.state);
+          if (states.length === 2 && states.every((x) => x === 'quarantined')) break;
+          if (Date.now() > until || worker.exitCode !== null) throw new Error(`entries ${states.join(', ')}; worker: ${workerLog}`);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      } finally {
+        const gone = new Promise((r) => worker.once('exit', r));
+        if (worker.exitCode === null) worker.kill('SIGTERM');
+        await gone;
+      }
 
-    const list = await svcmail([...base, '--json', 'admin', 'quarantine', 'list']);
-    expect(list.code, list.stderr).toBe(0);
-    const held = (list.json() as Array<Record<string, unknown>>).sort((a, b) => String(a.subject).localeCompare(String(b.subject)));
-    expect(held).toMatchObject([
-      { reason: 'transport-rule', recipient: 'alice@example.test', envelopeFrom: 'billing@remote.example', subject: 'Your invoice 1' },
-      { reason: 'transport-rule', recipient: 'alice@example.test', subject: 'Your invoice 2' },
-    ]);
-    for (const h of held) expect(h).not.toHaveProperty('rawRef'); // hidden fields stay hidden
-    const [first, second] = held as Array<{ uid: string; entryUid: string; mailboxUid: string }>;
-    const quarantine = store.repo(QuarantineModel);
-    const inbox = async () => (await store.repo<{ uid: string; totalCount: number; unreadCount: number }>(FolderModel).findOne({ mailboxUid: first.mailboxUid, role: 'inbox' }))!;
-    const before = await inbox();
+      const list = await svcmail([...base, '--json', 'admin', 'quarantine', 'list']);
+      expect(list.code, list.stderr).toBe(0);
+      const held = (list.json() as Array<Record<string, unknown>>).sort((a, b) => String(a.subject).localeCompare(String(b.subject)));
+      expect(held).toMatchObject([
+        { reason: 'transport-rule', recipient: 'alice@example.test', envelopeFrom: 'billing@remote.example', subject: 'Your invoice 1' },
+        { reason: 'transport-rule', recipient: 'alice@example.test', subject: 'Your invoice 2' },
+      ]);
+      for (const h of held) expect(h).not.toHaveProperty('rawRef'); // hidden fields stay hidden
+      const [first, second] = held as Array<{ uid: string; entryUid: string; mailboxUid: string }>;
+      const quarantine = store.repo(QuarantineModel);
+      const inbox = async () =>
+        (await store
+          .repo<{ uid: string; totalCount: number; unreadCount: number }>(FolderModel)
+          .findOne({ mailboxUid: first.mailboxUid, role: 'inbox' }))!;
+      const before = await inbox();
 
-    const released = await svcmail([...base, '--json', 'admin', 'quarantine', 'release', first.uid]);
-    expect(released.code, released.stderr).toBe(0);
-    const messageUid = released.json().messageUid as string;
-    expect(released.json()).toMatchObject({ uid: first.uid, folderRole: 'inbox' });
-    expect(await quarantine.get(first.uid)).toBeNull();
-    expect(await entries.get(first.entryUid)).toMatchObject({ state: 'delivered', messageUid });
-    const message = await store.repo<{ mailboxUid: string; folderUid: string; subject: string }>(MessageModel).get(messageUid);
-    expect(message).toMatchObject({ mailboxUid: first.mailboxUid, folderUid: before.uid, subject: 'Your invoice 1' });
-    expect(await inbox()).toMatchObject({ totalCount: before.totalCount + 1, unreadCount: before.unreadCount + 1 });
+      const released = await svcmail([...base, '--json', 'admin', 'quarantine', 'release', first.uid]);
+      expect(released.code, released.stderr).toBe(0);
+      const messageUid = released.json().messageUid as string;
+      expect(released.json()).toMatchObject({ uid: first.uid, folderRole: 'inbox' });
+      expect(await quarantine.get(first.uid)).toBeNull();
+      expect(await entries.get(first.entryUid)).toMatchObject({ state: 'delivered', messageUid });
+      const message = await store.repo<{ mailboxUid: string; folderUid: string; subject: string }>(MessageModel).get(messageUid);
+      expect(message).toMatchObject({ mailboxUid: first.mailboxUid, folderUid: before.uid, subject: 'Your invoice 1' });
+      expect(await inbox()).toMatchObject({ totalCount: before.totalCount + 1, unreadCount: before.unreadCount + 1 });
 
-    const deleted = await svcmail([...base, '--json', 'admin', 'quarantine', 'delete', second.uid]);
-    expect(deleted.code, deleted.stderr).toBe(0);
-    expect(deleted.json()).toEqual({ deleted: second.uid });
-    expect(await quarantine.count()).toBe(0);
-    expect(await entries.get(second.entryUid)).toMatchObject({ state: 'quarantined', messageUid: null }); // never filed
-    expect(await store.repo(MessageModel).count({ mailboxUid: first.mailboxUid })).toBe(1);
-    expect(await inbox()).toMatchObject({ totalCount: before.totalCount + 1 });
+      const deleted = await svcmail([...base, '--json', 'admin', 'quarantine', 'delete', second.uid]);
+      expect(deleted.code, deleted.stderr).toBe(0);
+      expect(deleted.json()).toEqual({ deleted: second.uid });
+      expect(await quarantine.count()).toBe(0);
+      expect(await entries.get(second.entryUid)).toMatchObject({ state: 'quarantined', messageUid: null }); // never filed
+      expect(await store.repo(MessageModel).count({ mailboxUid: first.mailboxUid })).toBe(1);
+      expect(await inbox()).toMatchObject({ totalCount: before.totalCount + 1 });
 
-    // Each action audited as the CLI; releasing a deleted item is a 404 (exit 66).
-    const audit = await store.repo<{ actor: string; action: string; resourceUid: string }>(AuditEntryModel).list({ filter: { actor: 'svcmail-cli', resource: 'quarantine' }, limit: 100 });
-    expect(audit.filter((e) => e.resourceUid === first.uid).map((e) => e.action)).toContain('quarantine.release');
-    expect(audit.filter((e) => e.resourceUid === second.uid).map((e) => e.action)).toContain('quarantine.delete');
-    const again = await svcmail([...base, 'admin', 'quarantine', 'release', second.uid]);
-    expect(again.code).toBe(66);
-    expect(again.stderr).toMatch(/404/);
-  });
+      // Each action audited as the CLI; releasing a deleted item is a 404 (exit 66).
+      const audit = await store
+        .repo<{ actor: string; action: string; resourceUid: string }>(AuditEntryModel)
+        .list({ filter: { actor: 'svcmail-cli', resource: 'quarantine' }, limit: 100 });
+      expect(audit.filter((e) => e.resourceUid === first.uid).map((e) => e.action)).toContain('quarantine.release');
+      expect(audit.filter((e) => e.resourceUid === second.uid).map((e) => e.action)).toContain('quarantine.delete');
+      const again = await svcmail([...base, 'admin', 'quarantine', 'release', second.uid]);
+      expect(again.code).toBe(66);
+      expect(again.stderr).toMatch(/404/);
+    },
+  );
 
   it.each([
     [['admin', 'mailboxes', 'show', 'nobody@example.test'], 66, /no record with address/],
@@ -208,15 +304,16 @@ describe('svcmail admin', { timeout: 120_000 }, () => {
 
   it('serves the DNS checklist to the admin console: trusted role and elevation required', async () => {
     const config = loadConfig({ file: conf, env: { NODE_ENV: 'production' } });
-    const call = async (token: string) => fetch(`${api.url}/api/admin/dns-checklist?domain=example.test`, { headers: { authorization: `Bearer ${token}` } });
+    const call = async (token: string) =>
+      fetch(`${api.url}/api/admin/dns-checklist?domain=example.test`, { headers: { authorization: `Bearer ${token}` } });
     const ok = await call(await signToken(config, { uid: 'root', roles: ['admin'], elevated: true }));
     expect(ok.status).toBe(200);
-    const body = await ok.json() as { items: Array<{ purpose: string; record: string }> };
+    const body = (await ok.json()) as { items: Array<{ purpose: string; record: string }> };
     const cli = await svcmail([...base, '--json', 'dns', '--domain', 'example.test']);
     expect(body.items).toEqual(cli.json().items); // the same checklist as svcmail dns
     expect((await call(await signToken(config, { uid: 'root', roles: ['admin'] }))).status).toBe(403);
     const user = await call(await signToken(config, { uid: 'alice', roles: [] }));
     expect(user.status).toBe(403);
-    expect((await user.json() as { code: string }).code).toBe('api-103');
+    expect(((await user.json()) as { code: string }).code).toBe('api-103');
   });
 });

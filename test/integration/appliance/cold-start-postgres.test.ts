@@ -28,8 +28,23 @@ describe.skipIf(!withPostgres)('a cold start of the whole appliance on a brand-n
     }
     const api = ports['listen:api']!;
     const file = join(dir, 'svcmail.conf');
-    writeFileSync(file, JSON.stringify({ ...ports, 'auth:secret': SECRET, data_dir: join(dir, 'data'), 'mail:dev_auto_login:enabled': false, datastores: { sql: { url: db.url } }, 'log:level': 'info' }));
-    const child = spawn(process.execPath, [CLI, 'start', '--foreground', '--config', file], { cwd: ROOT, env: { ...process.env, SVCMAIL_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...ports,
+        'auth:secret': SECRET,
+        data_dir: join(dir, 'data'),
+        'mail:dev_auto_login:enabled': false,
+        datastores: { sql: { url: db.url } },
+        'log:level': 'info',
+      }),
+    );
+    const child = spawn(process.execPath, [CLI, 'start', '--foreground', '--config', file], {
+      cwd: ROOT,
+      env: { ...process.env, SVCMAIL_CONFIG: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -44,7 +59,9 @@ describe.skipIf(!withPostgres)('a cold start of the whole appliance on a brand-n
           const body = (await res.json()) as { daemons?: Array<{ daemon: string; alive: number }> };
           alive = Object.fromEntries((body.daemons ?? []).map((d) => [d.daemon, d.alive]));
           if (['api', 'worker', 'push', 'protocols'].every((d) => (alive[d] ?? 0) >= 1)) break;
-        } catch { /* not listening yet */ }
+        } catch {
+          /* not listening yet */
+        }
         await new Promise((r) => setTimeout(r, 250));
       }
       expect(alive, out).toMatchObject({ api: 1, worker: 1, push: 1, protocols: 1 });

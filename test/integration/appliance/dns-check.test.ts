@@ -24,7 +24,11 @@ describe('svcmail dns --check', () => {
     dkimTxt = r.json().checklist.find((i: { purpose: string }) => i.purpose === 'dkim').value;
     serverId = JSON.parse(readFileSync(conf, 'utf8'))['mail:server_id'];
     const zone: Zone = {
-      'example.test': [{ type: 'MX', data: { preference: 10, exchange: 'mail.example.test' } }, txt('v=spf1 a -all'), txt('google-site-verification=abc')],
+      'example.test': [
+        { type: 'MX', data: { preference: 10, exchange: 'mail.example.test' } },
+        txt('v=spf1 a -all'),
+        txt('google-site-verification=abc'),
+      ],
       'mail._domainkey.example.test': [txt(dkimTxt)], // long: split into 255-byte strings, joined by the checker
       '_svc.example.test': [txt(`v=SVCv1; id=someone-else; host=mail.example.test;`)],
       'autodiscover.example.test': [{ type: 'CNAME', data: 'mail.example.test' }],
@@ -49,9 +53,14 @@ describe('svcmail dns --check', () => {
       expect(r.code).toBe(1);
       const [verdict] = r.json().domains;
       expect(verdict).toMatchObject({ domain: 'example.test', verified: false, changed: false });
-      expect(verdict.missing.find((m: { purpose: string }) => m.purpose === 'mx')).toMatchObject({ status: 'missing', fix: 'add: example.test. 3600 IN MX 10 mail.example.test.' });
+      expect(verdict.missing.find((m: { purpose: string }) => m.purpose === 'mx')).toMatchObject({
+        status: 'missing',
+        fix: 'add: example.test. 3600 IN MX 10 mail.example.test.',
+      });
       const human = await svcmail(['--config', conf, 'dns', '--check', '--resolver', dns.address]);
-      expect(human.stdout).toMatch(/example\.test: NOT verified, inbound mail is refused until its MX record points here \(add: example\.test\. 3600 IN MX 10 mail\.example\.test\.\)/);
+      expect(human.stdout).toMatch(
+        /example\.test: NOT verified, inbound mail is refused until its MX record points here \(add: example\.test\. 3600 IN MX 10 mail\.example\.test\.\)/,
+      );
     } finally {
       dns.zone['example.test'] = mx;
     }
@@ -61,11 +70,25 @@ describe('svcmail dns --check', () => {
     const r = await svcmail(['--config', conf, '--json', 'dns', '--check', '--resolver', dns.address]);
     expect(r.code).toBe(1);
     const status = Object.fromEntries(r.json().items.map((i: { purpose: string; status: string }) => [i.purpose, i.status]));
-    expect(status).toEqual({ mx: 'present', spf: 'wrong', dkim: 'present', dmarc: 'missing', svc: 'wrong', 'autodiscover-cname': 'present', 'autodiscover-srv': 'missing' });
+    expect(status).toEqual({
+      mx: 'present',
+      spf: 'wrong',
+      dkim: 'present',
+      dmarc: 'missing',
+      svc: 'wrong',
+      'autodiscover-cname': 'present',
+      'autodiscover-srv': 'missing',
+    });
     const items = r.json().items as Array<{ purpose: string; fix?: string; found: string[] }>;
-    expect(items.find((i) => i.purpose === 'svc')!.fix).toBe(`replace "v=SVCv1; id=someone-else; host=mail.example.test;" with: _svc.example.test. 3600 IN TXT "v=SVCv1; id=${serverId}; host=mail.example.test;"`);
-    expect(items.find((i) => i.purpose === 'dmarc')!.fix).toBe('add: _dmarc.example.test. 3600 IN TXT "v=DMARC1; p=quarantine; rua=mailto:postmaster@example.test"');
-    expect(items.find((i) => i.purpose === 'autodiscover-srv')!.fix).toBe('add: _autodiscover._tcp.example.test. 3600 IN SRV 0 0 443 mail.example.test.');
+    expect(items.find((i) => i.purpose === 'svc')!.fix).toBe(
+      `replace "v=SVCv1; id=someone-else; host=mail.example.test;" with: _svc.example.test. 3600 IN TXT "v=SVCv1; id=${serverId}; host=mail.example.test;"`,
+    );
+    expect(items.find((i) => i.purpose === 'dmarc')!.fix).toBe(
+      'add: _dmarc.example.test. 3600 IN TXT "v=DMARC1; p=quarantine; rua=mailto:postmaster@example.test"',
+    );
+    expect(items.find((i) => i.purpose === 'autodiscover-srv')!.fix).toBe(
+      'add: _autodiscover._tcp.example.test. 3600 IN SRV 0 0 443 mail.example.test.',
+    );
     expect(items.find((i) => i.purpose === 'spf')!.found).toEqual(['v=spf1 a -all']); // the unrelated apex TXT is not counted
 
     // the MX points here: the domain is verified now (its other records do not hold that back), once
@@ -78,11 +101,22 @@ describe('svcmail dns --check', () => {
   });
 
   it('is all present (exit 0) once the zone is fixed', async () => {
-    const want = checklistFor({ domain: 'example.test', host: 'mail.example.test', serverId, dkimSelector: 'mail', dkimPublicKey: dkimTxt.replace(/^.*p=/, '') });
-    dns.zone['example.test'] = [{ type: 'MX', data: { preference: 10, exchange: 'mail.example.test' } }, txt('v=spf1 mx include:_spf.example.net ~all')];
+    const want = checklistFor({
+      domain: 'example.test',
+      host: 'mail.example.test',
+      serverId,
+      dkimSelector: 'mail',
+      dkimPublicKey: dkimTxt.replace(/^.*p=/, ''),
+    });
+    dns.zone['example.test'] = [
+      { type: 'MX', data: { preference: 10, exchange: 'mail.example.test' } },
+      txt('v=spf1 mx include:_spf.example.net ~all'),
+    ];
     dns.zone['_svc.example.test'] = [txt(want.find((i) => i.purpose === 'svc')!.value)];
     dns.zone['_dmarc.example.test'] = [txt('v=DMARC1; p=reject')];
-    dns.zone['_autodiscover._tcp.example.test'] = [{ type: 'SRV', data: { priority: 0, weight: 0, port: 443, target: 'mail.example.test' } }];
+    dns.zone['_autodiscover._tcp.example.test'] = [
+      { type: 'SRV', data: { priority: 0, weight: 0, port: 443, target: 'mail.example.test' } },
+    ];
     const checked = await checkItems(want, [parseNameserver(dns.address)]);
     expect(checked.map((i) => [i.purpose, i.status])).toEqual(want.map((i) => [i.purpose, 'present']));
     const r = await svcmail(['--config', conf, '--json', 'dns', '--check', '--resolver', dns.address]);

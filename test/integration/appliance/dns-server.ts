@@ -12,10 +12,15 @@ export async function startDnsServer(zone: Zone): Promise<{ address: string; zon
     const question = q.questions![0];
     const name = question.name.toLowerCase();
     const records = zone[name];
-    const answers = (records ?? []).filter((r) => r.type === question.type).map((r) => ({ type: r.type, name: question.name, ttl: 300, class: 'IN', data: r.data }));
+    const answers = (records ?? [])
+      .filter((r) => r.type === question.type)
+      .map((r) => ({ type: r.type, name: question.name, ttl: 300, class: 'IN', data: r.data }));
     const reply = dnsPacket.encode({
-      type: 'response', id: q.id, flags: dnsPacket.AUTHORITATIVE_ANSWER | (records ? 0 : 3), // rcode 3: NXDOMAIN
-      questions: q.questions, answers: answers as never,
+      type: 'response',
+      id: q.id,
+      flags: dnsPacket.AUTHORITATIVE_ANSWER | (records ? 0 : 3), // rcode 3: NXDOMAIN
+      questions: q.questions,
+      answers: answers as never,
     });
     sock.send(reply, rinfo.port, rinfo.address);
   });

@@ -25,13 +25,17 @@ describe.skipIf(!haveScanners)('the first day, from setup to the first local mai
   let output = '';
   const cli = (args: string[]) => svcmail(['--config', conf, ...args]);
   /** `svcmail deliver` as Postfix's pipe(8) runs it: the message on standard input. */
-  const deliver = (args: string[], message: string) => new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [CLI, '--config', conf, 'deliver', ...args], { env: PROD_ENV, stdio: ['pipe', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stderr }));
-    child.stdin.end(message);
-  });
+  const deliver = (args: string[], message: string) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [CLI, '--config', conf, 'deliver', ...args], {
+        env: PROD_ENV,
+        stdio: ['pipe', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('close', (code) => resolve({ code, stderr }));
+      child.stdin.end(message);
+    });
   const api = () => `http://127.0.0.1:${ports.api}`;
 
   beforeAll(async () => {
@@ -54,9 +58,13 @@ describe.skipIf(!haveScanners)('the first day, from setup to the first local mai
     expect(setup.code, setup.stderr).toBe(0);
     expect(setup.stdout).toMatch(/Still needed for mail to flow/);
     const settings: Array<[string, string]> = [
-      ['listen:api', `127.0.0.1:${ports.api}`], ['listen:push', `127.0.0.1:${ports.push}`], ['listen:protocols', `127.0.0.1:${ports.protocols}`],
-      ['mail:jobs:wake_address', `127.0.0.1:${ports.wake}`], ['mail:jobs:scan:interval_seconds', String(SCAN_PERIOD_SECONDS)],
-      ['mail:scan:rspamd:url', String(ports.rspamd)], ['mail:scan:clamd:address', String(ports.clamd)],
+      ['listen:api', `127.0.0.1:${ports.api}`],
+      ['listen:push', `127.0.0.1:${ports.push}`],
+      ['listen:protocols', `127.0.0.1:${ports.protocols}`],
+      ['mail:jobs:wake_address', `127.0.0.1:${ports.wake}`],
+      ['mail:jobs:scan:interval_seconds', String(SCAN_PERIOD_SECONDS)],
+      ['mail:scan:rspamd:url', String(ports.rspamd)],
+      ['mail:scan:clamd:address', String(ports.clamd)],
     ];
     for (const [name, value] of settings) {
       const r = await cli(['config', 'set', name, value]);
@@ -70,13 +78,15 @@ describe.skipIf(!haveScanners)('the first day, from setup to the first local mai
     appliance.stdout.on('data', (d) => (output += d));
     appliance.stderr.on('data', (d) => (output += d));
     const until = Date.now() + 120_000;
-    while (!/svcmail: ready, 4 daemons running/.test(output) && appliance.exitCode === null && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+    while (!/svcmail: ready, 4 daemons running/.test(output) && appliance.exitCode === null && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 200));
     expect(output).toMatch(/svcmail: ready, 4 daemons running/);
     expect((await fetch(`${api()}/api/status`)).status).toBe(200);
   });
 
   it('doctor is clean but for DNS: the unverified domain, fixed on a closed network with domains verify --force', async () => {
-    const doctor = () => cli(['--json', 'doctor', '--signin-user', 'alice', '--signin-password', 'app-password', '--resolver', '127.0.0.1:9']);
+    const doctor = () =>
+      cli(['--json', 'doctor', '--signin-user', 'alice', '--signin-password', 'app-password', '--resolver', '127.0.0.1:9']);
     const first = await doctor();
     const failed = (first.json().results as Array<{ id: string; status: string }>).filter((x) => x.status === 'fail').map((x) => x.id);
     expect(failed, first.stdout).toEqual(['domains:verified']);
@@ -84,16 +94,30 @@ describe.skipIf(!haveScanners)('the first day, from setup to the first local mai
     expect(verify.code, verify.stderr).toBe(0);
     const second = await doctor();
     const results = second.json().results as Array<{ id: string; status: string }>;
-    expect(results.filter((x) => x.status === 'fail'), second.stdout).toEqual([]);
+    expect(
+      results.filter((x) => x.status === 'fail'),
+      second.stdout,
+    ).toEqual([]);
     expect(second.code).toBe(0);
-    expect(Object.fromEntries(results.map((x) => [x.id, x.status]))).toMatchObject({ 'daemon:api': 'ok', 'daemon:push': 'ok', 'scanner:rspamd': 'ok', 'scanner:clamd': 'ok', signin: 'ok', 'domains:verified': 'ok' });
+    expect(Object.fromEntries(results.map((x) => [x.id, x.status]))).toMatchObject({
+      'daemon:api': 'ok',
+      'daemon:push': 'ok',
+      'scanner:rspamd': 'ok',
+      'scanner:clamd': 'ok',
+      signin: 'ok',
+      'domains:verified': 'ok',
+    });
   });
 
   const boxes: Record<string, string> = {};
   const tokens: Record<string, string> = {};
   const call = async (user: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${api()}${path}`, { method, headers: { authorization: `Bearer ${tokens[user]}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-    return { status: res.status, body: await res.json() as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const res = await fetch(`${api()}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${tokens[user]}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, body: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
   const inbox = async (user: string) => {
     const folders = await call(user, 'GET', `/api/mail/folders?mailboxUid=${boxes[user]}`);
@@ -110,7 +134,8 @@ describe.skipIf(!haveScanners)('the first day, from setup to the first local mai
       expect(t.code, t.stderr).toBe(0);
       tokens[user] = t.stdout.trim();
     }
-    const message = 'From: Carol <carol@example.net>\r\nTo: alice@example.test\r\nSubject: welcome aboard\r\nMessage-ID: <first-day-1@example.net>\r\n\r\nHello Alice.\r\n';
+    const message =
+      'From: Carol <carol@example.net>\r\nTo: alice@example.test\r\nSubject: welcome aboard\r\nMessage-ID: <first-day-1@example.net>\r\n\r\nHello Alice.\r\n';
     const d = await deliver(['-f', 'carol@example.net', '-q', 'FIRSTDAY1', '--', 'alice@example.test'], message);
     expect(d.code, d.stderr).toBe(0);
     // The hand-off wakes the scan job: the message is filed long before the scan period ends.
@@ -124,7 +149,13 @@ describe.skipIf(!haveScanners)('the first day, from setup to the first local mai
   });
 
   it('alice writes to bob: the message reaches his Inbox on the wake-up, not the scan period', async () => {
-    const draft = await call('alice', 'POST', '/api/mail/compose', { mailboxUid: boxes.alice, from: 'alice@example.test', to: ['bob@example.test'], subject: 'lunch?', text: 'At noon?' });
+    const draft = await call('alice', 'POST', '/api/mail/compose', {
+      mailboxUid: boxes.alice,
+      from: 'alice@example.test',
+      to: ['bob@example.test'],
+      subject: 'lunch?',
+      text: 'At noon?',
+    });
     expect(draft.status, JSON.stringify(draft.body)).toBe(201);
     const sentAt = Date.now();
     const sent = await call('alice', 'POST', `/api/mail/messages/${draft.body.uid}/send`);

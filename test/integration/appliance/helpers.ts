@@ -12,7 +12,13 @@ export const SECRET = 'appliance-test-secret-0123456789';
 /** Production rules (no development auto-login, secrets checked) for the CLI and the daemons. */
 export const PROD_ENV = { ...process.env, NODE_ENV: 'production', SVCMAIL_CONFIG: '' };
 
-export interface CliRun { code: number; stdout: string; stderr: string; json: () => any } // eslint-disable-line @typescript-eslint/no-explicit-any
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed CLI output, checked field by field
+  json: () => any;
+}
 
 /** Runs `svcmail …` as a real process. */
 export function svcmail(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
@@ -27,8 +33,23 @@ export function svcmail(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cl
 }
 
 export function setupArgs(dir: string, authUrl: string, extra: string[] = []): string[] {
-  return ['--config', join(dir, 'svcmail.conf'), 'setup', '--non-interactive', '--domain', 'example.test', '--host', 'mail.example.test',
-    '--auth-url', authUrl, '--auth-secret', SECRET, '--auth-issuer', 'auth.example.test', ...extra];
+  return [
+    '--config',
+    join(dir, 'svcmail.conf'),
+    'setup',
+    '--non-interactive',
+    '--domain',
+    'example.test',
+    '--host',
+    'mail.example.test',
+    '--auth-url',
+    authUrl,
+    '--auth-secret',
+    SECRET,
+    '--auth-issuer',
+    'auth.example.test',
+    ...extra,
+  ];
 }
 
 /** sha256 of every file under dir (relative path → hash), to prove a re-run changed nothing. */
@@ -39,7 +60,9 @@ export function hashTree(dir: string, skip: RegExp = /\.sqlite/): Record<string,
       const p = join(d, e.name);
       if (skip.test(p)) continue;
       if (e.isDirectory()) walk(p);
-      else out[p.slice(dir.length)] = `${(statSync(p).mode & 0o777).toString(8)}:${createHash('sha256').update(readFileSync(p)).digest('hex')}`;
+      else
+        out[p.slice(dir.length)] =
+          `${(statSync(p).mode & 0o777).toString(8)}:${createHash('sha256').update(readFileSync(p)).digest('hex')}`;
     }
   };
   walk(dir);
@@ -52,8 +75,18 @@ export const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
  * The sign-in service for the doctor checks: the shared test double (test/helpers/signin-double.ts)
  * with user alice and her app password. Any answer below 500 carries the Date header doctor reads.
  */
-export async function startSignin(opts: { secret: string; audience: string; issuer: string; password?: string }): Promise<{ url: string; close(): Promise<void> }> {
-  return startSigninDouble({ users: { alice: { passwords: [opts.password ?? 'app-password'] } }, secret: opts.secret, audience: opts.audience, issuer: opts.issuer });
+export async function startSignin(opts: {
+  secret: string;
+  audience: string;
+  issuer: string;
+  password?: string;
+}): Promise<{ url: string; close(): Promise<void> }> {
+  return startSigninDouble({
+    users: { alice: { passwords: [opts.password ?? 'app-password'] } },
+    secret: opts.secret,
+    audience: opts.audience,
+    issuer: opts.issuer,
+  });
 }
 
 /** The real api daemon (bin/svcmail-api.js) on the given config; resolves once /api/status answers. */
@@ -66,12 +99,33 @@ export function startPushDaemon(configFile: string, port: number, set: string[] 
   return startDaemon('push', configFile, port, { set });
 }
 
-export interface RunningDaemon { child: ChildProcess; url: string; stop(): Promise<void>; output: () => string }
+export interface RunningDaemon {
+  child: ChildProcess;
+  url: string;
+  stop(): Promise<void>;
+  output: () => string;
+}
 
 /** A daemon as a real process (`bin` defaults to this checkout's bin/svcmail-<name>.js): --config, listen:<name>, --set flags. */
-export async function startDaemon(name: 'api' | 'push' | 'protocols', configFile: string, port: number, opts: { env?: NodeJS.ProcessEnv; set?: string[]; bin?: string } = {}): Promise<RunningDaemon> {
-  const flags = ['--config', configFile, '--set', `listen:${name}=127.0.0.1:${port}`, '--set', 'log:level=warn', ...(opts.set ?? []).flatMap((x) => ['--set', x])];
-  const child = spawn(process.execPath, [opts.bin ?? join(ROOT, `bin/svcmail-${name}.js`), ...flags], { env: { ...PROD_ENV, NOTIFY_SOCKET: '', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startDaemon(
+  name: 'api' | 'push' | 'protocols',
+  configFile: string,
+  port: number,
+  opts: { env?: NodeJS.ProcessEnv; set?: string[]; bin?: string } = {},
+): Promise<RunningDaemon> {
+  const flags = [
+    '--config',
+    configFile,
+    '--set',
+    `listen:${name}=127.0.0.1:${port}`,
+    '--set',
+    'log:level=warn',
+    ...(opts.set ?? []).flatMap((x) => ['--set', x]),
+  ];
+  const child = spawn(process.execPath, [opts.bin ?? join(ROOT, `bin/svcmail-${name}.js`), ...flags], {
+    env: { ...PROD_ENV, NOTIFY_SOCKET: '', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -81,13 +135,22 @@ export async function startDaemon(name: 'api' | 'push' | 'protocols', configFile
     if (child.exitCode !== null) throw new Error(`${name} daemon exited ${child.exitCode}: ${output}`);
     try {
       if ((await fetch(`${url}/${name}/status`)).status === 200) break;
-    } catch { /* not yet */ }
+    } catch {
+      /* not yet */
+    }
     if (Date.now() > until) throw new Error(`${name} daemon not ready: ${output}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   return {
-    child, url, output: () => output,
-    stop: () => new Promise((r) => { if (child.exitCode !== null) return r(); child.once('exit', () => r()); child.kill('SIGTERM'); }),
+    child,
+    url,
+    output: () => output,
+    stop: () =>
+      new Promise((r) => {
+        if (child.exitCode !== null) return r();
+        child.once('exit', () => r());
+        child.kill('SIGTERM');
+      }),
   };
 }
 
@@ -101,8 +164,19 @@ export function startProtocolsDaemon(configFile: string, port: number, set: stri
  * once that answers (the worker has no status route: any HTTP answer there means it runs).
  */
 export async function startWorkerDaemon(configFile: string, wakePort: number, set: string[] = []): Promise<RunningDaemon> {
-  const flags = ['--config', configFile, '--set', `mail:jobs:wake_address=127.0.0.1:${wakePort}`, '--set', 'log:level=warn', ...set.flatMap((x) => ['--set', x])];
-  const child = spawn(process.execPath, [join(ROOT, 'bin/svcmail-worker.js'), ...flags], { env: { ...PROD_ENV, NOTIFY_SOCKET: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const flags = [
+    '--config',
+    configFile,
+    '--set',
+    `mail:jobs:wake_address=127.0.0.1:${wakePort}`,
+    '--set',
+    'log:level=warn',
+    ...set.flatMap((x) => ['--set', x]),
+  ];
+  const child = spawn(process.execPath, [join(ROOT, 'bin/svcmail-worker.js'), ...flags], {
+    env: { ...PROD_ENV, NOTIFY_SOCKET: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -110,19 +184,36 @@ export async function startWorkerDaemon(configFile: string, wakePort: number, se
   const until = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`worker daemon exited ${child.exitCode}: ${output}`);
-    if (await fetch(`${url}/wake`).then(() => true, () => false)) break;
+    if (
+      await fetch(`${url}/wake`).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() > until) throw new Error(`worker daemon not ready: ${output}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   return {
-    child, url, output: () => output,
-    stop: () => new Promise((r) => { if (child.exitCode !== null) return r(); child.once('exit', () => r()); child.kill('SIGTERM'); }),
+    child,
+    url,
+    output: () => output,
+    stop: () =>
+      new Promise((r) => {
+        if (child.exitCode !== null) return r();
+        child.once('exit', () => r());
+        child.kill('SIGTERM');
+      }),
   };
 }
 
 /** Kills a daemon without letting it stop cleanly (a crash: its heartbeat is left without a stop). */
 export function crash(d: RunningDaemon): Promise<void> {
-  return new Promise((r) => { if (d.child.exitCode !== null || d.child.signalCode !== null) return r(); d.child.once('exit', () => r()); d.child.kill('SIGKILL'); });
+  return new Promise((r) => {
+    if (d.child.exitCode !== null || d.child.signalCode !== null) return r();
+    d.child.once('exit', () => r());
+    d.child.kill('SIGKILL');
+  });
 }
 
 /** Polls `probe` until it answers something `done` accepts; the last answer either way. */

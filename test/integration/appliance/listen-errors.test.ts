@@ -15,17 +15,29 @@ describe('a daemon whose port is taken', () => {
     const address = `127.0.0.1:${(busy.address() as { port: number }).port}`;
     const dir = mkdtempSync(join(tmpdir(), 'svcmail-listen-'));
     const conf = join(dir, 'svcmail.conf');
-    writeFileSync(conf, JSON.stringify({ 'auth:secret': 'listen-test-secret-0123456789', data_dir: join(dir, 'data'), 'listen:push': address }));
+    writeFileSync(
+      conf,
+      JSON.stringify({ 'auth:secret': 'listen-test-secret-0123456789', data_dir: join(dir, 'data'), 'listen:push': address }),
+    );
     try {
       const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [join(ROOT, 'bin/svcmail-push.js'), '--config', conf], { cwd: ROOT, env: { ...process.env, SVCMAIL_CONFIG: '' }, stdio: ['ignore', 'ignore', 'pipe'] });
+        const child = spawn(process.execPath, [join(ROOT, 'bin/svcmail-push.js'), '--config', conf], {
+          cwd: ROOT,
+          env: { ...process.env, SVCMAIL_CONFIG: '' },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
         let err = '';
         child.stderr.on('data', (d) => (err += d));
         child.on('exit', (c) => resolve({ code: c, stderr: err }));
       });
       expect(code).toBe(78);
-      const line = stderr.trim().split('\n').find((l) => l.includes('cannot start'));
-      expect(line, stderr).toContain(`svcmail-push: cannot start: listen:push: ${address} is already in use (EADDRINUSE) by pid ${process.pid} (`);
+      const line = stderr
+        .trim()
+        .split('\n')
+        .find((l) => l.includes('cannot start'));
+      expect(line, stderr).toContain(
+        `svcmail-push: cannot start: listen:push: ${address} is already in use (EADDRINUSE) by pid ${process.pid} (`,
+      );
       expect(line).toMatch(/\); stop that process or choose another address: svcmail config set listen:push <host:port>$/);
     } finally {
       busy.close();

@@ -30,31 +30,52 @@ describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
   });
 
   it('holds the built JS, production node_modules, the units and the man pages', () => {
-    const list = run('dpkg-deb', ['-c', deb]).stdout.split('\n').map((l) => l.replace(/^.*\s\.\//, '/').replace(/ -> .*$/, ''));
+    const list = run('dpkg-deb', ['-c', deb])
+      .stdout.split('\n')
+      .map((l) => l.replace(/^.*\s\.\//, '/').replace(/ -> .*$/, ''));
     for (const path of [
-      '/usr/bin/svcmail', '/usr/lib/svcmail/bin/svcmail.js', '/usr/lib/svcmail/bin/svcmail-api.js', '/usr/lib/svcmail/dist/cli/main.js',
-      '/usr/lib/svcmail/dist/daemons/api/main.js', '/usr/lib/svcmail/node_modules/express/package.json', '/usr/lib/svcmail/node_modules/better-sqlite3/package.json',
-      '/usr/lib/svcmail/packaging/pm2/ecosystem.config.cjs', '/lib/systemd/system/svcmail.target', '/lib/systemd/system/svcmail-api.service',
-      '/lib/systemd/system/svcmail-worker.service', '/lib/systemd/system/svcmail-push.service', '/lib/systemd/system/svcmail-protocols.service',
-      '/usr/lib/svcmail/dist/web/assets/mail.js', '/usr/lib/svcmail/dist/web/assets/svcmail.css',
-      '/usr/share/man/man1/svcmail.1.gz', '/usr/share/man/man1/svcmail-admin.1.gz', '/usr/share/man/man5/svcmail.conf.5.gz', '/usr/share/doc/svcmail/copyright',
-    ]) expect(list, path).toContain(path);
+      '/usr/bin/svcmail',
+      '/usr/lib/svcmail/bin/svcmail.js',
+      '/usr/lib/svcmail/bin/svcmail-api.js',
+      '/usr/lib/svcmail/dist/cli/main.js',
+      '/usr/lib/svcmail/dist/daemons/api/main.js',
+      '/usr/lib/svcmail/node_modules/express/package.json',
+      '/usr/lib/svcmail/node_modules/better-sqlite3/package.json',
+      '/usr/lib/svcmail/packaging/pm2/ecosystem.config.cjs',
+      '/lib/systemd/system/svcmail.target',
+      '/lib/systemd/system/svcmail-api.service',
+      '/lib/systemd/system/svcmail-worker.service',
+      '/lib/systemd/system/svcmail-push.service',
+      '/lib/systemd/system/svcmail-protocols.service',
+      '/usr/lib/svcmail/dist/web/assets/mail.js',
+      '/usr/lib/svcmail/dist/web/assets/svcmail.css',
+      '/usr/share/man/man1/svcmail.1.gz',
+      '/usr/share/man/man1/svcmail-admin.1.gz',
+      '/usr/share/man/man5/svcmail.conf.5.gz',
+      '/usr/share/doc/svcmail/copyright',
+    ])
+      expect(list, path).toContain(path);
     // No TypeScript sources (they would switch on development behaviour) and no development dependencies.
     expect(list.filter((p) => /^\/usr\/lib\/svcmail\/(lib|cli|daemons)\//.test(p))).toEqual([]);
-    for (const dev of ['vitest', 'typescript', 'eslint', 'fast-check', 'pm2']) expect(list).not.toContain(`/usr/lib/svcmail/node_modules/${dev}/`);
+    for (const dev of ['vitest', 'typescript', 'eslint', 'fast-check', 'pm2'])
+      expect(list).not.toContain(`/usr/lib/svcmail/node_modules/${dev}/`);
   });
 
   it('installs directories 0755 and files 0644 (0755 for scripts), root-owned, and ships only what runs', () => {
-    const entries = run('dpkg-deb', ['-c', deb]).stdout.trim().split('\n').map((l) => {
-      const [mode, owner] = l.split(/\s+/);
-      return { mode, owner, path: l.replace(/^.*?\s\.\//, '/').replace(/ -> .*$/, '') };
-    });
+    const entries = run('dpkg-deb', ['-c', deb])
+      .stdout.trim()
+      .split('\n')
+      .map((l) => {
+        const [mode, owner] = l.split(/\s+/);
+        return { mode, owner, path: l.replace(/^.*?\s\.\//, '/').replace(/ -> .*$/, '') };
+      });
     // The package's root entry is what dpkg applies to /.
     expect(entries[0]).toEqual({ mode: 'drwxr-xr-x', owner: 'root/root', path: '/' });
     expect(entries.filter((e) => e.owner !== 'root/root')).toEqual([]);
     expect(entries.filter((e) => e.mode.startsWith('d') && e.mode !== 'drwxr-xr-x')).toEqual([]);
     expect(entries.filter((e) => e.mode.startsWith('-') && e.mode !== '-rw-r--r--' && e.mode !== '-rwxr-xr-x')).toEqual([]);
-    for (const d of ['api', 'worker', 'push', 'protocols']) expect(entries.find((e) => e.path === `/usr/lib/svcmail/bin/svcmail-${d}.js`)?.mode).toBe('-rwxr-xr-x');
+    for (const d of ['api', 'worker', 'push', 'protocols'])
+      expect(entries.find((e) => e.path === `/usr/lib/svcmail/bin/svcmail-${d}.js`)?.mode).toBe('-rwxr-xr-x');
     expect(entries.find((e) => e.path === '/usr/lib/svcmail/dist/cli/main.js')?.mode).toBe('-rw-r--r--');
 
     const paths = entries.map((e) => e.path);
@@ -63,10 +84,19 @@ describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
     expect(paths).toContain(`${nm}better-sqlite3/build/Release/better_sqlite3.node`);
     expect(paths).toContain(`${nm}unix-dgram/build/Release/unix_dgram.node`);
     expect(paths.filter((p) => /\/(obj\.target|\.deps|obj)\/|\.(o|a|mk|gyp|gypi|cc|cpp|h)$|\/Makefile$/.test(p))).toEqual([]);
-    expect(paths.filter((p) => p.startsWith(`${nm}better-sqlite3/`) && !/^[^/]+\/(build\/(Release\/(better_sqlite3\.node)?)?|lib\/.*|package\.json|LICENSE|README\.md)?$/.test(p.slice(nm.length))))
-      .toEqual([]);
+    expect(
+      paths.filter(
+        (p) =>
+          p.startsWith(`${nm}better-sqlite3/`) &&
+          !/^[^/]+\/(build\/(Release\/(better_sqlite3\.node)?)?|lib\/.*|package\.json|LICENSE|README\.md)?$/.test(p.slice(nm.length)),
+      ),
+    ).toEqual([]);
     // tsx (a checkout's TypeScript loader) and what only installs or compiles native modules.
-    for (const tool of ['tsx', 'esbuild', '@esbuild', 'prebuild-install', 'nan']) expect(paths.filter((p) => p.startsWith(`${nm}${tool}/`)), tool).toEqual([]);
+    for (const tool of ['tsx', 'esbuild', '@esbuild', 'prebuild-install', 'nan'])
+      expect(
+        paths.filter((p) => p.startsWith(`${nm}${tool}/`)),
+        tool,
+      ).toEqual([]);
     // Types, source maps, TypeScript sources and tests of the dependencies.
     expect(paths.filter((p) => p.startsWith(nm) && (/\.([cm]?ts|map)$/.test(p) || /\/(test|tests|__tests__)\//.test(p)))).toEqual([]);
     expect(paths).not.toContain('/usr/lib/svcmail/package-lock.json');
@@ -100,11 +130,31 @@ describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
     const env = { PATH: process.env.PATH, NODE_ENV: 'production', HOME: x };
     expect(run(process.execPath, [cli, '--version'], { env }).stdout.trim()).toBe(version);
     const conf = join(x, 'etc/svcmail.conf');
-    const r = run(process.execPath, [cli, '--config', conf, '--json', 'setup', '--non-interactive', '--domain', 'example.test', '--host', 'mail.example.test',
-      '--auth-url', 'http://127.0.0.1:9', '--auth-secret', SECRET], { env, cwd: x });
+    const r = run(
+      process.execPath,
+      [
+        cli,
+        '--config',
+        conf,
+        '--json',
+        'setup',
+        '--non-interactive',
+        '--domain',
+        'example.test',
+        '--host',
+        'mail.example.test',
+        '--auth-url',
+        'http://127.0.0.1:9',
+        '--auth-secret',
+        SECRET,
+      ],
+      { env, cwd: x },
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).steps.find((s: { step: string }) => s.step === 'local CA').state).toBe('created');
-    expect(run('man', ['-l', join(x, 'usr/share/man/man1/svcmail-setup.1.gz')], { env: { ...process.env, MANWIDTH: '100' } }).stdout).toMatch(/--non-interactive/);
+    expect(
+      run('man', ['-l', join(x, 'usr/share/man/man1/svcmail-setup.1.gz')], { env: { ...process.env, MANWIDTH: '100' } }).stdout,
+    ).toMatch(/--non-interactive/);
   });
 
   // Spec: Development auto-login "only from sources, never in a build" (Issue 2). The same
@@ -114,13 +164,14 @@ describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
     const conf = join(x, 'etc/svcmail.conf');
     expect(existsSync(conf)).toBe(true); // written by the setup above
     const env = { NODE_ENV: 'development', HOME: x };
-    const request = (url: string) => fetch(`${url}/api/mail/domains`).then(async (r) => ({ status: r.status, body: await r.json() as { code?: string } }));
+    const request = (url: string) =>
+      fetch(`${url}/api/mail/domains`).then(async (r) => ({ status: r.status, body: (await r.json()) as { code?: string } }));
     const packaged = await startDaemon('api', conf, await freePort(), { env, bin: join(x, 'usr/lib/svcmail/bin/svcmail-api.js') });
     try {
       expect(await request(packaged.url)).toEqual({ status: 401, body: expect.objectContaining({ code: 'api-100', status: 401 }) });
       expect(packaged.output()).not.toMatch(/auto-login is ON/);
       // The pages and their assets come from the package (dist/web), not from a checkout.
-      expect((await fetch(`${packaged.url}/`).then((r) => r.text()))).toContain('<script type="module" src="/assets/mail.js"></script>');
+      expect(await fetch(`${packaged.url}/`).then((r) => r.text())).toContain('<script type="module" src="/assets/mail.js"></script>');
       expect((await fetch(`${packaged.url}/assets/mail.js`)).status).toBe(200);
     } finally {
       await packaged.stop();
@@ -135,36 +186,47 @@ describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
     }
   });
 
-  it('svcmail start --foreground runs the four packaged daemons (bin/ beside dist/, not dist/bin); Ctrl-C stops them with exit 0', { timeout: 180_000 }, async () => {
-    const conf = join(x, 'etc/svcmail.conf');
-    // Every daemon listening on a fixed loopback port by default gets a free one, so runs never collide.
-    const ports: Record<string, string> = {};
-    for (const [name, decl] of Object.entries(schema)) {
-      const d = (decl as { default?: unknown }).default;
-      if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) ports[name] = `127.0.0.1:${await freePort()}`;
-    }
-    const api = ports['listen:api']!;
-    const sets = [...Object.entries(ports), ['data_dir', join(x, 'var')]].flatMap(([k, v]) => ['--set', `${k}=${v}`]);
-    const child = spawn(process.execPath, [join(x, 'usr/lib/svcmail/bin/svcmail.js'), '--config', conf, ...sets, 'start', '--foreground'], { cwd: x, env: { PATH: process.env.PATH, NODE_ENV: 'production', HOME: x }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on('exit', (code, signal) => r([code, signal])));
-    try {
-      let status = 0;
-      for (let i = 0; i < 400 && child.exitCode === null && status !== 200; i++) {
-        status = await fetch(`http://${api}/api/status`).then((r) => r.status, () => 0);
-        if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+  it(
+    'svcmail start --foreground runs the four packaged daemons (bin/ beside dist/, not dist/bin); Ctrl-C stops them with exit 0',
+    { timeout: 180_000 },
+    async () => {
+      const conf = join(x, 'etc/svcmail.conf');
+      // Every daemon listening on a fixed loopback port by default gets a free one, so runs never collide.
+      const ports: Record<string, string> = {};
+      for (const [name, decl] of Object.entries(schema)) {
+        const d = (decl as { default?: unknown }).default;
+        if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) ports[name] = `127.0.0.1:${await freePort()}`;
       }
-      expect(status, out).toBe(200);
-      expect(out).not.toMatch(/Cannot find module/);
-      // every daemon runs from the package and says so (the api may answer before the others log)
-      const prefixes = ['api', 'worker', 'push', 'protocols'].map((d) => new RegExp(`\\[${d}\\s*\\]`));
-      for (let i = 0; i < 240 && !prefixes.every((p) => p.test(out)); i++) await new Promise((r) => setTimeout(r, 250));
-      for (const p of prefixes) expect(out, out).toMatch(p);
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGINT');
-    }
-    expect(await exited, out).toEqual([0, null]);
-  });
+      const api = ports['listen:api']!;
+      const sets = [...Object.entries(ports), ['data_dir', join(x, 'var')]].flatMap(([k, v]) => ['--set', `${k}=${v}`]);
+      const child = spawn(
+        process.execPath,
+        [join(x, 'usr/lib/svcmail/bin/svcmail.js'), '--config', conf, ...sets, 'start', '--foreground'],
+        { cwd: x, env: { PATH: process.env.PATH, NODE_ENV: 'production', HOME: x }, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+      );
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (out += d));
+      const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on('exit', (code, signal) => r([code, signal])));
+      try {
+        let status = 0;
+        for (let i = 0; i < 400 && child.exitCode === null && status !== 200; i++) {
+          status = await fetch(`http://${api}/api/status`).then(
+            (r) => r.status,
+            () => 0,
+          );
+          if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+        }
+        expect(status, out).toBe(200);
+        expect(out).not.toMatch(/Cannot find module/);
+        // every daemon runs from the package and says so (the api may answer before the others log)
+        const prefixes = ['api', 'worker', 'push', 'protocols'].map((d) => new RegExp(`\\[${d}\\s*\\]`));
+        for (let i = 0; i < 240 && !prefixes.every((p) => p.test(out)); i++) await new Promise((r) => setTimeout(r, 250));
+        for (const p of prefixes) expect(out, out).toMatch(p);
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGINT');
+      }
+      expect(await exited, out).toEqual([0, null]);
+    },
+  );
 });

@@ -37,7 +37,10 @@ describe.runIf(pm2)('svcmail start/status/stop under pm2', () => {
     const until = Date.now() + 30_000;
     let up = false;
     while (!up && Date.now() < until) {
-      up = await fetch(`http://127.0.0.1:${port}/api/status`).then((r) => r.status === 200, () => false);
+      up = await fetch(`http://127.0.0.1:${port}/api/status`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (!up) await new Promise((r) => setTimeout(r, 300));
     }
     expect(up).toBe(true);
@@ -52,11 +55,23 @@ describe.runIf(pm2)('svcmail start/status/stop under pm2', () => {
     const after = await svcmail(['--json', 'status', 'api'], env);
     expect(after.code).toBe(3);
     expect(after.json().daemons[0].state).toBe('stopped');
-    expect(await fetch(`http://127.0.0.1:${port}/api/status`).then(() => 'up', () => 'down')).toBe('down');
+    expect(
+      await fetch(`http://127.0.0.1:${port}/api/status`).then(
+        () => 'up',
+        () => 'down',
+      ),
+    ).toBe('down');
   }, 90_000);
 });
 
-interface App { name: string; script: string; args: string[]; uid?: string; gid?: string; cwd?: string }
+interface App {
+  name: string;
+  script: string;
+  args: string[];
+  uid?: string;
+  gid?: string;
+  cwd?: string;
+}
 const ecosystem = createRequire(import.meta.url)(join(ROOT, 'packaging/pm2/ecosystem.config.cjs')) as {
   apps: App[];
   appsFor: (env: NodeJS.ProcessEnv, uid: number, passwd: string, group: string) => App[];
@@ -71,27 +86,46 @@ describe('the pm2 ecosystem file runs the daemons as the svcmail user when pm2 r
   const passwd = join(dir, 'passwd');
   const group = join(dir, 'group');
   const noGroup = join(dir, 'group-without-svcmail');
-  writeFileSync(passwd, `root:x:0:0:root:/root:/bin/bash\nsvcmail:x:998:997:svcmail daemons:${home}:/usr/sbin/nologin\nmailer:x:997:100::/nonexistent:/usr/sbin/nologin\n`);
+  writeFileSync(
+    passwd,
+    `root:x:0:0:root:/root:/bin/bash\nsvcmail:x:998:997:svcmail daemons:${home}:/usr/sbin/nologin\nmailer:x:997:100::/nonexistent:/usr/sbin/nologin\n`,
+  );
   writeFileSync(group, 'root:x:0:\nsvcmail:x:997:\n');
   writeFileSync(noGroup, 'root:x:0:\n');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  const account = (env: NodeJS.ProcessEnv, uid: number, groups = group) => ecosystem.appsFor(env, uid, passwd, groups).map(({ name, uid: u, gid, cwd }) => ({ name, uid: u, gid, cwd }));
-  const all = (fields: Partial<App>) => ['api', 'worker', 'push', 'protocols'].map((d) => ({ name: `svcmail-${d}`, uid: undefined, gid: undefined, cwd: undefined, ...fields }));
+  const account = (env: NodeJS.ProcessEnv, uid: number, groups = group) =>
+    ecosystem.appsFor(env, uid, passwd, groups).map(({ name, uid: u, gid, cwd }) => ({ name, uid: u, gid, cwd }));
+  const all = (fields: Partial<App>) =>
+    ['api', 'worker', 'push', 'protocols'].map((d) => ({
+      name: `svcmail-${d}`,
+      uid: undefined,
+      gid: undefined,
+      cwd: undefined,
+      ...fields,
+    }));
 
   it.each([
     ['root, the svcmail user and group exist: as svcmail:svcmail in its home', {}, 0, group, { uid: 'svcmail', gid: 'svcmail', cwd: home }],
     ['root, no svcmail group: as svcmail with its primary group', {}, 0, noGroup, { uid: 'svcmail', cwd: home }],
-    ['root, SVCMAIL_USER names a user whose home does not exist: as that user in /', { SVCMAIL_USER: 'mailer' }, 0, group, { uid: 'mailer', cwd: '/' }],
-    ['root, SVCMAIL_USER names no user: as pm2\'s own user', { SVCMAIL_USER: 'nobody-here' }, 0, group, {}],
-    ['not root (a developer\'s pm2): as pm2\'s own user', {}, 1000, group, {}],
+    [
+      'root, SVCMAIL_USER names a user whose home does not exist: as that user in /',
+      { SVCMAIL_USER: 'mailer' },
+      0,
+      group,
+      { uid: 'mailer', cwd: '/' },
+    ],
+    ["root, SVCMAIL_USER names no user: as pm2's own user", { SVCMAIL_USER: 'nobody-here' }, 0, group, {}],
+    ["not root (a developer's pm2): as pm2's own user", {}, 1000, group, {}],
   ] as const)('%s', (_case, env, uid, groups, fields) => {
     expect(account(env, uid, groups)).toEqual(all(fields));
   });
 
-  it('each app runs its bin/ script with the configuration SVCMAIL_CONFIG names, and the exported list is this process\'s', () => {
+  it("each app runs its bin/ script with the configuration SVCMAIL_CONFIG names, and the exported list is this process's", () => {
     const apps = ecosystem.appsFor({ SVCMAIL_CONFIG: '/srv/svcmail.conf' }, 0, passwd, group);
-    expect(apps.map((a) => [a.script, a.args])).toEqual(['api', 'worker', 'push', 'protocols'].map((d) => [join(ROOT, `bin/svcmail-${d}.js`), ['--config', '/srv/svcmail.conf']]));
+    expect(apps.map((a) => [a.script, a.args])).toEqual(
+      ['api', 'worker', 'push', 'protocols'].map((d) => [join(ROOT, `bin/svcmail-${d}.js`), ['--config', '/srv/svcmail.conf']]),
+    );
     expect(ecosystem.apps).toEqual(ecosystem.appsFor(process.env, process.getuid!(), '/etc/passwd', '/etc/group'));
   });
 });

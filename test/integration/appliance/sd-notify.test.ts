@@ -9,14 +9,25 @@ import { freePort } from '../../helpers/scanners.js';
 import { setupArgs, startApiDaemon, svcmail } from './helpers.js';
 
 const require = createRequire(import.meta.url);
-interface Sock { bind(p: string): void; close(): void; on(e: 'message', f: (b: Buffer) => void): void }
+interface Sock {
+  bind(p: string): void;
+  close(): void;
+  on(e: 'message', f: (b: Buffer) => void): void;
+}
 const unix = require('unix-dgram') as { createSocket(t: 'unix_dgram'): Sock };
 
-function listenDgram(path: string): { messages: string[]; next(pred: (m: string) => boolean, ms?: number): Promise<string>; close(): void } {
+function listenDgram(path: string): {
+  messages: string[];
+  next(pred: (m: string) => boolean, ms?: number): Promise<string>;
+  close(): void;
+} {
   const messages: string[] = [];
   const waiters: Array<() => void> = [];
   const sock = unix.createSocket('unix_dgram');
-  sock.on('message', (b) => { messages.push(b.toString()); waiters.splice(0).forEach((w) => w()); });
+  sock.on('message', (b) => {
+    messages.push(b.toString());
+    waiters.splice(0).forEach((w) => w());
+  });
   sock.bind(path);
   return {
     messages,
@@ -26,7 +37,10 @@ function listenDgram(path: string): { messages: string[]; next(pred: (m: string)
         const timer = setTimeout(() => reject(new Error(`no matching datagram; got ${JSON.stringify(messages)}`)), ms);
         const check = () => {
           const hit = messages.find(pred);
-          if (hit) { clearTimeout(timer); resolve(hit); } else waiters.push(check);
+          if (hit) {
+            clearTimeout(timer);
+            resolve(hit);
+          } else waiters.push(check);
         };
         check();
       });

@@ -32,7 +32,14 @@ describe.skipIf(!withPostgres)('svcmail setup on PostgreSQL (and Redis)', () => 
   const doctor = async (checks: string[]) => {
     const skips = CHECK_IDS.filter((c) => !checks.includes(c)).flatMap((c) => ['--skip', c]);
     const r = await svcmail(['--config', conf, '--json', 'doctor', ...skips]);
-    return { code: r.code, stdout: r.stdout, byId: Object.fromEntries(r.json().results.map((x: { id: string }) => [x.id, x])) as Record<string, { status: string; detail: string; fix?: string }> };
+    return {
+      code: r.code,
+      stdout: r.stdout,
+      byId: Object.fromEntries(r.json().results.map((x: { id: string }) => [x.id, x])) as Record<
+        string,
+        { status: string; detail: string; fix?: string }
+      >,
+    };
   };
 
   beforeAll(async () => {
@@ -46,19 +53,27 @@ describe.skipIf(!withPostgres)('svcmail setup on PostgreSQL (and Redis)', () => 
   });
 
   it('writes the datastore and Redis URLs, creates the schema and records the domain in PostgreSQL', { timeout: 120_000 }, async () => {
-    const r = await svcmail([...setupArgs(dir, 'http://127.0.0.1:9', ['--datastore-url', db.url, ...(withRedis ? ['--redis-url', TEST_REDIS_URL] : [])]), '--json']);
+    const r = await svcmail([
+      ...setupArgs(dir, 'http://127.0.0.1:9', ['--datastore-url', db.url, ...(withRedis ? ['--redis-url', TEST_REDIS_URL] : [])]),
+      '--json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(mode(conf)).toBe('640');
     const stored = JSON.parse(readFileSync(conf, 'utf8'));
     expect(stored['datastores:sql:url']).toBe(db.url);
     if (withRedis) expect(stored['redis:url']).toBe(TEST_REDIS_URL);
     // The data went to PostgreSQL, not to an SQLite file in the data directory.
-    const domains = await query<{ name: string; dkimSelector: string; dkimPublicKey: string }>('SELECT name, "dkimSelector", "dkimPublicKey" FROM domains');
+    const domains = await query<{ name: string; dkimSelector: string; dkimPublicKey: string }>(
+      'SELECT name, "dkimSelector", "dkimPublicKey" FROM domains',
+    );
     expect(domains).toMatchObject([{ name: 'example.test', dkimSelector: 'mail' }]);
     expect(domains[0].dkimPublicKey).toBe(readFileSync(join(dir, 'data/dkim/example.test.mail.pub'), 'utf8'));
     expect(() => readFileSync(join(dir, 'data/svcmail.sqlite'))).toThrow();
 
-    const again = await svcmail([...setupArgs(dir, 'http://127.0.0.1:9', ['--datastore-url', db.url, ...(withRedis ? ['--redis-url', TEST_REDIS_URL] : [])]), '--json']);
+    const again = await svcmail([
+      ...setupArgs(dir, 'http://127.0.0.1:9', ['--datastore-url', db.url, ...(withRedis ? ['--redis-url', TEST_REDIS_URL] : [])]),
+      '--json',
+    ]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.json().steps.every((s: { state: string }) => s.state === 'kept')).toBe(true);
     expect(await query('SELECT name FROM domains')).toHaveLength(1);
@@ -67,7 +82,10 @@ describe.skipIf(!withPostgres)('svcmail setup on PostgreSQL (and Redis)', () => 
   it('doctor reaches the PostgreSQL datastore (schema in sync), the DKIM key recorded there and Redis', { timeout: 120_000 }, async () => {
     const { code, byId, stdout } = await doctor(['datastore', 'dkim', 'redis', 'secrets']);
     const name = new URL(db.url).pathname.slice(1);
-    expect(byId.datastore, stdout).toMatchObject({ status: 'ok', detail: expect.stringMatching(new RegExp(`^postgres://[^ ]*/${name}: answers; \\d+ models, every table and column present`)) });
+    expect(byId.datastore, stdout).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(new RegExp(`^postgres://[^ ]*/${name}: answers; \\d+ models, every table and column present`)),
+    });
     expect(byId['dkim:example.test'].status).toBe('ok');
     expect(byId.secrets.status).toBe('ok');
     if (withRedis) expect(byId.redis).toMatchObject({ status: 'ok', detail: expect.stringMatching(/PONG/) });

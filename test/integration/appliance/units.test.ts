@@ -25,7 +25,16 @@ describe('systemd units', () => {
 
   it.each(DAEMONS)('svcmail-%s.service is Type=notify with a watchdog, a dedicated user and sandboxing', (d) => {
     const text = readFileSync(join(ROOT, `systemd/svcmail-${d}.service`), 'utf8');
-    for (const line of ['Type=notify', 'User=svcmail', 'StateDirectory=svcmail', 'ConfigurationDirectory=svcmail', 'NoNewPrivileges=yes', 'ProtectSystem=strict', 'PartOf=svcmail.target', 'RestartPreventExitStatus=78']) {
+    for (const line of [
+      'Type=notify',
+      'User=svcmail',
+      'StateDirectory=svcmail',
+      'ConfigurationDirectory=svcmail',
+      'NoNewPrivileges=yes',
+      'ProtectSystem=strict',
+      'PartOf=svcmail.target',
+      'RestartPreventExitStatus=78',
+    ]) {
       expect(text).toContain(line);
     }
     expect(text).toMatch(/^WatchdogSec=\d+s$/m);

@@ -78,7 +78,14 @@ describe.runIf(requirePrograms('tmux'))('svcmail setup in a terminal (ink wizard
 
     expect(mode(conf)).toBe('640');
     const stored = JSON.parse(readFileSync(conf, 'utf8'));
-    expect(stored).toMatchObject({ 'mail:host': 'mail.example.test', 'mail:base_url': 'https://mail.example.test', 'mail:auth_server_url': 'http://127.0.0.1:9', 'auth:secret': SECRET, 'auth:options:audience': 'example.test', 'auth:options:issuer': 'auth.example.test' });
+    expect(stored).toMatchObject({
+      'mail:host': 'mail.example.test',
+      'mail:base_url': 'https://mail.example.test',
+      'mail:auth_server_url': 'http://127.0.0.1:9',
+      'auth:secret': SECRET,
+      'auth:options:audience': 'example.test',
+      'auth:options:issuer': 'auth.example.test',
+    });
     expect(stored['redis:url']).toBeUndefined();
     expect(stored['mail:transport:ingest:secret']).toMatch(/^[\w-]{16,}$/);
     expect(existsSync(join(dir, 'data/pki/ca/ca.crt'))).toBe(true);
@@ -138,8 +145,11 @@ describe.runIf(requirePrograms('tmux'))('svcmail setup in a terminal (ink wizard
     const done = await until(/EXIT=\d+/, 60_000);
     expect(done).toMatch(/EXIT=0/);
     expect(JSON.parse(readFileSync(conf, 'utf8'))).toMatchObject({
-      'mail:host': 'mx.example.test', 'mail:base_url': 'https://mx.example.test', 'mail:auth_server_url': 'http://127.0.0.1:9',
-      'auth:options:audience': 'example.test.edited', 'auth:options:issuer': 'auth.example.test',
+      'mail:host': 'mx.example.test',
+      'mail:base_url': 'https://mx.example.test',
+      'mail:auth_server_url': 'http://127.0.0.1:9',
+      'auth:options:audience': 'example.test.edited',
+      'auth:options:issuer': 'auth.example.test',
     });
   }, 120_000);
 });

@@ -11,7 +11,12 @@ import { freshSqlite } from '../../helpers/databases.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/svcmail.js', import.meta.url));
 
-interface Entry { uid: string; action: string; resourceUid: string; createdAt: string }
+interface Entry {
+  uid: string;
+  action: string;
+  resourceUid: string;
+  createdAt: string;
+}
 
 describe('audit log order', { timeout: 120_000 }, () => {
   let api: TestApi;
@@ -21,14 +26,18 @@ describe('audit log order', { timeout: 120_000 }, () => {
   /** The domains' uids in the order they were created. */
   const created: string[] = [];
 
-  const cli = (args: string[]) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, '--config', conf, 'admin', '--url', api.url, 'audit-log', 'list', ...args], { env: { ...process.env, NODE_ENV: 'test', SVCMAIL_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+  const cli = (args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, '--config', conf, 'admin', '--url', api.url, 'audit-log', 'list', ...args], {
+        env: { ...process.env, NODE_ENV: 'test', SVCMAIL_CONFIG: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    });
 
   beforeAll(async () => {
     api = await startTestApi({ name: 'sqlite', open: async () => freshSqlite() });
@@ -78,6 +87,8 @@ describe('audit log order', { timeout: 120_000 }, () => {
 
     const first = await cli(['--json', '--where', 'action=domains.create', '--limit', '2', '--page', '0']);
     const second = await cli(['--json', '--where', 'action=domains.create', '--limit', '2', '--page', '1']);
-    expect([...JSON.parse(first.stdout), ...JSON.parse(second.stdout)].map((e: Entry) => e.resourceUid)).toEqual([...created].reverse().slice(0, 4));
+    expect([...JSON.parse(first.stdout), ...JSON.parse(second.stdout)].map((e: Entry) => e.resourceUid)).toEqual(
+      [...created].reverse().slice(0, 4),
+    );
   });
 });

@@ -17,12 +17,21 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BIN = join(ROOT, 'bin/svcmail.js');
 const dir = mkdtempSync(join(tmpdir(), 'svcmail-cli-'));
 
-interface Run { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** Runs `node bin/svcmail.js ...` for real, from the sources, as an operator would. */
 function svcmail(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, SVCMAIL_CONFIG: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, SVCMAIL_CONFIG: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -39,12 +48,13 @@ function conf(name: string, content: Record<string, unknown>): string {
   return p;
 }
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const { port } = s.address() as { port: number };
-    s.close(() => resolve(port));
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
   });
-});
 
 describe.concurrent('svcmail --help', () => {
   // Every command the program declares, nested ones included.
@@ -87,7 +97,6 @@ describe.concurrent('svcmail --help', () => {
     if (c[0] === 'token') expect(r.stdout).toMatch(/--user[\s\S]*--roles[\s\S]*--elevated[\s\S]*--ttl/);
     if (c[0] === 'start') expect(r.stdout).toContain('--foreground');
   });
-
 });
 
 // Each case starts the CLI from its TypeScript sources, all at once: a loaded two-core machine needs time.
@@ -121,34 +130,50 @@ describe.concurrent('svcmail config', { timeout: 120_000 }, () => {
     expect(readFileSync(f, 'utf8')).toBe(before);
   });
 
-  it('check validates what start-up validates: a 5-character ingest secret fails with the daemons\' own message', async () => {
+  it("check validates what start-up validates: a 5-character ingest secret fails with the daemons' own message", async () => {
     const f = conf('short-ingest.json', { ...good, 'mail:transport:ingest:secret': 'short' });
     const r = await svcmail(['config', 'check', '--config', f], { NODE_ENV: 'production' });
     expect(r.code).toBe(78);
-    expect(r.stderr.trim()).toBe('svcmail: configuration error: mail:transport:ingest:secret: must be at least 16 characters outside development');
+    expect(r.stderr.trim()).toBe(
+      'svcmail: configuration error: mail:transport:ingest:secret: must be at least 16 characters outside development',
+    );
     const dflt = await svcmail(['config', 'check', '--config', conf('default-ingest.json', good)], { NODE_ENV: 'production' });
     expect(dflt.code).toBe(78);
     expect(dflt.stderr).toMatch(/mail:transport:ingest:secret: still the default/);
   });
 
-  it.runIf(requireRoot('keeping the owner and group of the configuration file'))('set as root keeps the owner and group of the file, and its mode (never wider than 0640)', async () => {
-    for (const [before, after] of [[0o640, 0o640], [0o600, 0o600], [0o664, 0o640]] as const) {
-      const f = conf('owned.json', good);
-      chownSync(f, 65534, 65534);
-      chmodSync(f, before);
-      const r = await svcmail(['config', 'set', '--config', f, 'log:level', 'warn']);
-      expect(r.code, r.stderr).toBe(0);
-      const st = statSync(f);
-      expect({ uid: st.uid, gid: st.gid, mode: (st.mode & 0o777).toString(8) }).toEqual({ uid: 65534, gid: 65534, mode: after.toString(8) });
-      expect(JSON.parse(readFileSync(f, 'utf8'))['log:level']).toBe('warn');
-    }
-  });
+  it.runIf(requireRoot('keeping the owner and group of the configuration file'))(
+    'set as root keeps the owner and group of the file, and its mode (never wider than 0640)',
+    async () => {
+      for (const [before, after] of [
+        [0o640, 0o640],
+        [0o600, 0o600],
+        [0o664, 0o640],
+      ] as const) {
+        const f = conf('owned.json', good);
+        chownSync(f, 65534, 65534);
+        chmodSync(f, before);
+        const r = await svcmail(['config', 'set', '--config', f, 'log:level', 'warn']);
+        expect(r.code, r.stderr).toBe(0);
+        const st = statSync(f);
+        expect({ uid: st.uid, gid: st.gid, mode: (st.mode & 0o777).toString(8) }).toEqual({
+          uid: 65534,
+          gid: 65534,
+          mode: after.toString(8),
+        });
+        expect(JSON.parse(readFileSync(f, 'utf8'))['log:level']).toBe('warn');
+      }
+    },
+  );
 
-  it.skipIf(existsSync('/etc/svcmail/svcmail.conf'))('set without any configuration file says how to name or create one (exit 64)', async () => {
-    const r = await svcmail(['config', 'set', 'log:level', 'warn']);
-    expect(r.code).toBe(64);
-    expect(r.stderr).toMatch(/--config FILE \(or SVCMAIL_CONFIG\), or run svcmail setup to create \/etc\/svcmail\/svcmail\.conf/);
-  });
+  it.skipIf(existsSync('/etc/svcmail/svcmail.conf'))(
+    'set without any configuration file says how to name or create one (exit 64)',
+    async () => {
+      const r = await svcmail(['config', 'set', 'log:level', 'warn']);
+      expect(r.code).toBe(64);
+      expect(r.stderr).toMatch(/--config FILE \(or SVCMAIL_CONFIG\), or run svcmail setup to create \/etc\/svcmail\/svcmail\.conf/);
+    },
+  );
 
   it('set writes the value with mode 0640, and get reads it back with secrets masked', async () => {
     const f = conf('set-ok.json', good);
@@ -215,7 +240,9 @@ describe.each(backends.slice(0, 1))('svcmail token against a running api ($name)
   });
 
   it('a token from another secret is refused by the api; no secret configured is exit 78', async () => {
-    const other = conf('token-other.json', { auth: { secret: 'another-secret-0123456789', options: { audience: AUDIENCE, issuer: ISSUER } } });
+    const other = conf('token-other.json', {
+      auth: { secret: 'another-secret-0123456789', options: { audience: AUDIENCE, issuer: ISSUER } },
+    });
     const r = await svcmail(['token', '--config', other, '--user', 'alice']);
     expect(r.code).toBe(0);
     expect((await api.call('GET', `/api/mail/mailboxes/${people.aliceBox.uid}`, { token: r.stdout.trim() })).status).toBe(403);
@@ -236,11 +263,21 @@ describe('svcmail start --foreground', () => {
       if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) ports[name] = `127.0.0.1:${await freePort()}`;
     }
     const f = conf('start.json', {
-      ...ports, 'auth:secret': TEST_SECRET, data_dir: data, 'listen:api': `127.0.0.1:${port}`, 'mail:dev_auto_login:enabled': false,
-      datastores: { sql: { url: `sqlite:${join(data, 'svcmail.sqlite')}` } }, 'log:level': 'info',
+      ...ports,
+      'auth:secret': TEST_SECRET,
+      data_dir: data,
+      'listen:api': `127.0.0.1:${port}`,
+      'mail:dev_auto_login:enabled': false,
+      datastores: { sql: { url: `sqlite:${join(data, 'svcmail.sqlite')}` } },
+      'log:level': 'info',
     });
     // A new process group, so that SIGINT reaches it like a Ctrl-C in a terminal.
-    const child = spawn(process.execPath, [BIN, 'start', '--foreground', '--config', f], { cwd: ROOT, env: { ...process.env, SVCMAIL_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [BIN, 'start', '--foreground', '--config', f], {
+      cwd: ROOT,
+      env: { ...process.env, SVCMAIL_CONFIG: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -281,7 +318,12 @@ describe('svcmail start --foreground', () => {
     }
     const f = conf('start-dev.json', { ...ports, data_dir: data, datastores: { sql: { url: `sqlite:${join(data, 'svcmail.sqlite')}` } } });
     const dev = { NODE_ENV: 'development' };
-    const child = spawn(process.execPath, [BIN, 'start', '--foreground', '--config', f], { cwd: ROOT, env: { ...process.env, SVCMAIL_CONFIG: '', ...dev }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [BIN, 'start', '--foreground', '--config', f], {
+      cwd: ROOT,
+      env: { ...process.env, SVCMAIL_CONFIG: '', ...dev },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -290,7 +332,10 @@ describe('svcmail start --foreground', () => {
       const api = `http://${ports['listen:api']}`;
       let up = 0;
       for (let i = 0; i < 600 && up !== 200 && child.exitCode === null; i++) {
-        up = await fetch(`${api}/api/status`).then((r) => r.status, () => 0);
+        up = await fetch(`${api}/api/status`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (up !== 200) await new Promise((r) => setTimeout(r, 200));
       }
       expect(up, out).toBe(200);
@@ -319,7 +364,10 @@ describe('svcmail start --foreground', () => {
       if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) ports[name] = `127.0.0.1:${await freePort()}`;
     }
     const f = conf('start-busy.json', {
-      ...ports, 'auth:secret': TEST_SECRET, data_dir: data, 'listen:api': `127.0.0.1:${(busy.address() as { port: number }).port}`,
+      ...ports,
+      'auth:secret': TEST_SECRET,
+      data_dir: data,
+      'listen:api': `127.0.0.1:${(busy.address() as { port: number }).port}`,
       datastores: { sql: { url: `sqlite:${join(data, 'svcmail.sqlite')}` } },
     });
     try {

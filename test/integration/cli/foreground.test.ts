@@ -34,12 +34,26 @@ async function config(name: string): Promise<{ file: string; ports: Record<strin
     if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) ports[key] = `127.0.0.1:${await freePort()}`;
   }
   const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ ...ports, 'auth:secret': TEST_SECRET, data_dir: data, 'log:level': 'info', datastores: { sql: { url: `sqlite:${join(data, 'svcmail.sqlite')}` } } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ...ports,
+      'auth:secret': TEST_SECRET,
+      data_dir: data,
+      'log:level': 'info',
+      datastores: { sql: { url: `sqlite:${join(data, 'svcmail.sqlite')}` } },
+    }),
+  );
   return { file, ports };
 }
 
 function start(args: string[]): { child: ChildProcessWithoutNullStreams; out: () => string; until: (re: RegExp) => Promise<void> } {
-  const child = spawn(process.execPath, [BIN, 'start', '--foreground', ...args], { cwd: ROOT, env: { ...process.env, SVCMAIL_CONFIG: '', NODE_ENV: 'test' }, stdio: 'pipe', detached: true });
+  const child = spawn(process.execPath, [BIN, 'start', '--foreground', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, SVCMAIL_CONFIG: '', NODE_ENV: 'test' },
+    stdio: 'pipe',
+    detached: true,
+  });
   started.push(child);
   let out = '';
   const waiters: Array<() => void> = [];
@@ -49,15 +63,16 @@ function start(args: string[]): { child: ChildProcessWithoutNullStreams; out: ()
   };
   child.stdout.on('data', take);
   child.stderr.on('data', take);
-  const until = (re: RegExp) => new Promise<void>((resolve, reject) => {
-    const check = () => {
-      if (re.test(out)) resolve();
-      else if (child.exitCode !== null) reject(new Error(`exited ${child.exitCode} before ${re}:\n${out}`));
-    };
-    waiters.push(check);
-    child.on('exit', check);
-    check();
-  });
+  const until = (re: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (re.test(out)) resolve();
+        else if (child.exitCode !== null) reject(new Error(`exited ${child.exitCode} before ${re}:\n${out}`));
+      };
+      waiters.push(check);
+      child.on('exit', check);
+      check();
+    });
   return { child, out: () => out, until };
 }
 
@@ -86,7 +101,10 @@ describe.concurrent('svcmail start --foreground', { timeout: 180_000 }, () => {
     expect(lines).toContain(`[api] listening on http://${ports['listen:api']}`);
     expect(run.out()).toContain(`svcmail: ready, 1 daemon running: the API and pages answer on http://${ports['listen:api']}/`);
     // pino-pretty's shape: [HH:MM:ss] LEVEL: message {fields}; no raw JSON object left
-    expect(lines.some((l) => /^\[api\] \[\d\d:\d\d:\d\d\] INFO: api daemon listening \{"address":"127\.0\.0\.1:\d+"/.test(l)), run.out()).toBe(true);
+    expect(
+      lines.some((l) => /^\[api\] \[\d\d:\d\d:\d\d\] INFO: api daemon listening \{"address":"127\.0\.0\.1:\d+"/.test(l)),
+      run.out(),
+    ).toBe(true);
     expect(lines.filter((l) => l.startsWith('[api] {'))).toEqual([]);
     expect(run.out().includes('\u001b[')).toBe(false); // not a terminal: no colour codes
     const res = await fetch(`http://${ports['listen:api']}/api/status`);
@@ -100,7 +118,11 @@ describe.concurrent('svcmail start --foreground', { timeout: 180_000 }, () => {
     const { file } = await config('json');
     const run = start(['--config', file]);
     await run.until(/svcmail: ready, 4 daemons running/);
-    const json = run.out().split('\n').map((l) => /^\[(\w+)\s*\] (\{.*\})$/.exec(l)).filter((m) => m !== null);
+    const json = run
+      .out()
+      .split('\n')
+      .map((l) => /^\[(\w+)\s*\] (\{.*\})$/.exec(l))
+      .filter((m) => m !== null);
     const pids = new Map<string, number>();
     for (const m of json) pids.set(m[1], (JSON.parse(m[2]) as { pid: number }).pid);
     expect([...pids.keys()].sort()).toEqual(['api', 'protocols', 'push', 'worker']);

@@ -9,7 +9,10 @@ const BIN = fileURLToPath(new URL('../../../bin/svcmail.js', import.meta.url));
 
 function help(args: string[]): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--help'], { env: { ...process.env, SVCMAIL_CONFIG: '' }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [BIN, ...args, '--help'], {
+      env: { ...process.env, SVCMAIL_CONFIG: '' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let stdout = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.on('exit', (code) => resolve({ code, stdout }));
@@ -31,12 +34,40 @@ function commandLines(text: string): Record<string, string> {
 }
 
 const EXPECTED: Record<string, Record<string, string>> = {
-  domains: { list: 'list the domains', show: 'show one domain', create: 'create a domain', update: 'change fields of a domain', delete: 'delete a domain' },
+  domains: {
+    list: 'list the domains',
+    show: 'show one domain',
+    create: 'create a domain',
+    update: 'change fields of a domain',
+    delete: 'delete a domain',
+  },
   mailboxes: { list: 'list the mailboxes', show: 'show one mailbox (administrative details; audited)', create: 'create a mailbox' },
-  lists: { list: 'list the distribution lists', show: 'show one distribution list', create: 'create a distribution list', update: 'change fields of a distribution list', delete: 'delete a distribution list' },
-  'transport-rules': { list: 'list the transport rules', show: 'show one transport rule', create: 'create a transport rule', update: 'change fields of a transport rule', delete: 'delete a transport rule' },
-  quarantine: { list: 'list the quarantined messages', show: 'show one quarantined message', delete: 'delete a quarantined message', headers: 'print the header block of a quarantined message' },
-  'ingest-queue': { list: 'list the ingest queue entries', show: 'show one ingest queue entry', delete: 'delete an ingest queue entry', retry: 'queue a failed ingest queue entry again' },
+  lists: {
+    list: 'list the distribution lists',
+    show: 'show one distribution list',
+    create: 'create a distribution list',
+    update: 'change fields of a distribution list',
+    delete: 'delete a distribution list',
+  },
+  'transport-rules': {
+    list: 'list the transport rules',
+    show: 'show one transport rule',
+    create: 'create a transport rule',
+    update: 'change fields of a transport rule',
+    delete: 'delete a transport rule',
+  },
+  quarantine: {
+    list: 'list the quarantined messages',
+    show: 'show one quarantined message',
+    delete: 'delete a quarantined message',
+    headers: 'print the header block of a quarantined message',
+  },
+  'ingest-queue': {
+    list: 'list the ingest queue entries',
+    show: 'show one ingest queue entry',
+    delete: 'delete an ingest queue entry',
+    retry: 'queue a failed ingest queue entry again',
+  },
   'audit-log': { list: 'list the audit log entries (newest first)', show: 'show one audit log entry' },
 };
 

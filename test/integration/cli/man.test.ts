@@ -13,7 +13,10 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** The rendered text, wide enough that no line wraps (a wrap could hide a run-on at a line start). */
 function render(file: string): string {
-  const r = spawnSync('man', ['-l', file], { encoding: 'utf8', env: { ...process.env, MANWIDTH: '1000', MAN_KEEP_FORMATTING: '', MANPAGER: 'cat', PAGER: 'cat' } });
+  const r = spawnSync('man', ['-l', file], {
+    encoding: 'utf8',
+    env: { ...process.env, MANWIDTH: '1000', MAN_KEEP_FORMATTING: '', MANPAGER: 'cat', PAGER: 'cat' },
+  });
   expect(r.status, r.stderr).toBe(0);
   return r.stdout;
 }
@@ -24,11 +27,17 @@ function section(text: string, title: string): string[] {
   const from = all.indexOf(title);
   expect(from, `section ${title}`).toBeGreaterThan(0);
   const to = all.findIndex((l, i) => i > from && /^[A-Z]/.test(l));
-  return all.slice(from + 1, to).map((l) => l.trim()).filter(Boolean);
+  return all
+    .slice(from + 1, to)
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 /** The codes a page's EXIT STATUS section lists (tag lines hold only the number). */
-const exitCodes = (text: string) => section(text, 'EXIT STATUS').filter((l) => /^\d+\s/.test(l)).map((l) => Number(l.split(/\s/)[0]));
+const exitCodes = (text: string) =>
+  section(text, 'EXIT STATUS')
+    .filter((l) => /^\d+\s/.test(l))
+    .map((l) => Number(l.split(/\s/)[0]));
 
 describe.runIf(requirePrograms('groff', 'man'))('man pages (npm run man, read with man -l)', { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-man-'));
@@ -54,7 +63,7 @@ describe.runIf(requirePrograms('groff', 'man'))('man pages (npm run man, read wi
     expect(runOns).toEqual([]);
   });
 
-  it('svcmail(1) refers to each command\'s page on a line of its own, after a full sentence', () => {
+  it("svcmail(1) refers to each command's page on a line of its own, after a full sentence", () => {
     const commands = section(pages['svcmail.1'], 'COMMANDS');
     const refs = commands.filter((l) => /^See svcmail-/.test(l));
     expect(refs.length).toBeGreaterThanOrEqual(10);

@@ -7,7 +7,15 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApprovalModel, EscrowAuditModel, exportFile, MatterExportModel, type EscrowAuditEntry, type ManifestMessage, type MatterExport } from '../../../lib/escrow/index.js';
+import {
+  ApprovalModel,
+  EscrowAuditModel,
+  exportFile,
+  MatterExportModel,
+  type EscrowAuditEntry,
+  type ManifestMessage,
+  type MatterExport,
+} from '../../../lib/escrow/index.js';
 import { drainEscrowExports, startEscrowExportLoop } from '../../../lib/jobs/escrow-export.js';
 import { blobsOf } from '../../../lib/mail/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
@@ -22,36 +30,86 @@ const withOpenssl = requirePrograms('openssl');
 
 function scopeCert(): string {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-scope-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=Legal', '-keyout', join(dir, 'k'), '-out', join(dir, 'c'), '-days', '30'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-subj',
+      '/CN=Legal',
+      '-keyout',
+      join(dir, 'k'),
+      '-out',
+      join(dir, 'c'),
+      '-days',
+      '30',
+    ],
+    { stdio: 'ignore' },
+  );
   return readFileSync(join(dir, 'c'), 'utf8');
 }
 
-const mail = (subject: string, date: Date, body: string) => `From: carol@example.net\r\nTo: alice@example.test\r\nSubject: ${subject}\r\nDate: ${date.toUTCString()}\r\nMessage-ID: <${subject.replace(/\W/g, '')}@example.net>\r\n\r\n${body}`;
+const mail = (subject: string, date: Date, body: string) =>
+  `From: carol@example.net\r\nTo: alice@example.test\r\nSubject: ${subject}\r\nDate: ${date.toUTCString()}\r\nMessage-ID: <${subject.replace(/\W/g, '')}@example.net>\r\n\r\n${body}`;
 
 describe.runIf(withOpenssl).each(backends)('escrow matter exports on $name', (backend) => {
   let api: TestApi;
   let p: Awaited<ReturnType<typeof seedUsers>>;
-  let h1: string; let h2: string;
+  let h1: string;
+  let h2: string;
   let scopeUid: string;
   const day = 86_400_000;
   const exports = () => api.deps.store.repo<MatterExport>(MatterExportModel);
-  const audit = async (action: string) => (await api.deps.store.repo<EscrowAuditEntry>(EscrowAuditModel).list({ filter: { action }, sort: [{ field: 'seq', dir: 'asc' }], limit: 1000 }));
-  const download = (uid: string, token: string, part = 'download') => fetch(`${api.url}/api/escrow/matter-export-requests/${uid}/${part}`, { headers: { authorization: `Bearer ${token}` } });
+  const audit = async (action: string) =>
+    await api.deps.store
+      .repo<EscrowAuditEntry>(EscrowAuditModel)
+      .list({ filter: { action }, sort: [{ field: 'seq', dir: 'asc' }], limit: 1000 });
+  const download = (uid: string, token: string, part = 'download') =>
+    fetch(`${api.url}/api/escrow/matter-export-requests/${uid}/${part}`, { headers: { authorization: `Bearer ${token}` } });
 
   /** A matter over alice's mailbox and an access request with `approvals` of M=2. */
   async function matterWithRequest(approvals: 1 | 2): Promise<{ matterUid: string; requestUid: string }> {
-    const m = await api.call('POST', '/api/escrow/matters', { token: h1, body: { name: 'Case', scopeUid, custodians: [p.aliceBox.uid], from: new Date(Date.now() - day).toISOString(), to: new Date(Date.now() + day).toISOString() } });
+    const m = await api.call('POST', '/api/escrow/matters', {
+      token: h1,
+      body: {
+        name: 'Case',
+        scopeUid,
+        custodians: [p.aliceBox.uid],
+        from: new Date(Date.now() - day).toISOString(),
+        to: new Date(Date.now() + day).toISOString(),
+      },
+    });
     const r = await api.call('POST', '/api/escrow/access-requests', { token: h1, body: { matterUid: m.body.uid, reason: 'court order' } });
-    if (approvals === 2) expect((await api.call('POST', `/api/escrow/access-requests/${r.body.uid}/approve`, { token: h2 })).body.state).toBe('approved');
+    if (approvals === 2)
+      expect((await api.call('POST', `/api/escrow/access-requests/${r.body.uid}/approve`, { token: h2 })).body.state).toBe('approved');
     return { matterUid: m.body.uid, requestUid: r.body.uid };
   }
 
   beforeAll(async () => {
-    api = await startTestApi(backend, await keyTestValues({ 'data_dir': mkdtempSync(join(tmpdir(), 'svcmail-escrow-')), 'mail:escrow:export_max_attempts': 2, 'mail:jobs:escrow_export:interval_seconds': 0.01 }));
+    api = await startTestApi(
+      backend,
+      await keyTestValues({
+        data_dir: mkdtempSync(join(tmpdir(), 'svcmail-escrow-')),
+        'mail:escrow:export_max_attempts': 2,
+        'mail:jobs:escrow_export:interval_seconds': 0.01,
+      }),
+    );
     p = await seedUsers(api);
     [h1, h2] = await Promise.all(['h1', 'h2'].map((uid) => api.token({ uid, roles: ['admin'], elevated: true })));
-    scopeUid = (await api.call('POST', '/api/escrow/scopes', { token: h1, body: { name: 'Legal', certificatePem: scopeCert(), holders: ['h1', 'h2'], approvalsRequired: 2 } })).body.uid;
-    expect((await api.call('POST', `/api/escrow/scopes/${scopeUid}/mailboxes`, { token: h1, body: { mailboxUid: p.aliceBox.uid } })).status).toBe(201);
+    scopeUid = (
+      await api.call('POST', '/api/escrow/scopes', {
+        token: h1,
+        body: { name: 'Legal', certificatePem: scopeCert(), holders: ['h1', 'h2'], approvalsRequired: 2 },
+      })
+    ).body.uid;
+    expect(
+      (await api.call('POST', `/api/escrow/scopes/${scopeUid}/mailboxes`, { token: h1, body: { mailboxUid: p.aliceBox.uid } })).status,
+    ).toBe(201);
   }, 60_000);
   afterAll(async () => api?.close());
 
@@ -61,12 +119,17 @@ describe.runIf(withOpenssl).each(backends)('escrow matter exports on $name', (ba
     expect(few.status).toBe(403);
     expect(few.body.code).toBe('api-102');
     expect((await audit('export.refused')).at(-1)).toMatchObject({ actor: 'h1', scopeUid, details: { requestUid } });
-    expect((await api.call('POST', '/api/escrow/matter-export-requests', { token: p.admin, body: { accessRequestUid: requestUid } })).status).toBe(404);
-    expect((await api.call('POST', '/api/escrow/matter-export-requests', { token: h1, body: { accessRequestUid: requestUid, extra: 1 } })).status).toBe(400);
+    expect(
+      (await api.call('POST', '/api/escrow/matter-export-requests', { token: p.admin, body: { accessRequestUid: requestUid } })).status,
+    ).toBe(404);
+    expect(
+      (await api.call('POST', '/api/escrow/matter-export-requests', { token: h1, body: { accessRequestUid: requestUid, extra: 1 } }))
+        .status,
+    ).toBe(400);
     expect(await exports().count()).toBe(0);
   });
 
-  it('builds an mbox of the custodians\' raw messages in the date range and a manifest; holders download, audited', async () => {
+  it("builds an mbox of the custodians' raw messages in the date range and a manifest; holders download, audited", async () => {
     const inRange = mail('quarterly numbers', new Date(), 'Hello\r\nFrom the desk of the CEO\r\n>From quoted already\r\n');
     const msg = await deliverRaw(api, p.aliceBox.uid, Buffer.from(inRange));
     await deliverRaw(api, p.aliceBox.uid, Buffer.from(mail('ancient', new Date(Date.now() - 30 * day), 'old\r\n')));
@@ -89,11 +152,21 @@ describe.runIf(withOpenssl).each(backends)('escrow matter exports on $name', (ba
     const manifestRes = await download(uid, h2, 'manifest');
     const manifestBytes = Buffer.from(await manifestRes.arrayBuffer());
     expect(createHash('sha256').update(manifestBytes).digest('hex')).toBe(rec.manifestSha256);
-    const manifest = JSON.parse(manifestBytes.toString()) as { matterUid: string; custodians: string[]; mbox: { sha256: string }; messages: ManifestMessage[] };
+    const manifest = JSON.parse(manifestBytes.toString()) as {
+      matterUid: string;
+      custodians: string[];
+      mbox: { sha256: string };
+      messages: ManifestMessage[];
+    };
     expect(manifest).toMatchObject({ matterUid, custodians: [p.aliceBox.uid], mbox: { sha256: rec.mboxSha256 } });
     expect(manifest.messages.map((m) => m.uid)).toEqual([msg.uid]);
     const [entry] = manifest.messages;
-    expect(entry).toMatchObject({ mailboxUid: p.aliceBox.uid, subject: 'quarterly numbers', fromAddress: 'carol@example.net', size: Buffer.byteLength(inRange) });
+    expect(entry).toMatchObject({
+      mailboxUid: p.aliceBox.uid,
+      subject: 'quarterly numbers',
+      fromAddress: 'carol@example.net',
+      size: Buffer.byteLength(inRange),
+    });
     const quoted = mbox.subarray(entry.offset, entry.offset + entry.length);
     expect(quoted.toString()).toContain('\r\n>From the desk of the CEO');
     expect(quoted.toString()).toContain('\r\n>>From quoted already');
@@ -104,8 +177,13 @@ describe.runIf(withOpenssl).each(backends)('escrow matter exports on $name', (ba
     expect((await download(uid, p.admin)).status).toBe(404);
     expect((await api.call('GET', `/api/escrow/matter-export-requests/${uid}`, { token: p.admin })).status).toBe(404);
     expect((await api.call('GET', '/api/escrow/matter-export-requests', { token: p.admin })).body).toEqual([]);
-    expect((await api.call('GET', '/api/escrow/matter-export-requests', { token: h1 })).body.map((e: { uid: string }) => e.uid)).toEqual([uid]);
-    expect((await audit('export.download')).map((e) => [e.actor, e.details.part])).toEqual([['h1', 'mbox'], ['h2', 'manifest']]);
+    expect((await api.call('GET', '/api/escrow/matter-export-requests', { token: h1 })).body.map((e: { uid: string }) => e.uid)).toEqual([
+      uid,
+    ]);
+    expect((await audit('export.download')).map((e) => [e.actor, e.details.part])).toEqual([
+      ['h1', 'mbox'],
+      ['h2', 'manifest'],
+    ]);
     expect((await audit('export.ready')).map((e) => e.actor)).toEqual(['svcmail-worker']);
     expect((await audit('access.denied')).at(-1)).toMatchObject({ actor: 'root', details: { attempted: 'export.download' } });
 
@@ -128,8 +206,10 @@ describe.runIf(withOpenssl).each(backends)('escrow matter exports on $name', (ba
 
   it('closing the matter expires its exports and deletes the files', async () => {
     const { requestUid, matterUid } = await matterWithRequest(2);
-    const uid = (await api.call('POST', '/api/escrow/matter-export-requests', { token: h1, body: { accessRequestUid: requestUid } })).body.uid as string;
-    const pendingUid = (await api.call('POST', '/api/escrow/matter-export-requests', { token: h1, body: { accessRequestUid: requestUid } })).body.uid as string;
+    const uid = (await api.call('POST', '/api/escrow/matter-export-requests', { token: h1, body: { accessRequestUid: requestUid } })).body
+      .uid as string;
+    const pendingUid = (await api.call('POST', '/api/escrow/matter-export-requests', { token: h1, body: { accessRequestUid: requestUid } }))
+      .body.uid as string;
     await exports().update(pendingUid, { nextAttemptAt: new Date(Date.now() + 3600_000) }); // not built yet when the matter closes
     await drainEscrowExports(api.deps, 'test-worker');
     expect(existsSync(exportFile(api.config, uid, 'manifest'))).toBe(true);
@@ -140,7 +220,9 @@ describe.runIf(withOpenssl).each(backends)('escrow matter exports on $name', (ba
     const r = await download(uid, h1);
     expect(r.status).toBe(409);
     expect((await audit('matter.close')).at(-1)!.details.expiredExports).toEqual(expect.arrayContaining([uid, pendingUid]));
-    expect((await api.call('POST', '/api/escrow/matter-export-requests', { token: h1, body: { accessRequestUid: requestUid } })).status).toBe(409);
+    expect(
+      (await api.call('POST', '/api/escrow/matter-export-requests', { token: h1, body: { accessRequestUid: requestUid } })).status,
+    ).toBe(409);
   });
 
   it('a build that keeps failing is failed after export_max_attempts; the error text is not answered', async () => {
@@ -148,7 +230,8 @@ describe.runIf(withOpenssl).each(backends)('escrow matter exports on $name', (ba
     const msg = await deliverRaw(api, p.aliceBox.uid, raw);
     await blobsOf(api.deps).remove((msg as { blobId: string }).blobId);
     const { requestUid } = await matterWithRequest(2);
-    const uid = (await api.call('POST', '/api/escrow/matter-export-requests', { token: h1, body: { accessRequestUid: requestUid } })).body.uid as string;
+    const uid = (await api.call('POST', '/api/escrow/matter-export-requests', { token: h1, body: { accessRequestUid: requestUid } })).body
+      .uid as string;
     for (let i = 0; i < 20 && (await exports().get(uid))!.state === 'pending'; i++) {
       await drainEscrowExports(api.deps, 'test-worker');
       await new Promise((r) => setTimeout(r, 30));
@@ -167,7 +250,8 @@ describe.runIf(withOpenssl).each(backends)('escrow matter exports on $name', (ba
   it('the worker loop builds an export when woken', async () => {
     await api.deps.store.repo(MatterExportModel).updateMany({ state: 'pending' }, { state: 'failed' });
     const { requestUid } = await matterWithRequest(2);
-    const uid = (await api.call('POST', '/api/escrow/matter-export-requests', { token: h1, body: { accessRequestUid: requestUid } })).body.uid as string;
+    const uid = (await api.call('POST', '/api/escrow/matter-export-requests', { token: h1, body: { accessRequestUid: requestUid } })).body
+      .uid as string;
     const loop = startEscrowExportLoop(api.deps, 'loop-worker');
     try {
       for (let i = 0; i < 100 && (await exports().get(uid))!.state === 'pending'; i++) await new Promise((r) => setTimeout(r, 50));

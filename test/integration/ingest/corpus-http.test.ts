@@ -26,12 +26,14 @@ function rawOf(file: string): Buffer {
 
 async function pool<T>(items: T[], width: number, fn: (t: T, i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      await fn(items[i], i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i], i);
+      }
+    }),
+  );
 }
 
 const backends = await sqlBackends();
@@ -57,10 +59,14 @@ describe.each(backends)('SpamAssassin corpus sample over HTTP ($name)', (backend
     const round = await drainQueue(w, 'corpus-worker');
     expect(round.failed).toBe(0);
     const entries = f.api.deps.store.repo<IngestEntry>(IngestEntryModel);
-    const inbox = (await f.api.call('GET', `/api/mail/folders?mailboxUid=${f.users.aliceBox.uid}`, { token: f.users.alice })).body.find((x: { role: string }) => x.role === 'inbox');
+    const inbox = (await f.api.call('GET', `/api/mail/folders?mailboxUid=${f.users.aliceBox.uid}`, { token: f.users.alice })).body.find(
+      (x: { role: string }) => x.role === 'inbox',
+    );
     // The filed messages as a client lists them (one request), by uid.
     const listed = await f.api.call('GET', `/api/mail/messages?folderUid=${inbox.uid}&limit=1000`, { token: f.users.alice });
-    const byUid = new Map<string, { subject: string; fromAddress: string; messageId: string | null }>(listed.body.map((m: { uid: string }) => [m.uid, m]));
+    const byUid = new Map<string, { subject: string; fromAddress: string; messageId: string | null }>(
+      listed.body.map((m: { uid: string }) => [m.uid, m]),
+    );
     const problems: string[] = [];
     await pool(raws, 6, async (raw, i) => {
       const [entry] = await entries.list({ filter: { transactionId: tx[i] } });
@@ -72,10 +78,14 @@ describe.each(backends)('SpamAssassin corpus sample over HTTP ($name)', (backend
       const got = byUid.get(entry.messageUid);
       const same = { subject: got?.subject, fromAddress: got?.fromAddress, messageId: got?.messageId };
       const expected = { subject: want.subject, fromAddress: want.fromAddress, messageId: want.messageId };
-      if (JSON.stringify(same) !== JSON.stringify(expected)) problems.push(`${sample[i]}: ${JSON.stringify(same)} != ${JSON.stringify(expected)}`);
-      const res = await fetch(`${f.api.url}/api/mail/messages/${entry.messageUid}/raw`, { headers: { authorization: `Bearer ${f.users.alice}` } });
+      if (JSON.stringify(same) !== JSON.stringify(expected))
+        problems.push(`${sample[i]}: ${JSON.stringify(same)} != ${JSON.stringify(expected)}`);
+      const res = await fetch(`${f.api.url}/api/mail/messages/${entry.messageUid}/raw`, {
+        headers: { authorization: `Bearer ${f.users.alice}` },
+      });
       const bytes = Buffer.from(await res.arrayBuffer());
-      if (res.status !== 200 || !bytes.equals(raw)) problems.push(`${sample[i]}: raw ${res.status}, ${bytes.length} bytes != ${raw.length}`);
+      if (res.status !== 200 || !bytes.equals(raw))
+        problems.push(`${sample[i]}: raw ${res.status}, ${bytes.length} bytes != ${raw.length}`);
     });
     expect(problems, problems.slice(0, 20).join('\n')).toEqual([]);
     // Stored state: one message per hand-off in the Inbox, and the counters agree with the rows.

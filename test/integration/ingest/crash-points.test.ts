@@ -10,7 +10,17 @@ import { drainQueue } from '../../../lib/jobs/index.js';
 import { MessageModel, type Message } from '../../../lib/mail/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { freePort } from '../../helpers/scanners.js';
-import { daemons, drainWithWorker, entries, exited, expectConsistent, expectFiledOnce, sha, type Acknowledged, type Daemons } from './daemons.js';
+import {
+  daemons,
+  drainWithWorker,
+  entries,
+  exited,
+  expectConsistent,
+  expectFiledOnce,
+  sha,
+  type Acknowledged,
+  type Daemons,
+} from './daemons.js';
 import { ingestFixture, INGEST_SECRET, message, type IngestFixture } from './setup.js';
 
 const backends = await sqlBackends();
@@ -31,8 +41,18 @@ describe.each(backends)('ingest crash points ($name)', (backend) => {
     f = await ingestFixture(backend);
     d = daemons(f);
     // A filter rule that copies "copy-me" mail into a second folder: the copy is a second filing.
-    copies = (await f.api.call('POST', '/api/mail/folders', { token: f.users.alice, body: { mailboxUid: f.users.aliceBox.uid, name: 'Copies' } })).body.uid;
-    const rule = await f.api.call('POST', '/api/mail/mail-filter-rules', { token: f.users.alice, body: { mailboxUid: f.users.aliceBox.uid, name: 'copy', conditions: [{ field: 'subject', op: 'contains', value: 'copy-me' }], actions: [{ type: 'copy', folderUid: copies }] } });
+    copies = (
+      await f.api.call('POST', '/api/mail/folders', { token: f.users.alice, body: { mailboxUid: f.users.aliceBox.uid, name: 'Copies' } })
+    ).body.uid;
+    const rule = await f.api.call('POST', '/api/mail/mail-filter-rules', {
+      token: f.users.alice,
+      body: {
+        mailboxUid: f.users.aliceBox.uid,
+        name: 'copy',
+        conditions: [{ field: 'subject', op: 'contains', value: 'copy-me' }],
+        actions: [{ type: 'copy', folderUid: copies }],
+      },
+    });
     expect(rule.status).toBe(201);
   }, 60_000);
   afterAll(async () => {
@@ -47,16 +67,30 @@ describe.each(backends)('ingest crash points ($name)', (backend) => {
     const url = `http://127.0.0.1:${port}`;
     // Generous: from sources every start transpiles the daemon (seconds, more on a loaded machine).
     for (let i = 0; i < 600 && child.exitCode === null; i++) {
-      if (await fetch(`${url}/api/status`).then((r) => r.ok, () => false)) return { child, url };
+      if (
+        await fetch(`${url}/api/status`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return { child, url };
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`the api daemon did not come up (exit ${child.exitCode}): ${d.said(child)}`);
   }
 
-  const handoff = (url: string, raw: Buffer, to: string[], tx: string) => fetch(`${url}/internal/mta/deliver`, {
-    method: 'POST', body: new Uint8Array(raw),
-    headers: { authorization: `Bearer ${INGEST_SECRET}`, 'content-type': 'message/rfc822', 'x-envelope-from': 'sender%40remote.example', 'x-envelope-to': to.map(encodeURIComponent).join(','), 'x-transaction-id': tx },
-  });
+  const handoff = (url: string, raw: Buffer, to: string[], tx: string) =>
+    fetch(`${url}/internal/mta/deliver`, {
+      method: 'POST',
+      body: new Uint8Array(raw),
+      headers: {
+        authorization: `Bearer ${INGEST_SECRET}`,
+        'content-type': 'message/rfc822',
+        'x-envelope-from': 'sender%40remote.example',
+        'x-envelope-to': to.map(encodeURIComponent).join(','),
+        'x-transaction-id': tx,
+      },
+    });
 
   const boxes = () => [f.users.aliceBox.uid, f.users.bobBox.uid];
   async function check(): Promise<void> {
@@ -65,7 +99,9 @@ describe.each(backends)('ingest crash points ($name)', (backend) => {
     tally.duplicates = t.duplicates;
     // each rule copy is in the rule's folder
     for (const a of acknowledged.filter((x) => x.copiesIn)) {
-      const rows = await f.api.deps.store.repo<Message>(MessageModel).list({ filter: { mailboxUid: f.users.aliceBox.uid, blobId: a.sha256 }, limit: 10 });
+      const rows = await f.api.deps.store
+        .repo<Message>(MessageModel)
+        .list({ filter: { mailboxUid: f.users.aliceBox.uid, blobId: a.sha256 }, limit: 10 });
       expect(rows.map((m) => m.folderUid)).toContain(copies);
     }
   }
@@ -79,7 +115,10 @@ describe.each(backends)('ingest crash points ($name)', (backend) => {
       const raw = message({ subject: point, to: 'alice@example.test, bob@example.test' });
       const tx = `crash-${point}-${backend.name}`;
       const crashing = await apiDaemon({ SVCMAIL_CRASH_AT: `${point}:1` });
-      const lost = await handoff(crashing.url, Buffer.from(raw), ['alice@example.test', 'bob@example.test'], tx).then((r) => r.status, () => 'no answer');
+      const lost = await handoff(crashing.url, Buffer.from(raw), ['alice@example.test', 'bob@example.test'], tx).then(
+        (r) => r.status,
+        () => 'no answer',
+      );
       expect(lost).toBe('no answer'); // never acknowledged: the MTA keeps the message and retries
       expect(await exited(crashing.child)).toBe('SIGKILL');
       const retry = await f.deliver({ to: ['alice@example.test', 'bob@example.test'], raw, tx });
@@ -125,6 +164,9 @@ describe.each(backends)('ingest crash points ($name)', (backend) => {
   }
 
   afterAll(() => {
-    if (tally.survived) process.stdout.write(`ingest crash points (${backend.name}): ${tally.survived} crash points survived, ${tally.checked} messages checked, ${tally.duplicates} duplicates\n`);
+    if (tally.survived)
+      process.stdout.write(
+        `ingest crash points (${backend.name}): ${tally.survived} crash points survived, ${tally.checked} messages checked, ${tally.duplicates} duplicates\n`,
+      );
   });
 });

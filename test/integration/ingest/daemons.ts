@@ -13,7 +13,10 @@ import { INGEST_SECRET, type IngestFixture } from './setup.js';
 
 const BIN = (name: string) => fileURLToPath(new URL(`../../../bin/svcmail-${name}.js`, import.meta.url));
 
-export const exited = (c: ChildProcess) => new Promise<NodeJS.Signals | number | null>((r) => (c.exitCode !== null || c.signalCode ? r(c.signalCode ?? c.exitCode) : c.once('exit', (code, sig) => r(sig ?? code))));
+export const exited = (c: ChildProcess) =>
+  new Promise<NodeJS.Signals | number | null>((r) =>
+    c.exitCode !== null || c.signalCode ? r(c.signalCode ?? c.exitCode) : c.once('exit', (code, sig) => r(sig ?? code)),
+  );
 export const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
 /** What the MTA was told 202 for: the raw bytes' sha256 and the mailboxes they must reach. */
@@ -37,13 +40,26 @@ export function daemons(f: IngestFixture): Daemons {
   return {
     async start(name, env = {}, extra = {}) {
       const sets = {
-        'datastores:sql:url': f.api.config.get('datastores:sql:url'), data_dir: f.dataDir, 'auth:secret': 'test-secret-0123456789abcdef',
-        'mail:transport:ingest:secret': INGEST_SECRET, 'mail:jobs:wake_address': '', 'log:level': 'error',
-        'mail:jobs:scan:interval_seconds': 0.3, 'mail:jobs:scan:batch_size': 4, 'mail:jobs:scan:concurrency': 2, 'mail:jobs:scan:lease_seconds': 2, 'mail:ingest:retry_backoff_seconds': 0,
-        'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, 'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`, ...extra,
+        'datastores:sql:url': f.api.config.get('datastores:sql:url'),
+        data_dir: f.dataDir,
+        'auth:secret': 'test-secret-0123456789abcdef',
+        'mail:transport:ingest:secret': INGEST_SECRET,
+        'mail:jobs:wake_address': '',
+        'log:level': 'error',
+        'mail:jobs:scan:interval_seconds': 0.3,
+        'mail:jobs:scan:batch_size': 4,
+        'mail:jobs:scan:concurrency': 2,
+        'mail:jobs:scan:lease_seconds': 2,
+        'mail:ingest:retry_backoff_seconds': 0,
+        'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`,
+        'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
+        ...extra,
       };
       const args = Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]);
-      const c = spawn(process.execPath, [BIN(name), ...args], { env: { ...process.env, NODE_ENV: 'test', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const c = spawn(process.execPath, [BIN(name), ...args], {
+        env: { ...process.env, NODE_ENV: 'test', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const said: Buffer[] = [];
       c.stdout!.on('data', (b: Buffer) => said.push(b));
       c.stderr!.on('data', (b: Buffer) => said.push(b));
@@ -51,7 +67,10 @@ export function daemons(f: IngestFixture): Daemons {
       children.push(c);
       return c;
     },
-    said: (c) => Buffer.concat(output.get(c) ?? []).toString().slice(-2000),
+    said: (c) =>
+      Buffer.concat(output.get(c) ?? [])
+        .toString()
+        .slice(-2000),
     killAll() {
       for (const c of children) if (c.exitCode === null && !c.signalCode) c.kill('SIGKILL');
     },
@@ -65,7 +84,8 @@ export async function drainWithWorker(f: IngestFixture, d: Daemons, limitMs = 60
   const worker = await d.start('worker');
   const until = Date.now() + limitMs;
   while ((await entries(f).count({ state: 'queued' })) > 0 || (await entries(f).count({ claimedBy: { $ne: null } })) > 0) {
-    if (Date.now() > until) throw new Error(`queue not drained: ${await entries(f).count({ state: 'queued' })} queued; worker said: ${d.said(worker)}`);
+    if (Date.now() > until)
+      throw new Error(`queue not drained: ${await entries(f).count({ state: 'queued' })} queued; worker said: ${d.said(worker)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   worker.kill('SIGTERM');
@@ -80,7 +100,11 @@ export async function expectConsistent(f: IngestFixture, mailboxUids: string[]):
     const all = await messages.list({ filter: { mailboxUid: box }, limit: 100_000 });
     for (const folder of await store.repo<Folder>(FolderModel).list({ filter: { mailboxUid: box }, limit: 100 })) {
       const inFolder = all.filter((m) => m.folderUid === folder.uid);
-      expect({ folder: folder.name, total: folder.totalCount, unread: folder.unreadCount }).toEqual({ folder: folder.name, total: inFolder.length, unread: inFolder.filter((m) => !m.seen).length });
+      expect({ folder: folder.name, total: folder.totalCount, unread: folder.unreadCount }).toEqual({
+        folder: folder.name,
+        total: inFolder.length,
+        unread: inFolder.filter((m) => !m.seen).length,
+      });
     }
     expect((await store.repo<Mailbox>(MailboxModel).get(box))!.usedBytes).toBe(all.reduce((n, m) => n + m.size, 0));
   }
@@ -90,7 +114,11 @@ export async function expectConsistent(f: IngestFixture, mailboxUids: string[]):
  * Every acknowledged message exactly as often as it must be in each recipient mailbox (by sha256),
  * counters equal to the rows, nothing queued or leased. Returns the copies checked and duplicates seen.
  */
-export async function expectFiledOnce(f: IngestFixture, acknowledged: readonly Acknowledged[], mailboxUids: string[]): Promise<{ checked: number; duplicates: number }> {
+export async function expectFiledOnce(
+  f: IngestFixture,
+  acknowledged: readonly Acknowledged[],
+  mailboxUids: string[],
+): Promise<{ checked: number; duplicates: number }> {
   const messages = f.api.deps.store.repo<Message>(MessageModel);
   const tally = { checked: 0, duplicates: 0 };
   for (const a of acknowledged) {

@@ -13,7 +13,10 @@ const BIN = fileURLToPath(new URL('../../../bin/svcmail.js', import.meta.url));
 /** Runs `svcmail deliver` exactly as Postfix pipe(8) does: message on stdin, exit code back. */
 function deliverCmd(args: string[], stdin: string, env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'deliver', ...args], { env: { ...process.env, NODE_ENV: 'test', SVCMAIL_CONFIG: '', ...env }, stdio: ['pipe', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'deliver', ...args], {
+      env: { ...process.env, NODE_ENV: 'test', SVCMAIL_CONFIG: '', ...env },
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     child.on('exit', (code) => resolve({ code, stderr }));
@@ -47,10 +50,18 @@ describe('svcmail deliver (pipe command) and the socketmap helper', () => {
 
   it('exit 0 and one queued entry; the same queue id again creates no duplicate', async () => {
     const raw = message({ subject: 'via pipe' });
-    const a = await deliverCmd(['--url', f.api.url, '-f', 'sender@remote.example', '-q', '4XyZ12AbC', '--', 'alice@example.test'], raw, env());
+    const a = await deliverCmd(
+      ['--url', f.api.url, '-f', 'sender@remote.example', '-q', '4XyZ12AbC', '--', 'alice@example.test'],
+      raw,
+      env(),
+    );
     expect(a).toMatchObject({ code: 0 });
     expect(a.stderr).toMatch(/alice@example.test: queued/);
-    const b = await deliverCmd(['--url', f.api.url, '-f', 'sender@remote.example', '-q', '4XyZ12AbC', '--', 'alice@example.test'], raw, env());
+    const b = await deliverCmd(
+      ['--url', f.api.url, '-f', 'sender@remote.example', '-q', '4XyZ12AbC', '--', 'alice@example.test'],
+      raw,
+      env(),
+    );
     expect(b.code).toBe(0);
     expect(b.stderr).toMatch(/duplicate/);
     const rows = await f.api.deps.store.repo<IngestEntry>(IngestEntryModel).list({ filter: { transactionId: 'mta:4XyZ12AbC' } });
@@ -61,16 +72,29 @@ describe('svcmail deliver (pipe command) and the socketmap helper', () => {
   it.each([
     ['unknown user → 67', ['-f', 'a@remote.example', '--', 'ghost@example.test'], {}, 67],
     ['domain not served → 67', ['-f', 'a@remote.example', '--', 'x@nowhere.example'], {}, 67],
-    ['wrong secret → 75 (deferred, not bounced)', ['-f', 'a@remote.example', '--', 'alice@example.test'], { SVCMAIL_INGEST_SECRET: 'wrong-secret-000000' }, 75],
+    [
+      'wrong secret → 75 (deferred, not bounced)',
+      ['-f', 'a@remote.example', '--', 'alice@example.test'],
+      { SVCMAIL_INGEST_SECRET: 'wrong-secret-000000' },
+      75,
+    ],
   ])('%s', async (_name, args, extraEnv, code) => {
     const r = await deliverCmd(['--url', f.api.url, ...args], message(), { ...env(), ...extraEnv });
     expect(r.code, r.stderr).toBe(code);
   });
 
   it('service unreachable → 75; message too large → 69', async () => {
-    const down = await deliverCmd(['--url', `http://127.0.0.1:${await freePort()}`, '-f', 'a@remote.example', '--', 'alice@example.test'], message(), env());
+    const down = await deliverCmd(
+      ['--url', `http://127.0.0.1:${await freePort()}`, '-f', 'a@remote.example', '--', 'alice@example.test'],
+      message(),
+      env(),
+    );
     expect(down.code).toBe(75);
-    const big = await deliverCmd(['--url', f.api.url, '-f', 'a@remote.example', '--', 'alice@example.test'], message({ body: 'y'.repeat(40 * 1024) }), env());
+    const big = await deliverCmd(
+      ['--url', f.api.url, '-f', 'a@remote.example', '--', 'alice@example.test'],
+      message({ body: 'y'.repeat(40 * 1024) }),
+      env(),
+    );
     expect(big.code).toBe(69);
     expect(big.stderr).toMatch(/too large/);
   });

@@ -46,7 +46,10 @@ describe.each(backends)('/internal/mta hand-off ($name)', (backend) => {
     const d = await f.api.call('POST', '/api/mail/domains', { token: admin, body: { name: 'alias.test', verified: true } });
     expect(d.status).toBe(201);
     const dom = await f.api.call('GET', '/api/mail/domains?name=example.test', { token: admin });
-    const put = await f.api.call('PUT', `/api/mail/domains/${dom.body[0].uid}`, { token: admin, body: { version: dom.body[0].version, aliases: ['other.test'] } });
+    const put = await f.api.call('PUT', `/api/mail/domains/${dom.body[0].uid}`, {
+      token: admin,
+      body: { version: dom.body[0].version, aliases: ['other.test'] },
+    });
     expect(put.status).toBe(200);
     const r = await f.deliver({ to: ['alice+news@example.test', 'ALICE@other.test'], raw: message() });
     expect(r.status).toBe(202);
@@ -71,12 +74,17 @@ describe.each(backends)('/internal/mta hand-off ($name)', (backend) => {
     const rows = await entries().list({ filter: { transactionId: r.body.transactionId } });
     expect(rows.map((e) => e.mailboxUid).sort()).toEqual([f.users.aliceBox.uid, f.users.bobBox.uid].sort());
     expect(rows.every((e) => e.viaList === 'team-a@example.test')).toBe(true);
-    const relays = await f.api.deps.store.repo<{ kind: string; envelopeTo: string[] }>(OutboundHandoffModel).list({ filter: { kind: 'list-relay' } });
+    const relays = await f.api.deps.store
+      .repo<{ kind: string; envelopeTo: string[] }>(OutboundHandoffModel)
+      .list({ filter: { kind: 'list-relay' } });
     expect(relays.map((x) => x.envelopeTo)).toEqual([['partner@elsewhere.example']]);
   });
 
   it('members-only lists drop everything while no authserv-id is trusted', async () => {
-    const r0 = await f.api.call('POST', '/api/mail/distribution-lists', { token: f.users.admin, body: { address: 'closed@example.test', members: ['alice@example.test'], membersOnly: true } });
+    const r0 = await f.api.call('POST', '/api/mail/distribution-lists', {
+      token: f.users.admin,
+      body: { address: 'closed@example.test', members: ['alice@example.test'], membersOnly: true },
+    });
     expect(r0.status).toBe(201);
     const r = await f.deliver({ from: 'alice@example.test', to: ['closed@example.test'], raw: message({ from: 'alice@example.test' }) });
     expect(r.body.results).toEqual([{ recipient: 'closed@example.test', status: 'rejected', reason: 'members-only list' }]);
@@ -84,7 +92,11 @@ describe.each(backends)('/internal/mta hand-off ($name)', (backend) => {
   });
 
   it('an unknown recipient from a local sender gives the sender a non-delivery report', async () => {
-    const r = await f.deliver({ from: 'bob@example.test', to: ['ghost@example.test'], raw: message({ from: 'bob@example.test', subject: 'lost' }) });
+    const r = await f.deliver({
+      from: 'bob@example.test',
+      to: ['ghost@example.test'],
+      raw: message({ from: 'bob@example.test', subject: 'lost' }),
+    });
     expect(r.status).toBe(202);
     expect(r.body.results[0].status).toBe('unknown');
     const rows = await entries().list({ filter: { transactionId: r.body.transactionId } });
@@ -110,12 +122,15 @@ describe.each(backends)('/internal/mta hand-off ($name)', (backend) => {
     expect(retry.status).toBe(200);
     expect(await entries().get(e.uid)).toMatchObject({ state: 'queued', attempts: 0, lastError: null });
     const cur = (await entries().get(e.uid))!;
-    expect((await f.api.call('DELETE', `/api/mail/ingest-queue/${e.uid}`, { token: f.users.admin, body: { version: cur.version } })).status).toBe(204);
+    expect(
+      (await f.api.call('DELETE', `/api/mail/ingest-queue/${e.uid}`, { token: f.users.admin, body: { version: cur.version } })).status,
+    ).toBe(204);
     expect(await entries().get(e.uid)).toBeNull();
   });
 
   it('domain and resolve lookups: served 200, unknown recipient 404, unknown domain 403', async () => {
-    const get = (path: string, headers: Record<string, string> = {}) => fetch(`${f.api.url}${path}`, { headers: { authorization: `Bearer ${INGEST_SECRET}`, ...headers } });
+    const get = (path: string, headers: Record<string, string> = {}) =>
+      fetch(`${f.api.url}${path}`, { headers: { authorization: `Bearer ${INGEST_SECRET}`, ...headers } });
     expect((await get('/internal/mta/domain?name=example.test')).status).toBe(200);
     expect((await get('/internal/mta/domain?name=other.test')).status).toBe(200);
     const unknownDomain = await get('/internal/mta/domain?name=nowhere.example');

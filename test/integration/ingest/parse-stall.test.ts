@@ -9,7 +9,8 @@ import { sqlBackends } from '../../helpers/databases.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
 const backends = await sqlBackends();
-const STUCK = 'From: mallory@remote.example\r\nTo: alice@example.test\r\nSubject: stuck\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Disposition: inline\r\nContent-Type: message/rfc822\r\n\r\n--b--\r\n';
+const STUCK =
+  'From: mallory@remote.example\r\nTo: alice@example.test\r\nSubject: stuck\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Disposition: inline\r\nContent-Type: message/rfc822\r\n\r\n--b--\r\n';
 
 describe.each(backends)('a message the MIME parser never finishes ($name)', (backend) => {
   let f: IngestFixture;

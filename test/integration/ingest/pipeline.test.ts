@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FilterRuleModel, FolderModel, MailboxModel, type Folder } from '../../../lib/mail/index.js';
 import {
-  AutoReplyModel, IngestEntryModel, OutboundHandoffModel, QuarantineModel, type IngestEntry, type WorkerDeps,
+  AutoReplyModel,
+  IngestEntryModel,
+  OutboundHandoffModel,
+  QuarantineModel,
+  type IngestEntry,
+  type WorkerDeps,
 } from '../../../lib/ingest/index.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { SCAN_ENGINE_UNAVAILABLE } from '../../../lib/scan/index.js';
@@ -22,7 +27,8 @@ describe.runIf(withScanners).each(backends)('inbound pipeline with real rspamd a
   let f: IngestFixture;
   let w: WorkerDeps;
   const entries = () => f.api.deps.store.repo<IngestEntry>(IngestEntryModel);
-  const folder = async (mailboxUid: string, role: string) => (await f.api.deps.store.repo<Folder>(FolderModel).findOne({ mailboxUid, role }))!;
+  const folder = async (mailboxUid: string, role: string) =>
+    (await f.api.deps.store.repo<Folder>(FolderModel).findOne({ mailboxUid, role }))!;
   /** Hand off, run the scan job, answer the entry of the mailbox. */
   const run = async (deps: WorkerDeps, raw: string, opts: { from?: string; to?: string } = {}) => {
     const r = await f.deliver({ from: opts.from, to: [opts.to ?? 'alice@example.test'], raw });
@@ -32,7 +38,10 @@ describe.runIf(withScanners).each(backends)('inbound pipeline with real rspamd a
   };
   beforeAll(async () => {
     f = await ingestFixture(backend);
-    w = f.worker({ env: 'production', values: { 'mail:scan:rspamd:url': scanners.rspamdUrl, 'mail:scan:clamd:address': scanners.clamdAddress } });
+    w = f.worker({
+      env: 'production',
+      values: { 'mail:scan:rspamd:url': scanners.rspamdUrl, 'mail:scan:clamd:address': scanners.clamdAddress },
+    });
   });
   afterAll(async () => f?.close());
 
@@ -66,28 +75,40 @@ describe.runIf(withScanners).each(backends)('inbound pipeline with real rspamd a
   });
 
   it('rspamd down in production mode: Junk with SCAN_ENGINE_UNAVAILABLE', async () => {
-    const down = f.worker({ env: 'production', values: { 'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, 'mail:scan:clamd:address': scanners.clamdAddress } });
+    const down = f.worker({
+      env: 'production',
+      values: { 'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, 'mail:scan:clamd:address': scanners.clamdAddress },
+    });
     const e = await run(down, message({ subject: 'while rspamd is down' }));
     expect(e).toMatchObject({ state: 'junk', folderRole: 'junk' });
     expect(e.verdict).toMatchObject({ spam: 'suspect', symbols: [SCAN_ENGINE_UNAVAILABLE] });
   });
 
   it('clamd down: Quarantine (virus scan failed)', async () => {
-    const down = f.worker({ env: 'production', values: { 'mail:scan:rspamd:url': scanners.rspamdUrl, 'mail:scan:clamd:address': `127.0.0.1:${await freePort()}` } });
+    const down = f.worker({
+      env: 'production',
+      values: { 'mail:scan:rspamd:url': scanners.rspamdUrl, 'mail:scan:clamd:address': `127.0.0.1:${await freePort()}` },
+    });
     const e = await run(down, message({ subject: 'while clamd is down' }));
     expect(e.state).toBe('quarantined');
     expect(await f.api.deps.store.repo<{ reason: string }>(QuarantineModel).get(e.uid)).toMatchObject({ reason: 'virus-scan-failed' });
   });
 
   it('in development a scanner that cannot be connected to counts as clean', async () => {
-    const dev = f.worker({ env: 'test', values: { 'mail:scan:rspamd:url': scanners.rspamdUrl, 'mail:scan:clamd:address': `127.0.0.1:${await freePort()}` } });
+    const dev = f.worker({
+      env: 'test',
+      values: { 'mail:scan:rspamd:url': scanners.rspamdUrl, 'mail:scan:clamd:address': `127.0.0.1:${await freePort()}` },
+    });
     const d = await run(dev, message({ subject: 'dev fallback' }));
     expect(d).toMatchObject({ state: 'delivered' });
     expect(d.verdict).toMatchObject({ devFallback: ['clamd'] });
   });
 
   it('a transport-rule quarantine overrides a clean scan; headers are viewable; release files in the Inbox', async () => {
-    const rule = await f.api.call('POST', '/api/mail/transport-rules', { token: f.users.admin, body: { name: 'hold invoices', action: 'quarantine', match: { subjectContains: 'INVOICE-HOLD' } } });
+    const rule = await f.api.call('POST', '/api/mail/transport-rules', {
+      token: f.users.admin,
+      body: { name: 'hold invoices', action: 'quarantine', match: { subjectContains: 'INVOICE-HOLD' } },
+    });
     expect(rule.status, JSON.stringify(rule.body)).toBe(201);
     const e = await run(w, message({ subject: 'your INVOICE-HOLD 42' }));
     expect(e).toMatchObject({ state: 'quarantined', transportQuarantine: true });
@@ -98,7 +119,10 @@ describe.runIf(withScanners).each(backends)('inbound pipeline with real rspamd a
     expect(list.body[0].headers).toBeUndefined();
     const headers = await f.api.call('GET', `/api/mail/quarantine/${e.uid}/headers`, { token: f.users.admin });
     expect(headers.body.headers).toMatch(/Subject: your INVOICE-HOLD 42/);
-    const del = await f.api.call('DELETE', `/api/mail/transport-rules/${rule.body.uid}`, { token: f.users.admin, body: { version: rule.body.version } });
+    const del = await f.api.call('DELETE', `/api/mail/transport-rules/${rule.body.uid}`, {
+      token: f.users.admin,
+      body: { version: rule.body.version },
+    });
     expect(del.status).toBe(204);
     const inbox = (await folder(f.users.aliceBox.uid, 'inbox')).totalCount;
     const rel = await f.api.call('POST', `/api/mail/quarantine/${e.uid}/release`, { token: f.users.admin });
@@ -118,23 +142,49 @@ describe.runIf(withScanners).each(backends)('inbound pipeline with real rspamd a
   });
 
   it('out-of-office answers once per sender per day, never automated mail', async () => {
-    await f.api.deps.store.repo(AutoReplyModel).create({ mailboxUid: f.users.bobBox.uid, enabled: true, subject: 'Away', body: 'Back on Monday.' } as never);
-    const replies = () => f.api.deps.store.repo<{ kind: string; envelopeTo: string[] }>(OutboundHandoffModel).list({ filter: { kind: 'auto-reply' } });
+    await f.api.deps.store
+      .repo(AutoReplyModel)
+      .create({ mailboxUid: f.users.bobBox.uid, enabled: true, subject: 'Away', body: 'Back on Monday.' } as never);
+    const replies = () =>
+      f.api.deps.store.repo<{ kind: string; envelopeTo: string[] }>(OutboundHandoffModel).list({ filter: { kind: 'auto-reply' } });
     const from = 'Carol <carol@remote.example>';
-    for (let i = 0; i < 3; i++) await run(w, message({ from, subject: `note ${i}` }), { from: 'carol@remote.example', to: 'bob@example.test' });
-    await run(w, message({ from: 'News <news@remote.example>', subject: 'weekly', headers: { 'List-Id': '<weekly.remote.example>', Precedence: 'bulk' } }), { from: 'news@remote.example', to: 'bob@example.test' });
-    await run(w, message({ from: 'dave@remote.example', subject: 'auto', headers: { 'Auto-Submitted': 'auto-generated' } }), { from: 'dave@remote.example', to: 'bob@example.test' });
+    for (let i = 0; i < 3; i++)
+      await run(w, message({ from, subject: `note ${i}` }), { from: 'carol@remote.example', to: 'bob@example.test' });
+    await run(
+      w,
+      message({
+        from: 'News <news@remote.example>',
+        subject: 'weekly',
+        headers: { 'List-Id': '<weekly.remote.example>', Precedence: 'bulk' },
+      }),
+      { from: 'news@remote.example', to: 'bob@example.test' },
+    );
+    await run(w, message({ from: 'dave@remote.example', subject: 'auto', headers: { 'Auto-Submitted': 'auto-generated' } }), {
+      from: 'dave@remote.example',
+      to: 'bob@example.test',
+    });
     const sent = await replies();
     expect(sent.map((r) => r.envelopeTo)).toEqual([['carol@remote.example']]);
   });
 
   it('a filter rule forward on non-junk mail is handed to the outbound path once', async () => {
     const rules = f.api.deps.store.repo<Record<string, unknown>>(FilterRuleModel);
-    const rule = await rules.create({ mailboxUid: f.users.aliceBox.uid, name: 'fwd', enabled: true, position: 0, match: 'all', conditions: [{ field: 'subject', op: 'contains', value: 'FWD-ME' }], actions: [{ type: 'forward', to: ['boss@elsewhere.example'] }], stop: false });
+    const rule = await rules.create({
+      mailboxUid: f.users.aliceBox.uid,
+      name: 'fwd',
+      enabled: true,
+      position: 0,
+      match: 'all',
+      conditions: [{ field: 'subject', op: 'contains', value: 'FWD-ME' }],
+      actions: [{ type: 'forward', to: ['boss@elsewhere.example'] }],
+      stop: false,
+    });
     const e = await run(w, message({ subject: 'please FWD-ME' }));
     await rules.delete(rule.uid);
     expect(e.state).toBe('delivered');
-    const fw = await f.api.deps.store.repo<{ kind: string; envelopeTo: string[] }>(OutboundHandoffModel).list({ filter: { kind: 'forward' } });
+    const fw = await f.api.deps.store
+      .repo<{ kind: string; envelopeTo: string[] }>(OutboundHandoffModel)
+      .list({ filter: { kind: 'forward' } });
     expect(fw.map((x) => x.envelopeTo)).toEqual([['boss@elsewhere.example']]);
   });
 });

@@ -3,7 +3,14 @@
 // correspondents, instead of once per entry. Delivery must decide exactly as with its own reads:
 // rules, Focused/Other, out-of-office and the quota, which counts what the round itself files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AutoReplyModel, CorrespondentModel, IngestEntryModel, OutboundHandoffModel, QuarantineModel, type IngestEntry } from '../../../lib/ingest/index.js';
+import {
+  AutoReplyModel,
+  CorrespondentModel,
+  IngestEntryModel,
+  OutboundHandoffModel,
+  QuarantineModel,
+  type IngestEntry,
+} from '../../../lib/ingest/index.js';
 import { readRound } from '../../../lib/ingest/round-reads.js';
 import { runScanRound } from '../../../lib/jobs/index.js';
 import { FilterRuleModel, FocusedOverrideModel, MailboxModel, MessageModel, type Message } from '../../../lib/mail/index.js';
@@ -13,7 +20,13 @@ import { boundMember } from '../../helpers/proxy.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
 const backends = await sqlBackends();
-const SETTINGS = new Set([MailboxModel.name, AutoReplyModel.name, FocusedOverrideModel.name, CorrespondentModel.name, FilterRuleModel.name]);
+const SETTINGS = new Set([
+  MailboxModel.name,
+  AutoReplyModel.name,
+  FocusedOverrideModel.name,
+  CorrespondentModel.name,
+  FilterRuleModel.name,
+]);
 
 /** The store, counting the reads of the mailbox settings made through it. */
 function counting(store: Store, reads: Map<string, number>): Store {
@@ -34,7 +47,7 @@ function counting(store: Store, reads: Map<string, number>): Store {
   });
 }
 
-describe.each(backends)('a scan round reads the mailboxes\' settings once ($name)', (backend) => {
+describe.each(backends)("a scan round reads the mailboxes' settings once ($name)", (backend) => {
   let f: IngestFixture;
   beforeAll(async () => {
     f = await ingestFixture(backend);
@@ -47,19 +60,36 @@ describe.each(backends)('a scan round reads the mailboxes\' settings once ($name
     const bob = f.users.bobBox.uid;
     await store.repo(AutoReplyModel).create({ mailboxUid: bob, enabled: true, subject: 'Away', body: 'Back on Monday.' } as never);
     await store.repo(FocusedOverrideModel).create({ mailboxUid: alice, sender: '@news.example', classification: 'other' } as never);
-    await store.repo(CorrespondentModel).create({ mailboxUid: alice, address: 'friend@remote.example', messages: 1, lastAt: new Date() } as never);
-    await store.repo(FilterRuleModel).create({ mailboxUid: alice, name: 'read invoices', enabled: true, position: 0, match: 'all', conditions: [{ field: 'subject', op: 'contains', value: 'invoice' }], actions: [{ type: 'markRead' }], stop: false } as never);
+    await store
+      .repo(CorrespondentModel)
+      .create({ mailboxUid: alice, address: 'friend@remote.example', messages: 1, lastAt: new Date() } as never);
+    await store.repo(FilterRuleModel).create({
+      mailboxUid: alice,
+      name: 'read invoices',
+      enabled: true,
+      position: 0,
+      match: 'all',
+      conditions: [{ field: 'subject', op: 'contains', value: 'invoice' }],
+      actions: [{ type: 'markRead' }],
+      stop: false,
+    } as never);
     const senders = ['friend@remote.example', 'letters@news.example', 'stranger@else.example'];
     for (let i = 0; i < 6; i++) {
       const from = senders[i % 3];
-      const r = await f.deliver({ from, to: ['alice@example.test', 'bob@example.test'], raw: message({ from, subject: i === 0 ? 'your invoice' : `note ${i}` }), tx: `round-reads-${backend.name}-${i}` });
+      const r = await f.deliver({
+        from,
+        to: ['alice@example.test', 'bob@example.test'],
+        raw: message({ from, subject: i === 0 ? 'your invoice' : `note ${i}` }),
+        tx: `round-reads-${backend.name}-${i}`,
+      });
       expect(r.status).toBe(202);
     }
     const reads = new Map<string, number>();
     const w = f.worker({ scanners: 'clean' });
     const round = await runScanRound({ ...w, store: counting(store, reads) }, 'round-reads');
     expect(round).toMatchObject({ claimed: 12, finished: 12 });
-    for (const name of [MailboxModel.name, AutoReplyModel.name, FocusedOverrideModel.name, CorrespondentModel.name]) expect([name, reads.get(name) ?? 0]).toEqual([name, 1]);
+    for (const name of [MailboxModel.name, AutoReplyModel.name, FocusedOverrideModel.name, CorrespondentModel.name])
+      expect([name, reads.get(name) ?? 0]).toEqual([name, 1]);
 
     const mine = await store.repo<Message>(MessageModel).list({ filter: { mailboxUid: alice }, limit: 100 });
     const by = (from: string) => mine.filter((m) => m.fromAddress === from);
@@ -68,7 +98,9 @@ describe.each(backends)('a scan round reads the mailboxes\' settings once ($name
     expect(mine.find((m) => m.subject === 'your invoice')).toMatchObject({ seen: true }); // the filter rule
     expect(mine.filter((m) => m.subject !== 'your invoice').every((m) => !m.seen)).toBe(true);
     // out-of-office: one reply per sender (three senders) from bob's mailbox
-    const replies = await store.repo<{ kind: string; envelopeTo: string[] }>(OutboundHandoffModel).list({ filter: { kind: 'auto-reply' }, limit: 100 });
+    const replies = await store
+      .repo<{ kind: string; envelopeTo: string[] }>(OutboundHandoffModel)
+      .list({ filter: { kind: 'auto-reply' }, limit: 100 });
     expect(replies.map((r) => r.envelopeTo[0]).sort()).toEqual([...senders].sort());
   });
 

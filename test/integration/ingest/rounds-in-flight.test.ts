@@ -21,9 +21,15 @@ describe.each(backends)('scan rounds side by side ($name)', (backend) => {
 
   /** Queues n messages to alice, drains with the given rounds in flight; answers the most prepares seen at once. */
   async function drainWith(rounds: number, n: number, tag: string): Promise<{ most: number; w: WorkerDeps }> {
-    for (let i = 0; i < n; i++) expect((await f.deliver({ to: ['alice@example.test'], raw: message({ subject: `${tag} ${i}` }), tx: `${tag}-${i}` })).status).toBe(202);
+    for (let i = 0; i < n; i++)
+      expect((await f.deliver({ to: ['alice@example.test'], raw: message({ subject: `${tag} ${i}` }), tx: `${tag}-${i}` })).status).toBe(
+        202,
+      );
     // One message at a time in a round, two per claim: prepares running at once = rounds running at once.
-    const w = f.worker({ scanners: 'clean', values: { 'mail:jobs:scan:rounds_in_flight': rounds, 'mail:jobs:scan:concurrency': 1, 'mail:jobs:scan:batch_size': 2 } });
+    const w = f.worker({
+      scanners: 'clean',
+      values: { 'mail:jobs:scan:rounds_in_flight': rounds, 'mail:jobs:scan:concurrency': 1, 'mail:jobs:scan:batch_size': 2 },
+    });
     const prepare = w.port.prepare;
     let now = 0;
     let most = 0;
@@ -41,10 +47,14 @@ describe.each(backends)('scan rounds side by side ($name)', (backend) => {
   }
 
   async function filedOnce(tag: string, n: number): Promise<void> {
-    const entries = (await f.api.deps.store.repo<IngestEntry>(IngestEntryModel).list({ limit: 1000 })).filter((e) => e.transactionId.startsWith(`mta:${tag}-`));
+    const entries = (await f.api.deps.store.repo<IngestEntry>(IngestEntryModel).list({ limit: 1000 })).filter((e) =>
+      e.transactionId.startsWith(`mta:${tag}-`),
+    );
     expect(entries).toHaveLength(n);
     expect(entries.every((e) => e.state === 'delivered' && e.attempts === 0)).toBe(true);
-    const filed = (await f.api.deps.store.repo<Message>(MessageModel).list({ filter: { mailboxUid: f.users.aliceBox.uid }, limit: 1000 })).filter((m) => m.subject.startsWith(`${tag} `));
+    const filed = (
+      await f.api.deps.store.repo<Message>(MessageModel).list({ filter: { mailboxUid: f.users.aliceBox.uid }, limit: 1000 })
+    ).filter((m) => m.subject.startsWith(`${tag} `));
     expect(filed.map((m) => m.subject).sort()).toEqual(Array.from({ length: n }, (_, i) => `${tag} ${i}`).sort());
   }
 
@@ -60,13 +70,22 @@ describe.each(backends)('scan rounds side by side ($name)', (backend) => {
     for (let round = 0; round < 4; round++) {
       const address = `new-${round}@remote.example`;
       // Eight transactions, as eight rounds' release commits, each first to see the pair; two pairs in opposite orders.
-      await Promise.all(Array.from({ length: 8 }, (_, i) => store.transaction(async (tx) => {
-        const pairs = [{ mailboxUid: box, address, messages: 2 }, { mailboxUid: box, address: `other-${round}@remote.example`, messages: 1 }];
-        await recordCorrespondents({ store: tx }, i % 2 ? pairs : pairs.reverse());
-      })));
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          store.transaction(async (tx) => {
+            const pairs = [
+              { mailboxUid: box, address, messages: 2 },
+              { mailboxUid: box, address: `other-${round}@remote.example`, messages: 1 },
+            ];
+            await recordCorrespondents({ store: tx }, i % 2 ? pairs : pairs.reverse());
+          }),
+        ),
+      );
       const rec = await store.repo<{ messages: number; address: string }>(CorrespondentModel).get(correspondentUid(box, address));
       expect(rec).toMatchObject({ address, messages: 16 });
-      expect((await store.repo<{ messages: number }>(CorrespondentModel).get(correspondentUid(box, `other-${round}@remote.example`)))?.messages).toBe(8);
+      expect(
+        (await store.repo<{ messages: number }>(CorrespondentModel).get(correspondentUid(box, `other-${round}@remote.example`)))?.messages,
+      ).toBe(8);
     }
   });
 

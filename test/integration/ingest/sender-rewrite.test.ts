@@ -24,7 +24,10 @@ describe.each(backends)('rewritten From for relayed and forwarded copies ($name)
   let w: WorkerDeps;
   let dkimDir: string;
   let txt: string;
-  const handoffs = (kind: string) => f.api.deps.store.repo<{ uid: string; kind: string; envelopeTo: string[]; rawRef: string }>(OutboundHandoffModel).list({ filter: { kind }, sort: [{ field: 'createdAt', dir: 'asc' }] });
+  const handoffs = (kind: string) =>
+    f.api.deps.store
+      .repo<{ uid: string; kind: string; envelopeTo: string[]; rawRef: string }>(OutboundHandoffModel)
+      .list({ filter: { kind }, sort: [{ field: 'createdAt', dir: 'asc' }] });
   const rawOf = async (ref: string) => (await loadRaw(f.api.deps, ref)).toString('utf8');
   const resolver = async (name: string, type: string) => {
     if (type === 'TXT' && name === 'mail._domainkey.example.test') return [[txt]];
@@ -37,8 +40,16 @@ describe.each(backends)('rewritten From for relayed and forwarded copies ($name)
     dkimDir = mkdtempSync(join(tmpdir(), 'svcmail-rewrite-dkim-'));
     writeFileSync(join(dkimDir, 'example.test.mail.key'), key.privateKeyPem, { mode: 0o600 });
     f = await ingestFixture(backend, { 'mail:security:trusted_authserv_id': 'mx.example.test', 'mail:dkim:dir': dkimDir });
-    w = f.worker({ values: { 'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, 'mail:scan:clamd:address': `127.0.0.1:${await freePort()}` } });
-    const list = await f.api.call('POST', '/api/mail/distribution-lists', { token: f.users.admin, body: { address: 'team@example.test', members: ['alice@example.test', 'partner@elsewhere.example'] } });
+    w = f.worker({
+      values: {
+        'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`,
+        'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
+      },
+    });
+    const list = await f.api.call('POST', '/api/mail/distribution-lists', {
+      token: f.users.admin,
+      body: { address: 'team@example.test', members: ['alice@example.test', 'partner@elsewhere.example'] },
+    });
     expect(list.status, JSON.stringify(list.body)).toBe(201);
   }, 60_000);
   afterAll(async () => {
@@ -48,9 +59,15 @@ describe.each(backends)('rewritten From for relayed and forwarded copies ($name)
 
   it('an unverified sender\'s list copy for external members: From "<name> via <list>" <list>, Reply-To and X-Original-From the author', async () => {
     // no Authentication-Results at all, then one from an authserv-id we do not trust
-    for (const [i, extra] of [[0, {}], [1, { 'Authentication-Results': FORGED }]] as const) {
+    for (const [i, extra] of [
+      [0, {}],
+      [1, { 'Authentication-Results': FORGED }],
+    ] as const) {
       const before = (await handoffs('list-relay')).length;
-      const r = await f.deliver({ to: ['team@example.test'], raw: message({ from: '"Sam Sender" <sender@remote.example>', subject: `to the team ${i}`, headers: extra }) });
+      const r = await f.deliver({
+        to: ['team@example.test'],
+        raw: message({ from: '"Sam Sender" <sender@remote.example>', subject: `to the team ${i}`, headers: extra }),
+      });
       expect(r.status).toBe(202);
       const relays = await handoffs('list-relay');
       expect(relays).toHaveLength(before + 1);
@@ -64,8 +81,11 @@ describe.each(backends)('rewritten From for relayed and forwarded copies ($name)
     }
   });
 
-  it('a verified sender\'s list copy keeps its From; the member inside gets the original either way', async () => {
-    const r = await f.deliver({ to: ['team@example.test'], raw: `${VERIFIED}\r\n${message({ from: '"Sam Sender" <sender@remote.example>', subject: 'verified to the team' })}` });
+  it("a verified sender's list copy keeps its From; the member inside gets the original either way", async () => {
+    const r = await f.deliver({
+      to: ['team@example.test'],
+      raw: `${VERIFIED}\r\n${message({ from: '"Sam Sender" <sender@remote.example>', subject: 'verified to the team' })}`,
+    });
     expect(r.status).toBe(202);
     const raw = await rawOf((await handoffs('list-relay')).at(-1)!.rawRef);
     expect(raw).toContain('Subject: verified to the team');
@@ -88,18 +108,36 @@ describe.each(backends)('rewritten From for relayed and forwarded copies ($name)
   });
 
   it('a filter-rule forward: rewritten From for an unverified sender, kept for a verified one', async () => {
-    const rule = await f.api.call('POST', '/api/mail/mail-filter-rules', { token: f.users.alice, body: { mailboxUid: f.users.aliceBox.uid, name: 'fwd', conditions: [{ field: 'subject', op: 'contains', value: 'FWD' }], actions: [{ type: 'forward', to: ['home@elsewhere.example'] }] } });
+    const rule = await f.api.call('POST', '/api/mail/mail-filter-rules', {
+      token: f.users.alice,
+      body: {
+        mailboxUid: f.users.aliceBox.uid,
+        name: 'fwd',
+        conditions: [{ field: 'subject', op: 'contains', value: 'FWD' }],
+        actions: [{ type: 'forward', to: ['home@elsewhere.example'] }],
+      },
+    });
     expect(rule.status).toBe(201);
-    const unverified = await f.deliver({ to: ['alice@example.test'], raw: message({ from: 'Sam Sender <sender@remote.example>', subject: 'FWD one' }) });
-    const verified = await f.deliver({ to: ['alice@example.test'], raw: `${VERIFIED}\r\n${message({ from: 'Sam Sender <sender@remote.example>', subject: 'FWD two' })}` });
+    const unverified = await f.deliver({
+      to: ['alice@example.test'],
+      raw: message({ from: 'Sam Sender <sender@remote.example>', subject: 'FWD one' }),
+    });
+    const verified = await f.deliver({
+      to: ['alice@example.test'],
+      raw: `${VERIFIED}\r\n${message({ from: 'Sam Sender <sender@remote.example>', subject: 'FWD two' })}`,
+    });
     expect([unverified.status, verified.status]).toEqual([202, 202]);
     await drainQueue(w, 'rewrite-worker');
     const fw = await handoffs('forward');
     expect(fw).toHaveLength(2);
-    const bySubject = new Map(await Promise.all(fw.map(async (h) => {
-      const raw = await rawOf(h.rawRef);
-      return [/^Subject: (.*)\r$/m.exec(raw)![1], raw] as const;
-    })));
+    const bySubject = new Map(
+      await Promise.all(
+        fw.map(async (h) => {
+          const raw = await rawOf(h.rawRef);
+          return [/^Subject: (.*)\r$/m.exec(raw)![1], raw] as const;
+        }),
+      ),
+    );
     expect(bySubject.get('FWD one')).toMatch(/^From: "Sam Sender via alice@example\.test" <no-reply@example\.test>\r$/m);
     expect(bySubject.get('FWD one')).toMatch(/^Reply-To: Sam Sender <sender@remote\.example>\r$/m);
     expect(bySubject.get('FWD two')).toMatch(/^From: Sam Sender <sender@remote\.example>\r$/m);

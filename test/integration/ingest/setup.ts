@@ -15,7 +15,14 @@ export interface IngestFixture {
   dataDir: string;
   users: Awaited<ReturnType<typeof seedUsers>>;
   /** POST /internal/mta/deliver as the MTA does. */
-  deliver(opts: { from?: string; to: string[]; raw: string | Buffer; tx?: string; headers?: Record<string, string>; secret?: string }): Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  deliver(opts: {
+    from?: string;
+    to: string[];
+    raw: string | Buffer;
+    tx?: string;
+    headers?: Record<string, string>;
+    secret?: string;
+  }): Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** Worker-side dependencies over the same store; env production makes scanning fail closed. */
   worker(opts?: { env?: 'test' | 'production'; values?: Partial<Record<SettingName, unknown>>; scanners?: 'real' | 'clean' }): WorkerDeps;
   close(): Promise<void>;
@@ -23,17 +30,25 @@ export interface IngestFixture {
 
 export async function ingestFixture(backend: Backend, values: Partial<Record<SettingName, unknown>> = {}): Promise<IngestFixture> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svcmail-ingest-'));
-  const base = { data_dir: dataDir, 'mail:transport:ingest:secret': INGEST_SECRET, 'mail:jobs:wake_address': '', ...values } as Partial<Record<SettingName, unknown>>;
+  const base = { data_dir: dataDir, 'mail:transport:ingest:secret': INGEST_SECRET, 'mail:jobs:wake_address': '', ...values } as Partial<
+    Record<SettingName, unknown>
+  >;
   const api = await startTestApi(backend, base);
   const users = await seedUsers(api);
   return {
-    api, dataDir, users,
+    api,
+    dataDir,
+    users,
     async deliver({ from = 'sender@remote.example', to, raw, tx, headers = {}, secret = INGEST_SECRET }) {
       const res = await fetch(`${api.url}/internal/mta/deliver`, {
         method: 'POST',
         headers: {
-          authorization: `Bearer ${secret}`, 'content-type': 'message/rfc822', 'x-envelope-from': encodeURIComponent(from),
-          'x-envelope-to': to.map(encodeURIComponent).join(','), ...(tx ? { 'x-transaction-id': tx } : {}), ...headers,
+          authorization: `Bearer ${secret}`,
+          'content-type': 'message/rfc822',
+          'x-envelope-from': encodeURIComponent(from),
+          'x-envelope-to': to.map(encodeURIComponent).join(','),
+          ...(tx ? { 'x-transaction-id': tx } : {}),
+          ...headers,
         },
         body: typeof raw === 'string' ? raw : new Uint8Array(raw),
       });
@@ -44,13 +59,31 @@ export async function ingestFixture(backend: Backend, values: Partial<Record<Set
       const config = loadConfig({
         env: { NODE_ENV: env },
         values: {
-          'auth:secret': TEST_SECRET, 'auth:options:audience': AUDIENCE, 'auth:options:issuer': ISSUER, 'log:level': 'silent',
-          'datastores:sql:url': api.config.get('datastores:sql:url'), 'mail:dns:nameservers': api.config.get('mail:dns:nameservers'), ...base, 'mail:ingest:retry_backoff_seconds': 0, ...extra,
+          'auth:secret': TEST_SECRET,
+          'auth:options:audience': AUDIENCE,
+          'auth:options:issuer': ISSUER,
+          'log:level': 'silent',
+          'datastores:sql:url': api.config.get('datastores:sql:url'),
+          'mail:dns:nameservers': api.config.get('mail:dns:nameservers'),
+          ...base,
+          'mail:ingest:retry_backoff_seconds': 0,
+          ...extra,
         },
       });
-      const deps = { config, store: api.deps.store, events: api.deps.events, log: createLogger({ level: process.env.TEST_LOG ?? 'silent' }) };
+      const deps = {
+        config,
+        store: api.deps.store,
+        events: api.deps.events,
+        log: createLogger({ level: process.env.TEST_LOG ?? 'silent' }),
+      };
       const port = mailPort(deps);
-      return { ...deps, port, outbound: recordingOutbound(deps, port), scanners: scanners === 'real' ? realScanners(config) : cleanScanners, control: {} };
+      return {
+        ...deps,
+        port,
+        outbound: recordingOutbound(deps, port),
+        scanners: scanners === 'real' ? realScanners(config) : cleanScanners,
+        control: {},
+      };
     },
     async close() {
       await api.close();
@@ -61,8 +94,14 @@ export async function ingestFixture(backend: Backend, values: Partial<Record<Set
 
 let seq = 0;
 /** A plain RFC 5322 message. */
-export function message(opts: { from?: string; to?: string; subject?: string; body?: string; headers?: Record<string, string> } = {}): string {
-  const extra = Object.entries(opts.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-  return `From: ${opts.from ?? 'Sender <sender@remote.example>'}\r\nTo: ${opts.to ?? 'alice@example.test'}\r\nSubject: ${opts.subject ?? 'Hello'}\r\n`
-    + `Message-ID: <m${Date.now()}.${seq++}@remote.example>\r\nDate: ${new Date().toUTCString()}\r\nMIME-Version: 1.0\r\n${extra}Content-Type: text/plain; charset=utf-8\r\n\r\n${opts.body ?? 'Hello there, how are you?'}\r\n`;
+export function message(
+  opts: { from?: string; to?: string; subject?: string; body?: string; headers?: Record<string, string> } = {},
+): string {
+  const extra = Object.entries(opts.headers ?? {})
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  return (
+    `From: ${opts.from ?? 'Sender <sender@remote.example>'}\r\nTo: ${opts.to ?? 'alice@example.test'}\r\nSubject: ${opts.subject ?? 'Hello'}\r\n` +
+    `Message-ID: <m${Date.now()}.${seq++}@remote.example>\r\nDate: ${new Date().toUTCString()}\r\nMIME-Version: 1.0\r\n${extra}Content-Type: text/plain; charset=utf-8\r\n\r\n${opts.body ?? 'Hello there, how are you?'}\r\n`
+  );
 }

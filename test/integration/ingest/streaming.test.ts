@@ -32,7 +32,9 @@ async function liveBuffers(): Promise<number> {
   return least;
 }
 
-const HEAD = Buffer.from('From: Big Sender <big@remote.example>\r\nTo: alice@example.test\r\nSubject: a big one\r\nMessage-ID: <big@remote.example>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\n');
+const HEAD = Buffer.from(
+  'From: Big Sender <big@remote.example>\r\nTo: alice@example.test\r\nSubject: a big one\r\nMessage-ID: <big@remote.example>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\n',
+);
 /** One 64 KiB chunk of body lines, reused for every write (the client holds no copy of the message). */
 const CHUNK = Buffer.from(`${'0123456789abcdef'.repeat(4)}\r\n`.repeat(1024 - 16).padEnd(64 * 1024, 'x'));
 interface Upload {
@@ -48,8 +50,17 @@ interface Upload {
 function upload(f: IngestFixture, to: string): Upload {
   const url = new URL(`${f.api.url}/internal/mta/deliver`);
   const req = request({
-    host: url.hostname, port: url.port, path: url.pathname, method: 'POST',
-    headers: { authorization: `Bearer ${INGEST_SECRET}`, 'content-type': 'message/rfc822', 'x-envelope-from': 'big%40remote.example', 'x-envelope-to': encodeURIComponent(to), 'transfer-encoding': 'chunked' },
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${INGEST_SECRET}`,
+      'content-type': 'message/rfc822',
+      'x-envelope-from': 'big%40remote.example',
+      'x-envelope-to': encodeURIComponent(to),
+      'transfer-encoding': 'chunked',
+    },
   });
   const done = new Promise<{ status: number; body: { code?: string } }>((resolve, reject) => {
     req.on('response', (res) => {
@@ -77,7 +88,8 @@ describe.each(backends)('streamed hand-off body ($name)', (backend) => {
   let f: IngestFixture;
   const tmpDir = () => join(f.dataDir, 'blobs', 'tmp');
   const tmpFiles = () => (existsSync(tmpDir()) ? readdirSync(tmpDir()) : []);
-  const blobFiles = () => (readdirSync(join(f.dataDir, 'blobs'), { recursive: true }) as string[]).filter((p) => /(^|\/)[0-9a-f]{64}$/.test(p)).sort();
+  const blobFiles = () =>
+    (readdirSync(join(f.dataDir, 'blobs'), { recursive: true }) as string[]).filter((p) => /(^|\/)[0-9a-f]{64}$/.test(p)).sort();
   beforeAll(async () => {
     f = await ingestFixture(backend, { 'mail:ingest:max_message_bytes': 24 * MB });
   });

@@ -14,16 +14,30 @@ const N = 30;
 /** The real worker daemon as a process (NODE_ENV=test: unreachable scanners count as clean). */
 async function startWorker(f: IngestFixture, env: Record<string, string> = {}): Promise<ChildProcess> {
   const sets = {
-    'datastores:sql:url': f.api.config.get('datastores:sql:url'), data_dir: f.dataDir, 'auth:secret': 'test-secret-0123456789abcdef',
-    'mail:transport:ingest:secret': INGEST_SECRET, 'mail:jobs:wake_address': '', 'mail:jobs:scan:interval_seconds': 0.5,
-    'mail:jobs:scan:batch_size': 4, 'mail:jobs:scan:concurrency': 2, 'mail:jobs:scan:lease_seconds': 2, 'log:level': 'warn',
-    'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, 'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
+    'datastores:sql:url': f.api.config.get('datastores:sql:url'),
+    data_dir: f.dataDir,
+    'auth:secret': 'test-secret-0123456789abcdef',
+    'mail:transport:ingest:secret': INGEST_SECRET,
+    'mail:jobs:wake_address': '',
+    'mail:jobs:scan:interval_seconds': 0.5,
+    'mail:jobs:scan:batch_size': 4,
+    'mail:jobs:scan:concurrency': 2,
+    'mail:jobs:scan:lease_seconds': 2,
+    'log:level': 'warn',
+    'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`,
+    'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
   };
   const args = Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]);
-  return spawn(process.execPath, [WORKER, ...args], { env: { ...process.env, NODE_ENV: 'test', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, [WORKER, ...args], {
+    env: { ...process.env, NODE_ENV: 'test', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
-const exited = (c: ChildProcess) => new Promise<NodeJS.Signals | number | null>((r) => (c.exitCode !== null || c.signalCode ? r(c.signalCode ?? c.exitCode) : c.once('exit', (code, sig) => r(sig ?? code))));
+const exited = (c: ChildProcess) =>
+  new Promise<NodeJS.Signals | number | null>((r) =>
+    c.exitCode !== null || c.signalCode ? r(c.signalCode ?? c.exitCode) : c.once('exit', (code, sig) => r(sig ?? code)),
+  );
 
 describe.each(backends)('worker killed mid-batch ($name)', (backend) => {
   let f: IngestFixture;
@@ -55,7 +69,8 @@ describe.each(backends)('worker killed mid-batch ($name)', (backend) => {
     expect(await repo.count({ claimedBy: { $ne: null } })).toBeGreaterThan(0); // leases left behind
     worker = await startWorker(f);
     const until = Date.now() + 60_000;
-    while (Date.now() < until && (await repo.count({ transactionId: { $in: [...txs] }, state: 'delivered' })) < N) await new Promise((r) => setTimeout(r, 300));
+    while (Date.now() < until && (await repo.count({ transactionId: { $in: [...txs] }, state: 'delivered' })) < N)
+      await new Promise((r) => setTimeout(r, 300));
     worker.kill('SIGTERM');
     await exited(worker);
     const rows = await repo.list({ filter: { transactionId: { $in: [...txs] } }, limit: 1000 });

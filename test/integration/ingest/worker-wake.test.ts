@@ -20,7 +20,10 @@ describe('waking the worker daemon', () => {
     d = daemons(f);
     const worker = await d.start('worker', {}, { 'mail:jobs:wake_address': wake, 'mail:jobs:scan:interval_seconds': 3600 });
     for (let i = 0; ; i++) {
-      const up = await fetch(`http://${wake}/wake/scan`, { method: 'POST' }).then((r) => r.status, () => 0);
+      const up = await fetch(`http://${wake}/wake/scan`, { method: 'POST' }).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (up === 204) break;
       if (i > 300 || worker.exitCode !== null) throw new Error(`worker did not listen: ${d.said(worker)}`);
       await new Promise((r) => setTimeout(r, 100));
@@ -54,7 +57,10 @@ describe('waking the worker daemon', () => {
   }, 30_000);
 
   it('a message sent to a local mailbox wakes the scan job too: in the inbox within 2 s', async () => {
-    const draft = await f.api.call('POST', '/api/mail/compose', { token: f.users.alice, body: { mailboxUid: f.users.aliceBox.uid, to: ['bob@example.test'], subject: 'Internal and quick', text: 'hello bob' } });
+    const draft = await f.api.call('POST', '/api/mail/compose', {
+      token: f.users.alice,
+      body: { mailboxUid: f.users.aliceBox.uid, to: ['bob@example.test'], subject: 'Internal and quick', text: 'hello bob' },
+    });
     expect(draft.status, JSON.stringify(draft.body)).toBe(201);
     const t0 = Date.now();
     const sent = await f.api.call('POST', `/api/mail/messages/${draft.body.uid}/send`, { token: f.users.alice, body: {} });

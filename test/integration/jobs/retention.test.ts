@@ -25,7 +25,8 @@ for (const backend of await sqlBackends()) {
     let api: TestApi;
     let dataDir: string;
     let u: Awaited<ReturnType<typeof seedUsers>>;
-    const folder = async (mailboxUid: string, role: string | null, name?: string) => (await api.deps.store.repo<Folder>(FolderModel).findOne(name ? { mailboxUid, name } : { mailboxUid, role }))!;
+    const folder = async (mailboxUid: string, role: string | null, name?: string) =>
+      (await api.deps.store.repo<Folder>(FolderModel).findOne(name ? { mailboxUid, name } : { mailboxUid, role }))!;
     const msg = (uid: string) => api.deps.store.repo<Message>(MessageModel).get(uid);
     const now = Date.now();
     const future = new Date(now + 40 * DAY); // the job's clock: 40 days on, so what arrived today is 40 days old
@@ -35,7 +36,10 @@ for (const backend of await sqlBackends()) {
       dataDir = mkdtempSync(join(tmpdir(), 'svcmail-retention-'));
       api = await startTestApi(backend, { data_dir: dataDir });
       u = await seedUsers(api);
-      const projects = await api.call('POST', '/api/mail/folders', { token: u.alice, body: { mailboxUid: u.aliceBox.uid, name: 'Projects' } });
+      const projects = await api.call('POST', '/api/mail/folders', {
+        token: u.alice,
+        body: { mailboxUid: u.aliceBox.uid, name: 'Projects' },
+      });
       expect(projects.status).toBe(201);
       const a = u.aliceBox.uid;
       const heldRaw = mail(new Date('2021-06-15T10:00:00Z'), 'alice@example.test, bob@example.test', 'shared by alice and bob');
@@ -47,13 +51,35 @@ for (const backend of await sqlBackends()) {
       m.closedMatter = await deliverRaw(api, a, mail(new Date('2019-03-01T10:00:00Z')));
       m.sent = await deliverRaw(api, a, mail(new Date('2020-01-05T10:00:00Z')), { folderRole: 'sent', flags: { seen: true } });
       m.junk = await deliverRaw(api, a, mail(new Date('2020-01-05T10:00:00Z')), { folderRole: 'junk' });
-      m.draft = await deliverRaw(api, a, mail(new Date('2020-01-05T10:00:00Z')), { folderRole: 'drafts', flags: { draft: true, seen: true } });
+      m.draft = await deliverRaw(api, a, mail(new Date('2020-01-05T10:00:00Z')), {
+        folderRole: 'drafts',
+        flags: { draft: true, seen: true },
+      });
       m.user = await deliverRaw(api, a, mail(new Date('2020-01-05T10:00:00Z')), { folderUid: projects.body.uid });
       m.bobShared = await deliverRaw(api, u.bobBox.uid, heldRaw);
       const matters = api.deps.store.repo<Record<string, unknown>>(MatterModel);
-      await matters.create({ name: 'open matter', description: '', scopeUid: 'scope-1', custodians: [a], from: new Date('2021-01-01T00:00:00Z'), to: new Date('2021-12-31T23:59:59Z'), state: 'open' });
-      await matters.create({ name: 'closed matter', description: '', scopeUid: 'scope-1', custodians: [a], from: new Date('2019-01-01T00:00:00Z'), to: new Date('2019-12-31T23:59:59Z'), state: 'closed' });
-      const p = await api.call('PUT', '/api/system/retention-policy', { token: u.admin, body: { inboxDays: 30, junkDays: 7, userFoldersDays: 30, deletedDays: 1 } });
+      await matters.create({
+        name: 'open matter',
+        description: '',
+        scopeUid: 'scope-1',
+        custodians: [a],
+        from: new Date('2021-01-01T00:00:00Z'),
+        to: new Date('2021-12-31T23:59:59Z'),
+        state: 'open',
+      });
+      await matters.create({
+        name: 'closed matter',
+        description: '',
+        scopeUid: 'scope-1',
+        custodians: [a],
+        from: new Date('2019-01-01T00:00:00Z'),
+        to: new Date('2019-12-31T23:59:59Z'),
+        state: 'closed',
+      });
+      const p = await api.call('PUT', '/api/system/retention-policy', {
+        token: u.admin,
+        body: { inboxDays: 30, junkDays: 7, userFoldersDays: 30, deletedDays: 1 },
+      });
       expect(p.status, JSON.stringify(p.body)).toBe(200);
     }, 60_000);
     afterAll(async () => {
@@ -72,10 +98,20 @@ for (const backend of await sqlBackends()) {
       const inboxBefore = await folder(u.aliceBox.uid, 'inbox');
       expect(inboxBefore).toMatchObject({ totalCount: 5, unreadCount: 4 });
       const folderEvents: Array<Record<string, unknown>> = [];
-      api.deps.events.subscribe(inboxBefore.uid, (_ch, ev) => { if (ev.type === 'folder') folderEvents.push(ev.data as Record<string, unknown>); });
+      api.deps.events.subscribe(inboxBefore.uid, (_ch, ev) => {
+        if (ev.type === 'folder') folderEvents.push(ev.data as Record<string, unknown>);
+      });
 
       let runs = 0;
-      const job = { name: 'retention', periodMs: 3600_000, leaseMs: 60_000, run: async () => { runs++; return runRetention(api.deps, { now: future, batchSize: 2 }); } };
+      const job = {
+        name: 'retention',
+        periodMs: 3600_000,
+        leaseMs: 60_000,
+        run: async () => {
+          runs++;
+          return runRetention(api.deps, { now: future, batchSize: 2 });
+        },
+      };
       const [r1, r2] = await Promise.all([runIfDue(api.deps, job, 'worker-1'), runIfDue(api.deps, job, 'worker-2')]);
       expect(runs).toBe(1);
       const result = (r1 ?? r2)!;
@@ -137,7 +173,10 @@ for (const backend of await sqlBackends()) {
     });
 
     it('does nothing while every class is kept (the default policy)', async () => {
-      await api.call('PUT', '/api/system/retention-policy', { token: u.admin, body: { inboxDays: null, junkDays: null, userFoldersDays: null, deletedDays: null } });
+      await api.call('PUT', '/api/system/retention-policy', {
+        token: u.admin,
+        body: { inboxDays: null, junkDays: null, userFoldersDays: null, deletedDays: null },
+      });
       expect(await runRetention(api.deps, { now: new Date(now + 3650 * DAY) })).toMatchObject({ deleted: 0, held: 0 });
       expect(await msg(m.young.uid)).not.toBeNull();
     });

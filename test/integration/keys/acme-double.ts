@@ -11,35 +11,52 @@ import { LocalPki, parseCsr } from '../../../lib/pki/index.js';
 // until a reply with the right digest arrives (and passes `verifyReply`, e.g. a DKIM check).
 // `validationMs` after the POST without one, the order becomes invalid.
 
-export interface ChallengeMail { to: string; from: string; subject: string; messageId: string }
+export interface ChallengeMail {
+  to: string;
+  from: string;
+  subject: string;
+  messageId: string;
+}
 
 export class AcmeDouble {
   server!: Server;
   url = '';
   readonly nonces = new Set<string>();
   readonly accounts = new Map<string, JWK>();
-  readonly orders = new Map<string, { email: string; status: string; part1: string; part2: string; kid: string; cert?: string; digest?: string; deadline?: number }>();
+  readonly orders = new Map<
+    string,
+    { email: string; status: string; part1: string; part2: string; kid: string; cert?: string; digest?: string; deadline?: number }
+  >();
   readonly from = 'acme-challenge@ca.test';
   /** Every reply received, and those `verifyReply` passed. */
   replies: string[] = [];
   accepted: string[] = [];
   validationMs = 60_000;
 
-  constructor(readonly ca: LocalPki, readonly onChallenge: (m: ChallengeMail) => void, readonly verifyReply: (raw: string) => Promise<boolean> = async () => true) {}
+  constructor(
+    readonly ca: LocalPki,
+    readonly onChallenge: (m: ChallengeMail) => void,
+    readonly verifyReply: (raw: string) => Promise<boolean> = async () => true,
+  ) {}
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
       let raw = '';
       req.on('data', (c) => (raw += c));
-      req.on('end', () => this.#handle(req.method!, req.url!, raw).then(([status, body, headers]) => {
-        const nonce = randomBytes(12).toString('base64url');
-        this.nonces.add(nonce);
-        res.writeHead(status, { 'replay-nonce': nonce, 'cache-control': 'no-store', ...headers });
-        res.end(typeof body === 'string' ? body : JSON.stringify(body));
-      }, (e: Error) => {
-        res.writeHead(400, { 'content-type': 'application/problem+json' });
-        res.end(JSON.stringify({ type: 'urn:ietf:params:acme:error:malformed', detail: e.message }));
-      }));
+      req.on('end', () =>
+        this.#handle(req.method!, req.url!, raw).then(
+          ([status, body, headers]) => {
+            const nonce = randomBytes(12).toString('base64url');
+            this.nonces.add(nonce);
+            res.writeHead(status, { 'replay-nonce': nonce, 'cache-control': 'no-store', ...headers });
+            res.end(typeof body === 'string' ? body : JSON.stringify(body));
+          },
+          (e: Error) => {
+            res.writeHead(400, { 'content-type': 'application/problem+json' });
+            res.end(JSON.stringify({ type: 'urn:ietf:params:acme:error:malformed', detail: e.message }));
+          },
+        ),
+      );
     });
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
@@ -54,14 +71,25 @@ export class AcmeDouble {
   /** RFC 8823 §3.2: the reply answers the challenge (Subject, digest) from the address being validated. */
   #validate(o: { email: string; status: string; part1: string; digest?: string; deadline?: number }): void {
     if (o.status !== 'processing') return;
-    const ok = this.accepted.some((r) => r.includes(`Subject: Re: ACME: ${o.part1}`) && r.includes(`-----BEGIN ACME RESPONSE-----\r\n${o.digest}\r\n-----END ACME RESPONSE-----`) && r.includes(`From: <${o.email}>`));
+    const ok = this.accepted.some(
+      (r) =>
+        r.includes(`Subject: Re: ACME: ${o.part1}`) &&
+        r.includes(`-----BEGIN ACME RESPONSE-----\r\n${o.digest}\r\n-----END ACME RESPONSE-----`) &&
+        r.includes(`From: <${o.email}>`),
+    );
     if (ok) o.status = 'ready';
     else if (Date.now() > (o.deadline ?? 0)) o.status = 'invalid';
   }
 
   async #verify(raw: string, url: string): Promise<{ payload: unknown; kid: string; jwk: JWK }> {
     const jws = JSON.parse(raw) as FlattenedJWSInput;
-    const header = JSON.parse(Buffer.from(jws.protected!, 'base64url').toString()) as { alg: string; nonce: string; url: string; jwk?: JWK; kid?: string };
+    const header = JSON.parse(Buffer.from(jws.protected!, 'base64url').toString()) as {
+      alg: string;
+      nonce: string;
+      url: string;
+      jwk?: JWK;
+      kid?: string;
+    };
     if (!this.nonces.delete(header.nonce)) throw new Error('bad nonce');
     if (header.url !== url) throw new Error('url mismatch');
     const jwk = header.jwk ?? this.accounts.get(header.kid ?? '');
@@ -99,16 +127,47 @@ export class AcmeDouble {
     const id = m[2]!;
     this.#validate(o);
     switch (m[1]) {
-      case 'order': return [200, this.#order(id), json];
-      case 'authz': return [200, { status: ['pending', 'processing'].includes(o.status) ? 'pending' : o.status === 'invalid' ? 'invalid' : 'valid', identifier: { type: 'email', value: o.email }, challenges: [{ type: 'email-reply-00', url: `${u}/chall/${id}`, status: o.status === 'pending' ? 'pending' : o.status === 'processing' ? 'processing' : o.status === 'invalid' ? 'invalid' : 'valid', token: o.part2, from: this.from }] }, json];
+      case 'order':
+        return [200, this.#order(id), json];
+      case 'authz':
+        return [
+          200,
+          {
+            status: ['pending', 'processing'].includes(o.status) ? 'pending' : o.status === 'invalid' ? 'invalid' : 'valid',
+            identifier: { type: 'email', value: o.email },
+            challenges: [
+              {
+                type: 'email-reply-00',
+                url: `${u}/chall/${id}`,
+                status:
+                  o.status === 'pending'
+                    ? 'pending'
+                    : o.status === 'processing'
+                      ? 'processing'
+                      : o.status === 'invalid'
+                        ? 'invalid'
+                        : 'valid',
+                token: o.part2,
+                from: this.from,
+              },
+            ],
+          },
+          json,
+        ];
       case 'chall': {
         if (o.status === 'pending') {
-          o.digest = createHash('sha256').update(`${o.part1}${o.part2}.${await calculateJwkThumbprint(jwk)}`).digest('base64url');
+          o.digest = createHash('sha256')
+            .update(`${o.part1}${o.part2}.${await calculateJwkThumbprint(jwk)}`)
+            .digest('base64url');
           o.deadline = Date.now() + this.validationMs;
           o.status = 'processing';
           this.#validate(o);
         }
-        return [200, { type: 'email-reply-00', status: o.status === 'processing' ? 'processing' : o.status === 'invalid' ? 'invalid' : 'valid' }, json];
+        return [
+          200,
+          { type: 'email-reply-00', status: o.status === 'processing' ? 'processing' : o.status === 'invalid' ? 'invalid' : 'valid' },
+          json,
+        ];
       }
       case 'finalize': {
         if (o.status !== 'ready') return [403, { type: 'urn:ietf:params:acme:error:orderNotReady' }, json];
@@ -117,13 +176,20 @@ export class AcmeDouble {
         o.status = 'valid';
         return [200, this.#order(id), json];
       }
-      case 'cert': return [200, o.cert ?? '', { 'content-type': 'application/pem-certificate-chain' }];
+      case 'cert':
+        return [200, o.cert ?? '', { 'content-type': 'application/pem-certificate-chain' }];
     }
     return [404, ''];
   }
 
   #order(id: string) {
     const o = this.orders.get(id)!;
-    return { status: o.status === 'processing' ? 'pending' : o.status, identifiers: [{ type: 'email', value: o.email }], authorizations: [`${this.url}/authz/${id}`], finalize: `${this.url}/finalize/${id}`, ...(o.cert ? { certificate: `${this.url}/cert/${id}` } : {}) };
+    return {
+      status: o.status === 'processing' ? 'pending' : o.status,
+      identifiers: [{ type: 'email', value: o.email }],
+      authorizations: [`${this.url}/authz/${id}`],
+      finalize: `${this.url}/finalize/${id}`,
+      ...(o.cert ? { certificate: `${this.url}/cert/${id}` } : {}),
+    };
   }
 }

@@ -63,7 +63,9 @@ describe.runIf(withScanners).each(backends)('rfc8823 enrolment through the worke
   };
   const dkimPasses = async (raw: string | Buffer) => {
     const v = await dkimVerify(Buffer.from(raw), { resolver });
-    return v.results.some((r: { signingDomain?: string; status: { result: string } }) => r.signingDomain === 'example.test' && r.status.result === 'pass');
+    return v.results.some(
+      (r: { signingDomain?: string; status: { result: string } }) => r.signingDomain === 'example.test' && r.status.result === 'pass',
+    );
   };
   const repliesToCa = () => rec.runs().filter((r) => r.args.includes(ca.from));
   async function forward(): Promise<void> {
@@ -84,12 +86,21 @@ describe.runIf(withScanners).each(backends)('rfc8823 enrolment through the worke
   }
 
   /** What the CA mails: RFC 8823 §3.1, verified by the inbound MTA (its Authentication-Results). */
-  const challengeRaw = (m: { to: string; from: string; subject: string; messageId: string }) => [
-    `Authentication-Results: ${TRUSTED}; dkim=pass header.d=ca.test; dmarc=pass header.from=ca.test`,
-    `From: <${m.from}>`, `To: <${m.to}>`, `Subject: ${m.subject}`, `Message-ID: ${m.messageId}`, `Date: ${new Date().toUTCString()}`,
-    'Auto-Submitted: auto-generated; type=acme', 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=us-ascii', '',
-    `This is an automatically generated ACME challenge for email address "${m.to}".`, '',
-  ].join('\r\n');
+  const challengeRaw = (m: { to: string; from: string; subject: string; messageId: string }) =>
+    [
+      `Authentication-Results: ${TRUSTED}; dkim=pass header.d=ca.test; dmarc=pass header.from=ca.test`,
+      `From: <${m.from}>`,
+      `To: <${m.to}>`,
+      `Subject: ${m.subject}`,
+      `Message-ID: ${m.messageId}`,
+      `Date: ${new Date().toUTCString()}`,
+      'Auto-Submitted: auto-generated; type=acme',
+      'MIME-Version: 1.0',
+      'Content-Type: text/plain; charset=us-ascii',
+      '',
+      `This is an automatically generated ACME challenge for email address "${m.to}".`,
+      '',
+    ].join('\r\n');
 
   beforeAll(async () => {
     rec = recorder();
@@ -99,25 +110,50 @@ describe.runIf(withScanners).each(backends)('rfc8823 enrolment through the worke
     writeFileSync(join(dkimDir, 'example.test.mail.key'), key.privateKeyPem, { mode: 0o600 });
     const caDir = join(mkdtempSync(join(tmpdir(), 'svcmail-acme-ca-')), 'ca');
     await ensureLocalCa(caDir);
-    ca = new AcmeDouble(new LocalPki(caDir, 30), (m) => {
-      challenges.push(m);
-      // The CA mails after answering the order, as a real one does.
-      setTimeout(() => void f.deliver({ from: m.from, to: [m.to], raw: challengeRaw(m) }).then((r) => delivered.push({ status: r.status, tx: r.body?.transactionId })), 50);
-    }, dkimPasses);
+    ca = new AcmeDouble(
+      new LocalPki(caDir, 30),
+      (m) => {
+        challenges.push(m);
+        // The CA mails after answering the order, as a real one does.
+        setTimeout(
+          () =>
+            void f
+              .deliver({ from: m.from, to: [m.to], raw: challengeRaw(m) })
+              .then((r) => delivered.push({ status: r.status, tx: r.body?.transactionId })),
+          50,
+        );
+      },
+      dkimPasses,
+    );
     await ca.start();
     const values = await keyTestValues({
-      'mail:signing:backend': 'rfc8823', 'mail:signing:acme:directory_url': `${ca.url}/directory`, 'mail:dkim:dir': dkimDir,
-      'mail:security:trusted_authserv_id': TRUSTED, 'mail:transport:sendmail:path': rec.bin, 'mail:transport:sendmail:log_path': rec.log,
-      'mail:scan:rspamd:url': scanners.rspamdUrl, 'mail:scan:clamd:address': scanners.clamdAddress,
-      'mail:jobs:scan:interval_seconds': 0.2, 'mail:jobs:send:interval_seconds': 0.2, 'mail:jobs:signing_enrollment:interval_seconds': 0.3,
-      'mail:ingest:retry_backoff_seconds': 0, 'mail:send:retry_backoff_seconds': 0,
+      'mail:signing:backend': 'rfc8823',
+      'mail:signing:acme:directory_url': `${ca.url}/directory`,
+      'mail:dkim:dir': dkimDir,
+      'mail:security:trusted_authserv_id': TRUSTED,
+      'mail:transport:sendmail:path': rec.bin,
+      'mail:transport:sendmail:log_path': rec.log,
+      'mail:scan:rspamd:url': scanners.rspamdUrl,
+      'mail:scan:clamd:address': scanners.clamdAddress,
+      'mail:jobs:scan:interval_seconds': 0.2,
+      'mail:jobs:send:interval_seconds': 0.2,
+      'mail:jobs:signing_enrollment:interval_seconds': 0.3,
+      'mail:ingest:retry_backoff_seconds': 0,
+      'mail:send:retry_backoff_seconds': 0,
     });
     f = await ingestFixture(backend, values);
     const config = loadConfig({
       env: { NODE_ENV: 'test' },
       values: {
-        'auth:secret': TEST_SECRET, 'auth:options:audience': AUDIENCE, 'auth:options:issuer': ISSUER, 'log:level': 'silent',
-        'datastores:sql:url': f.api.config.get('datastores:sql:url'), data_dir: f.dataDir, 'mail:transport:ingest:secret': 'unused-0123456789abcdef', 'mail:jobs:wake_address': '', ...values,
+        'auth:secret': TEST_SECRET,
+        'auth:options:audience': AUDIENCE,
+        'auth:options:issuer': ISSUER,
+        'log:level': 'silent',
+        'datastores:sql:url': f.api.config.get('datastores:sql:url'),
+        data_dir: f.dataDir,
+        'mail:transport:ingest:secret': 'unused-0123456789abcdef',
+        'mail:jobs:wake_address': '',
+        ...values,
       },
     });
     worker = await startWorker(config);
@@ -131,7 +167,10 @@ describe.runIf(withScanners).each(backends)('rfc8823 enrolment through the worke
   async function enrol(box: { uid: string }, address: string, token: string): Promise<{ v: CreatedVault; uid: string }> {
     const v = await createVault(box.uid, address, 'pw', { argon2: TEST_ARGON2 });
     expect((await f.api.call('POST', `/api/mail/mailboxes/${box.uid}/keyvault/enroll`, { token, body: v.body })).status).toBe(201);
-    const req = await f.api.call('POST', `/api/mail/mailboxes/${box.uid}/keyvault/signing-enrollment`, { token, body: { expectedMasterKeyGeneration: 1, csr: v.keys.signingCsr } });
+    const req = await f.api.call('POST', `/api/mail/mailboxes/${box.uid}/keyvault/signing-enrollment`, {
+      token,
+      body: { expectedMasterKeyGeneration: 1, csr: v.keys.signingCsr },
+    });
     expect(req.status, JSON.stringify(req.body)).toBe(201);
     expect(req.body).toMatchObject({ backend: 'rfc8823', state: 'requested' });
     return { v, uid: req.body.uid };
@@ -152,7 +191,11 @@ describe.runIf(withScanners).each(backends)('rfc8823 enrolment through the worke
       return e && e.state !== 'queued' ? e : null;
     });
     expect(entry.state).toBe('consumed');
-    expect(await f.api.deps.store.repo(ControlMessageModel).get(entry.uid)).toMatchObject({ kind: 'acme-challenge', mailboxUid: users.aliceBox.uid, sender: ca.from });
+    expect(await f.api.deps.store.repo(ControlMessageModel).get(entry.uid)).toMatchObject({
+      kind: 'acme-challenge',
+      mailboxUid: users.aliceBox.uid,
+      sender: ca.from,
+    });
     expect((await messagesIn(f.api.deps, users.aliceBox.uid, 'inbox')).filter((m) => m.subject.startsWith('ACME:'))).toEqual([]);
 
     // Exactly one reply left through the transport, from the mailbox to the CA, signed for example.test.
@@ -165,9 +208,15 @@ describe.runIf(withScanners).each(backends)('rfc8823 enrolment through the worke
     expect(eml).toMatch(/^DKIM-Signature:[^]*?d=example\.test/m);
     expect(await dkimPasses(eml)).toBe(true);
     // One character of the signed body changed (to a different one: the response may start with X).
-    expect(await dkimPasses(eml.replace(/(-----BEGIN ACME RESPONSE-----\r\n)(.)/, (_m, head: string, c: string) => `${head}${c === 'X' ? 'Y' : 'X'}`))).toBe(false);
+    expect(
+      await dkimPasses(
+        eml.replace(/(-----BEGIN ACME RESPONSE-----\r\n)(.)/, (_m, head: string, c: string) => `${head}${c === 'X' ? 'Y' : 'X'}`),
+      ),
+    ).toBe(false);
     expect(ca.accepted).toHaveLength(1);
-    const handoffs = await f.api.deps.store.repo<{ kind: string; state: string }>(OutboundHandoffModel).list({ filter: { kind: 'acme-reply' } });
+    const handoffs = await f.api.deps.store
+      .repo<{ kind: string; state: string }>(OutboundHandoffModel)
+      .list({ filter: { kind: 'acme-reply' } });
     expect(handoffs.map((h) => h.state)).toEqual(['sent']);
 
     // The CA's certificate is in the vault, for the vault's signing key.
@@ -186,7 +235,11 @@ describe.runIf(withScanners).each(backends)('rfc8823 enrolment through the worke
     const txs: string[] = [];
     // bob has no request at all; alice's request is finished (and this is not its token).
     for (const to of ['bob@example.test', 'alice@example.test']) {
-      const r = await f.deliver({ from: ca.from, to: [to], raw: challengeRaw({ to, from: ca.from, subject: 'ACME: NoOpenRequest0123456789', messageId: `<stray-${to}@ca.test>` }) });
+      const r = await f.deliver({
+        from: ca.from,
+        to: [to],
+        raw: challengeRaw({ to, from: ca.from, subject: 'ACME: NoOpenRequest0123456789', messageId: `<stray-${to}@ca.test>` }),
+      });
       expect(r.status).toBe(202);
       txs.push(r.body.transactionId);
     }
@@ -209,7 +262,9 @@ describe.runIf(withScanners).each(backends)('rfc8823 enrolment through the worke
     const { uid } = await enrol(users.bobBox, 'bob@example.test', users.bob);
     await stateOf(uid, 'validating');
     const next = await createVault(users.bobBox.uid, 'bob@example.test', 'pw2', { current: 1, argon2: TEST_ARGON2 });
-    expect((await f.api.call('POST', `/api/mail/mailboxes/${users.bobBox.uid}/keyvault/rekey`, { token: users.bob, body: next.body })).status).toBe(200);
+    expect(
+      (await f.api.call('POST', `/api/mail/mailboxes/${users.bobBox.uid}/keyvault/rekey`, { token: users.bob, body: next.body })).status,
+    ).toBe(200);
     hold = false;
     const after = await stateOf(uid, 'superseded');
     expect(after.certificate).toContain('BEGIN CERTIFICATE'); // issued by the CA, but not installed

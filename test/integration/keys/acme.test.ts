@@ -5,7 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshSqlite } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 import { createVault } from '../../../lib/keys/client/index.js';
-import { AcmeClient, consumeAcmeChallenge, driveEnrollments, loadAccountKey, SigningEnrollmentModel, type ChallengeMail, type SigningEnrollment } from '../../../lib/keys/index.js';
+import {
+  AcmeClient,
+  consumeAcmeChallenge,
+  driveEnrollments,
+  loadAccountKey,
+  SigningEnrollmentModel,
+  type ChallengeMail,
+  type SigningEnrollment,
+} from '../../../lib/keys/index.js';
 import { ensureLocalCa, LocalPki } from '../../../lib/pki/index.js';
 import { AcmeDouble, type ChallengeMail as CaMail } from './acme-double.js';
 import { TEST_ARGON2, keyTestValues } from './helpers.js';
@@ -25,7 +33,10 @@ describe('rfc8823 signing enrolment', () => {
     await ensureLocalCa(join(dir, 'ca'));
     ca = new AcmeDouble(new LocalPki(join(dir, 'ca'), 30), (m) => mails.push(m));
     await ca.start();
-    api = await startTestApi({ name: 'sqlite', open: async () => freshSqlite() }, await keyTestValues({ 'mail:signing:backend': 'auto', 'mail:signing:acme:directory_url': `${ca.url}/directory` }));
+    api = await startTestApi(
+      { name: 'sqlite', open: async () => freshSqlite() },
+      await keyTestValues({ 'mail:signing:backend': 'auto', 'mail:signing:acme:directory_url': `${ca.url}/directory` }),
+    );
   });
   afterAll(async () => {
     await api?.close();
@@ -35,21 +46,40 @@ describe('rfc8823 signing enrolment', () => {
   it('request → challenge mail consumed → reply → validated → certificate installed in the vault', async () => {
     const adminToken = await api.token({ uid: 'root', roles: ['admin'], elevated: true });
     await api.call('POST', '/api/mail/domains', { token: adminToken, body: { name: 'corp.example.net', verified: true } });
-    const box = (await api.call('POST', '/api/mail/mailboxes', { token: adminToken, body: { address: 'dana@corp.example.net', owners: ['dana'] } })).body;
+    const box = (
+      await api.call('POST', '/api/mail/mailboxes', { token: adminToken, body: { address: 'dana@corp.example.net', owners: ['dana'] } })
+    ).body;
     const dana = await api.token({ uid: 'dana' });
     const v = await createVault(box.uid, 'dana@corp.example.net', 'pw', { argon2: TEST_ARGON2 });
     expect((await api.call('POST', `/api/mail/mailboxes/${box.uid}/keyvault/enroll`, { token: dana, body: v.body })).status).toBe(201);
-    const req = await api.call('POST', `/api/mail/mailboxes/${box.uid}/keyvault/signing-enrollment`, { token: dana, body: { expectedMasterKeyGeneration: 1, csr: v.keys.signingCsr } });
+    const req = await api.call('POST', `/api/mail/mailboxes/${box.uid}/keyvault/signing-enrollment`, {
+      token: dana,
+      body: { expectedMasterKeyGeneration: 1, csr: v.keys.signingCsr },
+    });
     expect(req.body).toMatchObject({ backend: 'rfc8823', state: 'requested' });
 
-    const acme = new AcmeClient(api.config.get('mail:signing:acme:directory_url'), loadAccountKey(join(mkdtempSync(join(tmpdir(), 'acct-')), 'acme.key')));
-    const mailer = { send: async (raw: string, env: { from: string; to: string[] }) => { expect(env.to).toEqual([ca.from]); await ca.receiveReply(raw); } };
+    const acme = new AcmeClient(
+      api.config.get('mail:signing:acme:directory_url'),
+      loadAccountKey(join(mkdtempSync(join(tmpdir(), 'acct-')), 'acme.key')),
+    );
+    const mailer = {
+      send: async (raw: string, env: { from: string; to: string[] }) => {
+        expect(env.to).toEqual([ca.from]);
+        await ca.receiveReply(raw);
+      },
+    };
     expect(await driveEnrollments(api.deps, acme, mailer)).toBe(1);
     expect(mails).toHaveLength(1);
     const status = async () => (await api.call('GET', '/api/system/signing-enrollment', { token: dana })).body.requests[0].state;
     expect(await status()).toBe('challenge-pending');
 
-    const mail: ChallengeMail = { mailboxUid: box.uid, from: mails[0]!.from, subject: mails[0]!.subject, messageId: mails[0]!.messageId, senderVerified: false };
+    const mail: ChallengeMail = {
+      mailboxUid: box.uid,
+      from: mails[0]!.from,
+      subject: mails[0]!.subject,
+      messageId: mails[0]!.messageId,
+      senderVerified: false,
+    };
     expect(await consumeAcmeChallenge(api.deps, mail)).toBe(false); // unverified sender: not consumed
     expect(await consumeAcmeChallenge(api.deps, { ...mail, from: 'someone@else.test', senderVerified: true })).toBe(false);
     expect(await consumeAcmeChallenge(api.deps, { ...mail, senderVerified: true })).toBe(true);
@@ -71,14 +101,25 @@ describe('rfc8823 signing enrolment', () => {
 
   it('a challenge that arrives while the driver places the order is retried by the inbound job, not filed', async () => {
     const adminToken = await api.token({ uid: 'root', roles: ['admin'], elevated: true });
-    const box = (await api.call('POST', '/api/mail/mailboxes', { token: adminToken, body: { address: 'erin@corp.example.net', owners: ['erin'] } })).body;
+    const box = (
+      await api.call('POST', '/api/mail/mailboxes', { token: adminToken, body: { address: 'erin@corp.example.net', owners: ['erin'] } })
+    ).body;
     const erin = await api.token({ uid: 'erin' });
     const v = await createVault(box.uid, 'erin@corp.example.net', 'pw', { argon2: TEST_ARGON2 });
     expect((await api.call('POST', `/api/mail/mailboxes/${box.uid}/keyvault/enroll`, { token: erin, body: v.body })).status).toBe(201);
-    const req = await api.call('POST', `/api/mail/mailboxes/${box.uid}/keyvault/signing-enrollment`, { token: erin, body: { expectedMasterKeyGeneration: 1, csr: v.keys.signingCsr } });
+    const req = await api.call('POST', `/api/mail/mailboxes/${box.uid}/keyvault/signing-enrollment`, {
+      token: erin,
+      body: { expectedMasterKeyGeneration: 1, csr: v.keys.signingCsr },
+    });
     const repo = api.deps.store.repo<SigningEnrollment>(SigningEnrollmentModel);
     expect(await repo.claim({ uid: req.body.uid }, { owner: 'driver-test', leaseMs: 60_000, limit: 1 })).toHaveLength(1);
-    const mail: ChallengeMail = { mailboxUid: box.uid, from: ca.from, subject: 'ACME: EarlyToken12345', messageId: '<early@ca.test>', senderVerified: true };
+    const mail: ChallengeMail = {
+      mailboxUid: box.uid,
+      from: ca.from,
+      subject: 'ACME: EarlyToken12345',
+      messageId: '<early@ca.test>',
+      senderVerified: true,
+    };
     await expect(consumeAcmeChallenge(api.deps, mail)).rejects.toThrow(/being placed/);
     await repo.release(req.body.uid, 'driver-test');
     expect(await consumeAcmeChallenge(api.deps, mail)).toBe(false); // nothing in flight: filed normally
@@ -89,7 +130,10 @@ describe('rfc8823 signing enrolment', () => {
     const s = await seedUsers(api);
     const v = await createVault(s.aliceBox.uid, 'alice@example.test', 'pw', { argon2: TEST_ARGON2 });
     await api.call('POST', `/api/mail/mailboxes/${s.aliceBox.uid}/keyvault/enroll`, { token: s.alice, body: v.body });
-    const req = await api.call('POST', `/api/mail/mailboxes/${s.aliceBox.uid}/keyvault/signing-enrollment`, { token: s.alice, body: { expectedMasterKeyGeneration: 1, csr: v.keys.signingCsr } });
+    const req = await api.call('POST', `/api/mail/mailboxes/${s.aliceBox.uid}/keyvault/signing-enrollment`, {
+      token: s.alice,
+      body: { expectedMasterKeyGeneration: 1, csr: v.keys.signingCsr },
+    });
     expect(req.body.backend).toBe('manual');
   });
 });

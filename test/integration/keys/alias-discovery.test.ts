@@ -15,7 +15,9 @@ describe.each(backends)('key discovery follows mailbox aliases on $name', (backe
     api = await startTestApi(backend, await keyTestValues());
     p = await seedUsers(api);
     const v = await createVault(p.aliceBox.uid, 'alice@example.test', 'pw', { argon2: TEST_ARGON2 });
-    expect((await api.call('POST', `/api/mail/mailboxes/${p.aliceBox.uid}/keyvault/enroll`, { token: p.alice, body: v.body })).status).toBe(201);
+    expect((await api.call('POST', `/api/mail/mailboxes/${p.aliceBox.uid}/keyvault/enroll`, { token: p.alice, body: v.body })).status).toBe(
+      201,
+    );
   }, 60_000);
   afterAll(async () => api?.close());
 
@@ -24,18 +26,27 @@ describe.each(backends)('key discovery follows mailbox aliases on $name', (backe
   it('answers for a new alias, and stops when it is removed', async () => {
     expect((await lookup('ali')).status).toBe(404);
     const cur = (await api.call('GET', `/api/mail/mailboxes/${p.aliceBox.uid}?scope=admin`, { token: p.admin })).body;
-    const added = await api.call('PUT', `/api/mail/mailboxes/${p.aliceBox.uid}?scope=admin`, { token: p.admin, body: { version: cur.version, aliases: ['ali@example.test'] } });
+    const added = await api.call('PUT', `/api/mail/mailboxes/${p.aliceBox.uid}?scope=admin`, {
+      token: p.admin,
+      body: { version: cur.version, aliases: ['ali@example.test'] },
+    });
     expect(added.status).toBe(200);
     expect((await lookup('ali')).status).toBe(200);
     expect((await lookup('alice')).status).toBe(200);
-    const removed = await api.call('PUT', `/api/mail/mailboxes/${p.aliceBox.uid}?scope=admin`, { token: p.admin, body: { version: added.body.version, aliases: [] } });
+    const removed = await api.call('PUT', `/api/mail/mailboxes/${p.aliceBox.uid}?scope=admin`, {
+      token: p.admin,
+      body: { version: added.body.version, aliases: [] },
+    });
     expect(removed.status).toBe(200);
     expect((await lookup('ali')).status).toBe(404);
   });
 
   it('does not make a mailbox without keys discoverable', async () => {
     const cur = (await api.call('GET', `/api/mail/mailboxes/${p.bobBox.uid}?scope=admin`, { token: p.admin })).body;
-    await api.call('PUT', `/api/mail/mailboxes/${p.bobBox.uid}?scope=admin`, { token: p.admin, body: { version: cur.version, aliases: ['robert@example.test'] } });
+    await api.call('PUT', `/api/mail/mailboxes/${p.bobBox.uid}?scope=admin`, {
+      token: p.admin,
+      body: { version: cur.version, aliases: ['robert@example.test'] },
+    });
     expect((await lookup('robert')).status).toBe(404);
   });
 });

@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshSqlite } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
-import { createVault, decryptAndVerify, encryptEntity, masterKeyFromPassword, unlockWithMasterKey, type VaultView } from '../../../lib/keys/client/index.js';
+import {
+  createVault,
+  decryptAndVerify,
+  encryptEntity,
+  masterKeyFromPassword,
+  unlockWithMasterKey,
+  type VaultView,
+} from '../../../lib/keys/client/index.js';
 import { discoveryHash, refuseDowngrade } from '../../../lib/keys/index.js';
 import { TEST_ARGON2, keyTestValues, startTxtDns, type TxtDns } from './helpers.js';
 
@@ -36,7 +43,10 @@ describe('federated key lookup between two servers', () => {
     dns = await startTxtDns();
     port = await freePortOn('127.0.0.2');
     const common = {
-      'mail:dns:nameservers': [dns.server], 'mail:keys:federation:url_template': `http://{host}:${port}`, 'mail:dns:timeout_ms': 1000, 'mail:keys:lookup_floor_ms': 100,
+      'mail:dns:nameservers': [dns.server],
+      'mail:keys:federation:url_template': `http://{host}:${port}`,
+      'mail:dns:timeout_ms': 1000,
+      'mail:keys:lookup_floor_ms': 100,
       'mail:security:outbound:allowed_ranges': ['127.0.0.2/32', '127.0.0.3/32', '127.0.0.4/32'],
     };
     const sqlite = { name: 'sqlite', open: async () => freshSqlite() };
@@ -50,9 +60,12 @@ describe('federated key lookup between two servers', () => {
     const adminB = await b.token({ uid: 'root', roles: ['admin'], elevated: true });
     carolToken = await b.token({ uid: 'carol' });
     await b.call('POST', '/api/mail/domains', { token: adminB, body: { name: 'other.test', verified: true } });
-    carolBox = (await b.call('POST', '/api/mail/mailboxes', { token: adminB, body: { address: 'carol@other.test', owners: ['carol'] } })).body;
+    carolBox = (await b.call('POST', '/api/mail/mailboxes', { token: adminB, body: { address: 'carol@other.test', owners: ['carol'] } }))
+      .body;
     const va = await createVault(sa.aliceBox.uid, 'alice@example.test', 'pw-a', { argon2: TEST_ARGON2 });
-    expect((await a.call('POST', `/api/mail/mailboxes/${sa.aliceBox.uid}/keyvault/enroll`, { token: sa.alice, body: va.body })).status).toBe(201);
+    expect(
+      (await a.call('POST', `/api/mail/mailboxes/${sa.aliceBox.uid}/keyvault/enroll`, { token: sa.alice, body: va.body })).status,
+    ).toBe(201);
     const vc = await createVault(carolBox.uid, 'carol@other.test', 'pw-c', { argon2: TEST_ARGON2 });
     const r = await b.call('POST', `/api/mail/mailboxes/${carolBox.uid}/keyvault/enroll`, { token: carolToken, body: vc.body });
     expect(r.status).toBe(201);
@@ -65,12 +78,18 @@ describe('federated key lookup between two servers', () => {
     await b?.close();
   });
 
-  const lookupFromA = (addr: string) => a.call('GET', `/api/mail/mailboxes/${sa.aliceBox.uid}/keys/lookup?addr=${encodeURIComponent(addr)}`, { token: sa.alice });
+  const lookupFromA = (addr: string) =>
+    a.call('GET', `/api/mail/mailboxes/${sa.aliceBox.uid}/keys/lookup?addr=${encodeURIComponent(addr)}`, { token: sa.alice });
 
-  it('each server finds the other\'s key through _svc TXT and /.well-known/svc/keys, pinned on first use', async () => {
+  it("each server finds the other's key through _svc TXT and /.well-known/svc/keys, pinned on first use", async () => {
     const r = await lookupFromA('Carol@other.test');
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ address: 'carol@other.test', source: 'federated', remote: 'found', certificate: carolVault.encryptionCertificate });
+    expect(r.body).toMatchObject({
+      address: 'carol@other.test',
+      source: 'federated',
+      remote: 'found',
+      certificate: carolVault.encryptionCertificate,
+    });
     expect(r.body.pin).toMatchObject({ state: 'pinned', firstUse: true });
     const back = await b.call('GET', `/api/mail/mailboxes/${carolBox.uid}/keys/lookup?addr=alice@example.test`, { token: carolToken });
     expect(back.status).toBe(200);
@@ -94,8 +113,12 @@ describe('federated key lookup between two servers', () => {
     expect(r.body.pin.pendingFingerprint).not.toBe(r.body.fingerprint);
     const list = await a.call('GET', `/api/mail/mailboxes/${sa.aliceBox.uid}/keys/discovered`, { token: sa.alice });
     expect(list.body).toHaveLength(1);
-    expect((await a.call('POST', `/api/mail/mailboxes/${sa.aliceBox.uid}/keys/discovered/${r.body.pin.uid}/accept`, { token: sa.bob })).status).toBe(404);
-    const acc = await a.call('POST', `/api/mail/mailboxes/${sa.aliceBox.uid}/keys/discovered/${r.body.pin.uid}/accept`, { token: sa.alice });
+    expect(
+      (await a.call('POST', `/api/mail/mailboxes/${sa.aliceBox.uid}/keys/discovered/${r.body.pin.uid}/accept`, { token: sa.bob })).status,
+    ).toBe(404);
+    const acc = await a.call('POST', `/api/mail/mailboxes/${sa.aliceBox.uid}/keys/discovered/${r.body.pin.uid}/accept`, {
+      token: sa.alice,
+    });
     expect(acc.status).toBe(200);
     const after = await lookupFromA('carol@other.test');
     expect(after.body.certificate).toBe(rk.body.encryptionCertificate);
@@ -105,10 +128,14 @@ describe('federated key lookup between two servers', () => {
 
   it('a rejected key stays rejected', async () => {
     const next = await createVault(carolBox.uid, 'carol@other.test', 'pw-c3', { current: 2, argon2: TEST_ARGON2 });
-    expect((await b.call('POST', `/api/mail/mailboxes/${carolBox.uid}/keyvault/rekey`, { token: carolToken, body: next.body })).status).toBe(200);
+    expect(
+      (await b.call('POST', `/api/mail/mailboxes/${carolBox.uid}/keyvault/rekey`, { token: carolToken, body: next.body })).status,
+    ).toBe(200);
     const r = await lookupFromA('carol@other.test');
     expect(r.body.pin.state).toBe('conflict');
-    expect((await a.call('POST', `/api/mail/mailboxes/${sa.aliceBox.uid}/keys/discovered/${r.body.pin.uid}/reject`, { token: sa.alice })).status).toBe(200);
+    expect(
+      (await a.call('POST', `/api/mail/mailboxes/${sa.aliceBox.uid}/keys/discovered/${r.body.pin.uid}/reject`, { token: sa.alice })).status,
+    ).toBe(200);
     const again = await lookupFromA('carol@other.test');
     expect(again.body.pin.state).toBe('pinned');
     expect(again.body.certificate).toBe(carolVault.encryptionCertificate);
@@ -153,7 +180,10 @@ describe('federated key lookup between two servers', () => {
     expect((await b.call('GET', `/.well-known/svc/keys/${known}`)).status).toBe(400);
     const times: Record<'known' | 'unknown', number[]> = { known: [], unknown: [] };
     for (let i = 0; i < 25; i++) {
-      for (const [k, h] of [['known', known], ['unknown', unknown]] as const) {
+      for (const [k, h] of [
+        ['known', known],
+        ['unknown', unknown],
+      ] as const) {
         const t = performance.now();
         await fetch(`${b.url}/.well-known/svc/keys/${h}?domain=other.test`).then((res) => res.arrayBuffer());
         times[k].push(performance.now() - t);

@@ -42,7 +42,9 @@ export async function startTxtDns(): Promise<TxtDns> {
     const entry = hosts.get(name);
     if (!entry || (type !== 'A' && type !== 'AAAA')) return null;
     const all = typeof entry === 'function' ? entry() : entry;
-    return all.filter((ip) => (type === 'A') === !ip.includes(':')).map((ip) => ({ type, name, ttl: 0, class: 'IN', data: ip }) as dnsPacket.Answer);
+    return all
+      .filter((ip) => (type === 'A') === !ip.includes(':'))
+      .map((ip) => ({ type, name, ttl: 0, class: 'IN', data: ip }) as dnsPacket.Answer);
   };
   const sock = createSocket('udp4');
   sock.on('message', (msg, rinfo) => {
@@ -55,14 +57,20 @@ export async function startTxtDns(): Promise<TxtDns> {
     const answers = question ? answersFor(name, question.type) : null;
     const exists = txt.has(name) || hosts.has(name);
     const answer = dnsPacket.encode({
-      type: 'response', id: q.id, flags: dnsPacket.AUTHORITATIVE_ANSWER | (exists ? 0 : 3), questions: q.questions,
+      type: 'response',
+      id: q.id,
+      flags: dnsPacket.AUTHORITATIVE_ANSWER | (exists ? 0 : 3),
+      questions: q.questions,
       answers: answers ?? [],
     });
     sock.send(answer, rinfo.port, rinfo.address);
   });
   const port = await new Promise<number>((r) => sock.bind(0, '127.0.0.1', () => r(sock.address().port)));
   return {
-    server: `127.0.0.1:${port}`, txt, hosts, silent,
+    server: `127.0.0.1:${port}`,
+    txt,
+    hosts,
+    silent,
     asked: (name, type) => questions.get(type ? `${name.toLowerCase()}|${type}` : name.toLowerCase()) ?? 0,
     close: () => sock.close(),
   };

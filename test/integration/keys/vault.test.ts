@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlBackends } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 import {
-  createVault, masterKeyFromPassword, masterKeyFromPasskey, masterKeyFromRecoveryCode, passkeyWrap, random, unlockWithMasterKey, type VaultView,
+  createVault,
+  masterKeyFromPassword,
+  masterKeyFromPasskey,
+  masterKeyFromRecoveryCode,
+  passkeyWrap,
+  random,
+  unlockWithMasterKey,
+  type VaultView,
 } from '../../../lib/keys/client/index.js';
 import { IssuedCertificateModel, type IssuedCertificate } from '../../../lib/pki/index.js';
 import { KeyVaultModel, setEscrowScope } from '../../../lib/keys/index.js';
@@ -44,7 +51,9 @@ for (const backend of await sqlBackends()) {
       const issued = await api.deps.store.repo<IssuedCertificate>(IssuedCertificateModel).list({ filter: { mailboxUid: s.aliceBox.uid } });
       expect(issued).toHaveLength(1);
       expect(issued[0]!.backend).toBe('local');
-      const audit = await api.deps.store.repo<{ action: string; actor: string }>(AuditEntryModel).list({ filter: { resourceUid: s.aliceBox.uid, action: 'keyvault.enroll' } });
+      const audit = await api.deps.store
+        .repo<{ action: string; actor: string }>(AuditEntryModel)
+        .list({ filter: { resourceUid: s.aliceBox.uid, action: 'keyvault.enroll' } });
       expect(audit.map((a) => a.actor)).toEqual(['alice']);
     });
 
@@ -83,7 +92,9 @@ for (const backend of await sqlBackends()) {
     it('another user and an elevated administrator get 404 on the vault, reading and writing', async () => {
       for (const token of [s.bob, s.admin]) {
         expect((await api.call('GET', path(), { token })).status).toBe(404);
-        expect((await api.call('POST', `${path()}/wraps`, { token, body: { expectedMasterKeyGeneration: 1, wrap: vault.wraps[0] } })).status).toBe(404);
+        expect(
+          (await api.call('POST', `${path()}/wraps`, { token, body: { expectedMasterKeyGeneration: 1, wrap: vault.wraps[0] } })).status,
+        ).toBe(404);
         expect((await api.call('POST', `${path()}/rekey`, { token, body: created.body })).status).toBe(404);
       }
       expect((await api.call('GET', '/api/mail/mailboxes/no-such-box/keyvault', { token: s.alice })).status).toBe(404);
@@ -91,12 +102,20 @@ for (const backend of await sqlBackends()) {
     });
 
     it('refuses an escrow wrap while the mailbox has no escrow scope, accepts it once assigned', async () => {
-      const wrap = { method: 'escrow', mailboxUid: s.aliceBox.uid, scopeUid: 'scope-1', envelope: Buffer.from(random(300)).toString('base64') };
+      const wrap = {
+        method: 'escrow',
+        mailboxUid: s.aliceBox.uid,
+        scopeUid: 'scope-1',
+        envelope: Buffer.from(random(300)).toString('base64'),
+      };
       const r = await api.call('POST', `${path()}/wraps`, { token: s.alice, body: { expectedMasterKeyGeneration: 1, wrap } });
       expect(r.status).toBe(409);
       expect(r.body.code).toBe('api-120');
       await setEscrowScope(api.deps.store, s.aliceBox.uid, 'scope-1');
-      const other = await api.call('POST', `${path()}/wraps`, { token: s.alice, body: { expectedMasterKeyGeneration: 1, wrap: { ...wrap, scopeUid: 'scope-2' } } });
+      const other = await api.call('POST', `${path()}/wraps`, {
+        token: s.alice,
+        body: { expectedMasterKeyGeneration: 1, wrap: { ...wrap, scopeUid: 'scope-2' } },
+      });
       expect(other.status).toBe(400);
       const ok = await api.call('POST', `${path()}/wraps`, { token: s.alice, body: { expectedMasterKeyGeneration: 1, wrap } });
       expect(ok.status).toBe(201);
@@ -115,14 +134,23 @@ for (const backend of await sqlBackends()) {
     ])('validates wraps strictly: %s → 400', async (_name, change) => {
       const pw = vault.wraps.find((w) => w.method === 'password')!;
       const { id: _id, masterKeyGeneration: _g, createdAt: _c, ...wrap } = pw as unknown as Record<string, unknown>;
-      const r = await api.call('POST', `${path()}/wraps`, { token: s.alice, body: { expectedMasterKeyGeneration: 1, wrap: change(wrap, s.bobBox.uid) } });
+      const r = await api.call('POST', `${path()}/wraps`, {
+        token: s.alice,
+        body: { expectedMasterKeyGeneration: 1, wrap: change(wrap, s.bobBox.uid) },
+      });
       expect(r.status).toBe(400);
       expect(r.body.code).toBe('api-106');
     });
 
     it('recovery codes must be exactly eight', async () => {
       const rc = vault.wraps.find((w) => w.method === 'recovery codes') as unknown as { codes: unknown[] };
-      const r = await api.call('POST', `${path()}/wraps`, { token: s.alice, body: { expectedMasterKeyGeneration: 1, wrap: { method: 'recovery codes', mailboxUid: s.aliceBox.uid, codes: rc.codes.slice(0, 7) } } });
+      const r = await api.call('POST', `${path()}/wraps`, {
+        token: s.alice,
+        body: {
+          expectedMasterKeyGeneration: 1,
+          wrap: { method: 'recovery codes', mailboxUid: s.aliceBox.uid, codes: rc.codes.slice(0, 7) },
+        },
+      });
       expect(r.status).toBe(400);
     });
 
@@ -153,7 +181,9 @@ for (const backend of await sqlBackends()) {
       expect(vault.encryptionCertificate).not.toBe(old);
       await expect(masterKeyFromPassword(vault, 'correct horse')).rejects.toThrow();
       expect(Buffer.from(await masterKeyFromPassword(vault, 'new password')).equals(Buffer.from(next.keys.masterKey))).toBe(true);
-      const issued = await api.deps.store.repo<IssuedCertificate>(IssuedCertificateModel).list({ filter: { mailboxUid: s.aliceBox.uid }, sort: [{ field: 'createdAt', dir: 'asc' }] });
+      const issued = await api.deps.store
+        .repo<IssuedCertificate>(IssuedCertificateModel)
+        .list({ filter: { mailboxUid: s.aliceBox.uid }, sort: [{ field: 'createdAt', dir: 'asc' }] });
       expect(issued).toHaveLength(2);
       expect(issued[0]!.revokedAt).toBeInstanceOf(Date);
       expect(issued[1]!.revokedAt ?? null).toBeNull();
@@ -164,30 +194,51 @@ for (const backend of await sqlBackends()) {
       const lines = next.body.encryptionCsr.split('\n');
       const i = lines.length - 4;
       lines[i] = lines[i]!.slice(0, 10) + (lines[i]![10] === 'A' ? 'B' : 'A') + lines[i]!.slice(11);
-      const bad = await api.call('POST', `/api/mail/mailboxes/${s.bobBox.uid}/keyvault/enroll`, { token: s.bob, body: { ...next.body, encryptionCsr: lines.join('\n') } });
+      const bad = await api.call('POST', `/api/mail/mailboxes/${s.bobBox.uid}/keyvault/enroll`, {
+        token: s.bob,
+        body: { ...next.body, encryptionCsr: lines.join('\n') },
+      });
       expect(bad.status).toBe(400);
       const ok = await api.call('POST', `/api/mail/mailboxes/${s.bobBox.uid}/keyvault/enroll`, { token: s.bob, body: next.body });
       expect(ok.status).toBe(201);
     });
 
     it('a delegate the mailbox is shared with may read the vault but only owners change it (403 api-102)', async () => {
-      const g = await api.call('POST', '/api/acls', { token: s.alice, body: { resource: 'mailboxes', resourceUid: s.aliceBox.uid, subject: 'user:bob', rights: ['read', 'write'] } });
+      const g = await api.call('POST', '/api/acls', {
+        token: s.alice,
+        body: { resource: 'mailboxes', resourceUid: s.aliceBox.uid, subject: 'user:bob', rights: ['read', 'write'] },
+      });
       expect(g.status, JSON.stringify(g.body)).toBe(201);
       const r = await api.call('GET', path(), { token: s.bob });
       expect(r.status).toBe(200);
       expect(r.body.masterKeyGeneration).toBe(vault.masterKeyGeneration);
-      const w = await api.call('POST', `${path()}/wraps`, { token: s.bob, body: { expectedMasterKeyGeneration: vault.masterKeyGeneration, wrap: { method: 'passkey', mailboxUid: s.aliceBox.uid, credentialId: 'A'.repeat(22), prfSalt: Buffer.alloc(32).toString('base64'), iv: Buffer.alloc(12).toString('base64'), ciphertext: Buffer.alloc(48).toString('base64') } } });
+      const w = await api.call('POST', `${path()}/wraps`, {
+        token: s.bob,
+        body: {
+          expectedMasterKeyGeneration: vault.masterKeyGeneration,
+          wrap: {
+            method: 'passkey',
+            mailboxUid: s.aliceBox.uid,
+            credentialId: 'A'.repeat(22),
+            prfSalt: Buffer.alloc(32).toString('base64'),
+            iv: Buffer.alloc(12).toString('base64'),
+            ciphertext: Buffer.alloc(48).toString('base64'),
+          },
+        },
+      });
       expect(w.status).toBe(403);
       expect(w.body.code).toBe('api-102');
     });
 
-    it('key lookup answers a local mailbox\'s certificate from our records', async () => {
+    it("key lookup answers a local mailbox's certificate from our records", async () => {
       const r = await api.call('GET', `/api/mail/mailboxes/${s.bobBox.uid}/keys/lookup?addr=Alice@Example.test`, { token: s.bob });
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({ address: 'alice@example.test', source: 'local', certificate: vault.encryptionCertificate, pin: null });
       const none = await api.call('GET', `/api/mail/mailboxes/${s.bobBox.uid}/keys/lookup?addr=nobody@example.test`, { token: s.bob });
       expect(none.status).toBe(404);
-      expect((await api.call('GET', `/api/mail/mailboxes/${s.aliceBox.uid}/keys/lookup?addr=alice@example.test`, { token: s.admin })).status).toBe(404);
+      expect(
+        (await api.call('GET', `/api/mail/mailboxes/${s.aliceBox.uid}/keys/lookup?addr=alice@example.test`, { token: s.admin })).status,
+      ).toBe(404);
     });
   });
 }

@@ -27,7 +27,11 @@ const QUEUED = 'From: y@example.net\nTo: alice@example.test\nSubject: still queu
 function blobFiles(dataDir: string): Set<string> {
   const root = join(dataDir, 'blobs');
   if (!existsSync(root)) return new Set();
-  return new Set(readdirSync(root, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => d.name));
+  return new Set(
+    readdirSync(root, { recursive: true, withFileTypes: true })
+      .filter((d) => d.isFile())
+      .map((d) => d.name),
+  );
 }
 
 describe.each(backends)('erasure on $name', (backend) => {
@@ -65,12 +69,39 @@ describe.each(backends)('erasure on $name', (backend) => {
     await make('/api/mail/notes', { title: 'diary' });
     const list = await make('/api/mail/task-lists', { name: 'todo' });
     await make('/api/mail/tasks', { taskListUid: list.uid, title: 'call mum' });
-    await api().call('POST', '/api/acls', { token: a, body: { resource: 'mailboxes', resourceUid: M, subject: 'user:carol', rights: ['read'] } });
-    await api().call('POST', '/api/mail/distribution-lists', { token: p.admin, body: { address: 'team@example.test', members: ['alice@example.test', 'bob@example.test'] } });
-    await store.repo(KeyVaultModel).create({ mailboxUid: M, enrolled: true, masterKeyGeneration: 1, wraps: [{ method: 'password', wrapped: 'opaque' }] } as never);
+    await api().call('POST', '/api/acls', {
+      token: a,
+      body: { resource: 'mailboxes', resourceUid: M, subject: 'user:carol', rights: ['read'] },
+    });
+    await api().call('POST', '/api/mail/distribution-lists', {
+      token: p.admin,
+      body: { address: 'team@example.test', members: ['alice@example.test', 'bob@example.test'] },
+    });
+    await store
+      .repo(KeyVaultModel)
+      .create({ mailboxUid: M, enrolled: true, masterKeyGeneration: 1, wraps: [{ method: 'password', wrapped: 'opaque' }] } as never);
     await store.repo(KeyDirectoryModel).create({ hash: 'abc', domain: 'example.test', mailboxUid: M } as never);
-    await store.repo(IssuedCertificateModel).create({ serial: '01', mailboxUid: M, backend: 'local', kind: 'encryption', fingerprint: 'f'.repeat(64), notAfter: new Date(Date.now() + 86_400_000), revokedAt: null, revocationReason: null } as never);
-    matterUid = (await store.repo(MatterModel).create({ name: 'Case 1', description: '', scopeUid: 'scope-x', custodians: [M, p.bobBox.uid], from: new Date(0), to: new Date(), state: 'open' } as never)).uid;
+    await store.repo(IssuedCertificateModel).create({
+      serial: '01',
+      mailboxUid: M,
+      backend: 'local',
+      kind: 'encryption',
+      fingerprint: 'f'.repeat(64),
+      notAfter: new Date(Date.now() + 86_400_000),
+      revokedAt: null,
+      revocationReason: null,
+    } as never);
+    matterUid = (
+      await store.repo(MatterModel).create({
+        name: 'Case 1',
+        description: '',
+        scopeUid: 'scope-x',
+        custodians: [M, p.bobBox.uid],
+        from: new Date(0),
+        to: new Date(),
+        state: 'open',
+      } as never)
+    ).uid;
     await api().call('POST', '/api/admin/impersonation-sessions', { token: p.admin, body: { mailboxUid: M, reason: 'support ticket' } });
     exportUid = (await make('/api/mail/data-export-requests', {})).uid;
     await drain(api());
@@ -86,19 +117,28 @@ describe.each(backends)('erasure on $name', (backend) => {
     const notElevated = await api().token({ uid: 'root', roles: ['admin'] });
     const stale = await api().token({ uid: 'root', roles: ['admin'], elevated: new Date(Date.now() - 3_600_000) });
     for (const t of [notElevated, stale]) {
-      expect((await api().call('POST', '/api/mail/erasure-requests', { token: t, body })).body).toMatchObject({ status: 403, code: 'api-104' });
+      expect((await api().call('POST', '/api/mail/erasure-requests', { token: t, body })).body).toMatchObject({
+        status: 403,
+        code: 'api-104',
+      });
       expect((await api().call('GET', '/api/mail/erasure-requests', { token: t })).body.code).toBe('api-104');
     }
-    expect((await api().call('POST', '/api/mail/erasure-requests', { token: p.admin, body: { ...body, mailboxUid: 'nope' } })).status).toBe(404);
+    expect((await api().call('POST', '/api/mail/erasure-requests', { token: p.admin, body: { ...body, mailboxUid: 'nope' } })).status).toBe(
+      404,
+    );
     const held = await api().call('POST', '/api/mail/erasure-requests', { token: p.admin, body });
     expect(held).toMatchObject({ status: 409, body: { code: 'api-120', message: expect.stringContaining(matterUid) } });
-    await api().deps.store.repo(MatterModel).update(matterUid, { state: 'closed' } as never);
+    await api()
+      .deps.store.repo(MatterModel)
+      .update(matterUid, { state: 'closed' } as never);
     const r = await api().call('POST', '/api/mail/erasure-requests', { token: p.admin, body });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ state: 'pending', address: 'alice@example.test', requestedBy: 'root', reason: body.reason });
     requestUid = r.body.uid;
     expect((await api().call('POST', '/api/mail/erasure-requests', { token: p.admin, body })).body.code).toBe('api-112');
-    const audit = await api().deps.store.repo(AuditEntryModel).list({ filter: { action: 'erasure-requests.create', resourceUid: requestUid } });
+    const audit = await api()
+      .deps.store.repo(AuditEntryModel)
+      .list({ filter: { action: 'erasure-requests.create', resourceUid: requestUid } });
     expect(audit).toEqual([expect.objectContaining({ actor: 'root' })]);
   });
 
@@ -109,7 +149,21 @@ describe.each(backends)('erasure on $name', (backend) => {
     expect(round).toMatchObject({ erasures: 1, failed: 0 });
     const rec = (await api().call('GET', `/api/mail/erasure-requests/${requestUid}`, { token: p.admin })).body;
     expect(rec).toMatchObject({ state: 'completed', error: null });
-    expect(rec.deleted).toMatchObject({ messages: 2, mailboxes: 1, folders: 8, labels: 1, calendar_events: 1, contacts: 1, notes: 1, tasks: 1, task_lists: 1, key_vaults: 1, key_directory: 1, ingest_entries: 1, data_export_requests: 1 });
+    expect(rec.deleted).toMatchObject({
+      messages: 2,
+      mailboxes: 1,
+      folders: 8,
+      labels: 1,
+      calendar_events: 1,
+      contacts: 1,
+      notes: 1,
+      tasks: 1,
+      task_lists: 1,
+      key_vaults: 1,
+      key_directory: 1,
+      ingest_entries: 1,
+      data_export_requests: 1,
+    });
     expect(rec.blobFilesRemoved).toBe(2);
 
     const store = api().deps.store;
@@ -120,7 +174,11 @@ describe.each(backends)('erasure on $name', (backend) => {
       for (const row of rows) {
         const text = JSON.stringify(row);
         if (text.includes(M)) leaks.push(`${model.table}: ${text.slice(0, 200)}`);
-        if (['mailboxes', 'mail_addresses', 'distribution_lists', 'key_directory', 'acl_entries'].includes(model.table) && text.includes('alice@example.test')) leaks.push(`${model.table} keeps the address`);
+        if (
+          ['mailboxes', 'mail_addresses', 'distribution_lists', 'key_directory', 'acl_entries'].includes(model.table) &&
+          text.includes('alice@example.test')
+        )
+          leaks.push(`${model.table} keeps the address`);
       }
     }
     expect(leaks).toEqual([]);
@@ -143,22 +201,45 @@ describe.each(backends)('erasure on $name', (backend) => {
   it('keeps the address reserved by a tombstone until an elevated administrator releases it', async () => {
     const tomb = await api().deps.store.repo<{ address: string; erasedBy: string; requestUid: string }>(ErasedAddressModel).list({});
     expect(tomb).toEqual([expect.objectContaining({ address: 'alice@example.test', erasedBy: 'root', requestUid })]);
-    const again = await api().call('POST', '/api/mail/mailboxes', { token: p.admin, body: { address: 'alice@example.test', owners: ['alice2'] } });
+    const again = await api().call('POST', '/api/mail/mailboxes', {
+      token: p.admin,
+      body: { address: 'alice@example.test', owners: ['alice2'] },
+    });
     expect(again).toMatchObject({ status: 409, body: { code: 'api-112', message: expect.stringContaining('release-addresses') } });
-    const alias = await api().call('PUT', `/api/mail/mailboxes/${p.bobBox.uid}?scope=admin`, { token: p.admin, body: { aliases: ['alice@example.test'], version: (await api().call('GET', `/api/mail/mailboxes/${p.bobBox.uid}?scope=admin`, { token: p.admin })).body.version } });
+    const alias = await api().call('PUT', `/api/mail/mailboxes/${p.bobBox.uid}?scope=admin`, {
+      token: p.admin,
+      body: {
+        aliases: ['alice@example.test'],
+        version: (await api().call('GET', `/api/mail/mailboxes/${p.bobBox.uid}?scope=admin`, { token: p.admin })).body.version,
+      },
+    });
     expect(alias.body.code).toBe('api-112');
     const stale = await api().token({ uid: 'root', roles: ['admin'], elevated: new Date(Date.now() - 3_600_000) });
-    expect((await api().call('POST', `/api/mail/erasure-requests/${requestUid}/release-addresses`, { token: stale })).body.code).toBe('api-104');
-    expect((await api().call('POST', `/api/mail/erasure-requests/${requestUid}/release-addresses`, { token: p.admin })).body).toEqual({ released: ['alice@example.test'] });
+    expect((await api().call('POST', `/api/mail/erasure-requests/${requestUid}/release-addresses`, { token: stale })).body.code).toBe(
+      'api-104',
+    );
+    expect((await api().call('POST', `/api/mail/erasure-requests/${requestUid}/release-addresses`, { token: p.admin })).body).toEqual({
+      released: ['alice@example.test'],
+    });
     expect(await api().deps.store.repo(ErasedAddressModel).count()).toBe(0);
-    expect((await api().call('POST', '/api/mail/mailboxes', { token: p.admin, body: { address: 'alice@example.test', owners: ['alice2'] } })).status).toBe(201);
+    expect(
+      (await api().call('POST', '/api/mail/mailboxes', { token: p.admin, body: { address: 'alice@example.test', owners: ['alice2'] } }))
+        .status,
+    ).toBe(201);
   });
 
   it('withdraws only a pending request', async () => {
     const done = (await api().call('GET', `/api/mail/erasure-requests/${requestUid}`, { token: p.admin })).body;
-    expect((await api().call('DELETE', `/api/mail/erasure-requests/${requestUid}`, { token: p.admin, body: { version: done.version } })).body.code).toBe('api-120');
-    const r = (await api().call('POST', '/api/mail/erasure-requests', { token: p.admin, body: { mailboxUid: p.bobBox.uid, reason: 'mistake' } })).body;
-    expect((await api().call('DELETE', `/api/mail/erasure-requests/${r.uid}`, { token: p.admin, body: { version: r.version } })).status).toBe(204);
+    expect(
+      (await api().call('DELETE', `/api/mail/erasure-requests/${requestUid}`, { token: p.admin, body: { version: done.version } })).body
+        .code,
+    ).toBe('api-120');
+    const r = (
+      await api().call('POST', '/api/mail/erasure-requests', { token: p.admin, body: { mailboxUid: p.bobBox.uid, reason: 'mistake' } })
+    ).body;
+    expect(
+      (await api().call('DELETE', `/api/mail/erasure-requests/${r.uid}`, { token: p.admin, body: { version: r.version } })).status,
+    ).toBe(204);
     expect((await drain(api())).erasures).toBe(0);
     expect((await api().call('GET', `/api/mail/messages/${bobMessage}`, { token: p.bob })).status).toBe(200);
   });

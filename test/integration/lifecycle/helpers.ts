@@ -15,7 +15,9 @@ export const drain = (api: TestApi) => drainLifecycle(lifecycleDeps(api), 'test-
 /** POST an import upload with the file as the body. */
 export async function upload(api: TestApi, token: string, query: Record<string, string>, body: Buffer | string, type: string) {
   const res = await fetch(`${api.url}/api/mail/mailbox-import-requests?${new URLSearchParams(query)}`, {
-    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': type }, body: typeof body === 'string' ? body : new Uint8Array(body),
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': type },
+    body: typeof body === 'string' ? body : new Uint8Array(body),
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };

@@ -8,11 +8,21 @@ import { deliverRaw, simpleMail } from '../../helpers/messages.js';
 
 const backends = await sqlBackends();
 
-const ENCRYPTED = (subject: string) => Buffer.from([
-  'From: alice@example.test', 'To: bob@example.test', `Subject: ${subject}`, 'Message-ID: <enc-draft@example.test>', 'MIME-Version: 1.0',
-  'Content-Type: application/pkcs7-mime; smime-type=enveloped-data; name="smime.p7m"', 'Content-Transfer-Encoding: base64', '',
-  Buffer.from('opaque ciphertext zebra words never indexed').toString('base64'), '',
-].join('\r\n'));
+const ENCRYPTED = (subject: string) =>
+  Buffer.from(
+    [
+      'From: alice@example.test',
+      'To: bob@example.test',
+      `Subject: ${subject}`,
+      'Message-ID: <enc-draft@example.test>',
+      'MIME-Version: 1.0',
+      'Content-Type: application/pkcs7-mime; smime-type=enveloped-data; name="smime.p7m"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      Buffer.from('opaque ciphertext zebra words never indexed').toString('base64'),
+      '',
+    ].join('\r\n'),
+  );
 
 describe.each(backends)('compose and directory on $name', (backend) => {
   let api: TestApi;
@@ -32,11 +42,22 @@ describe.each(backends)('compose and directory on $name', (backend) => {
   afterAll(async () => api?.close());
 
   it('creates a draft in Drafts with a valid MIME source, sanitized HTML and the default signature', async () => {
-    const sig = await api.call('POST', '/api/mail/mail-signatures', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, name: 'work', text: 'Alice, ACME', html: '<b>Alice</b>', isDefault: true } });
+    const sig = await api.call('POST', '/api/mail/mail-signatures', {
+      token: p.alice,
+      body: { mailboxUid: p.aliceBox.uid, name: 'work', text: 'Alice, ACME', html: '<b>Alice</b>', isDefault: true },
+    });
     expect(sig.status).toBe(201);
     const r = await api.call('POST', '/api/mail/compose', {
       token: p.alice,
-      body: { mailboxUid: p.aliceBox.uid, to: ['bob@example.test', { address: 'carol@example.net', name: 'Carol' }], bcc: ['dave@example.net'], subject: 'Plans', text: 'See you at noon.', html: '<p onclick="x()">See you<script>alert(1)</script></p>', signature: true },
+      body: {
+        mailboxUid: p.aliceBox.uid,
+        to: ['bob@example.test', { address: 'carol@example.net', name: 'Carol' }],
+        bcc: ['dave@example.net'],
+        subject: 'Plans',
+        text: 'See you at noon.',
+        html: '<p onclick="x()">See you<script>alert(1)</script></p>',
+        signature: true,
+      },
     });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ draft: true, seen: true, folderUid: drafts.uid, subject: 'Plans', fromAddress: 'alice@example.test' });
@@ -52,15 +73,30 @@ describe.each(backends)('compose and directory on $name', (backend) => {
 
   it('replies with In-Reply-To, References, Re: and the quoted text; forwards with the attachments', async () => {
     const orig = await deliverRaw(api, p.aliceBox.uid, simpleMail(7, 'References: <root@example.net>\n'));
-    const r = await api.call('POST', '/api/mail/compose', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, replyTo: orig.uid, text: 'Thanks!' } });
+    const r = await api.call('POST', '/api/mail/compose', {
+      token: p.alice,
+      body: { mailboxUid: p.aliceBox.uid, replyTo: orig.uid, text: 'Thanks!' },
+    });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ subject: 'Re: Hello 7', inReplyTo: '<m7@example.net>', references: ['<root@example.net>', '<m7@example.net>'], threadId: '<root@example.net>' });
+    expect(r.body).toMatchObject({
+      subject: 'Re: Hello 7',
+      inReplyTo: '<m7@example.net>',
+      references: ['<root@example.net>', '<m7@example.net>'],
+      threadId: '<root@example.net>',
+    });
     expect(r.body.to).toEqual([{ address: 'carol@example.net', name: 'Carol 7' }]);
     const mail = await rawOf(r.body.uid);
     expect(mail.text).toMatch(/Thanks!\n\nOn .+, Carol 7 <carol@example.net> wrote:\n> Body of message 7\./);
 
-    const withFile = await deliverRaw(api, p.aliceBox.uid, `From: bob@example.test\nTo: alice@example.test\nSubject: file\nMessage-ID: <f@x>\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\nsee file\n--b\nContent-Type: application/pdf\nContent-Disposition: attachment; filename=a.pdf\nContent-Transfer-Encoding: base64\n\n${Buffer.from('%PDF-1 x').toString('base64')}\n--b--\n`);
-    const f = await api.call('POST', '/api/mail/compose', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, forwardOf: withFile.uid, to: ['dave@example.net'] } });
+    const withFile = await deliverRaw(
+      api,
+      p.aliceBox.uid,
+      `From: bob@example.test\nTo: alice@example.test\nSubject: file\nMessage-ID: <f@x>\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\nsee file\n--b\nContent-Type: application/pdf\nContent-Disposition: attachment; filename=a.pdf\nContent-Transfer-Encoding: base64\n\n${Buffer.from('%PDF-1 x').toString('base64')}\n--b--\n`,
+    );
+    const f = await api.call('POST', '/api/mail/compose', {
+      token: p.alice,
+      body: { mailboxUid: p.aliceBox.uid, forwardOf: withFile.uid, to: ['dave@example.net'] },
+    });
     expect(f.status).toBe(201);
     expect(f.body).toMatchObject({ subject: 'Fwd: file', hasAttachments: true });
     expect(f.body.attachments.map((a: { filename: string }) => a.filename)).toEqual(['a.pdf']);
@@ -68,10 +104,19 @@ describe.each(backends)('compose and directory on $name', (backend) => {
   });
 
   it('uploads an attachment and replaces a draft; the old one goes like DELETE (counts, usage, blob)', async () => {
-    const c = (await api.call('POST', '/api/mail/compose', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, to: ['bob@example.test'], subject: 'v1', text: 'first' } })).body;
+    const c = (
+      await api.call('POST', '/api/mail/compose', {
+        token: p.alice,
+        body: { mailboxUid: p.aliceBox.uid, to: ['bob@example.test'], subject: 'v1', text: 'first' },
+      })
+    ).body;
     const before = await folder(drafts.uid);
     const bytes = Buffer.alloc(300_000, 7);
-    const res = await fetch(`${api.url}/api/mail/compose/${c.uid}/attachments?filename=data.bin&version=${c.version}`, { method: 'POST', headers: { authorization: `Bearer ${p.alice}`, 'content-type': 'application/octet-stream' }, body: bytes });
+    const res = await fetch(`${api.url}/api/mail/compose/${c.uid}/attachments?filename=data.bin&version=${c.version}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.alice}`, 'content-type': 'application/octet-stream' },
+      body: bytes,
+    });
     expect(res.status).toBe(201);
     const withAtt = (await res.json()) as { uid: string; version: number; attachments: unknown[] };
     expect(withAtt.uid).not.toBe(c.uid);
@@ -81,12 +126,20 @@ describe.each(backends)('compose and directory on $name', (backend) => {
     expect(await api.deps.store.repo(BlobModel).get(c.blobId)).toBeNull();
     expect(await folder(drafts.uid)).toMatchObject({ totalCount: before.totalCount });
 
-    const up = await api.call('PUT', `/api/mail/compose/${withAtt.uid}`, { token: p.alice, body: { mailboxUid: p.aliceBox.uid, to: ['bob@example.test'], subject: 'v2', text: 'second', version: withAtt.version } });
+    const up = await api.call('PUT', `/api/mail/compose/${withAtt.uid}`, {
+      token: p.alice,
+      body: { mailboxUid: p.aliceBox.uid, to: ['bob@example.test'], subject: 'v2', text: 'second', version: withAtt.version },
+    });
     expect(up.status).toBe(200);
     expect(up.body).toMatchObject({ subject: 'v2', hasAttachments: true });
-    const att = await fetch(`${api.url}/api/mail/messages/${up.body.uid}/attachments/1`, { headers: { authorization: `Bearer ${p.alice}` } });
+    const att = await fetch(`${api.url}/api/mail/messages/${up.body.uid}/attachments/1`, {
+      headers: { authorization: `Bearer ${p.alice}` },
+    });
     expect(Buffer.from(await att.arrayBuffer()).equals(bytes)).toBe(true);
-    const stale = await api.call('PUT', `/api/mail/compose/${up.body.uid}`, { token: p.alice, body: { mailboxUid: p.aliceBox.uid, subject: 'v3', version: up.body.version + 5 } });
+    const stale = await api.call('PUT', `/api/mail/compose/${up.body.uid}`, {
+      token: p.alice,
+      body: { mailboxUid: p.aliceBox.uid, subject: 'v3', version: up.body.version + 5 },
+    });
     expect(stale.status).toBe(409);
     const box = (await api.call('GET', `/api/mail/mailboxes/${p.aliceBox.uid}`, { token: p.alice })).body;
     const all = await api.deps.store.repo<{ size: number }>(MessageModel).list({ filter: { mailboxUid: p.aliceBox.uid } });
@@ -95,43 +148,78 @@ describe.each(backends)('compose and directory on $name', (backend) => {
   });
 
   it('refuses a from that is not the mailbox, a reply to a message of another mailbox, and a non-draft', async () => {
-    expect((await api.call('POST', '/api/mail/compose', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, from: 'bob@example.test' } })).status).toBe(400);
+    expect(
+      (await api.call('POST', '/api/mail/compose', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, from: 'bob@example.test' } }))
+        .status,
+    ).toBe(400);
     const bobs = await deliverRaw(api, p.bobBox.uid, simpleMail(8));
-    expect((await api.call('POST', '/api/mail/compose', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, replyTo: bobs.uid } })).status).toBe(404);
+    expect(
+      (await api.call('POST', '/api/mail/compose', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, replyTo: bobs.uid } })).status,
+    ).toBe(404);
     const inbox = await deliverRaw(api, p.aliceBox.uid, simpleMail(9));
-    expect((await api.call('PUT', `/api/mail/compose/${inbox.uid}`, { token: p.alice, body: { mailboxUid: p.aliceBox.uid } })).status).toBe(409);
+    expect((await api.call('PUT', `/api/mail/compose/${inbox.uid}`, { token: p.alice, body: { mailboxUid: p.aliceBox.uid } })).status).toBe(
+      409,
+    );
   });
 
   it('stores a client-made S/MIME draft as it came: header fields only, ciphertext never parsed', async () => {
     const raw = ENCRYPTED('sealed');
-    const res = await fetch(`${api.url}/api/mail/compose/encrypted?mailboxUid=${p.aliceBox.uid}`, { method: 'POST', headers: { authorization: `Bearer ${p.alice}`, 'content-type': 'application/pkcs7-mime' }, body: raw });
+    const res = await fetch(`${api.url}/api/mail/compose/encrypted?mailboxUid=${p.aliceBox.uid}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.alice}`, 'content-type': 'application/pkcs7-mime' },
+      body: raw,
+    });
     expect(res.status).toBe(201);
     const d = (await res.json()) as { uid: string; version: number; blobId: string };
     expect(d).toMatchObject({ smime: 'encrypted', draft: true, subject: 'sealed', attachments: [], preview: '', size: raw.length });
     expect((await loadRaw(api.deps, d.blobId)).equals(raw)).toBe(true);
-    const plain = await fetch(`${api.url}/api/mail/compose/encrypted?mailboxUid=${p.aliceBox.uid}`, { method: 'POST', headers: { authorization: `Bearer ${p.alice}`, 'content-type': 'application/pkcs7-mime' }, body: Buffer.from(simpleMail(1)) });
+    const plain = await fetch(`${api.url}/api/mail/compose/encrypted?mailboxUid=${p.aliceBox.uid}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.alice}`, 'content-type': 'application/pkcs7-mime' },
+      body: Buffer.from(simpleMail(1)),
+    });
     expect(plain.status).toBe(400);
-    const replaced = await fetch(`${api.url}/api/mail/compose/${d.uid}/encrypted?version=${d.version}`, { method: 'PUT', headers: { authorization: `Bearer ${p.alice}`, 'content-type': 'application/pkcs7-mime' }, body: ENCRYPTED('sealed 2') });
+    const replaced = await fetch(`${api.url}/api/mail/compose/${d.uid}/encrypted?version=${d.version}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${p.alice}`, 'content-type': 'application/pkcs7-mime' },
+      body: ENCRYPTED('sealed 2'),
+    });
     expect(replaced.status).toBe(200);
     expect(((await replaced.json()) as { subject: string }).subject).toBe('sealed 2');
     expect(await api.deps.store.repo(MessageModel).get(d.uid)).toBeNull();
   });
 
   it('answers 404 to another user and to an elevated administrator on every compose route of a mailbox not theirs', async () => {
-    const mine = (await api.call('POST', '/api/mail/compose', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, subject: 'private' } })).body;
+    const mine = (await api.call('POST', '/api/mail/compose', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, subject: 'private' } }))
+      .body;
     for (const who of [p.bob, p.admin]) {
-      expect((await api.call('POST', '/api/mail/compose', { token: who, body: { mailboxUid: p.aliceBox.uid, subject: 'x' } })).status).toBe(404);
-      expect((await api.call('PUT', `/api/mail/compose/${mine.uid}`, { token: who, body: { mailboxUid: p.aliceBox.uid, subject: 'x' } })).status).toBe(404);
-      const att = await fetch(`${api.url}/api/mail/compose/${mine.uid}/attachments?filename=a.txt`, { method: 'POST', headers: { authorization: `Bearer ${who}`, 'content-type': 'text/plain' }, body: 'x' });
+      expect((await api.call('POST', '/api/mail/compose', { token: who, body: { mailboxUid: p.aliceBox.uid, subject: 'x' } })).status).toBe(
+        404,
+      );
+      expect(
+        (await api.call('PUT', `/api/mail/compose/${mine.uid}`, { token: who, body: { mailboxUid: p.aliceBox.uid, subject: 'x' } })).status,
+      ).toBe(404);
+      const att = await fetch(`${api.url}/api/mail/compose/${mine.uid}/attachments?filename=a.txt`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${who}`, 'content-type': 'text/plain' },
+        body: 'x',
+      });
       expect(att.status).toBe(404);
-      const enc = await fetch(`${api.url}/api/mail/compose/encrypted?mailboxUid=${p.aliceBox.uid}`, { method: 'POST', headers: { authorization: `Bearer ${who}`, 'content-type': 'application/pkcs7-mime' }, body: ENCRYPTED('x') });
+      const enc = await fetch(`${api.url}/api/mail/compose/encrypted?mailboxUid=${p.aliceBox.uid}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${who}`, 'content-type': 'application/pkcs7-mime' },
+        body: ENCRYPTED('x'),
+      });
       expect(enc.status).toBe(404);
     }
     expect(await api.deps.store.repo(MessageModel).get(mine.uid)).toMatchObject({ subject: 'private' });
   });
 
   it('lists the directory of mailboxes and distribution lists (address and name only) for any signed-in user', async () => {
-    await api.call('POST', '/api/mail/distribution-lists', { token: p.admin, body: { address: 'team@example.test', name: 'Team', members: ['alice@example.test'] } });
+    await api.call('POST', '/api/mail/distribution-lists', {
+      token: p.admin,
+      body: { address: 'team@example.test', name: 'Team', members: ['alice@example.test'] },
+    });
     const all = await api.call('GET', '/api/mail/directory', { token: p.bob });
     expect(all.status).toBe(200);
     expect(all.body).toContainEqual({ address: 'alice@example.test', name: 'alice', kind: 'mailbox' });

@@ -12,8 +12,17 @@ describe.each(backends)('directory on $name', (backend) => {
   beforeAll(async () => {
     api = await startTestApi(backend);
     p = await seedUsers(api);
-    await api.deps.store.repo<DistributionList>(DistributionListModel).create({ address: 'team@example.test', name: 'The Team', members: ['alice@example.test', 'secret-member@example.net'], membersOnly: false, allowExternalMembers: true });
-    await api.call('PATCH', `/api/mail/mailboxes/${p.aliceBox.uid}?scope=admin`, { token: p.admin, body: { quotaBytes: 12345, version: p.aliceBox.version } });
+    await api.deps.store.repo<DistributionList>(DistributionListModel).create({
+      address: 'team@example.test',
+      name: 'The Team',
+      members: ['alice@example.test', 'secret-member@example.net'],
+      membersOnly: false,
+      allowExternalMembers: true,
+    });
+    await api.call('PATCH', `/api/mail/mailboxes/${p.aliceBox.uid}?scope=admin`, {
+      token: p.admin,
+      body: { quotaBytes: 12345, version: p.aliceBox.version },
+    });
   });
   afterAll(async () => api?.close());
 
@@ -31,8 +40,12 @@ describe.each(backends)('directory on $name', (backend) => {
   });
 
   it('filters by a case-insensitive substring of address or name and pages', async () => {
-    expect((await api.call('GET', '/api/mail/directory?q=TEAM', { token: p.alice })).body).toEqual([{ address: 'team@example.test', name: 'The Team', kind: 'list' }]);
-    expect((await api.call('GET', '/api/mail/directory?q=the%20t', { token: p.alice })).body.map((e: { address: string }) => e.address)).toEqual(['team@example.test']);
+    expect((await api.call('GET', '/api/mail/directory?q=TEAM', { token: p.alice })).body).toEqual([
+      { address: 'team@example.test', name: 'The Team', kind: 'list' },
+    ]);
+    expect(
+      (await api.call('GET', '/api/mail/directory?q=the%20t', { token: p.alice })).body.map((e: { address: string }) => e.address),
+    ).toEqual(['team@example.test']);
     const page1 = await api.call('GET', '/api/mail/directory?limit=2&page=1', { token: p.alice });
     expect(page1.body.map((e: { address: string }) => e.address)).toEqual(['team@example.test']);
     expect(page1.headers.get('x-total-count')).toBe('3');
@@ -49,8 +62,16 @@ describe.each(backends)('directory on $name', (backend) => {
     const boxes = api.deps.store.repo<Mailbox>(MailboxModel);
     const lists = api.deps.store.repo<DistributionList>(DistributionListModel);
     // Mailboxes and lists interleave in address order (m00 < l00-x < m01 …), straight through the store.
-    for (let i = 0; i < 30; i++) await boxes.create({ address: `m${String(i).padStart(2, '0')}@corp.test`, name: `Member ${i}` } as Mailbox);
-    for (let i = 0; i < 12; i++) await lists.create({ address: `m${String(i * 2).padStart(2, '0')}-list@corp.test`, name: `List ${i}`, members: [], membersOnly: false, allowExternalMembers: true });
+    for (let i = 0; i < 30; i++)
+      await boxes.create({ address: `m${String(i).padStart(2, '0')}@corp.test`, name: `Member ${i}` } as Mailbox);
+    for (let i = 0; i < 12; i++)
+      await lists.create({
+        address: `m${String(i * 2).padStart(2, '0')}-list@corp.test`,
+        name: `List ${i}`,
+        members: [],
+        membersOnly: false,
+        allowExternalMembers: true,
+      });
     const all = async (qs: string, limit: number) => {
       const seen: Array<{ address: string; kind: string }> = [];
       let total = -1;
@@ -75,7 +96,23 @@ describe.each(backends)('directory on $name', (backend) => {
     expect((await all('', 1000)).seen.map((e) => e.address)).toEqual(addresses);
     // Prefix of the address, of the domain, of a word of the name; paged too.
     const m1 = await all('&q=M1', 3);
-    expect(m1.seen.map((e) => e.address)).toEqual(['m10-list@corp.test', 'm10@corp.test', 'm11@corp.test', 'm12-list@corp.test', 'm12@corp.test', 'm13@corp.test', 'm14-list@corp.test', 'm14@corp.test', 'm15@corp.test', 'm16-list@corp.test', 'm16@corp.test', 'm17@corp.test', 'm18-list@corp.test', 'm18@corp.test', 'm19@corp.test']);
+    expect(m1.seen.map((e) => e.address)).toEqual([
+      'm10-list@corp.test',
+      'm10@corp.test',
+      'm11@corp.test',
+      'm12-list@corp.test',
+      'm12@corp.test',
+      'm13@corp.test',
+      'm14-list@corp.test',
+      'm14@corp.test',
+      'm15@corp.test',
+      'm16-list@corp.test',
+      'm16@corp.test',
+      'm17@corp.test',
+      'm18-list@corp.test',
+      'm18@corp.test',
+      'm19@corp.test',
+    ]);
     expect(m1.total).toBe(15);
     expect((await all('&q=corp.test', 10)).total).toBe(42);
     expect((await all('&q=list%207', 10)).seen.map((e) => e.address)).toEqual(['m14-list@corp.test']);
@@ -85,7 +122,21 @@ describe.each(backends)('directory on $name', (backend) => {
     expect((await all('&q=quarter', 10)).seen.map((e) => e.address)).toEqual(['m29@corp.test']);
     await lists.deleteMany({ address: { $in: ['m00-list@corp.test', 'm02-list@corp.test'] } });
     const after = await all('&q=m0', 4);
-    expect(after.seen.map((e) => e.address)).toEqual(['m00@corp.test', 'm01@corp.test', 'm02@corp.test', 'm03@corp.test', 'm04-list@corp.test', 'm04@corp.test', 'm05@corp.test', 'm06-list@corp.test', 'm06@corp.test', 'm07@corp.test', 'm08-list@corp.test', 'm08@corp.test', 'm09@corp.test']);
+    expect(after.seen.map((e) => e.address)).toEqual([
+      'm00@corp.test',
+      'm01@corp.test',
+      'm02@corp.test',
+      'm03@corp.test',
+      'm04-list@corp.test',
+      'm04@corp.test',
+      'm05@corp.test',
+      'm06-list@corp.test',
+      'm06@corp.test',
+      'm07@corp.test',
+      'm08-list@corp.test',
+      'm08@corp.test',
+      'm09@corp.test',
+    ]);
     expect(after.total).toBe(13);
   });
 });

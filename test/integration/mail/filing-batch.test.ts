@@ -4,7 +4,16 @@
 // per key, and one copy's trouble staying its own.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FolderModel, MailboxModel, MessageModel, fileMessage, type FileRequest, type Folder, type Mailbox, type Message } from '../../../lib/mail/index.js';
+import {
+  FolderModel,
+  MailboxModel,
+  MessageModel,
+  fileMessage,
+  type FileRequest,
+  type Folder,
+  type Mailbox,
+  type Message,
+} from '../../../lib/mail/index.js';
 import { BlobModel } from '../../../lib/storage/index.js';
 import { groupStats } from '../../../lib/storage/sql/group-commit.js';
 import { sqlBackends } from '../../helpers/databases.js';
@@ -21,10 +30,11 @@ const fileTogether = async (api: TestApi, reqs: Array<Promise<FileRequest>>) => 
   const ready = await Promise.all(reqs);
   return Promise.allSettled(ready.map((r) => fileMessage(api.deps, r)));
 };
-const filedAll = async (api: TestApi, reqs: Array<Promise<FileRequest>>) => (await fileTogether(api, reqs)).map((x) => {
-  if (x.status === 'rejected') throw x.reason;
-  return x.value;
-});
+const filedAll = async (api: TestApi, reqs: Array<Promise<FileRequest>>) =>
+  (await fileTogether(api, reqs)).map((x) => {
+    if (x.status === 'rejected') throw x.reason;
+    return x.value;
+  });
 
 /** A round's stand-in: events handed to publish() wait until release(). */
 function round() {
@@ -32,7 +42,7 @@ function round() {
   return { publish: (send: () => void) => void held.push(send), release: () => held.splice(0).forEach((s) => s()), held };
 }
 
-describe.each(backends)('filing a round\'s copies together on $name', (backend) => {
+describe.each(backends)("filing a round's copies together on $name", (backend) => {
   let api: TestApi;
   let p: Awaited<ReturnType<typeof seedUsers>>;
   const inboxOf = async (mailboxUid: string) => (await api.deps.store.repo<Folder>(FolderModel).findOne({ mailboxUid, role: 'inbox' }))!;
@@ -53,8 +63,16 @@ describe.each(backends)('filing a round\'s copies together on $name', (backend) 
     const shared = simpleMail(500);
     const commits = { ...groupStats };
     const filed = await filedAll(api, [
-      ...[0, 1, 2].flatMap((i) => boxes.map((b) => fileRequest(api, b, shared, { idempotencyKey: `batch-shared-${i}-${b}`, durableLater: r }))),
-      ...[0, 1, 2, 3, 4].map((i) => fileRequest(api, p.aliceBox.uid, simpleMail(510 + i), { idempotencyKey: `batch-alice-${i}`, durableLater: r, flags: i === 0 ? { seen: true } : {} })),
+      ...[0, 1, 2].flatMap((i) =>
+        boxes.map((b) => fileRequest(api, b, shared, { idempotencyKey: `batch-shared-${i}-${b}`, durableLater: r })),
+      ),
+      ...[0, 1, 2, 3, 4].map((i) =>
+        fileRequest(api, p.aliceBox.uid, simpleMail(510 + i), {
+          idempotencyKey: `batch-alice-${i}`,
+          durableLater: r,
+          flags: i === 0 ? { seen: true } : {},
+        }),
+      ),
     ]);
     expect(new Set(filed.map((m) => m.uid)).size).toBe(11);
     // One transaction wrote them all (filed alone: eleven).
@@ -62,7 +80,9 @@ describe.each(backends)('filing a round\'s copies together on $name', (backend) 
     else {
       const c = new pg.Client({ connectionString: api.deps.config.get('datastores:sql:url') });
       await c.connect();
-      const xmins = await c.query('SELECT DISTINCT xmin::text AS x FROM messages WHERE uid = ANY($1)', [filed.map((m) => m.uid)]).finally(() => c.end());
+      const xmins = await c
+        .query('SELECT DISTINCT xmin::text AS x FROM messages WHERE uid = ANY($1)', [filed.map((m) => m.uid)])
+        .finally(() => c.end());
       expect(xmins.rows).toHaveLength(1);
     }
     expect(seen).toEqual([]); // nothing before the round's commit
@@ -81,8 +101,14 @@ describe.each(backends)('filing a round\'s copies together on $name', (backend) 
     expect(stored.map((m) => m.folderUid).sort()).toEqual([...Array(8).fill(alice.uid), ...Array(3).fill(bob.uid)].sort());
     expect(stored.find((m) => m.ingestKey === 'batch-alice-0')).toMatchObject({ seen: true, subject: 'Hello 510' });
     // Search documents were written with the copies (no deferText given).
-    expect((await api.deps.store.repo<Message>(MessageModel).search('message 500', { filter: { mailboxUid: p.aliceBox.uid } })).length).toBe(3);
-    expect((await api.deps.store.repo<Message>(MessageModel).search('message 514', { filter: { mailboxUid: p.aliceBox.uid } })).map((m) => m.ingestKey)).toEqual(['batch-alice-4']);
+    expect(
+      (await api.deps.store.repo<Message>(MessageModel).search('message 500', { filter: { mailboxUid: p.aliceBox.uid } })).length,
+    ).toBe(3);
+    expect(
+      (await api.deps.store.repo<Message>(MessageModel).search('message 514', { filter: { mailboxUid: p.aliceBox.uid } })).map(
+        (m) => m.ingestKey,
+      ),
+    ).toEqual(['batch-alice-4']);
   });
 
   it('files a copy filed before (a re-run) once, and the others of its batch too', async () => {
@@ -97,7 +123,11 @@ describe.each(backends)('filing a round\'s copies together on $name', (backend) 
     ]);
     r.release();
     expect(again[0].uid).toBe(first.uid);
-    expect(await api.deps.store.repo<Message>(MessageModel).count({ mailboxUid: p.aliceBox.uid, ingestKey: { $in: ['rerun-0', 'rerun-1', 'rerun-2'] } })).toBe(3);
+    expect(
+      await api.deps.store
+        .repo<Message>(MessageModel)
+        .count({ mailboxUid: p.aliceBox.uid, ingestKey: { $in: ['rerun-0', 'rerun-1', 'rerun-2'] } }),
+    ).toBe(3);
     expect(await inboxOf(p.aliceBox.uid)).toMatchObject({ totalCount: inbox.totalCount + 2, unreadCount: inbox.unreadCount + 2 });
     expect(await usage(p.aliceBox.uid)).toBe(used + again[1].size + again[2].size);
   });
@@ -121,12 +151,22 @@ describe.each(backends)('filing a round\'s copies together on $name', (backend) 
     const boxes = [p.aliceBox.uid, p.bobBox.uid];
     const before = await Promise.all(boxes.map(async (b) => ({ inbox: await inboxOf(b), used: await usage(b) })));
     const rounds = Array.from({ length: 4 }, () => round());
-    const filed = await filedAll(api, rounds.flatMap((r, k) => Array.from({ length: 10 }, (_, i) => fileRequest(api, boxes[(i + k) % 2], simpleMail(800 + k * 10 + i), { idempotencyKey: `many-${k}-${i}`, durableLater: r }))));
+    const filed = await filedAll(
+      api,
+      rounds.flatMap((r, k) =>
+        Array.from({ length: 10 }, (_, i) =>
+          fileRequest(api, boxes[(i + k) % 2], simpleMail(800 + k * 10 + i), { idempotencyKey: `many-${k}-${i}`, durableLater: r }),
+        ),
+      ),
+    );
     rounds.forEach((r) => r.release());
     for (const [j, b] of boxes.entries()) {
       const mine = filed.filter((m) => m.mailboxUid === b);
       expect(mine).toHaveLength(20);
-      expect(await inboxOf(b)).toMatchObject({ totalCount: before[j].inbox.totalCount + 20, unreadCount: before[j].inbox.unreadCount + 20 });
+      expect(await inboxOf(b)).toMatchObject({
+        totalCount: before[j].inbox.totalCount + 20,
+        unreadCount: before[j].inbox.unreadCount + 20,
+      });
       expect(await usage(b)).toBe(before[j].used + mine.reduce((a, m) => a + m.size, 0));
     }
   });

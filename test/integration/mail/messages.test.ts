@@ -73,7 +73,14 @@ describe.each(backends)('messages on $name', (backend) => {
     const again = await deliverRaw(api, p.aliceBox.uid, WITH_ATTACHMENTS, { idempotencyKey: 'tx-1' });
     expect(again.uid).toBe(first.uid);
     const m = (await api.call('GET', `/api/mail/messages/${first.uid}`, { token: p.alice })).body;
-    expect(m).toMatchObject({ subject: 'Report über Äpfel', fromAddress: 'bob@example.test', hasAttachments: true, seen: false, smime: null, preview: 'Grüße aus Köln' });
+    expect(m).toMatchObject({
+      subject: 'Report über Äpfel',
+      fromAddress: 'bob@example.test',
+      hasAttachments: true,
+      seen: false,
+      smime: null,
+      preview: 'Grüße aus Köln',
+    });
     expect(m).not.toHaveProperty('ingestKey');
     expect(m.attachments.map((a: { filename: string }) => a.filename)).toEqual(['../../evil.html', 'report.pdf']);
     expect(await folder(inbox.uid)).toMatchObject({ totalCount: 1, unreadCount: 1 });
@@ -85,7 +92,7 @@ describe.each(backends)('messages on $name', (backend) => {
     const [m] = (await api.call('GET', `/api/mail/messages?folderUid=${inbox.uid}`, { token: p.alice })).body;
     const raw = await fetch(`${api.url}/api/mail/messages/${m.uid}/raw`, { headers: { authorization: `Bearer ${p.alice}` } });
     expect(raw.headers.get('content-type')).toMatch(/^message\/rfc822/);
-    expect((await raw.text())).toContain('Message-ID: <att@example.test>');
+    expect(await raw.text()).toContain('Message-ID: <att@example.test>');
     const html = await fetch(`${api.url}/api/mail/messages/${m.uid}/attachments/1`, { headers: { authorization: `Bearer ${p.alice}` } });
     expect(html.status).toBe(200);
     expect(html.headers.get('content-disposition')).toMatch(/^attachment; filename="?evil\.html"?$/);
@@ -99,13 +106,21 @@ describe.each(backends)('messages on $name', (backend) => {
   });
 
   it('serves the body with the HTML sanitized, and nothing of an encrypted one', async () => {
-    const m = await deliverRaw(api, p.aliceBox.uid, `From: x@example.net\nTo: alice@example.test\nSubject: html\nMIME-Version: 1.0\nContent-Type: text/html; charset=utf-8\n\n<p onclick="steal()">Hi<script>alert(1)</script><img src="https://tracker.example/p.gif"></p>\n`);
+    const m = await deliverRaw(
+      api,
+      p.aliceBox.uid,
+      `From: x@example.net\nTo: alice@example.test\nSubject: html\nMIME-Version: 1.0\nContent-Type: text/html; charset=utf-8\n\n<p onclick="steal()">Hi<script>alert(1)</script><img src="https://tracker.example/p.gif"></p>\n`,
+    );
     const b = (await api.call('GET', `/api/mail/messages/${m.uid}/body`, { token: p.alice })).body;
     expect(b.encrypted).toBe(false);
     expect(b.html).toContain('Hi');
     expect(b.html).not.toMatch(/script|onclick|steal/);
     const enc = await deliverRaw(api, p.aliceBox.uid, SMIME);
-    expect((await api.call('GET', `/api/mail/messages/${enc.uid}/body`, { token: p.alice })).body).toEqual({ encrypted: true, text: null, html: null });
+    expect((await api.call('GET', `/api/mail/messages/${enc.uid}/body`, { token: p.alice })).body).toEqual({
+      encrypted: true,
+      text: null,
+      html: null,
+    });
     expect((await api.call('GET', `/api/mail/messages/${m.uid}/body`, { token: p.bob })).status).toBe(404);
   });
 
@@ -125,21 +140,30 @@ describe.each(backends)('messages on $name', (backend) => {
     const ops = Array.from({ length: 200 }, (_, i) => {
       const m = msgs[i % msgs.length];
       switch (i % 5) {
-        case 0: return api.call('POST', `/api/mail/messages/${m.uid}/move`, { token: p.alice, body: { folderUid: i % 10 === 0 ? archive.uid : inbox.uid } });
+        case 0:
+          return api.call('POST', `/api/mail/messages/${m.uid}/move`, {
+            token: p.alice,
+            body: { folderUid: i % 10 === 0 ? archive.uid : inbox.uid },
+          });
         case 3: {
           const some = [m, msgs[(i + 7) % msgs.length], msgs[(i + 13) % msgs.length]];
-          return Promise.all(some.map(async (x) => ({ uid: x.uid, version: await versionOf(x.uid), seen: i % 2 === 0, flagged: i % 3 === 0 })))
-            .then((body) => api.call('PUT', '/api/mail/messages', { token: p.alice, body }));
+          return Promise.all(
+            some.map(async (x) => ({ uid: x.uid, version: await versionOf(x.uid), seen: i % 2 === 0, flagged: i % 3 === 0 })),
+          ).then((body) => api.call('PUT', '/api/mail/messages', { token: p.alice, body }));
         }
         case 4: {
           const k = Math.floor(i / 5);
           const some = [doomed[k % doomed.length], doomed[(k + 1) % doomed.length]];
-          const del = Promise.all(some.map(async (x) => ({ uid: x.uid, version: await versionOf(x.uid) })))
-            .then((body) => api.call('DELETE', '/api/mail/messages', { token: p.alice, body }));
+          const del = Promise.all(some.map(async (x) => ({ uid: x.uid, version: await versionOf(x.uid) }))).then((body) =>
+            api.call('DELETE', '/api/mail/messages', { token: p.alice, body }),
+          );
           deletes.push(del);
           return del;
         }
-        default: return versionOf(m.uid).then((version) => api.call('PUT', `/api/mail/messages/${m.uid}/seen`, { token: p.alice, body: { value: i % 2 === 0, version } }));
+        default:
+          return versionOf(m.uid).then((version) =>
+            api.call('PUT', `/api/mail/messages/${m.uid}/seen`, { token: p.alice, body: { value: i % 2 === 0, version } }),
+          );
       }
     });
     const results = await Promise.all(ops);
@@ -157,7 +181,12 @@ describe.each(backends)('messages on $name', (backend) => {
     const repo = api.deps.store.repo<{ size: number; folderUid: string; seen: boolean }>(MessageModel);
     for (const m of msgs) expect(Boolean(await repo.get(m.uid)), m.uid).toBe(!deletedOk.includes(m.uid));
     expect(deletedOk.length).toBeGreaterThan(0);
-    expect(results.filter((_, i) => i % 5 === 3).flatMap((r) => r.body.results).filter((x: { status: number }) => x.status === 200).length).toBeGreaterThan(0);
+    expect(
+      results
+        .filter((_, i) => i % 5 === 3)
+        .flatMap((r) => r.body.results)
+        .filter((x: { status: number }) => x.status === 200).length,
+    ).toBeGreaterThan(0);
     // Folder counters and mailbox usage equal what the rows say.
     for (const f of [inbox, archive]) {
       const rows = await repo.list({ filter: { folderUid: f.uid }, limit: 10_000 });
@@ -197,10 +226,15 @@ describe.each(backends)('messages on $name', (backend) => {
     const [m] = (await api.call('GET', `/api/mail/messages?folderUid=${inbox.uid}`, { token: p.alice })).body;
     for (const token of [p.bob, p.admin]) {
       const calls: Array<[string, string, unknown?]> = [
-        ['GET', `/api/mail/messages/${m.uid}`], ['GET', `/api/mail/messages/${m.uid}/raw`], ['GET', `/api/mail/messages/${m.uid}/attachments/1`],
-        ['GET', `/api/mail/messages?folderUid=${inbox.uid}`], ['GET', `/api/mail/messages?mailboxUid=${p.aliceBox.uid}`],
-        ['PUT', `/api/mail/messages/${m.uid}/seen`, { value: true, version: m.version }], ['DELETE', `/api/mail/messages/${m.uid}`, { version: m.version }],
-        ['POST', `/api/mail/messages/${m.uid}/move`, { folderUid: archive.uid }], ['POST', `/api/mail/messages/${m.uid}/copy`, { folderUid: archive.uid }],
+        ['GET', `/api/mail/messages/${m.uid}`],
+        ['GET', `/api/mail/messages/${m.uid}/raw`],
+        ['GET', `/api/mail/messages/${m.uid}/attachments/1`],
+        ['GET', `/api/mail/messages?folderUid=${inbox.uid}`],
+        ['GET', `/api/mail/messages?mailboxUid=${p.aliceBox.uid}`],
+        ['PUT', `/api/mail/messages/${m.uid}/seen`, { value: true, version: m.version }],
+        ['DELETE', `/api/mail/messages/${m.uid}`, { version: m.version }],
+        ['POST', `/api/mail/messages/${m.uid}/move`, { folderUid: archive.uid }],
+        ['POST', `/api/mail/messages/${m.uid}/copy`, { folderUid: archive.uid }],
         ['POST', `/api/mail/folders/${inbox.uid}/empty`],
       ];
       for (const [method, path, body] of calls) {

@@ -36,7 +36,10 @@ export interface Answer {
   headers: Headers;
 }
 
-export async function request(url: string, opts: { method?: string; token?: string | null; body?: string | Buffer; headers?: Record<string, string> } = {}): Promise<Answer> {
+export async function request(
+  url: string,
+  opts: { method?: string; token?: string | null; body?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   const r = await fetch(url, { method: opts.method ?? (opts.body === undefined ? 'GET' : 'POST'), headers, body: opts.body });
@@ -44,7 +47,9 @@ export async function request(url: string, opts: { method?: string; token?: stri
   let json: unknown = null;
   try {
     json = text ? JSON.parse(text) : null;
-  } catch { /* XML or text */ }
+  } catch {
+    /* XML or text */
+  }
   return { status: r.status, text, json, headers: r.headers };
 }
 
@@ -65,21 +70,32 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-const listenOn = (server: Server, port: number) => new Promise<void>((resolve, reject) => {
-  server.once('error', reject);
-  server.listen(port, '127.0.0.1', () => resolve());
-});
+const listenOn = (server: Server, port: number) =>
+  new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
 
-export async function startStack(backend: Backend, opts: { values?: Partial<Record<SettingName, unknown>>; plugins?: PluginManifest[] } = {}): Promise<Stack> {
+export async function startStack(
+  backend: Backend,
+  opts: { values?: Partial<Record<SettingName, unknown>>; plugins?: PluginManifest[] } = {},
+): Promise<Stack> {
   const db = await backend.open();
   const protocolsPort = await freePort();
   const config = loadConfig({
     env: { NODE_ENV: 'test' },
     values: {
-      'auth:secret': TEST_SECRET, 'auth:options:audience': AUDIENCE, 'auth:options:issuer': ISSUER,
-      'mail:dev_auto_login:enabled': false, 'datastores:sql:url': db.url, 'log:level': 'silent',
-      'rateLimit:max': 1_000_000, 'rateLimit:authenticated:max': 1_000_000, 'mail:jobs:wake_address': '',
-      'mail:transport:sendmail:path': '/nonexistent/sendmail', 'listen:protocols': `127.0.0.1:${protocolsPort}`,
+      'auth:secret': TEST_SECRET,
+      'auth:options:audience': AUDIENCE,
+      'auth:options:issuer': ISSUER,
+      'mail:dev_auto_login:enabled': false,
+      'datastores:sql:url': db.url,
+      'log:level': 'silent',
+      'rateLimit:max': 1_000_000,
+      'rateLimit:authenticated:max': 1_000_000,
+      'mail:jobs:wake_address': '',
+      'mail:transport:sendmail:path': '/nonexistent/sendmail',
+      'listen:protocols': `127.0.0.1:${protocolsPort}`,
       ...opts.values,
     },
   });
@@ -94,15 +110,26 @@ export async function startStack(backend: Backend, opts: { values?: Partial<Reco
   const apiServer = createServer(apiApp.app);
   await listenOn(apiServer, 0);
   const api = `http://127.0.0.1:${(apiServer.address() as { port: number }).port}`;
-  const close = (s: Server) => new Promise<void>((r) => {
-    s.closeAllConnections();
-    s.close(() => r());
-  });
+  const close = (s: Server) =>
+    new Promise<void>((r) => {
+      s.closeAllConnections();
+      s.close(() => r());
+    });
   return {
-    config, deps, api, protocols: `http://127.0.0.1:${protocolsPort}`, host: proto.host, protocolsApp: proto.app,
+    config,
+    deps,
+    api,
+    protocols: `http://127.0.0.1:${protocolsPort}`,
+    host: proto.host,
+    protocolsApp: proto.app,
     token: (o) => signToken(config, o),
     async call(method, path, token, body) {
-      const r = await request(api + path, { method, token, body: body === undefined ? undefined : JSON.stringify(body), headers: body === undefined ? {} : { 'content-type': 'application/json' } });
+      const r = await request(api + path, {
+        method,
+        token,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      });
       return { status: r.status, body: r.json ?? r.text };
     },
     async close() {

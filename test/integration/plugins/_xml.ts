@@ -26,10 +26,23 @@ function schemas(): { mobilesync: string; outlook: string } {
     copyFileSync(OUTLOOK_XSD, join(dir, 'AutodiscoverOutlookResponse.xsd'));
     const envelope = readFileSync(join(SHARED, 'AutodiscoverResponse.xsd'), 'utf8');
     const open = /(<xs:schema[^>]*>)/;
-    writeFileSync(join(dir, 'mobilesync.xsd'), envelope.replace(open, `$1\n<xs:import namespace="${MS}" schemaLocation="AutodiscoverMobileSync.xsd"/>`));
-    writeFileSync(join(dir, 'outlook.xsd'), envelope
-      .replace(open, (s) => `${s.replace('<xs:schema', `<xs:schema xmlns:outlook="${OL}"`)}\n<xs:import namespace="${MS}" schemaLocation="AutodiscoverMobileSync.xsd"/>\n<xs:import namespace="${OL}" schemaLocation="AutodiscoverOutlookResponse.xsd"/>`)
-      .replace('<xs:element ref="mobilesync:Response"/>', '<xs:element ref="mobilesync:Response"/>\n<xs:element ref="outlook:Response"/>'));
+    writeFileSync(
+      join(dir, 'mobilesync.xsd'),
+      envelope.replace(open, `$1\n<xs:import namespace="${MS}" schemaLocation="AutodiscoverMobileSync.xsd"/>`),
+    );
+    writeFileSync(
+      join(dir, 'outlook.xsd'),
+      envelope
+        .replace(
+          open,
+          (s) =>
+            `${s.replace('<xs:schema', `<xs:schema xmlns:outlook="${OL}"`)}\n<xs:import namespace="${MS}" schemaLocation="AutodiscoverMobileSync.xsd"/>\n<xs:import namespace="${OL}" schemaLocation="AutodiscoverOutlookResponse.xsd"/>`,
+        )
+        .replace(
+          '<xs:element ref="mobilesync:Response"/>',
+          '<xs:element ref="mobilesync:Response"/>\n<xs:element ref="outlook:Response"/>',
+        ),
+    );
   }
   return { mobilesync: join(dir, 'mobilesync.xsd'), outlook: join(dir, 'outlook.xsd') };
 }
@@ -44,7 +57,11 @@ export function validate(xml: string, envelope: 'mobilesync' | 'outlook'): { ok:
 }
 
 /** An Autodiscover request as clients send it. */
-export function adRequest(email: string, schema: string = MS, ns = 'http://schemas.microsoft.com/exchange/autodiscover/mobilesync/requestschema/2006'): string {
+export function adRequest(
+  email: string,
+  schema: string = MS,
+  ns = 'http://schemas.microsoft.com/exchange/autodiscover/mobilesync/requestschema/2006',
+): string {
   return `<?xml version="1.0" encoding="utf-8"?>\n<Autodiscover xmlns="${ns}">\n  <Request>\n    <EMailAddress>${email}</EMailAddress>\n    <AcceptableResponseSchema>${schema}</AcceptableResponseSchema>\n  </Request>\n</Autodiscover>\n`;
 }
 

@@ -15,7 +15,10 @@ describe.each(backends.map((b) => [b.name, b] as const))('/api/system/plugins on
   let stale: string;
   let notElevated: string;
   beforeAll(async () => {
-    stack = await startStack(backend, { values: { 'mail:autodiscover:public_url': 'https://mail.example.test' }, plugins: [autodiscoverPlugin, testEas] });
+    stack = await startStack(backend, {
+      values: { 'mail:autodiscover:public_url': 'https://mail.example.test' },
+      plugins: [autodiscoverPlugin, testEas],
+    });
     s = await seed(stack);
     stale = await stack.token({ uid: 'root', roles: ['admin'], elevated: new Date(Date.now() - 3600_000) });
     notElevated = await stack.token({ uid: 'root', roles: ['admin'] });
@@ -27,14 +30,20 @@ describe.each(backends.map((b) => [b.name, b] as const))('/api/system/plugins on
     expect(r.status).toBe(200);
     expect(r.body.map((p: { name: string }) => p.name)).toEqual(['autodiscover', 'test-eas']);
     expect(r.body[0]).toMatchObject({
-      name: 'autodiscover', version: '1.0.0', enabled: true, protocols: ['AutodiscoverV1'],
+      name: 'autodiscover',
+      version: '1.0.0',
+      enabled: true,
+      protocols: ['AutodiscoverV1'],
       settings: [{ name: 'mail:autodiscover:public_url', doc: expect.stringMatching(/https/) }],
     });
     expect(r.body[0].routes).toContainEqual({ method: 'POST', path: '/autodiscover/autodiscover.xml', daemon: 'protocols', auth: 'none' });
     expect(r.body[1]).toMatchObject({ name: 'test-eas', protocols: ['ActiveSync'] });
     expect((await stack.call('GET', '/api/system/plugins/autodiscover', s.admin)).body).toEqual(r.body[0]);
-    expect((await stack.call('GET', '/api/system/plugins/nope', s.admin))).toMatchObject({ status: 404, body: { code: 'api-107' } });
-    expect((await stack.call('GET', '/api/system/plugins/Not%20A%20Name', s.admin))).toMatchObject({ status: 400, body: { code: 'api-106' } });
+    expect(await stack.call('GET', '/api/system/plugins/nope', s.admin)).toMatchObject({ status: 404, body: { code: 'api-107' } });
+    expect(await stack.call('GET', '/api/system/plugins/Not%20A%20Name', s.admin)).toMatchObject({
+      status: 400,
+      body: { code: 'api-106' },
+    });
   });
 
   it.each([
@@ -55,10 +64,13 @@ describe.each(backends.map((b) => [b.name, b] as const))('/api/system/plugins on
     ['a string', { enabled: 'no' }],
     ['an unknown field', { enabled: false, force: true }],
   ])('validates the body: %s → 400 api-106', async (_n, body) => {
-    expect(await stack.call('PUT', '/api/system/plugins/test-eas', s.admin, body)).toMatchObject({ status: 400, body: { code: 'api-106' } });
+    expect(await stack.call('PUT', '/api/system/plugins/test-eas', s.admin, body)).toMatchObject({
+      status: 400,
+      body: { code: 'api-106' },
+    });
   });
 
-  it('disabling (fresh elevation) stores the state, audits it, and the plugin\'s routes answer 404 at once; enabling brings them back', async () => {
+  it("disabling (fresh elevation) stores the state, audits it, and the plugin's routes answer 404 at once; enabling brings them back", async () => {
     const off = await stack.call('PUT', '/api/system/plugins/test-eas', s.admin, { enabled: false });
     expect(off.status).toBe(200);
     expect(off.body).toMatchObject({ name: 'test-eas', enabled: false, changedBy: 'root' });
@@ -72,8 +84,12 @@ describe.each(backends.map((b) => [b.name, b] as const))('/api/system/plugins on
 
     const on = await stack.call('PUT', '/api/system/plugins/test-eas', s.admin, { enabled: true });
     expect(on.body).toMatchObject({ enabled: true });
-    expect((await request(`${stack.protocols}/Vendor-Server-ActiveSync`, { method: 'OPTIONS' })).headers.get('ms-asprotocolversions')).toBe('14.0,14.1,16.0,16.1');
-    const audit = await stack.deps.store.repo<AuditEntry>(AuditEntryModel).list({ filter: { resource: 'plugins', resourceUid: 'test-eas' }, sort: [{ field: 'createdAt', dir: 'asc' }], limit: 10 });
+    expect((await request(`${stack.protocols}/Vendor-Server-ActiveSync`, { method: 'OPTIONS' })).headers.get('ms-asprotocolversions')).toBe(
+      '14.0,14.1,16.0,16.1',
+    );
+    const audit = await stack.deps.store
+      .repo<AuditEntry>(AuditEntryModel)
+      .list({ filter: { resource: 'plugins', resourceUid: 'test-eas' }, sort: [{ field: 'createdAt', dir: 'asc' }], limit: 10 });
     expect(audit.map((a) => [a.action, a.actor, a.before, a.after])).toEqual([
       ['plugins.disable', 'root', { enabled: true }, { enabled: false }],
       ['plugins.enable', 'root', { enabled: false }, { enabled: true }],

@@ -23,10 +23,22 @@ describe.each(backends.map((b) => [b.name, b] as const))('Autodiscover JSON v2 o
   it.each([
     ['/autodiscover/autodiscover.json/v1.0/alice@example.test?Protocol=ActiveSync', 'ActiveSync', `${PUBLIC}/Vendor-Server-ActiveSync`],
     ['/autodiscover/autodiscover.json/v1.0/alice@example.test?Protocol=activesync', 'ActiveSync', `${PUBLIC}/Vendor-Server-ActiveSync`],
-    ['/autodiscover/autodiscover.json/v1.0/alice%40example.test?protocol=ACTIVESYNC&RedirectCount=1', 'ActiveSync', `${PUBLIC}/Vendor-Server-ActiveSync`],
-    ['/autodiscover/autodiscover.json/v1.0/alice@example.test?Protocol=AutodiscoverV1', 'AutodiscoverV1', `${PUBLIC}/autodiscover/autodiscover.xml`],
+    [
+      '/autodiscover/autodiscover.json/v1.0/alice%40example.test?protocol=ACTIVESYNC&RedirectCount=1',
+      'ActiveSync',
+      `${PUBLIC}/Vendor-Server-ActiveSync`,
+    ],
+    [
+      '/autodiscover/autodiscover.json/v1.0/alice@example.test?Protocol=AutodiscoverV1',
+      'AutodiscoverV1',
+      `${PUBLIC}/autodiscover/autodiscover.xml`,
+    ],
     ['/autodiscover/autodiscover.json?Email=alice@example.test&Protocol=ActiveSync', 'ActiveSync', `${PUBLIC}/Vendor-Server-ActiveSync`],
-    ['/autodiscover/autodiscover.json/v1.0?email=alice%40example.test&protocol=autodiscoverv1', 'AutodiscoverV1', `${PUBLIC}/autodiscover/autodiscover.xml`],
+    [
+      '/autodiscover/autodiscover.json/v1.0?email=alice%40example.test&protocol=autodiscoverv1',
+      'AutodiscoverV1',
+      `${PUBLIC}/autodiscover/autodiscover.xml`,
+    ],
     ['/AutoDiscover/AutoDiscover.json/v1.0/alice@example.test?Protocol=ActiveSync', 'ActiveSync', `${PUBLIC}/Vendor-Server-ActiveSync`],
   ])('%s → {Protocol, Url}', async (path, protocol, url) => {
     const r = await get(path);
@@ -43,10 +55,25 @@ describe.each(backends.map((b) => [b.name, b] as const))('Autodiscover JSON v2 o
   });
 
   it.each([
-    ['an unknown protocol', '/autodiscover/autodiscover.json/v1.0/alice@example.test?Protocol=Ews', 'InvalidProtocol', /Ews.*supported values are ActiveSync, AutodiscoverV1/],
+    [
+      'an unknown protocol',
+      '/autodiscover/autodiscover.json/v1.0/alice@example.test?Protocol=Ews',
+      'InvalidProtocol',
+      /Ews.*supported values are ActiveSync, AutodiscoverV1/,
+    ],
     ['no protocol', '/autodiscover/autodiscover.json/v1.0/alice@example.test', 'InvalidProtocol', /Protocol is required/],
-    ['a repeated protocol', '/autodiscover/autodiscover.json/v1.0/alice@example.test?Protocol=ActiveSync&protocol=AutodiscoverV1', 'InvalidProtocol', /more than once/],
-    ['a display name', `/autodiscover/autodiscover.json/v1.0/${encodeURIComponent('Alice <alice@example.test>')}?Protocol=ActiveSync`, 'InvalidUser', /plain address/],
+    [
+      'a repeated protocol',
+      '/autodiscover/autodiscover.json/v1.0/alice@example.test?Protocol=ActiveSync&protocol=AutodiscoverV1',
+      'InvalidProtocol',
+      /more than once/,
+    ],
+    [
+      'a display name',
+      `/autodiscover/autodiscover.json/v1.0/${encodeURIComponent('Alice <alice@example.test>')}?Protocol=ActiveSync`,
+      'InvalidUser',
+      /plain address/,
+    ],
     ['no address', '/autodiscover/autodiscover.json?Protocol=ActiveSync', 'InvalidUser', /Email is required/],
     ['a list', '/autodiscover/autodiscover.json?Email=a@example.test,b@example.test&Protocol=ActiveSync', 'InvalidUser', /plain address/],
   ])('%s: 400 with the spec error body and ErrorCode/ErrorMessage', async (_n, path, errorCode, message) => {
@@ -70,25 +97,32 @@ describe.each(backends.map((b) => [b.name, b] as const))('Autodiscover JSON v2 o
   });
 });
 
-describe.each(backends.slice(0, 1).map((b) => [b.name, b] as const))('Autodiscover JSON without public_url, and its rate limit (%s)', (_name, backend) => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack(backend, { values: { 'rateLimit:max': 5, 'rateLimit:window_ms': 60_000 }, plugins: [autodiscoverPlugin, testEas] });
-  }, 60_000);
-  afterAll(async () => stack?.close());
+describe.each(backends.slice(0, 1).map((b) => [b.name, b] as const))(
+  'Autodiscover JSON without public_url, and its rate limit (%s)',
+  (_name, backend) => {
+    let stack: Stack;
+    beforeAll(async () => {
+      stack = await startStack(backend, {
+        values: { 'rateLimit:max': 5, 'rateLimit:window_ms': 60_000 },
+        plugins: [autodiscoverPlugin, testEas],
+      });
+    }, 60_000);
+    afterAll(async () => stack?.close());
 
-  it('advertises nothing until mail:autodiscover:public_url is set, then is rate-limited per client (429 api-109)', async () => {
-    for (const p of ['ActiveSync', 'AutodiscoverV1']) {
-      const r = await request(`${stack.protocols}/autodiscover/autodiscover.json/v1.0/alice@example.test?Protocol=${p}`);
-      expect(r.status).toBe(404);
-      expect(r.json).toMatchObject({ code: 'api-107', ErrorCode: 'ProtocolNotAvailable' });
-    }
-    const seen: number[] = [];
-    for (let i = 0; i < 5; i++) seen.push((await request(`${stack.protocols}/autodiscover/autodiscover.json?Email=a@example.test&Protocol=ActiveSync`)).status);
-    expect(seen.slice(0, 3)).toEqual([404, 404, 404]);
-    const limited = await request(`${stack.protocols}/autodiscover/autodiscover.xml`, { method: 'POST', body: '<x/>' });
-    expect(limited.status).toBe(429);
-    expect(limited.json).toMatchObject({ code: 'api-109', status: 429 });
-    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
-  });
-});
+    it('advertises nothing until mail:autodiscover:public_url is set, then is rate-limited per client (429 api-109)', async () => {
+      for (const p of ['ActiveSync', 'AutodiscoverV1']) {
+        const r = await request(`${stack.protocols}/autodiscover/autodiscover.json/v1.0/alice@example.test?Protocol=${p}`);
+        expect(r.status).toBe(404);
+        expect(r.json).toMatchObject({ code: 'api-107', ErrorCode: 'ProtocolNotAvailable' });
+      }
+      const seen: number[] = [];
+      for (let i = 0; i < 5; i++)
+        seen.push((await request(`${stack.protocols}/autodiscover/autodiscover.json?Email=a@example.test&Protocol=ActiveSync`)).status);
+      expect(seen.slice(0, 3)).toEqual([404, 404, 404]);
+      const limited = await request(`${stack.protocols}/autodiscover/autodiscover.xml`, { method: 'POST', body: '<x/>' });
+      expect(limited.status).toBe(429);
+      expect(limited.json).toMatchObject({ code: 'api-109', status: 429 });
+      expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    });
+  },
+);

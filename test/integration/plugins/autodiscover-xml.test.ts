@@ -19,9 +19,17 @@ const PUBLIC = 'https://mail.example.test';
 describe.each(backends.map((b) => [b.name, b] as const))('Autodiscover XML on %s', (_name, backend) => {
   let stack: Stack;
   let admin: string;
-  const post = (body: string | Buffer, headers: Record<string, string> = {}) => request(`${stack.protocols}/autodiscover/autodiscover.xml`, { method: 'POST', body, headers: { 'content-type': 'text/xml', ...headers } });
+  const post = (body: string | Buffer, headers: Record<string, string> = {}) =>
+    request(`${stack.protocols}/autodiscover/autodiscover.xml`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'text/xml', ...headers },
+    });
   beforeAll(async () => {
-    stack = await startStack(backend, { values: { 'mail:autodiscover:public_url': `${PUBLIC}/` }, plugins: [autodiscoverPlugin, testEas, testMapi] });
+    stack = await startStack(backend, {
+      values: { 'mail:autodiscover:public_url': `${PUBLIC}/` },
+      plugins: [autodiscoverPlugin, testEas, testMapi],
+    });
     ({ admin } = await seed(stack));
   }, 60_000);
   afterAll(async () => stack?.close());
@@ -33,7 +41,10 @@ describe.each(backends.map((b) => [b.name, b] as const))('Autodiscover XML on %s
   });
 
   it('answers the mobile-sync schema by default, valid against AutodiscoverResponse.xsd + AutodiscoverMobileSync.xsd', async () => {
-    for (const body of [adRequest('alice@example.test'), adRequest('alice@example.test').replace(/<AcceptableResponseSchema>.*<\/AcceptableResponseSchema>/, '')]) {
+    for (const body of [
+      adRequest('alice@example.test'),
+      adRequest('alice@example.test').replace(/<AcceptableResponseSchema>.*<\/AcceptableResponseSchema>/, ''),
+    ]) {
       const r = await post(body);
       expect(r.status, r.text).toBe(200);
       expect(r.headers.get('content-type')).toMatch(/^text\/xml/);
@@ -48,7 +59,10 @@ describe.each(backends.map((b) => [b.name, b] as const))('Autodiscover XML on %s
   });
 
   it('answers the Outlook schema with mapiHttp endpoints for a client that sends X-MapiHttpCapability', async () => {
-    const r = await post(adRequest('alice@example.test', SCHEMA.outlook, 'http://schemas.microsoft.com/exchange/autodiscover/outlook/requestschema/2006'), { 'x-mapihttpcapability': '1' });
+    const r = await post(
+      adRequest('alice@example.test', SCHEMA.outlook, 'http://schemas.microsoft.com/exchange/autodiscover/outlook/requestschema/2006'),
+      { 'x-mapihttpcapability': '1' },
+    );
     expect(r.status).toBe(200);
     if (XMLLINT) expect(validate(r.text, 'outlook'), r.text).toMatchObject({ ok: true });
     expect(r.text).toContain(`<Response xmlns="${SCHEMA.outlook}">`);
@@ -58,21 +72,35 @@ describe.each(backends.map((b) => [b.name, b] as const))('Autodiscover XML on %s
     expect(r.text).toContain('<AutoDiscoverSMTPAddress>alice@example.test</AutoDiscoverSMTPAddress>');
   });
 
-  it.runIf(EXCHANGELIB)('python3-exchangelib (an independent Outlook client): its own request is answered and it reads the mapiHttp answer and the 601', async () => {
-    const body = await exchangelibRequest('alice@example.test');
-    const r = await post(body, { 'x-mapihttpcapability': '1' });
-    expect(r.status).toBe(200);
-    expect(await exchangelibRead(r.text)).toEqual({
-      displayName: 'alice@example.test', smtp: 'alice@example.test', type: 'email', action: 'settings',
-      protocols: [{
-        version: '1',
-        mailStore: { internal: `${PUBLIC}/mapi/emsmdb/?MailboxId=alice%40example.test`, external: `${PUBLIC}/mapi/emsmdb/?MailboxId=alice%40example.test` },
-        addressBook: { internal: `${PUBLIC}/mapi/nspi/?MailboxId=alice%40example.test`, external: `${PUBLIC}/mapi/nspi/?MailboxId=alice%40example.test` },
-      }],
-    });
-    // Without X-MapiHttpCapability there is nothing for it: the error it understands.
-    expect(await exchangelibRead((await post(body)).text)).toEqual({ error: { code: '601', message: 'Provider is not available' } });
-  });
+  it.runIf(EXCHANGELIB)(
+    'python3-exchangelib (an independent Outlook client): its own request is answered and it reads the mapiHttp answer and the 601',
+    async () => {
+      const body = await exchangelibRequest('alice@example.test');
+      const r = await post(body, { 'x-mapihttpcapability': '1' });
+      expect(r.status).toBe(200);
+      expect(await exchangelibRead(r.text)).toEqual({
+        displayName: 'alice@example.test',
+        smtp: 'alice@example.test',
+        type: 'email',
+        action: 'settings',
+        protocols: [
+          {
+            version: '1',
+            mailStore: {
+              internal: `${PUBLIC}/mapi/emsmdb/?MailboxId=alice%40example.test`,
+              external: `${PUBLIC}/mapi/emsmdb/?MailboxId=alice%40example.test`,
+            },
+            addressBook: {
+              internal: `${PUBLIC}/mapi/nspi/?MailboxId=alice%40example.test`,
+              external: `${PUBLIC}/mapi/nspi/?MailboxId=alice%40example.test`,
+            },
+          },
+        ],
+      });
+      // Without X-MapiHttpCapability there is nothing for it: the error it understands.
+      expect(await exchangelibRead((await post(body)).text)).toEqual({ error: { code: '601', message: 'Provider is not available' } });
+    },
+  );
 
   it.each([
     ['upper case and padding', `  ${SCHEMA.outlook.toUpperCase()}\n  `],
@@ -84,14 +112,19 @@ describe.each(backends.map((b) => [b.name, b] as const))('Autodiscover XML on %s
   });
 
   it('element names in other cases and namespace prefixes are read too', async () => {
-    const body = '<?xml version="1.0"?><a:autodiscover xmlns:a="http://schemas.microsoft.com/exchange/autodiscover/mobilesync/requestschema/2006"><a:REQUEST><a:EmailAddress> alice@example.test </a:EmailAddress></a:REQUEST></a:autodiscover>';
+    const body =
+      '<?xml version="1.0"?><a:autodiscover xmlns:a="http://schemas.microsoft.com/exchange/autodiscover/mobilesync/requestschema/2006"><a:REQUEST><a:EmailAddress> alice@example.test </a:EmailAddress></a:REQUEST></a:autodiscover>';
     const r = await post(body);
     expect(r.status, r.text).toBe(200);
     expect(r.text).toContain('<EMailAddress>alice@example.test</EMailAddress>');
   });
 
   it('the Outlook schema without X-MapiHttpCapability (or with 0), and any other schema: ErrorCode 601, valid', async () => {
-    for (const [schema, headers] of [[SCHEMA.outlook, {}], [SCHEMA.outlook, { 'x-mapihttpcapability': '0' }], ['http://schemas.microsoft.com/exchange/autodiscover/outlook/responseschema/2006', {}]] as const) {
+    for (const [schema, headers] of [
+      [SCHEMA.outlook, {}],
+      [SCHEMA.outlook, { 'x-mapihttpcapability': '0' }],
+      ['http://schemas.microsoft.com/exchange/autodiscover/outlook/responseschema/2006', {}],
+    ] as const) {
       const r = await post(adRequest('alice@example.test', schema), headers);
       expect(r.status).toBe(200);
       expect(r.text).toContain('<ErrorCode>601</ErrorCode>');
@@ -104,13 +137,20 @@ describe.each(backends.map((b) => [b.name, b] as const))('Autodiscover XML on %s
   });
 
   it('an existing and a non-existing address get the same answer but for the echoed address', async () => {
-    for (const [schema, headers] of [[SCHEMA.mobilesync, {}], [SCHEMA.outlook, { 'x-mapihttpcapability': '1' }]] as const) {
+    for (const [schema, headers] of [
+      [SCHEMA.mobilesync, {}],
+      [SCHEMA.outlook, { 'x-mapihttpcapability': '1' }],
+    ] as const) {
       const known = await post(adRequest('alice@example.test', schema), headers);
       const unknown = await post(adRequest('nobody@example.test', schema), headers);
       const other = await post(adRequest('someone@elsewhere.example', schema), headers);
       expect(known.status).toBe(unknown.status);
       expect(unknown.text.replaceAll('nobody', 'alice')).toBe(known.text);
-      expect(other.text.replaceAll('someone%40elsewhere.example', 'alice%40example.test').replaceAll('someone@elsewhere.example', 'alice@example.test')).toBe(known.text);
+      expect(
+        other.text
+          .replaceAll('someone%40elsewhere.example', 'alice%40example.test')
+          .replaceAll('someone@elsewhere.example', 'alice@example.test'),
+      ).toBe(known.text);
     }
   });
 
@@ -145,10 +185,19 @@ describe.each(backends.map((b) => [b.name, b] as const))('Autodiscover XML on %s
   it.each([
     ['not XML', 'hello'],
     ['unclosed', '<Autodiscover><Request><EMailAddress>a@b.example</EMailAddress>'],
-    ['an entity bomb (DTD)', '<?xml version="1.0"?><!DOCTYPE a [<!ENTITY x "xxxxxxxx"><!ENTITY y "&x;&x;&x;&x;&x;">]><Autodiscover><Request><EMailAddress>&y;@b.example</EMailAddress></Request></Autodiscover>'],
-    ['an external entity', '<?xml version="1.0"?><!DOCTYPE a [<!ENTITY e SYSTEM "file:///etc/passwd">]><Autodiscover><Request><EMailAddress>&e;</EMailAddress></Request></Autodiscover>'],
+    [
+      'an entity bomb (DTD)',
+      '<?xml version="1.0"?><!DOCTYPE a [<!ENTITY x "xxxxxxxx"><!ENTITY y "&x;&x;&x;&x;&x;">]><Autodiscover><Request><EMailAddress>&y;@b.example</EMailAddress></Request></Autodiscover>',
+    ],
+    [
+      'an external entity',
+      '<?xml version="1.0"?><!DOCTYPE a [<!ENTITY e SYSTEM "file:///etc/passwd">]><Autodiscover><Request><EMailAddress>&e;</EMailAddress></Request></Autodiscover>',
+    ],
     ['no Request', '<Autodiscover><Other/></Autodiscover>'],
-    ['two addresses', '<Autodiscover><Request><EMailAddress>a@b.example</EMailAddress><EMailAddress>c@b.example</EMailAddress></Request></Autodiscover>'],
+    [
+      'two addresses',
+      '<Autodiscover><Request><EMailAddress>a@b.example</EMailAddress><EMailAddress>c@b.example</EMailAddress></Request></Autodiscover>',
+    ],
     ['an empty body', ''],
   ])('refuses %s with 400 api-106', async (_n, body) => {
     const r = await post(body);
@@ -179,7 +228,10 @@ describe.each(backends.map((b) => [b.name, b] as const))('Autodiscover XML on %s
     expect(gone.status).toBe(404);
     expect(gone.json).toMatchObject({ code: 'api-107', status: 404 });
     const stored = await stack.deps.store.repo<{ name: string; enabled: boolean }>(PluginStateModel).list({ limit: 10 });
-    expect(stored.map((s) => [s.name, s.enabled]).sort()).toEqual([['autodiscover', false], ['test-eas', false]]);
+    expect(stored.map((s) => [s.name, s.enabled]).sort()).toEqual([
+      ['autodiscover', false],
+      ['test-eas', false],
+    ]);
     expect(await stack.deps.store.repo(AuditEntryModel).count({ action: 'plugins.disable' })).toBe(2);
     await put('autodiscover', true);
     await put('test-eas', true);
@@ -195,8 +247,15 @@ describe.each(backends.slice(0, 1).map((b) => [b.name, b] as const))('Autodiscov
   afterAll(async () => stack?.close());
 
   it('advertises nothing: ErrorCode 601 for both schemas, valid', async () => {
-    for (const [schema, headers] of [[SCHEMA.mobilesync, {}], [SCHEMA.outlook, { 'x-mapihttpcapability': '1' }]] as const) {
-      const r = await request(`${stack.protocols}/Autodiscover/Autodiscover.xml`, { method: 'POST', body: adRequest('alice@example.test', schema), headers });
+    for (const [schema, headers] of [
+      [SCHEMA.mobilesync, {}],
+      [SCHEMA.outlook, { 'x-mapihttpcapability': '1' }],
+    ] as const) {
+      const r = await request(`${stack.protocols}/Autodiscover/Autodiscover.xml`, {
+        method: 'POST',
+        body: adRequest('alice@example.test', schema),
+        headers,
+      });
       expect(r.status).toBe(200);
       expect(r.text).toContain('<ErrorCode>601</ErrorCode>');
       expect(r.text).not.toMatch(/https?:\/\/(?!schemas\.microsoft\.com)/);

@@ -39,11 +39,24 @@ describe('svcmail start --foreground runs the protocols daemon', () => {
       if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) ports[name] = `127.0.0.1:${await freePort()}`;
     }
     const f = join(dir, 'svcmail.json');
-    writeFileSync(f, JSON.stringify({
-      ...ports, 'auth:secret': TEST_SECRET, data_dir: dir, 'mail:dev_auto_login:enabled': false, 'log:level': 'info',
-      'datastores:sql:url': `sqlite:${join(dir, 'svcmail.sqlite')}`, 'mail:autodiscover:public_url': 'https://mail.example.test',
-    }));
-    const child = spawn(process.execPath, [BIN, 'start', '--foreground', '--config', f], { cwd: ROOT, env: { ...process.env, SVCMAIL_CONFIG: '', NODE_ENV: 'test' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    writeFileSync(
+      f,
+      JSON.stringify({
+        ...ports,
+        'auth:secret': TEST_SECRET,
+        data_dir: dir,
+        'mail:dev_auto_login:enabled': false,
+        'log:level': 'info',
+        'datastores:sql:url': `sqlite:${join(dir, 'svcmail.sqlite')}`,
+        'mail:autodiscover:public_url': 'https://mail.example.test',
+      }),
+    );
+    const child = spawn(process.execPath, [BIN, 'start', '--foreground', '--config', f], {
+      cwd: ROOT,
+      env: { ...process.env, SVCMAIL_CONFIG: '', NODE_ENV: 'test' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -62,7 +75,10 @@ describe('svcmail start --foreground runs the protocols daemon', () => {
         return r;
       };
       const status = await up(`${protocols}/protocols/status`);
-      expect(status, out).toMatchObject({ status: 200, json: { status: 'ok', plugins: [{ name: 'autodiscover', loaded: true, enabled: true }] } });
+      expect(status, out).toMatchObject({
+        status: 200,
+        json: { status: 'ok', plugins: [{ name: 'autodiscover', loaded: true, enabled: true }] },
+      });
       expect(out).toMatch(/\[protocols\s*\]/);
       expect((await up(`${api}/api/status`))?.status, out).toBe(200);
       const body = adRequest('alice@example.test');
@@ -71,7 +87,10 @@ describe('svcmail start --foreground runs the protocols daemon', () => {
       expect(direct.status).toBe(200);
       expect(direct.text).toContain('<ErrorCode>601</ErrorCode>'); // no mobile-sync plugin ships yet
       expect(via.text).toBe(direct.text);
-      expect((await request(`${api}/autodiscover/autodiscover.json/v1.0/a@example.test?Protocol=AutodiscoverV1`)).json).toEqual({ Protocol: 'AutodiscoverV1', Url: 'https://mail.example.test/autodiscover/autodiscover.xml' });
+      expect((await request(`${api}/autodiscover/autodiscover.json/v1.0/a@example.test?Protocol=AutodiscoverV1`)).json).toEqual({
+        Protocol: 'AutodiscoverV1',
+        Url: 'https://mail.example.test/autodiscover/autodiscover.xml',
+      });
     } finally {
       if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGINT');
     }
@@ -91,21 +110,51 @@ describe.runIf(withOpenssl)('svcmail doctor: the protocols daemon and the Autodi
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svcmail-doctor-ad-'));
     cert = join(dir, 'cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', cert], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
     const port = await freePort();
     const publicUrl = `https://127.0.0.1:${port}`;
-    stack = await startStack(sqlite, { values: { 'mail:autodiscover:public_url': publicUrl }, plugins: [autodiscoverPlugin, testEas, testMapi] });
+    stack = await startStack(sqlite, {
+      values: { 'mail:autodiscover:public_url': publicUrl },
+      plugins: [autodiscoverPlugin, testEas, testMapi],
+    });
     await seed(stack);
     // TLS in front of the real protocols app, as nginx would be.
     const { readFileSync } = await import('node:fs');
     tls = createHttps({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(cert) }, stack.protocolsApp);
     await new Promise<void>((r) => tls.listen(port, '127.0.0.1', () => r()));
     conf = join(dir, 'svcmail.json');
-    writeFileSync(conf, JSON.stringify({
-      'auth:secret': TEST_SECRET, 'listen:api': new URL(stack.api).host, 'listen:protocols': new URL(stack.protocols).host,
-      'mail:autodiscover:public_url': publicUrl, data_dir: dir,
-    }));
+    writeFileSync(
+      conf,
+      JSON.stringify({
+        'auth:secret': TEST_SECRET,
+        'listen:api': new URL(stack.api).host,
+        'listen:protocols': new URL(stack.protocols).host,
+        'mail:autodiscover:public_url': publicUrl,
+        data_dir: dir,
+      }),
+    );
   }, 60_000);
   afterAll(async () => {
     tls?.close();
@@ -115,8 +164,13 @@ describe.runIf(withOpenssl)('svcmail doctor: the protocols daemon and the Autodi
 
   // Asynchronous: the servers it probes run in this process.
   const doctor = async (extraEnv: Record<string, string> = {}, set: string[] = []) => {
-    const skip = ['secrets', 'datastore', 'blobs', 'worker', 'scanners', 'transport', 'signin', 'ca', 'dkim', 'dns', 'redis'].flatMap((c) => ['--skip', c]);
-    const child = spawn(process.execPath, [BIN, '--config', conf, ...set.flatMap((x) => ['--set', x]), '--json', 'doctor', ...skip], { cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', SVCMAIL_CONFIG: '', ...extraEnv } });
+    const skip = ['secrets', 'datastore', 'blobs', 'worker', 'scanners', 'transport', 'signin', 'ca', 'dkim', 'dns', 'redis'].flatMap(
+      (c) => ['--skip', c],
+    );
+    const child = spawn(process.execPath, [BIN, '--config', conf, ...set.flatMap((x) => ['--set', x]), '--json', 'doctor', ...skip], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_ENV: 'test', SVCMAIL_CONFIG: '', ...extraEnv },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -129,21 +183,34 @@ describe.runIf(withOpenssl)('svcmail doctor: the protocols daemon and the Autodi
 
   it('passes: the daemon answers its status, and both XML schemas and JSON v2 answer on the public URL', async () => {
     const { code, byId } = await doctor({ NODE_EXTRA_CA_CERTS: cert });
-    expect(byId['daemon:protocols'], JSON.stringify(byId)).toMatchObject({ status: 'ok', detail: expect.stringMatching(/\/protocols\/status 200/) });
-    expect(byId['autodiscover:mobilesync']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/ActiveSync at https:\/\/127\.0\.0\.1:\d+\/Vendor-Server-ActiveSync/) });
+    expect(byId['daemon:protocols'], JSON.stringify(byId)).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/\/protocols\/status 200/),
+    });
+    expect(byId['autodiscover:mobilesync']).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/ActiveSync at https:\/\/127\.0\.0\.1:\d+\/Vendor-Server-ActiveSync/),
+    });
     expect(byId['autodiscover:outlook']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/mapiHttp at .*\/mapi\/emsmdb\//) });
     expect(byId['autodiscover:json']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/AutodiscoverV1/) });
     expect(code).toBe(0);
   });
 
-  it('fails with a fix when the public URL does not answer or its certificate is not trusted, and when the daemon is down', { timeout: 60_000 }, async () => {
-    const untrusted = await doctor();
-    expect(untrusted.byId['autodiscover:json']).toMatchObject({ status: 'fail', fix: expect.stringMatching(/TLS/) });
-    expect(untrusted.code).toBe(1);
-    const down = await doctor({ NODE_EXTRA_CA_CERTS: cert }, [`mail:autodiscover:public_url=https://127.0.0.1:${await freePort()}`, `listen:protocols=127.0.0.1:${await freePort()}`]);
-    expect(down.byId['autodiscover:mobilesync']).toMatchObject({ status: 'fail', detail: expect.stringMatching(/ECONNREFUSED/) });
-    expect(down.byId['daemon:protocols']).toMatchObject({ status: 'fail', fix: expect.stringMatching(/svcmail start protocols/) });
-  });
+  it(
+    'fails with a fix when the public URL does not answer or its certificate is not trusted, and when the daemon is down',
+    { timeout: 60_000 },
+    async () => {
+      const untrusted = await doctor();
+      expect(untrusted.byId['autodiscover:json']).toMatchObject({ status: 'fail', fix: expect.stringMatching(/TLS/) });
+      expect(untrusted.code).toBe(1);
+      const down = await doctor({ NODE_EXTRA_CA_CERTS: cert }, [
+        `mail:autodiscover:public_url=https://127.0.0.1:${await freePort()}`,
+        `listen:protocols=127.0.0.1:${await freePort()}`,
+      ]);
+      expect(down.byId['autodiscover:mobilesync']).toMatchObject({ status: 'fail', detail: expect.stringMatching(/ECONNREFUSED/) });
+      expect(down.byId['daemon:protocols']).toMatchObject({ status: 'fail', fix: expect.stringMatching(/svcmail start protocols/) });
+    },
+  );
 
   it('skips the probe while mail:autodiscover:public_url is unset', async () => {
     const { byId } = await doctor({}, ['mail:autodiscover:public_url=']);

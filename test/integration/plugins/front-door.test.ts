@@ -13,10 +13,20 @@ const [sqlite] = await sqlBackends();
 
 describe('which paths go to the protocols daemon', () => {
   it.each([
-    ['/Vendor-Server-ActiveSync', true], ['/vendor-server-activesync', true], ['/Vendor-Server-ActiveSync/x', true],
-    ['/mapi', true], ['/mapi/emsmdb', true], ['/MAPI/nspi/', true],
-    ['/autodiscover/autodiscover.xml', true], ['/Autodiscover/Autodiscover.xml', true],
-    ['/autodiscover', false], ['/mapix', false], ['/Vendor-Server-ActiveSyncX', false], ['/api/mail/mapi', false], ['/push', false], ['/', false],
+    ['/Vendor-Server-ActiveSync', true],
+    ['/vendor-server-activesync', true],
+    ['/Vendor-Server-ActiveSync/x', true],
+    ['/mapi', true],
+    ['/mapi/emsmdb', true],
+    ['/MAPI/nspi/', true],
+    ['/autodiscover/autodiscover.xml', true],
+    ['/Autodiscover/Autodiscover.xml', true],
+    ['/autodiscover', false],
+    ['/mapix', false],
+    ['/Vendor-Server-ActiveSyncX', false],
+    ['/api/mail/mapi', false],
+    ['/push', false],
+    ['/', false],
   ])('%s → %s', (path, forwarded) => expect(isProtocolPath(path)).toBe(forwarded));
 });
 
@@ -24,14 +34,25 @@ describe('front door (SQLite)', () => {
   let stack: Stack;
   beforeAll(async () => {
     // The api believes X-Forwarded-For from loopback here, as it would behind a local load balancer.
-    stack = await startStack(sqlite, { values: { 'mail:autodiscover:public_url': 'https://mail.example.test', trusted_proxies: ['loopback'] }, plugins: [autodiscoverPlugin, testEas, testMapi] });
+    stack = await startStack(sqlite, {
+      values: { 'mail:autodiscover:public_url': 'https://mail.example.test', trusted_proxies: ['loopback'] },
+      plugins: [autodiscoverPlugin, testEas, testMapi],
+    });
   }, 60_000);
   afterAll(async () => stack?.close());
 
-  it('Autodiscover through the api port is the protocols daemon\'s answer, byte for byte', async () => {
+  it("Autodiscover through the api port is the protocols daemon's answer, byte for byte", async () => {
     const body = adRequest('alice@example.test');
-    const direct = await request(`${stack.protocols}/autodiscover/autodiscover.xml`, { method: 'POST', body, headers: { 'content-type': 'text/xml' } });
-    const via = await request(`${stack.api}/autodiscover/autodiscover.xml`, { method: 'POST', body, headers: { 'content-type': 'text/xml' } });
+    const direct = await request(`${stack.protocols}/autodiscover/autodiscover.xml`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'text/xml' },
+    });
+    const via = await request(`${stack.api}/autodiscover/autodiscover.xml`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'text/xml' },
+    });
     expect(via.status).toBe(200);
     expect(via.text).toBe(direct.text);
     expect(via.headers.get('content-type')).toBe(direct.headers.get('content-type'));
@@ -45,12 +66,27 @@ describe('front door (SQLite)', () => {
 
   it('streams large and chunked bodies, keeps the query and every answer header, and carries the client address', async () => {
     const payload = Buffer.alloc(3 * 1024 * 1024, 0x61);
-    const r = await request(`${stack.api}/mapi/emsmdb?MailboxId=alice%40example.test`, { method: 'POST', body: payload, headers: { 'content-type': 'application/mapi-http', 'x-forwarded-for': '203.0.113.9' } });
+    const r = await request(`${stack.api}/mapi/emsmdb?MailboxId=alice%40example.test`, {
+      method: 'POST',
+      body: payload,
+      headers: { 'content-type': 'application/mapi-http', 'x-forwarded-for': '203.0.113.9' },
+    });
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual({ bytes: payload.length, query: { MailboxId: 'alice@example.test' }, type: 'application/mapi-http', proto: 'http' });
+    expect(r.json).toEqual({
+      bytes: payload.length,
+      query: { MailboxId: 'alice@example.test' },
+      type: 'application/mapi-http',
+      proto: 'http',
+    });
     expect(r.headers.get('set-cookie')).toBe('MapiContext=abc; Path=/mapi');
     expect(r.headers.get('x-seen-ip')).toBe('203.0.113.9');
-    const stream = new ReadableStream({ start(c) { c.enqueue(new Uint8Array(1000)); c.enqueue(new Uint8Array(24)); c.close(); } });
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new Uint8Array(1000));
+        c.enqueue(new Uint8Array(24));
+        c.close();
+      },
+    });
     const chunked = await fetch(`${stack.api}/mapi/emsmdb`, { method: 'POST', body: stream, duplex: 'half' } as RequestInit);
     expect(await chunked.json()).toMatchObject({ bytes: 1024 });
   });

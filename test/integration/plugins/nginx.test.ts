@@ -21,11 +21,21 @@ const [sqlite] = await sqlBackends();
 
 function call(port: number, method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port, method, path, rejectUnauthorized: false, headers: { host: 'mail.example.org', ...(body ? { 'content-type': 'text/xml' } : {}) } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, text }));
-    });
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        rejectUnauthorized: false,
+        headers: { host: 'mail.example.org', ...(body ? { 'content-type': 'text/xml' } : {}) },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -38,11 +48,33 @@ describe.runIf(NGINX)('nginx site file: the protocol paths', () => {
   let dir: string;
 
   beforeAll(async () => {
-    stack = await startStack(sqlite, { values: { 'mail:autodiscover:public_url': 'https://mail.example.org' }, plugins: [autodiscoverPlugin, testEas, testMapi] });
+    stack = await startStack(sqlite, {
+      values: { 'mail:autodiscover:public_url': 'https://mail.example.org' },
+      plugins: [autodiscoverPlugin, testEas, testMapi],
+    });
     dir = mkdtempSync(join(tmpdir(), 'svcmail-nginx-protocols-'));
     port = await freePort();
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=mail.example.org',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=mail.example.org',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     // The shipped file with only addresses and certificate paths changed for the test.
     const site = readFileSync(SITE, 'utf8')
       .replace('127.0.0.1:8080', new URL(stack.api).host)
@@ -53,14 +85,21 @@ describe.runIf(NGINX)('nginx site file: the protocol paths', () => {
       .replace('/etc/ssl/svcmail/privkey.pem', join(dir, 'key.pem'));
     writeFileSync(join(dir, 'site.conf'), site);
     const conf = join(dir, 'nginx.conf');
-    writeFileSync(conf, `${process.getuid?.() === 0 ? 'user root;\n' : ''}daemon off;\nworker_processes 1;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\n`
-      + `events { worker_connections 64; }\nhttp {\n access_log off;\n client_body_temp_path ${dir}/cb;\n proxy_temp_path ${dir}/px;\n fastcgi_temp_path ${dir}/fc;\n uwsgi_temp_path ${dir}/uw;\n scgi_temp_path ${dir}/sc;\n include ${dir}/site.conf;\n}\n`);
+    writeFileSync(
+      conf,
+      `${process.getuid?.() === 0 ? 'user root;\n' : ''}daemon off;\nworker_processes 1;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\n` +
+        `events { worker_connections 64; }\nhttp {\n access_log off;\n client_body_temp_path ${dir}/cb;\n proxy_temp_path ${dir}/px;\n fastcgi_temp_path ${dir}/fc;\n uwsgi_temp_path ${dir}/uw;\n scgi_temp_path ${dir}/sc;\n include ${dir}/site.conf;\n}\n`,
+    );
     execFileSync(NGINX!, ['-t', '-q', '-p', dir, '-c', conf], { stdio: 'pipe' });
     nginx = spawn(NGINX!, ['-p', dir, '-c', conf], { stdio: 'ignore' });
-    const listening = () => new Promise<boolean>((resolve) => {
-      const sock = connect(port, '127.0.0.1', () => { sock.destroy(); resolve(true); });
-      sock.on('error', () => resolve(false));
-    });
+    const listening = () =>
+      new Promise<boolean>((resolve) => {
+        const sock = connect(port, '127.0.0.1', () => {
+          sock.destroy();
+          resolve(true);
+        });
+        sock.on('error', () => resolve(false));
+      });
     for (let i = 0; i < 100 && !(await listening()); i++) await new Promise((r) => setTimeout(r, 100));
   }, 60_000);
   afterAll(async () => {

@@ -31,7 +31,9 @@ async function waitFor(url: string, child: ChildProcess, log: () => string, ms =
     try {
       const r = await fetch(url);
       if (r.ok) return;
-    } catch { /* not yet */ }
+    } catch {
+      /* not yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${url} not ready: ${log()}`);
@@ -45,22 +47,39 @@ export interface Daemon {
 }
 
 /** Spawns a real daemon process (bin/svcmail-<name>.js) with --config and --set flags. */
-export async function spawnDaemon(name: 'api' | 'push', configFile: string, set: string[], readyPath: string, port: number): Promise<Daemon> {
+export async function spawnDaemon(
+  name: 'api' | 'push',
+  configFile: string,
+  set: string[],
+  readyPath: string,
+  port: number,
+): Promise<Daemon> {
   const args = [join(ROOT, `bin/svcmail-${name}.js`), '--config', configFile, ...set.flatMap((s) => ['--set', s])];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, NODE_ENV: 'test', NOTIFY_SOCKET: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'test', NOTIFY_SOCKET: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => { out = (out + d.toString()).slice(-20_000); });
-  child.stderr!.on('data', (d: Buffer) => { out = (out + d.toString()).slice(-20_000); });
+  child.stdout!.on('data', (d: Buffer) => {
+    out = (out + d.toString()).slice(-20_000);
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    out = (out + d.toString()).slice(-20_000);
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(url + readyPath, child, () => out);
   return {
-    child, url, output: () => out,
-    stop: () => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-    }),
+    child,
+    url,
+    output: () => out,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+      }),
   };
 }
 
@@ -82,10 +101,17 @@ export async function startStack(opts: { copies: number; redisUrl?: string; valu
   const apiPort = await freePort();
   const pushPorts = await Promise.all(Array.from({ length: opts.copies }, () => freePort()));
   const values: Record<string, unknown> = {
-    'data_dir': dir, 'datastores:sql:url': `sqlite:${join(dir, 'db.sqlite')}`, 'log:level': 'warn',
-    'auth:secret': SECRET, 'auth:options:audience': 'mail.test', 'auth:options:issuer': 'auth.mail.test',
-    'mail:dev_auto_login:enabled': false, 'cors:origins': [ORIGIN], 'mail:jobs:wake_address': '',
-    'listen:api': `127.0.0.1:${apiPort}`, 'listen:push': `127.0.0.1:${pushPorts[0]}`,
+    data_dir: dir,
+    'datastores:sql:url': `sqlite:${join(dir, 'db.sqlite')}`,
+    'log:level': 'warn',
+    'auth:secret': SECRET,
+    'auth:options:audience': 'mail.test',
+    'auth:options:issuer': 'auth.mail.test',
+    'mail:dev_auto_login:enabled': false,
+    'cors:origins': [ORIGIN],
+    'mail:jobs:wake_address': '',
+    'listen:api': `127.0.0.1:${apiPort}`,
+    'listen:push': `127.0.0.1:${pushPorts[0]}`,
     ...(opts.redisUrl ? { 'redis:url': opts.redisUrl, 'redis:prefix': `svcmail-test-${randomBytes(4).toString('hex')}:` } : {}),
     ...opts.values,
   };
@@ -96,7 +122,11 @@ export async function startStack(opts: { copies: number; redisUrl?: string; valu
   const push: Daemon[] = [];
   for (const port of pushPorts) push.push(await spawnDaemon('push', configFile, [`listen:push=127.0.0.1:${port}`], '/push/status', port));
   return {
-    dir, config, configFile, api, push,
+    dir,
+    config,
+    configFile,
+    api,
+    push,
     token: (o) => signToken(config, o),
     async call(method, path, token, body) {
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
@@ -135,7 +165,12 @@ export async function seed(stack: Stack) {
   return { admin, alice, bob, aliceBox, bobBox, aliceInbox: await inboxOf(alice, aliceBox), bobInbox: await inboxOf(bob, bobBox) };
 }
 
-export interface Frame { id?: number; type: string; channel?: string; data?: unknown }
+export interface Frame {
+  id?: number;
+  type: string;
+  channel?: string;
+  data?: unknown;
+}
 
 /** A real ws client that keeps every frame and can wait for one. */
 export class Client {
@@ -149,10 +184,11 @@ export class Client {
     ws.on('message', (raw) => {
       const f = JSON.parse(raw.toString()) as Frame;
       this.frames.push(f);
-      for (const w of [...this.#waiters]) if (w.test(f)) {
-        this.#waiters.splice(this.#waiters.indexOf(w), 1);
-        w.resolve(f);
-      }
+      for (const w of [...this.#waiters])
+        if (w.test(f)) {
+          this.#waiters.splice(this.#waiters.indexOf(w), 1);
+          w.resolve(f);
+        }
     });
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
     this.opened = new Promise((resolve, reject) => {

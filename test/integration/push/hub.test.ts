@@ -13,14 +13,15 @@ const dir = mkdtempSync(join(tmpdir(), 'svchub-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const busOn = async (path: string) => new SharedEventBus(new HubTransport(path)).start();
-const nextEvent = (bus: SharedEventBus, channel: string, ms = 3000, test: (ev: EntityEvent) => boolean = () => true) => new Promise<EntityEvent>((resolve, reject) => {
-  const off = bus.subscribe(channel, (_c, ev) => {
-    if (!test(ev)) return;
-    off();
-    resolve(ev);
+const nextEvent = (bus: SharedEventBus, channel: string, ms = 3000, test: (ev: EntityEvent) => boolean = () => true) =>
+  new Promise<EntityEvent>((resolve, reject) => {
+    const off = bus.subscribe(channel, (_c, ev) => {
+      if (!test(ev)) return;
+      off();
+      resolve(ev);
+    });
+    setTimeout(() => reject(new Error(`no event on ${channel} within ${ms} ms`)), ms).unref();
   });
-  setTimeout(() => reject(new Error(`no event on ${channel} within ${ms} ms`)), ms).unref();
-});
 
 describe('embedded hub', () => {
   it('a hub host killed with SIGKILL is replaced and events flow again between the survivors', async () => {
@@ -29,7 +30,10 @@ describe('embedded hub', () => {
     const script = `const { HubTransport, SharedEventBus } = await import(${JSON.stringify(join(ROOT, 'lib/events/index.ts'))});
       const b = await new SharedEventBus(new HubTransport(${JSON.stringify(path)})).start();
       process.stdout.write(b.transport.hosting ? 'hosting\\n' : 'peer\\n'); setInterval(() => {}, 1000);`;
-    const host = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const host = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const first = await new Promise<string>((resolve) => host.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
     expect(first).toBe('hosting');
     expect(statSync(path).mode & 0o777).toBe(0o600);
@@ -87,7 +91,9 @@ describe('embedded hub', () => {
         if (p.n === 3) resolve();
       });
     });
-    consumer.onMail('message.sent', (_k, p) => { other.push(p.n as number); });
+    consumer.onMail('message.sent', (_k, p) => {
+      other.push(p.n as number);
+    });
     for (const n of [1, 2, 3]) producer.emitMail('message.sent', { n });
     await done;
     expect(calls).toEqual([1, 1, 1, 2, 3]);

@@ -14,8 +14,10 @@ const PER_ADDRESS = 3; // mail:push:max_unauthenticated_per_address
 const TOTAL = 5; // mail:push:max_unauthenticated
 const LOGIN_TIMEOUT_S = 20;
 const VALUES = {
-  'rateLimit:max': MAX, 'rateLimit:window_ms': 60_000,
-  'mail:push:max_unauthenticated_per_address': PER_ADDRESS, 'mail:push:max_unauthenticated': TOTAL,
+  'rateLimit:max': MAX,
+  'rateLimit:window_ms': 60_000,
+  'mail:push:max_unauthenticated_per_address': PER_ADDRESS,
+  'mail:push:max_unauthenticated': TOTAL,
   'mail:push:login_timeout_ms': LOGIN_TIMEOUT_S * 1000,
 };
 
@@ -27,7 +29,13 @@ interface Answer {
   ws?: WebSocket;
 }
 
-interface UpgradeOpts { token?: string; cookie?: string; origin?: string | null; xff?: string; path?: string }
+interface UpgradeOpts {
+  token?: string;
+  cookie?: string;
+  origin?: string | null;
+  xff?: string;
+  path?: string;
+}
 
 /** One real ws upgrade: 101 with the open socket, or the refusal's status, Retry-After and body. */
 function upgrade(base: string, o: UpgradeOpts = {}): Promise<Answer> {
@@ -42,7 +50,9 @@ function upgrade(base: string, o: UpgradeOpts = {}): Promise<Answer> {
     ws.once('unexpected-response', (req, res) => {
       let text = '';
       res.setEncoding('utf8');
-      res.on('data', (d: string) => { text += d; });
+      res.on('data', (d: string) => {
+        text += d;
+      });
       res.on('end', () => {
         req.destroy();
         const ra = res.headers['retry-after'];
@@ -163,14 +173,15 @@ describe('/push sockets waiting for LOGIN are capped', () => {
   });
 
   it('per /64 for IPv6 addresses', async () => {
-    for (const a of ['2001:db8:a:b::1', '2001:db8:a:b::2', '2001:db8:a:b:ffff:ffff:ffff:ffff']) expect((await hold(push.url, { xff: a })).status).toBe(101);
+    for (const a of ['2001:db8:a:b::1', '2001:db8:a:b::2', '2001:db8:a:b:ffff:ffff:ffff:ffff'])
+      expect((await hold(push.url, { xff: a })).status).toBe(101);
     expectTooMany(await upgrade(push.url, { xff: '2001:db8:a:b::9' }));
     expect((await hold(push.url, { xff: '2001:db8:a:c::1' })).status).toBe(101);
     await release(push);
   });
 });
 
-describe('through the api daemon\'s front door', () => {
+describe("through the api daemon's front door", () => {
   it('the limit applies, and an X-Forwarded-For from a peer outside trusted_proxies is ignored (the front door replaces it)', async () => {
     // trusted_proxies is empty: every upgrade below comes from 127.0.0.1, whatever it claims.
     for (let i = 1; i <= MAX; i++) expect((await upgrade(stack.api.url, { xff: `203.0.113.${i}`, token: foreign })).status).toBe(403);
@@ -190,14 +201,20 @@ describe('through the api daemon\'s front door', () => {
     beforeAll(async () => {
       const [pushPort, apiPort] = [await freePort(), await freePort()];
       pushX = await spawnDaemon('push', stack.configFile, [`listen:push=127.0.0.1:${pushPort}`], '/push/status', pushPort);
-      apiX = await spawnDaemon('api', stack.configFile, [`listen:api=127.0.0.1:${apiPort}`, `listen:push=127.0.0.1:${pushPort}`, 'trusted_proxies=["loopback"]'], '/api/status', apiPort);
+      apiX = await spawnDaemon(
+        'api',
+        stack.configFile,
+        [`listen:api=127.0.0.1:${apiPort}`, `listen:push=127.0.0.1:${pushPort}`, 'trusted_proxies=["loopback"]'],
+        '/api/status',
+        apiPort,
+      );
     }, 60_000);
     afterAll(async () => {
       await apiX?.stop();
       await pushX?.stop();
     });
 
-    it('passes the address it decided; after the push daemon\'s 429 it answers that address itself, tokens still go on', async () => {
+    it("passes the address it decided; after the push daemon's 429 it answers that address itself, tokens still go on", async () => {
       for (let i = 0; i < PER_ADDRESS; i++) expect((await hold(apiX.url, { xff: `192.0.2.200, 192.0.2.50` })).status).toBe(101);
       expectTooMany(await upgrade(apiX.url, { xff: '192.0.2.50' }));
       // The believed address is the last untrusted hop: another one is counted on its own.

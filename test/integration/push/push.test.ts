@@ -13,8 +13,10 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => stack?.close());
 
-const isMessage = (channel: string, pred: (d: { type: string; action: string; data: Record<string, unknown> }) => boolean = () => true) =>
-  (f: { type: string; channel?: string; data?: unknown }) => f.type === 'MESSAGE' && f.channel === channel && pred(f.data as never);
+const isMessage =
+  (channel: string, pred: (d: { type: string; action: string; data: Record<string, unknown> }) => boolean = () => true) =>
+  (f: { type: string; channel?: string; data?: unknown }) =>
+    f.type === 'MESSAGE' && f.channel === channel && pred(f.data as never);
 
 describe('/push: signing in', () => {
   it('refuses an Origin outside cors:origins (403) and accepts the configured one', async () => {
@@ -65,7 +67,7 @@ describe('/push: signing in', () => {
     expect(await c.subscribe([s.aliceInbox.uid])).toContain(s.aliceInbox.uid);
     expect(await c.closed).toMatchObject({ code: 4401, reason: 'token expired' });
   });
-  it('a LOGIN with a newer token of the same user renews the socket; another user\'s token is refused', async () => {
+  it("a LOGIN with a newer token of the same user renews the socket; another user's token is refused", async () => {
     const short = await stack.token({ uid: 'alice', ttlSeconds: 2 });
     const c = await Client.open(stack.push[0].url, { token: short });
     c.send({ id: 7, type: 'LOGIN', data: await stack.token({ uid: 'bob' }) });
@@ -99,11 +101,19 @@ describe('/push: channels and events', () => {
       // Spec: Events 3 and 7 — exactly {type, channel, data: {type, action, data}}, folder counts included.
       expect(Object.keys(f).sort()).toEqual(['channel', 'data', 'type']);
       expect(Object.keys(f.data as object).sort()).toEqual(['action', 'data', 'type']);
-      expect(f.data).toMatchObject({ type: 'folder', action: 'update', data: { uid, mailboxUid: s.aliceBox, name: 'Projects 2027', unreadCount: 0, totalCount: 0 } });
+      expect(f.data).toMatchObject({
+        type: 'folder',
+        action: 'update',
+        data: { uid, mailboxUid: s.aliceBox, name: 'Projects 2027', unreadCount: 0, totalCount: 0 },
+      });
     }
     const removed = await stack.call('DELETE', `/api/mail/folders/${uid}?version=${renamed.body.version}`, s.alice);
     expect(removed.status).toBe(204);
-    expect((await clients[1].next(isMessage(uid, (d) => d.action === 'delete'))).data).toMatchObject({ type: 'folder', action: 'delete', data: { uid } });
+    expect((await clients[1].next(isMessage(uid, (d) => d.action === 'delete'))).data).toMatchObject({
+      type: 'folder',
+      action: 'delete',
+      data: { uid },
+    });
     // Spec: Events 4 — a mailbox subscription does not include its folders' events.
     await expect(mailboxOnly.next((f) => f.type === 'MESSAGE', 300)).rejects.toThrow('no matching frame');
     [...clients, mailboxOnly].forEach((c) => c.close());
@@ -118,10 +128,18 @@ describe('/push: channels and events', () => {
       const a = await Client.open(stack.push[0].url, { token: s.bob });
       const b = await Client.open(stack.push[1].url, { token: s.bob });
       for (const c of [a, b]) await c.subscribe([s.bobInbox.uid]);
-      bus.publish([s.bobInbox.uid], { type: 'folder', action: 'update', data: { uid: s.bobInbox.uid, mailboxUid: s.bobBox, unreadCount: 3, totalCount: 9 } });
+      bus.publish([s.bobInbox.uid], {
+        type: 'folder',
+        action: 'update',
+        data: { uid: s.bobInbox.uid, mailboxUid: s.bobBox, unreadCount: 3, totalCount: 9 },
+      });
       for (const c of [a, b]) {
         const f = await c.next(isMessage(s.bobInbox.uid));
-        expect(f.data).toEqual({ type: 'folder', action: 'update', data: { uid: s.bobInbox.uid, mailboxUid: s.bobBox, unreadCount: 3, totalCount: 9 } });
+        expect(f.data).toEqual({
+          type: 'folder',
+          action: 'update',
+          data: { uid: s.bobInbox.uid, mailboxUid: s.bobBox, unreadCount: 3, totalCount: 9 },
+        });
       }
       // Spec: Events 6 — no replay: a socket opened after the event does not get it.
       const late = await Client.open(stack.push[0].url, { token: s.bob });
@@ -130,8 +148,16 @@ describe('/push: channels and events', () => {
       // Spec: Events 8 — send events on the mailbox and the folder channels.
       const { publishSendEvent } = await import('../../../lib/events/index.js');
       await late.subscribe([s.bobBox]);
-      publishSendEvent(bus, 'send-failed', { mailboxUid: s.bobBox, folderUids: [s.bobInbox.uid], messageUid: 'm1', data: { refused: ['x@y.test'] } });
-      expect((await late.next(isMessage(s.bobBox, (d) => d.type === 'send-failed'))).data).toMatchObject({ type: 'send-failed', data: { messageUid: 'm1', mailboxUid: s.bobBox } });
+      publishSendEvent(bus, 'send-failed', {
+        mailboxUid: s.bobBox,
+        folderUids: [s.bobInbox.uid],
+        messageUid: 'm1',
+        data: { refused: ['x@y.test'] },
+      });
+      expect((await late.next(isMessage(s.bobBox, (d) => d.type === 'send-failed'))).data).toMatchObject({
+        type: 'send-failed',
+        data: { messageUid: 'm1', mailboxUid: s.bobBox },
+      });
       expect((await a.next(isMessage(s.bobInbox.uid, (d) => d.type === 'send-failed'))).data).toMatchObject({ type: 'send-failed' });
       [a, b, late].forEach((c) => c.close());
     } finally {
@@ -139,7 +165,7 @@ describe('/push: channels and events', () => {
     }
   });
 
-  it('an elevated administrator is not granted another user\'s mailbox or folder', async () => {
+  it("an elevated administrator is not granted another user's mailbox or folder", async () => {
     const c = await Client.open(stack.push[0].url, { token: s.admin });
     expect(await c.subscribe([s.aliceBox, s.aliceInbox.uid, 'no-such-uid'])).toEqual(['root']);
     const other = await Client.open(stack.push[0].url, { token: s.bob });
@@ -147,19 +173,31 @@ describe('/push: channels and events', () => {
     [c, other].forEach((x) => x.close());
   });
 
-  it('UNSUBSCRIBE drops a channel (never the user\'s own uid) and its events stop', async () => {
+  it("UNSUBSCRIBE drops a channel (never the user's own uid) and its events stop", async () => {
     const c = await Client.open(stack.push[0].url, { token: s.alice });
     await c.subscribe([s.aliceBox]);
     c.send({ id: 40, type: 'UNSUBSCRIBE', data: [s.aliceBox, 'alice'] });
     expect(await c.next((f) => f.id === 40)).toMatchObject({ type: 'UNSUBSCRIBED', data: [s.aliceBox] });
     const box = await stack.call('GET', `/api/mail/mailboxes/${s.aliceBox}`, s.alice);
-    expect((await stack.call('PUT', `/api/mail/mailboxes/${s.aliceBox}`, s.alice, { version: box.body.version, safeSenders: ['a@remote.example'] })).status).toBe(200);
+    expect(
+      (
+        await stack.call('PUT', `/api/mail/mailboxes/${s.aliceBox}`, s.alice, {
+          version: box.body.version,
+          safeSenders: ['a@remote.example'],
+        })
+      ).status,
+    ).toBe(200);
     await expect(c.next((f) => f.type === 'MESSAGE', 400)).rejects.toThrow('no matching frame');
     c.close();
   });
 
   it('losing a share closes the socket within one recheck period', async () => {
-    const share = await stack.call('POST', '/api/acls', s.alice, { resource: 'mailboxes', resourceUid: s.aliceBox, subject: 'user:bob', rights: ['read'] });
+    const share = await stack.call('POST', '/api/acls', s.alice, {
+      resource: 'mailboxes',
+      resourceUid: s.aliceBox,
+      subject: 'user:bob',
+      rights: ['read'],
+    });
     expect(share.status).toBe(201);
     const c = await Client.open(stack.push[1].url, { token: s.bob });
     expect(await c.subscribe([s.aliceBox, s.aliceInbox.uid])).toEqual(['bob', s.aliceBox, s.aliceInbox.uid]);

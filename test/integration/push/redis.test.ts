@@ -25,11 +25,15 @@ describe.skipIf(!available)('/push over Redis', () => {
   let worker: ChildProcess | undefined;
   beforeAll(async () => {
     stack = await startStack({
-      copies: 2, redisUrl: REDIS_URL,
+      copies: 2,
+      redisUrl: REDIS_URL,
       values: {
-        'mail:transport:ingest:secret': INGEST_SECRET, 'mail:jobs:scan:interval_seconds': 0.3,
+        'mail:transport:ingest:secret': INGEST_SECRET,
+        'mail:jobs:scan:interval_seconds': 0.3,
         // Unreachable scanners count as clean under NODE_ENV=test (as in mta.test.ts).
-        'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, 'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`, 'mail:scan:timeout_ms': 500,
+        'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`,
+        'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
+        'mail:scan:timeout_ms': 500,
       },
     });
     s = await seed(stack);
@@ -59,45 +63,64 @@ describe.skipIf(!available)('/push over Redis', () => {
     clients.forEach((c) => c.close());
   });
 
-  it('the worker daemon files a handed-off message and its folder event reaches both push copies over Redis', { timeout: 60_000 }, async () => {
-    const inbox = s.aliceInbox.uid;
-    const clients = [await Client.open(stack.push[0].url, { token: s.alice }), await Client.open(stack.push[1].url, { token: s.alice })];
-    for (const c of clients) expect(await c.subscribe([inbox])).toEqual(['alice', inbox]);
-    // A plain Redis subscriber on the inbox channel sees what crosses Redis.
-    const channel = `${stack.config.get('redis:prefix')}ch:${inbox}`;
-    const spy = new Redis(REDIS_URL);
-    const wire: Array<{ ev: { type: string; data: Record<string, unknown> } }> = [];
-    spy.on('message', (ch: string, text: string) => { if (ch === channel) wire.push(JSON.parse(text) as (typeof wire)[number]); });
-    await spy.subscribe(channel);
-    try {
-      const raw = `From: Sender <sender@remote.example>\r\nTo: alice@example.test\r\nSubject: Over Redis\r\nMessage-ID: <redis-${Date.now()}@remote.example>\r\nDate: ${new Date().toUTCString()}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nHello\r\n`;
-      const res = await fetch(`${stack.api.url}/internal/mta/deliver`, {
-        method: 'POST', body: raw,
-        headers: { authorization: `Bearer ${INGEST_SECRET}`, 'content-type': 'message/rfc822', 'x-envelope-from': 'sender@remote.example', 'x-envelope-to': 'alice@example.test' },
+  it(
+    'the worker daemon files a handed-off message and its folder event reaches both push copies over Redis',
+    { timeout: 60_000 },
+    async () => {
+      const inbox = s.aliceInbox.uid;
+      const clients = [await Client.open(stack.push[0].url, { token: s.alice }), await Client.open(stack.push[1].url, { token: s.alice })];
+      for (const c of clients) expect(await c.subscribe([inbox])).toEqual(['alice', inbox]);
+      // A plain Redis subscriber on the inbox channel sees what crosses Redis.
+      const channel = `${stack.config.get('redis:prefix')}ch:${inbox}`;
+      const spy = new Redis(REDIS_URL);
+      const wire: Array<{ ev: { type: string; data: Record<string, unknown> } }> = [];
+      spy.on('message', (ch: string, text: string) => {
+        if (ch === channel) wire.push(JSON.parse(text) as (typeof wire)[number]);
       });
-      expect(res.status, await res.clone().text()).toBe(202);
-      // The api daemon only queues the message: no folder event until the worker runs.
-      await new Promise((r) => setTimeout(r, 1500));
-      const folderFrames = (c: Client) => c.frames.filter((x) => x.type === 'MESSAGE' && x.channel === inbox && (x.data as { type: string }).type === 'folder');
-      for (const c of clients) expect(folderFrames(c)).toEqual([]);
-      expect(wire).toEqual([]);
+      await spy.subscribe(channel);
+      try {
+        const raw = `From: Sender <sender@remote.example>\r\nTo: alice@example.test\r\nSubject: Over Redis\r\nMessage-ID: <redis-${Date.now()}@remote.example>\r\nDate: ${new Date().toUTCString()}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nHello\r\n`;
+        const res = await fetch(`${stack.api.url}/internal/mta/deliver`, {
+          method: 'POST',
+          body: raw,
+          headers: {
+            authorization: `Bearer ${INGEST_SECRET}`,
+            'content-type': 'message/rfc822',
+            'x-envelope-from': 'sender@remote.example',
+            'x-envelope-to': 'alice@example.test',
+          },
+        });
+        expect(res.status, await res.clone().text()).toBe(202);
+        // The api daemon only queues the message: no folder event until the worker runs.
+        await new Promise((r) => setTimeout(r, 1500));
+        const folderFrames = (c: Client) =>
+          c.frames.filter((x) => x.type === 'MESSAGE' && x.channel === inbox && (x.data as { type: string }).type === 'folder');
+        for (const c of clients) expect(folderFrames(c)).toEqual([]);
+        expect(wire).toEqual([]);
 
-      worker = spawn(process.execPath, [WORKER, '--config', stack.configFile], { env: { ...process.env, NODE_ENV: 'test', NOTIFY_SOCKET: '' }, stdio: ['ignore', 'ignore', 'inherit'] });
-      const counts = { uid: inbox, mailboxUid: s.aliceBox, unreadCount: 1, totalCount: 1 };
-      for (const c of clients) {
-        const f = await c.next((x) => x.type === 'MESSAGE' && x.channel === inbox && (x.data as { type: string }).type === 'folder', 30_000);
-        expect(f.data).toMatchObject({ type: 'folder', action: 'update', data: counts });
+        worker = spawn(process.execPath, [WORKER, '--config', stack.configFile], {
+          env: { ...process.env, NODE_ENV: 'test', NOTIFY_SOCKET: '' },
+          stdio: ['ignore', 'ignore', 'inherit'],
+        });
+        const counts = { uid: inbox, mailboxUid: s.aliceBox, unreadCount: 1, totalCount: 1 };
+        for (const c of clients) {
+          const f = await c.next(
+            (x) => x.type === 'MESSAGE' && x.channel === inbox && (x.data as { type: string }).type === 'folder',
+            30_000,
+          );
+          expect(f.data).toMatchObject({ type: 'folder', action: 'update', data: counts });
+        }
+        expect(wire.map((m) => m.ev)).toContainEqual(expect.objectContaining({ type: 'folder', data: expect.objectContaining(counts) }));
+        // Redis carried it: no daemon fell back to the embedded hub.
+        expect(existsSync(join(stack.dir, 'run/events.sock'))).toBe(false);
+        const stored = await stack.call('GET', `/api/mail/folders/${inbox}`, s.alice);
+        expect(stored.body).toMatchObject({ unreadCount: 1, totalCount: 1 });
+      } finally {
+        spy.disconnect();
+        clients.forEach((c) => c.close());
       }
-      expect(wire.map((m) => m.ev)).toContainEqual(expect.objectContaining({ type: 'folder', data: expect.objectContaining(counts) }));
-      // Redis carried it: no daemon fell back to the embedded hub.
-      expect(existsSync(join(stack.dir, 'run/events.sock'))).toBe(false);
-      const stored = await stack.call('GET', `/api/mail/folders/${inbox}`, s.alice);
-      expect(stored.body).toMatchObject({ unreadCount: 1, totalCount: 1 });
-    } finally {
-      spy.disconnect();
-      clients.forEach((c) => c.close());
-    }
-  });
+    },
+  );
 
   it('the mail event stream goes between two buses over Redis, with at-least-once delivery to a consumer', async () => {
     const producer = await createEventBus(stack.config);

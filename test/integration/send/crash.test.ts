@@ -20,7 +20,10 @@ const backends = await sqlBackends();
 const STEPS = ['send.before-transport', 'send.after-transport', 'send.after-local', 'send.after-sent-items', 'send.after-report'];
 const RANDOM_SENDS = 200;
 
-const exited = (c: ChildProcess) => new Promise<NodeJS.Signals | number | null>((r) => (c.exitCode !== null || c.signalCode ? r(c.signalCode ?? c.exitCode) : c.once('exit', (code, sig) => r(sig ?? code))));
+const exited = (c: ChildProcess) =>
+  new Promise<NodeJS.Signals | number | null>((r) =>
+    c.exitCode !== null || c.signalCode ? r(c.signalCode ?? c.exitCode) : c.once('exit', (code, sig) => r(sig ?? code)),
+  );
 
 describe.each(backends.map((b) => [b.name, b] as const))('exactly-once send under crashes on %s', (_name, backend) => {
   let api: TestApi;
@@ -31,7 +34,13 @@ describe.each(backends.map((b) => [b.name, b] as const))('exactly-once send unde
   beforeAll(async () => {
     rec = recorder();
     dataDir = mkdtempSync(join(tmpdir(), 'svcmail-send-crash-'));
-    api = await startTestApi(backend, { data_dir: dataDir, 'mail:transport:sendmail:path': rec.bin, 'mail:transport:sendmail:log_path': rec.log, 'mail:jobs:wake_address': '', 'mail:send:rate_limit:max': 100_000 });
+    api = await startTestApi(backend, {
+      data_dir: dataDir,
+      'mail:transport:sendmail:path': rec.bin,
+      'mail:transport:sendmail:log_path': rec.log,
+      'mail:jobs:wake_address': '',
+      'mail:send:rate_limit:max': 100_000,
+    });
     users = await seedUsers(api);
   }, 60_000);
   afterAll(async () => {
@@ -43,14 +52,27 @@ describe.each(backends.map((b) => [b.name, b] as const))('exactly-once send unde
   async function startWorker(env: Record<string, string> = {}, concurrency = 4): Promise<ChildProcess> {
     const sets = {
       'mail:jobs:send:concurrency': concurrency,
-      'datastores:sql:url': api.config.get('datastores:sql:url'), data_dir: dataDir, 'auth:secret': 'test-secret-0123456789abcdef', 'mail:jobs:wake_address': '',
-      'mail:transport:sendmail:path': rec.bin, 'mail:transport:sendmail:log_path': rec.log, 'log:level': 'error',
-      'mail:jobs:send:interval_seconds': 0.2, 'mail:jobs:send:batch_size': 8, 'mail:jobs:send:lease_seconds': 2, 'mail:send:retry_backoff_seconds': 0,
-      'mail:jobs:scan:interval_seconds': 0.5, 'mail:jobs:scan:lease_seconds': 2,
-      'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, 'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
+      'datastores:sql:url': api.config.get('datastores:sql:url'),
+      data_dir: dataDir,
+      'auth:secret': 'test-secret-0123456789abcdef',
+      'mail:jobs:wake_address': '',
+      'mail:transport:sendmail:path': rec.bin,
+      'mail:transport:sendmail:log_path': rec.log,
+      'log:level': 'error',
+      'mail:jobs:send:interval_seconds': 0.2,
+      'mail:jobs:send:batch_size': 8,
+      'mail:jobs:send:lease_seconds': 2,
+      'mail:send:retry_backoff_seconds': 0,
+      'mail:jobs:scan:interval_seconds': 0.5,
+      'mail:jobs:scan:lease_seconds': 2,
+      'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`,
+      'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
     };
     const args = Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]);
-    const w = spawn(process.execPath, [WORKER, ...args], { env: { ...process.env, NODE_ENV: 'test', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const w = spawn(process.execPath, [WORKER, ...args], {
+      env: { ...process.env, NODE_ENV: 'test', ...env },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     workers.push(w);
     return w;
   }
@@ -66,11 +88,19 @@ describe.each(backends.map((b) => [b.name, b] as const))('exactly-once send unde
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  async function queue(n: number, tag: string, opts: { local?: boolean; refuse?: boolean } = {}): Promise<Array<{ uid: string; messageId: string }>> {
+  async function queue(
+    n: number,
+    tag: string,
+    opts: { local?: boolean; refuse?: boolean } = {},
+  ): Promise<Array<{ uid: string; messageId: string }>> {
     const out = [];
     for (let i = 0; i < n; i++) {
       const messageId = `<${tag}-${i}-${backend.name}@example.test>`;
-      const to = [`r${i}@example.net`, ...(opts.local && i % 2 === 0 ? ['bob@example.test'] : []), ...(opts.refuse && i % 3 === 0 ? [`refuse-${i}@example.net`] : [])];
+      const to = [
+        `r${i}@example.net`,
+        ...(opts.local && i % 2 === 0 ? ['bob@example.test'] : []),
+        ...(opts.refuse && i % 3 === 0 ? [`refuse-${i}@example.net`] : []),
+      ];
       const d = await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to, subject: tag, messageId });
       const r = await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: { background: true } });
       expect(r.status).toBe(202);
@@ -137,14 +167,18 @@ describe.each(backends.map((b) => [b.name, b] as const))('exactly-once send unde
       if (!before) break;
       const w = await startWorker();
       // Kill at a random moment once this worker is sending (startup time is not the interesting part).
-      for (let t = 0; t < 200 && (await unfinished(uids)) === before && w.exitCode === null; t++) await new Promise((r) => setTimeout(r, 50));
+      for (let t = 0; t < 200 && (await unfinished(uids)) === before && w.exitCode === null; t++)
+        await new Promise((r) => setTimeout(r, 50));
       await new Promise((r) => setTimeout(r, Math.random() * 600));
       w.kill('SIGKILL');
       await exited(w);
       kills++;
     }
     const w = await startWorker();
-    await waitDone(sent.map((s) => s.uid), 60_000);
+    await waitDone(
+      sent.map((s) => s.uid),
+      60_000,
+    );
     w.kill('SIGTERM');
     await exited(w);
     const r = await check(sent);
@@ -153,6 +187,14 @@ describe.each(backends.map((b) => [b.name, b] as const))('exactly-once send unde
     // nothing reached the transport twice, and nothing truncated (every hand-over carries its Message-ID)
     expect([...handedOver().entries()].filter(([id, n]) => n > 1 || !id)).toEqual([]);
     // eslint-disable-next-line no-console -- the figures of the run, for the report
-    console.log(JSON.stringify({ backend: backend.name, kills, sent: r.sent, review: r.review, duplicates: [...handedOver().values()].filter((n) => n > 1).length }));
+    console.log(
+      JSON.stringify({
+        backend: backend.name,
+        kills,
+        sent: r.sent,
+        review: r.review,
+        duplicates: [...handedOver().values()].filter((n) => n > 1).length,
+      }),
+    );
   }, 150_000);
 });

@@ -31,14 +31,24 @@ describe.each(backends.map((b) => [b.name, b] as const))('encryption policy on s
     dns.txt.set('_svc.peer.test', 'v=SVCv1; id=peer0001; host=mail.peer.test;');
     dns.silent.add('_svc.mute.test');
     clearFederationCache();
-    api = await startTestApi(backend, await keyTestValues({
-      'mail:transport:sendmail:path': rec.bin, 'mail:transport:sendmail:log_path': rec.log, 'mail:send:rate_limit:max': 1000,
-      // The resolver would wait 5 minutes (twice) for the silent domain: far past this file's test
-      // timeout, so a send that finishes at all went by mail:keys:federation:send_timeout_ms.
-      'mail:dns:nameservers': [dns.server], 'mail:dns:timeout_ms': 300_000, 'mail:keys:federation:send_timeout_ms': 300,
-    }));
+    api = await startTestApi(
+      backend,
+      await keyTestValues({
+        'mail:transport:sendmail:path': rec.bin,
+        'mail:transport:sendmail:log_path': rec.log,
+        'mail:send:rate_limit:max': 1000,
+        // The resolver would wait 5 minutes (twice) for the silent domain: far past this file's test
+        // timeout, so a send that finishes at all went by mail:keys:federation:send_timeout_ms.
+        'mail:dns:nameservers': [dns.server],
+        'mail:dns:timeout_ms': 300_000,
+        'mail:keys:federation:send_timeout_ms': 300,
+      }),
+    );
     users = await seedUsers(api);
-    expect((await api.call('POST', '/api/mail/mailboxes', { token: users.admin, body: { address: 'carol@example.test', owners: ['carol'] } })).status).toBe(201);
+    expect(
+      (await api.call('POST', '/api/mail/mailboxes', { token: users.admin, body: { address: 'carol@example.test', owners: ['carol'] } }))
+        .status,
+    ).toBe(201);
     // bob has keys (an encryption certificate issued by the local CA); carol has none.
     const v = await createVault(users.bobBox.uid, 'bob@example.test', 'pw', { argon2: TEST_ARGON2 });
     const r = await api.call('POST', `/api/mail/mailboxes/${users.bobBox.uid}/keyvault/enroll`, { token: users.bob, body: v.body });
@@ -60,8 +70,19 @@ describe.each(backends.map((b) => [b.name, b] as const))('encryption policy on s
   /** A client-made S/MIME draft through the compose route (the server stores the ciphertext as it came). */
   async function encrypted(to: string[]): Promise<{ uid: string }> {
     const entity = await encryptEntity('Content-Type: text/plain; charset=utf-8\r\n\r\nsecret\r\n', [bobCert]);
-    const raw = [`From: alice@example.test`, `To: ${to.join(', ')}`, `Subject: sealed ${++n}`, `Date: ${new Date().toUTCString()}`, `Message-ID: <sealed-${n}-${Date.now()}@example.test>`, entity].join('\r\n');
-    const r = await api.call('POST', `/api/mail/compose/encrypted?mailboxUid=${users.aliceBox.uid}`, { token: users.alice, body: raw, headers: { 'content-type': 'application/pkcs7-mime' } });
+    const raw = [
+      `From: alice@example.test`,
+      `To: ${to.join(', ')}`,
+      `Subject: sealed ${++n}`,
+      `Date: ${new Date().toUTCString()}`,
+      `Message-ID: <sealed-${n}-${Date.now()}@example.test>`,
+      entity,
+    ].join('\r\n');
+    const r = await api.call('POST', `/api/mail/compose/encrypted?mailboxUid=${users.aliceBox.uid}`, {
+      token: users.alice,
+      body: raw,
+      headers: { 'content-type': 'application/pkcs7-mime' },
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     expect(r.body.smime).toBe('encrypted');
     return r.body;
@@ -88,14 +109,20 @@ describe.each(backends.map((b) => [b.name, b] as const))('encryption policy on s
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect([...r.body.accepted].sort()).toEqual([...accepted].sort());
     expect((await job(d.uid))!.state).toBe('sent');
-    expect((await api.deps.store.repo<Message>(MessageModel).get(d.uid))!.folderUid).toBe((await folderByRole(api.deps, users.aliceBox.uid, 'sent')).uid);
+    expect((await api.deps.store.repo<Message>(MessageModel).get(d.uid))!.folderUid).toBe(
+      (await folderByRole(api.deps, users.aliceBox.uid, 'sent')).uid,
+    );
   }
 
   it('automatic (same org): plaintext to a recipient with an issued key is refused; to one without a key it goes', async () => {
     await policy({ encryptSameOrg: 'automatic', encryptFederated: 'optional', encryptExternal: 'optional' });
     await expectRefused(await plain(['bob@example.test']), 'bob@example.test', /requires encryption/);
     // one keyed recipient among others refuses the whole send
-    await expectRefused(await plain(['carol@example.test', 'bob@example.test', 'x@nowhere.test']), 'bob@example.test', /requires encryption/);
+    await expectRefused(
+      await plain(['carol@example.test', 'bob@example.test', 'x@nowhere.test']),
+      'bob@example.test',
+      /requires encryption/,
+    );
     await expectSent(await plain(['carol@example.test']), ['carol@example.test']);
     await expectSent(await encrypted(['bob@example.test']), ['bob@example.test']);
     // another user cannot even see alice's draft (and an admin's trusted role does not help)
@@ -121,7 +148,12 @@ describe.each(backends.map((b) => [b.name, b] as const))('encryption policy on s
     await expectRefused(await encrypted(['dana@peer.test']), 'dana@peer.test', /prohibits/);
     const before = rec.runs().length;
     await expectSent(await encrypted(['erin@nowhere.test']), ['erin@nowhere.test']);
-    expect(rec.runs().slice(before).map((r) => r.args.at(-1))).toEqual(['erin@nowhere.test']);
+    expect(
+      rec
+        .runs()
+        .slice(before)
+        .map((r) => r.args.at(-1)),
+    ).toEqual(['erin@nowhere.test']);
     await policy({ encryptSameOrg: 'optional', encryptFederated: 'optional', encryptExternal: 'prohibited' });
     await expectSent(await encrypted(['dana@peer.test']), ['dana@peer.test']);
     await expectRefused(await encrypted(['erin@nowhere.test']), 'erin@nowhere.test', /prohibits/);

@@ -39,8 +39,12 @@ describe.each(backends.map((b) => [b.name, b] as const))('exactly once at the tr
     beforeAll(async () => {
       await new Promise<void>((r) => cloud.server.listen(0, '127.0.0.1', r));
       api = await startTestApi(backend, {
-        'mail:transport:provider': 'api', 'mail:transport:api:url': `http://127.0.0.1:${(cloud.server.address() as AddressInfo).port}/send`, 'mail:transport:api:token': 'tok',
-        'mail:send:retry_backoff_seconds': 0, 'mail:send:max_attempts': 5, 'mail:jobs:wake_address': '',
+        'mail:transport:provider': 'api',
+        'mail:transport:api:url': `http://127.0.0.1:${(cloud.server.address() as AddressInfo).port}/send`,
+        'mail:transport:api:token': 'tok',
+        'mail:send:retry_backoff_seconds': 0,
+        'mail:send:max_attempts': 5,
+        'mail:jobs:wake_address': '',
       });
       users = await seedUsers(api);
     }, 60_000);
@@ -52,10 +56,19 @@ describe.each(backends.map((b) => [b.name, b] as const))('exactly once at the tr
     const job = async (uid: string) => (await api.deps.store.repo<OutboundJob>(OutboundJobModel).get(jobUidOf(uid)))!;
 
     it('retries of a hand-off carry one stable Idempotency-Key (the provider can take it once)', async () => {
-      const d = await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: ['x@example.net', 'y@example.net'], subject: 'keyed' });
-      expect((await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: { background: true } })).status).toBe(202);
+      const d = await draft(api, users.aliceBox.uid, {
+        from: 'alice@example.test',
+        to: ['x@example.net', 'y@example.net'],
+        subject: 'keyed',
+      });
+      expect((await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: { background: true } })).status).toBe(
+        202,
+      );
       const before = cloud.calls.length;
-      cloud.script.push(() => [503, { error: 'busy' }], () => [503, { error: 'busy' }]);
+      cloud.script.push(
+        () => [503, { error: 'busy' }],
+        () => [503, { error: 'busy' }],
+      );
       await drainSends(worker(), 'w-api');
       const calls = cloud.calls.slice(before);
       expect(calls).toHaveLength(3);
@@ -66,8 +79,14 @@ describe.each(backends.map((b) => [b.name, b] as const))('exactly once at the tr
     });
 
     it('a retry for the recipients still pending is another request with its own (again stable) key', async () => {
-      const d = await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: ['p@example.net', 'q@example.net'], subject: 'partly' });
-      expect((await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: { background: true } })).status).toBe(202);
+      const d = await draft(api, users.aliceBox.uid, {
+        from: 'alice@example.test',
+        to: ['p@example.net', 'q@example.net'],
+        subject: 'partly',
+      });
+      expect((await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: { background: true } })).status).toBe(
+        202,
+      );
       const before = cloud.calls.length;
       cloud.script.push(
         (to) => [200, { accepted: [to[0]], refused: [{ rcpt: to[1], reason: 'greylisted', permanent: false }] }],
@@ -89,8 +108,13 @@ describe.each(backends.map((b) => [b.name, b] as const))('exactly once at the tr
     beforeAll(async () => {
       rec = recorder();
       api = await startTestApi(backend, {
-        'mail:transport:sendmail:path': rec.bin, 'mail:transport:sendmail:log_path': rec.log, 'mail:transport:sendmail:timeout_ms': 800,
-        'mail:send:retry_backoff_seconds': 0, 'mail:send:max_attempts': 2, 'mail:jobs:wake_address': '', 'mail:send:rate_limit:max': 1000,
+        'mail:transport:sendmail:path': rec.bin,
+        'mail:transport:sendmail:log_path': rec.log,
+        'mail:transport:sendmail:timeout_ms': 800,
+        'mail:send:retry_backoff_seconds': 0,
+        'mail:send:max_attempts': 2,
+        'mail:jobs:wake_address': '',
+        'mail:send:rate_limit:max': 1000,
       });
       users = await seedUsers(api);
     }, 60_000);
@@ -101,7 +125,9 @@ describe.each(backends.map((b) => [b.name, b] as const))('exactly once at the tr
     const finished = (messageId: string) => rec.runs().filter((r) => r.eml.includes(messageId)).length;
     const queue = async (to: string, subject: string, messageId: string) => {
       const d = await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: [to], subject, messageId });
-      expect((await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: { background: true } })).status).toBe(202);
+      expect((await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: { background: true } })).status).toBe(
+        202,
+      );
       return d;
     };
 

@@ -23,18 +23,40 @@ export function recorder(): Recorder {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-send-rec-'));
   writeFileSync(join(binDir, 'recorder-dir'), dir);
   return {
-    bin, dir, log: join(dir, 'maillog'),
-    runs: () => readdirSync(dir).filter((f) => f.endsWith('.args')).sort().map((f) => ({ args: readFileSync(join(dir, f), 'utf8').trim().split('\n'), eml: readFileSync(join(dir, f.replace('.args', '.eml')), 'utf8') })),
+    bin,
+    dir,
+    log: join(dir, 'maillog'),
+    runs: () =>
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.args'))
+        .sort()
+        .map((f) => ({
+          args: readFileSync(join(dir, f), 'utf8').trim().split('\n'),
+          eml: readFileSync(join(dir, f.replace('.args', '.eml')), 'utf8'),
+        })),
   };
 }
 
 let n = 0;
 /** A draft in the mailbox's Drafts folder, as compose files it (draft flag, raw in the blob store). */
-export async function draft(api: Pick<TestApi, 'deps'>, mailboxUid: string, opts: { from: string; to: string[]; subject?: string; body?: string; extra?: string[]; messageId?: string }) {
+export async function draft(
+  api: Pick<TestApi, 'deps'>,
+  mailboxUid: string,
+  opts: { from: string; to: string[]; subject?: string; body?: string; extra?: string[]; messageId?: string },
+) {
   n += 1;
   const raw = [
-    `From: ${opts.from}`, `To: ${opts.to.join(', ')}`, `Subject: ${opts.subject ?? `draft ${n}`}`, `Date: ${new Date().toUTCString()}`,
-    `Message-ID: ${opts.messageId ?? `<draft-${n}-${Date.now()}@example.test>`}`, 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', ...(opts.extra ?? []), '', opts.body ?? `Body of draft ${n}.`, '',
+    `From: ${opts.from}`,
+    `To: ${opts.to.join(', ')}`,
+    `Subject: ${opts.subject ?? `draft ${n}`}`,
+    `Date: ${new Date().toUTCString()}`,
+    `Message-ID: ${opts.messageId ?? `<draft-${n}-${Date.now()}@example.test>`}`,
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    ...(opts.extra ?? []),
+    '',
+    opts.body ?? `Body of draft ${n}.`,
+    '',
   ].join('\r\n');
   return deliverRaw(api as TestApi, mailboxUid, raw, { folderRole: 'drafts', flags: { draft: true, seen: true } });
 }

@@ -35,8 +35,11 @@ describe.runIf(ready)('send through real Postfix with real scanners, DKIM checke
     dkimDir = mkdtempSync(join(tmpdir(), 'svcmail-send-dkim-'));
     writeFileSync(join(dkimDir, 'example.test.mail.key'), key.privateKeyPem, { mode: 0o600 });
     api = await startTestApi(backend, {
-      'mail:transport:sendmail:path': pf.sendmail, 'mail:transport:sendmail:log_path': join(pf.dir, 'maillog'), 'mail:dkim:dir': dkimDir,
-      'mail:scan:rspamd:url': sc.rspamdUrl, 'mail:scan:clamd:address': sc.clamdAddress,
+      'mail:transport:sendmail:path': pf.sendmail,
+      'mail:transport:sendmail:log_path': join(pf.dir, 'maillog'),
+      'mail:dkim:dir': dkimDir,
+      'mail:scan:rspamd:url': sc.rspamdUrl,
+      'mail:scan:clamd:address': sc.clamdAddress,
     });
     users = await seedUsers(api);
   }, 180_000);
@@ -54,7 +57,12 @@ describe.runIf(ready)('send through real Postfix with real scanners, DKIM checke
   const drafts = async () => (await folderByRole(api.deps, users.aliceBox.uid, 'drafts')).uid;
 
   it('a synchronous send leaves through Postfix once, DKIM-signed for the From domain (mailauth: pass)', async () => {
-    const d = await draft(api, users.aliceBox.uid, { from: 'Alice <alice@example.test>', to: ['carol@example.net'], subject: 'through postfix', messageId: '<via-postfix@example.test>' });
+    const d = await draft(api, users.aliceBox.uid, {
+      from: 'Alice <alice@example.test>',
+      to: ['carol@example.net'],
+      subject: 'through postfix',
+      messageId: '<via-postfix@example.test>',
+    });
     const r = await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: {} });
     expect(r.status).toBe(200);
     expect(r.body.accepted).toEqual(['carol@example.net']);
@@ -63,7 +71,9 @@ describe.runIf(ready)('send through real Postfix with real scanners, DKIM checke
     const v = await dkimVerify(relayed, { resolver });
     expect(v.results[0].status.result).toBe('pass');
     expect(v.results[0].signingDomain).toBe('example.test');
-    expect((await api.deps.store.repo<Message>(MessageModel).get(d.uid))!.folderUid).toBe((await folderByRole(api.deps, users.aliceBox.uid, 'sent')).uid);
+    expect((await api.deps.store.repo<Message>(MessageModel).get(d.uid))!.folderUid).toBe(
+      (await folderByRole(api.deps, users.aliceBox.uid, 'sent')).uid,
+    );
   });
 
   it.each([
@@ -83,26 +93,51 @@ describe.runIf(ready)('send through real Postfix with real scanners, DKIM checke
 
   it('a background send that fails the scan is failed in the Outbox with send-failed', async () => {
     const d = await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: ['victim@example.net'], body: `spam ${GTUBE}` });
-    expect((await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: { background: true } })).status).toBe(202);
+    expect((await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: { background: true } })).status).toBe(
+      202,
+    );
     const events: string[] = [];
-    api.deps.events.subscribe(users.aliceBox.uid, (_c, ev) => { events.push(ev.type); });
+    api.deps.events.subscribe(users.aliceBox.uid, (_c, ev) => {
+      events.push(ev.type);
+    });
     await drainSends({ ...sendDepsOf(api.deps) }, 'w');
     const j = await api.deps.store.repo<{ state: string; lastError: string }>(OutboundJobModel).get(jobUidOf(d.uid));
     expect(j!.state).toBe('failed');
     expect(j!.lastError).toMatch(/spam/);
     expect(events).toContain('send-failed');
-    expect((await api.deps.store.repo<Message>(MessageModel).get(d.uid))!.folderUid).toBe((await folderByRole(api.deps, users.aliceBox.uid, 'outbox')).uid);
+    expect((await api.deps.store.repo<Message>(MessageModel).get(d.uid))!.folderUid).toBe(
+      (await folderByRole(api.deps, users.aliceBox.uid, 'outbox')).uid,
+    );
   });
 
   it('mail the inbound path originates (an NDR hand-off) is relayed DKIM-signed; a filed DSN verifies too', async () => {
     const before = pf.received().length;
     const deps = sendDepsOf(api.deps);
-    await recordingOutbound(api.deps, mailPort(api.deps)).send({ id: 'ndr-peer-1', kind: 'ndr', envelopeFrom: '', envelopeTo: ['someone@example.net'], raw: systemMessage({ from: 'MAILER-DAEMON@example.test', to: 'someone@example.net', subject: 'Undeliverable: hi', body: 'no such user' }) });
+    await recordingOutbound(api.deps, mailPort(api.deps)).send({
+      id: 'ndr-peer-1',
+      kind: 'ndr',
+      envelopeFrom: '',
+      envelopeTo: ['someone@example.net'],
+      raw: systemMessage({
+        from: 'MAILER-DAEMON@example.test',
+        to: 'someone@example.net',
+        subject: 'Undeliverable: hi',
+        body: 'no such user',
+      }),
+    });
     await drainSends(deps, 'w');
     const all = await pf.waitFor(before + 1);
     const ndr = all.find((m) => m.toString().includes('Undeliverable: hi'))!;
     expect((await dkimVerify(ndr, { resolver })).results[0].status.result).toBe('pass');
-    const dsnUid = await fileReport(api.deps, { mailboxUid: users.aliceBox.uid, to: 'alice@example.test', subject: 'x', messageId: '<x@example.test>', originalHeaders: 'Subject: x\r\n', refused: [{ rcpt: 'r@example.net', reason: 'refused', permanent: true }], key: 'peer-dsn' });
+    const dsnUid = await fileReport(api.deps, {
+      mailboxUid: users.aliceBox.uid,
+      to: 'alice@example.test',
+      subject: 'x',
+      messageId: '<x@example.test>',
+      originalHeaders: 'Subject: x\r\n',
+      refused: [{ rcpt: 'r@example.net', reason: 'refused', permanent: true }],
+      key: 'peer-dsn',
+    });
     const dsn = await api.deps.store.repo<Message>(MessageModel).get(dsnUid);
     expect((await dkimVerify(await loadRaw(api.deps, dsn!.blobId), { resolver })).results[0].status.result).toBe('pass');
   });

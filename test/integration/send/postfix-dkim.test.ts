@@ -34,8 +34,20 @@ describe.runIf(available)('outbound through a real Postfix, DKIM-signed', () => 
   };
 
   it('relays a signed message that an independent verifier passes, byte-identical but for the MTA headers', async () => {
-    const msg = Buffer.from(['From: MAILER-DAEMON@example.test', 'To: someone@example.net', 'Subject: Undeliverable: hello', `Date: ${new Date().toUTCString()}`,
-      'Message-ID: <dsn-1@example.test>', 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', 'Your message could not be delivered.', ''].join('\r\n'));
+    const msg = Buffer.from(
+      [
+        'From: MAILER-DAEMON@example.test',
+        'To: someone@example.net',
+        'Subject: Undeliverable: hello',
+        `Date: ${new Date().toUTCString()}`,
+        'Message-ID: <dsn-1@example.test>',
+        'MIME-Version: 1.0',
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        'Your message could not be delivered.',
+        '',
+      ].join('\r\n'),
+    );
     const { raw, signed } = await dkimSign(config, msg, 'example.test');
     expect(signed).toBe(true);
     const transport = sendmailTransport({ path: pf.sendmail, timeoutMs: 10_000 });

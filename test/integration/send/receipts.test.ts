@@ -30,10 +30,17 @@ function startDns(records: Record<string, string>): Promise<number> {
     const q = dnsPacket.decode(msg);
     const question = q.questions?.[0];
     const value = question && question.type === 'TXT' ? records[question.name.toLowerCase()] : undefined;
-    dns.send(dnsPacket.encode({
-      type: 'response', id: q.id, flags: dnsPacket.AUTHORITATIVE_ANSWER | (value ? 0 : 3), questions: q.questions,
-      answers: value ? [{ type: 'TXT', name: question!.name, ttl: 60, class: 'IN', data: [value] }] : [],
-    }), rinfo.port, rinfo.address);
+    dns.send(
+      dnsPacket.encode({
+        type: 'response',
+        id: q.id,
+        flags: dnsPacket.AUTHORITATIVE_ANSWER | (value ? 0 : 3),
+        questions: q.questions,
+        answers: value ? [{ type: 'TXT', name: question!.name, ttl: 60, class: 'IN', data: [value] }] : [],
+      }),
+      rinfo.port,
+      rinfo.address,
+    );
   });
   return new Promise((r) => dns.bind(0, '127.0.0.1', () => r((dns.address() as AddressInfo).port)));
 }
@@ -49,7 +56,10 @@ describe.each(backends)('read receipts ($name)', (backend) => {
     if (type === 'TXT' && name === 'mail._domainkey.example.test') return [[txt]];
     throw Object.assign(new Error('no such record'), { code: 'ENOTFOUND' });
   };
-  const receiptHandoffs = () => store().repo<{ uid: string; envelopeTo: string[]; rawRef: string }>(OutboundHandoffModel).list({ filter: { kind: 'receipt' } });
+  const receiptHandoffs = () =>
+    store()
+      .repo<{ uid: string; envelopeTo: string[]; rawRef: string }>(OutboundHandoffModel)
+      .list({ filter: { kind: 'receipt' } });
   const settings = async (token: string, mailboxUid: string, receiptSettings: Record<string, string>) => {
     const box = await f.api.call('GET', `/api/mail/mailboxes/${mailboxUid}`, { token });
     const r = await f.api.call('PUT', `/api/mail/mailboxes/${mailboxUid}`, { token, body: { version: box.body.version, receiptSettings } });
@@ -62,10 +72,16 @@ describe.each(backends)('read receipts ($name)', (backend) => {
   };
   /** An inbound message for alice (verified or not), filed by the scan job; answers her copy. */
   const inbound = async (from: string, subject: string, headers: Record<string, string>) => {
-    const r = await f.deliver({ from, to: ['alice@example.test'], raw: message({ from, subject, headers: { 'Disposition-Notification-To': from, ...headers } }) });
+    const r = await f.deliver({
+      from,
+      to: ['alice@example.test'],
+      raw: message({ from, subject, headers: { 'Disposition-Notification-To': from, ...headers } }),
+    });
     expect(r.status).toBe(202);
     await drainQueue(worker, 'mdn-worker');
-    const [e] = await store().repo<IngestEntry>(IngestEntryModel).list({ filter: { transactionId: r.body.transactionId } });
+    const [e] = await store()
+      .repo<IngestEntry>(IngestEntryModel)
+      .list({ filter: { transactionId: r.body.transactionId } });
     return (await store().repo<Message>(MessageModel).get(e.messageUid!))!;
   };
 
@@ -77,8 +93,14 @@ describe.each(backends)('read receipts ($name)', (backend) => {
     writeFileSync(join(dkimDir, 'example.test.mail.key'), key.privateKeyPem, { mode: 0o600 });
     const port = await startDns({ '_svc.fed.example': 'v=SVCv1; id=fed1; host=mail.fed.example' });
     f = await ingestFixture(backend, {
-      'mail:security:trusted_authserv_id': 'mx.example.test', 'mail:dkim:dir': dkimDir, 'mail:dns:nameservers': [`127.0.0.1:${port}`], 'mail:dns:timeout_ms': 1000,
-      'mail:transport:sendmail:path': rec.bin, 'mail:transport:sendmail:log_path': rec.log, 'mail:send:retry_backoff_seconds': 0, 'mail:send:rate_limit:max': 1000,
+      'mail:security:trusted_authserv_id': 'mx.example.test',
+      'mail:dkim:dir': dkimDir,
+      'mail:dns:nameservers': [`127.0.0.1:${port}`],
+      'mail:dns:timeout_ms': 1000,
+      'mail:transport:sendmail:path': rec.bin,
+      'mail:transport:sendmail:log_path': rec.log,
+      'mail:send:retry_backoff_seconds': 0,
+      'mail:send:rate_limit:max': 1000,
     });
     worker = { ...sendDepsOf(f.api.deps), control: sendControlHooks() };
   }, 60_000);
@@ -90,7 +112,13 @@ describe.each(backends)('read receipts ($name)', (backend) => {
 
   it('internal, settings always: reading sends one DKIM-signed RFC 8098 receipt, consumed at the sender and recorded on the Sent Items copy', async () => {
     await settings(f.users.alice, f.users.aliceBox.uid, { internal: 'always', federated: 'never', external: 'never' });
-    const d = await draft(f.api, f.users.bobBox.uid, { from: 'Bob <bob@example.test>', to: ['alice@example.test'], subject: 'please confirm', extra: ['Disposition-Notification-To: bob@example.test'], messageId: `<confirm-${backend.name}@example.test>` });
+    const d = await draft(f.api, f.users.bobBox.uid, {
+      from: 'Bob <bob@example.test>',
+      to: ['alice@example.test'],
+      subject: 'please confirm',
+      extra: ['Disposition-Notification-To: bob@example.test'],
+      messageId: `<confirm-${backend.name}@example.test>`,
+    });
     expect((await f.api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: f.users.bob, body: {} })).status).toBe(200);
     await drainQueue(worker, 'mdn-worker');
     const copy = (await messagesIn(f.api.deps, f.users.aliceBox.uid, 'inbox')).find((m) => m.subject === 'please confirm')!;
@@ -119,7 +147,13 @@ describe.each(backends)('read receipts ($name)', (backend) => {
     expect((await messagesIn(f.api.deps, f.users.bobBox.uid, 'inbox')).filter((m) => m.subject.startsWith('Read:'))).toHaveLength(0);
     const sent = (await store().repo<Message>(MessageModel).get(d.uid))!;
     expect(sent.folderUid).toBe((await folderByRole(f.api.deps, f.users.bobBox.uid, 'sent')).uid);
-    expect(sent.receipts).toEqual([{ from: 'alice@example.test', disposition: 'automatic-action/MDN-sent-automatically; displayed', at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
+    expect(sent.receipts).toEqual([
+      {
+        from: 'alice@example.test',
+        disposition: 'automatic-action/MDN-sent-automatically; displayed',
+        at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
+    ]);
     // read again (unread, then read): at most one receipt per message
     await markSeen(f.users.alice, copy.uid, false);
     await markSeen(f.users.alice, copy.uid);
@@ -140,20 +174,38 @@ describe.each(backends)('read receipts ($name)', (backend) => {
     const runs = rec.runs().slice(before);
     expect(runs.map((r) => r.args.slice(4))).toEqual([['dana@fed.example']]);
     expect(runs[0].eml).toMatch(/report-type=disposition-notification/i);
-    const states = await store().repo<ReadReceipt>(ReadReceiptModel).list({ filter: { messageUid: { $in: [fed.uid, ext.uid] } } });
-    expect(Object.fromEntries(states.map((s) => [s.to, s.state]))).toEqual({ 'dana@fed.example': 'sent', 'erin@plain.example': 'declined' });
+    const states = await store()
+      .repo<ReadReceipt>(ReadReceiptModel)
+      .list({ filter: { messageUid: { $in: [fed.uid, ext.uid] } } });
+    expect(Object.fromEntries(states.map((s) => [s.to, s.state]))).toEqual({
+      'dana@fed.example': 'sent',
+      'erin@plain.example': 'declined',
+    });
     // now external: always — a new external message is answered
     await settings(f.users.alice, f.users.aliceBox.uid, { internal: 'never', federated: 'never', external: 'always' });
     const ext2 = await inbound('erin@plain.example', 'from outside again', verified('plain.example'));
     await markSeen(f.users.alice, ext2.uid);
     await drainSends(worker, 'mdn-worker');
-    expect(rec.runs().slice(before).map((r) => r.args.slice(4))).toEqual([['dana@fed.example'], ['erin@plain.example']]);
+    expect(
+      rec
+        .runs()
+        .slice(before)
+        .map((r) => r.args.slice(4)),
+    ).toEqual([['dana@fed.example'], ['erin@plain.example']]);
   });
 
   it('no receipt for an unverified sender, or one asking for it outside its From domain', async () => {
     await settings(f.users.alice, f.users.aliceBox.uid, { internal: 'always', federated: 'always', external: 'always' });
     const unverified = await inbound('mallory@plain.example', 'unverified', {});
-    const elsewhere = await f.deliver({ from: 'erin@plain.example', to: ['alice@example.test'], raw: message({ from: 'erin@plain.example', subject: 'elsewhere', headers: { 'Disposition-Notification-To': 'tracker@spy.example', ...verified('plain.example') } }) });
+    const elsewhere = await f.deliver({
+      from: 'erin@plain.example',
+      to: ['alice@example.test'],
+      raw: message({
+        from: 'erin@plain.example',
+        subject: 'elsewhere',
+        headers: { 'Disposition-Notification-To': 'tracker@spy.example', ...verified('plain.example') },
+      }),
+    });
     await drainQueue(worker, 'mdn-worker');
     const other = (await messagesIn(f.api.deps, f.users.aliceBox.uid, 'inbox')).find((m) => m.subject === 'elsewhere')!;
     expect(elsewhere.status).toBe(202);
@@ -179,7 +231,9 @@ describe.each(backends)('read receipts ($name)', (backend) => {
     const before = rec.runs().length;
     expect((await f.api.call('POST', `/api/mail/messages/${m.uid}/receipt`, { token: f.users.bob, body: {} })).status).toBe(404);
     expect((await f.api.call('POST', `/api/mail/messages/${m.uid}/receipt`, { token: f.users.admin, body: {} })).status).toBe(404);
-    expect((await f.api.call('POST', `/api/mail/messages/${m.uid}/receipt`, { token: f.users.alice, body: { send: 'yes' } })).status).toBe(400);
+    expect((await f.api.call('POST', `/api/mail/messages/${m.uid}/receipt`, { token: f.users.alice, body: { send: 'yes' } })).status).toBe(
+      400,
+    );
     const ok = await f.api.call('POST', `/api/mail/messages/${m.uid}/receipt`, { token: f.users.alice, body: { send: true } });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body).toMatchObject({ state: 'approved', to: 'erin@plain.example' });
@@ -187,33 +241,65 @@ describe.each(backends)('read receipts ($name)', (backend) => {
     const runs = rec.runs().slice(before);
     expect(runs).toHaveLength(1);
     expect(runs[0].eml).toContain('Disposition: manual-action/MDN-sent-manually; displayed');
-    expect((await receipts.findOne({ messageUid: m.uid }))).toMatchObject({ state: 'sent', mode: 'manual' });
+    expect(await receipts.findOne({ messageUid: m.uid })).toMatchObject({ state: 'sent', mode: 'manual' });
     expect((await f.api.call('POST', `/api/mail/messages/${m.uid}/receipt`, { token: f.users.alice, body: {} })).status).toBe(409);
     // declining another
     const n = await inbound('erin@plain.example', 'ask me not', verified('plain.example'));
     await markSeen(f.users.alice, n.uid);
-    expect((await f.api.call('POST', `/api/mail/messages/${n.uid}/receipt`, { token: f.users.alice, body: { send: false } })).body.state).toBe('declined');
+    expect(
+      (await f.api.call('POST', `/api/mail/messages/${n.uid}/receipt`, { token: f.users.alice, body: { send: false } })).body.state,
+    ).toBe('declined');
     await drainSends(worker, 'mdn-worker');
     expect(rec.runs().length).toBe(before + 1);
   });
 
   it('a receipt from outside for a message we sent is consumed and recorded, never filed', async () => {
-    const d = await draft(f.api, f.users.aliceBox.uid, { from: 'alice@example.test', to: ['carol@remote.example'], subject: 'to carol', messageId: `<to-carol-${backend.name}@example.test>` });
+    const d = await draft(f.api, f.users.aliceBox.uid, {
+      from: 'alice@example.test',
+      to: ['carol@remote.example'],
+      subject: 'to carol',
+      messageId: `<to-carol-${backend.name}@example.test>`,
+    });
     expect((await f.api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: f.users.alice, body: {} })).status).toBe(200);
     const mdn = [
-      'From: carol@remote.example', 'To: alice@example.test', 'Subject: Read: to carol', `Message-ID: <mdn-${Date.now()}@remote.example>`,
-      `In-Reply-To: <to-carol-${backend.name}@example.test>`, 'MIME-Version: 1.0', 'Content-Type: multipart/report; report-type=disposition-notification; boundary="b1"',
-      'Authentication-Results: mx.example.test; dkim=pass header.d=remote.example', '',
-      '--b1', 'Content-Type: text/plain', '', 'Displayed.', '--b1', 'Content-Type: message/disposition-notification', '',
-      'Reporting-UA: remote.example; other', 'Final-Recipient: rfc822; carol@remote.example', `Original-Message-ID: <to-carol-${backend.name}@example.test>`,
-      'Disposition: manual-action/MDN-sent-manually; displayed', '', '--b1--', '',
+      'From: carol@remote.example',
+      'To: alice@example.test',
+      'Subject: Read: to carol',
+      `Message-ID: <mdn-${Date.now()}@remote.example>`,
+      `In-Reply-To: <to-carol-${backend.name}@example.test>`,
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/report; report-type=disposition-notification; boundary="b1"',
+      'Authentication-Results: mx.example.test; dkim=pass header.d=remote.example',
+      '',
+      '--b1',
+      'Content-Type: text/plain',
+      '',
+      'Displayed.',
+      '--b1',
+      'Content-Type: message/disposition-notification',
+      '',
+      'Reporting-UA: remote.example; other',
+      'Final-Recipient: rfc822; carol@remote.example',
+      `Original-Message-ID: <to-carol-${backend.name}@example.test>`,
+      'Disposition: manual-action/MDN-sent-manually; displayed',
+      '',
+      '--b1--',
+      '',
     ].join('\r\n');
     const inboxBefore = (await messagesIn(f.api.deps, f.users.aliceBox.uid, 'inbox')).length;
     const r = await f.deliver({ from: 'carol@remote.example', to: ['alice@example.test'], raw: mdn });
     await drainQueue(worker, 'mdn-worker');
-    const [e] = await store().repo<IngestEntry>(IngestEntryModel).list({ filter: { transactionId: r.body.transactionId } });
+    const [e] = await store()
+      .repo<IngestEntry>(IngestEntryModel)
+      .list({ filter: { transactionId: r.body.transactionId } });
     expect(e.state).toBe('consumed');
     expect((await messagesIn(f.api.deps, f.users.aliceBox.uid, 'inbox')).length).toBe(inboxBefore);
-    expect((await store().repo<Message>(MessageModel).get(d.uid))!.receipts).toEqual([{ from: 'carol@remote.example', disposition: 'manual-action/MDN-sent-manually; displayed', at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
+    expect((await store().repo<Message>(MessageModel).get(d.uid))!.receipts).toEqual([
+      {
+        from: 'carol@remote.example',
+        disposition: 'manual-action/MDN-sent-manually; displayed',
+        at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
+    ]);
   });
 });

@@ -19,7 +19,13 @@ describe.each(backends.map((b) => [b.name, b] as const))('scheduled send on %s',
   let users: Awaited<ReturnType<typeof seedUsers>>;
   beforeAll(async () => {
     rec = recorder();
-    api = await startTestApi(backend, { 'mail:transport:sendmail:path': rec.bin, 'mail:transport:sendmail:log_path': rec.log, 'mail:send:retry_backoff_seconds': 0, 'mail:jobs:wake_address': '', 'mail:send:rate_limit:max': 1000 });
+    api = await startTestApi(backend, {
+      'mail:transport:sendmail:path': rec.bin,
+      'mail:transport:sendmail:log_path': rec.log,
+      'mail:send:retry_backoff_seconds': 0,
+      'mail:jobs:wake_address': '',
+      'mail:send:rate_limit:max': 1000,
+    });
     users = await seedUsers(api);
   }, 60_000);
   afterAll(async () => api?.close());
@@ -28,12 +34,15 @@ describe.each(backends.map((b) => [b.name, b] as const))('scheduled send on %s',
   const folder = async (role: string) => (await folderByRole(api.deps, users.aliceBox.uid, role)).uid;
   const handedOver = (subject: string) => rec.runs().filter((r) => r.eml.includes(`Subject: ${subject}`)).length;
   const compose = async (body: Record<string, unknown>) => {
-    const r = await api.call('POST', '/api/mail/compose', { token: users.alice, body: { mailboxUid: users.aliceBox.uid, to: ['sched@example.net'], text: 'later', ...body } });
+    const r = await api.call('POST', '/api/mail/compose', {
+      token: users.alice,
+      body: { mailboxUid: users.aliceBox.uid, to: ['sched@example.net'], text: 'later', ...body },
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     return r.body as { uid: string; version: number; sendAt: string | null };
   };
 
-  it('a draft\'s sendAt (compose) keeps it a draft in Drafts until the time; then the job sends it like the Outbox', async () => {
+  it("a draft's sendAt (compose) keeps it a draft in Drafts until the time; then the job sends it like the Outbox", async () => {
     const at = new Date(Date.now() + 2500);
     const d = await compose({ subject: 'scheduled one', sendAt: at.toISOString() });
     expect(new Date(d.sendAt!).getTime()).toBe(at.getTime());
@@ -42,7 +51,11 @@ describe.each(backends.map((b) => [b.name, b] as const))('scheduled send on %s',
     expect(r.body).toMatchObject({ state: 'scheduled', sendAt: at.toISOString() });
     await drainSends(worker(), 'w1');
     expect(await message(d.uid)).toMatchObject({ draft: true, folderUid: await folder('drafts') });
-    expect((await api.deps.store.repo<OutboundJob>(OutboundJobModel).get(jobUidOf(d.uid)))!).toMatchObject({ state: 'queued', attempts: 0, nextAttemptAt: at });
+    expect((await api.deps.store.repo<OutboundJob>(OutboundJobModel).get(jobUidOf(d.uid)))!).toMatchObject({
+      state: 'queued',
+      attempts: 0,
+      nextAttemptAt: at,
+    });
     expect(handedOver('scheduled one')).toBe(0);
     await sleep(at.getTime() - Date.now() + 100);
     await drainSends(worker(), 'w1');
@@ -67,7 +80,16 @@ describe.each(backends.map((b) => [b.name, b] as const))('scheduled send on %s',
     const at = new Date(Date.now() + 1500);
     const d = await compose({ subject: 'scheduled three', sendAt: at.toISOString() });
     expect((await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: {} })).status).toBe(202);
-    const put = await api.call('PUT', `/api/mail/compose/${d.uid}`, { token: users.alice, body: { mailboxUid: users.aliceBox.uid, to: ['sched@example.net'], subject: 'scheduled three, edited', text: 'edited', version: d.version } });
+    const put = await api.call('PUT', `/api/mail/compose/${d.uid}`, {
+      token: users.alice,
+      body: {
+        mailboxUid: users.aliceBox.uid,
+        to: ['sched@example.net'],
+        subject: 'scheduled three, edited',
+        text: 'edited',
+        version: d.version,
+      },
+    });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     expect(new Date(put.body.sendAt).getTime()).toBe(at.getTime());
     await sleep(at.getTime() - Date.now() + 100);
@@ -87,7 +109,10 @@ describe.each(backends.map((b) => [b.name, b] as const))('scheduled send on %s',
     expect((await message(d.uid)).folderUid).toBe(await folder('outbox'));
     await drainSends(worker(), 'w1');
     expect(handedOver('scheduled four')).toBe(1);
-    const bad = await api.call('POST', '/api/mail/compose', { token: users.alice, body: { mailboxUid: users.aliceBox.uid, to: ['x@example.net'], sendAt: 'tomorrow-ish' } });
+    const bad = await api.call('POST', '/api/mail/compose', {
+      token: users.alice,
+      body: { mailboxUid: users.aliceBox.uid, to: ['x@example.net'], sendAt: 'tomorrow-ish' },
+    });
     expect(bad.status).toBe(400);
   });
 });
@@ -103,11 +128,22 @@ describe.each(backends.map((b) => [b.name, b] as const))('send job shutdown wait
   });
   /** A server with the given drain_ms and one background send to a recipient the recorder answers after 2 s. */
   async function slowSend(drainMs: number) {
-    const api = await startTestApi(backend, { 'mail:transport:sendmail:path': rec.bin, 'mail:jobs:send:drain_ms': drainMs, 'mail:jobs:wake_address': '', 'mail:send:retry_backoff_seconds': 0 });
+    const api = await startTestApi(backend, {
+      'mail:transport:sendmail:path': rec.bin,
+      'mail:jobs:send:drain_ms': drainMs,
+      'mail:jobs:wake_address': '',
+      'mail:send:retry_backoff_seconds': 0,
+    });
     apis.push(api);
     const users = await seedUsers(api);
-    const d = await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: [`slow-${drainMs}@example.net`], subject: `drain ${drainMs}` });
-    expect((await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: { background: true } })).status).toBe(202);
+    const d = await draft(api, users.aliceBox.uid, {
+      from: 'alice@example.test',
+      to: [`slow-${drainMs}@example.net`],
+      subject: `drain ${drainMs}`,
+    });
+    expect((await api.call('POST', `/api/mail/messages/${d.uid}/send`, { token: users.alice, body: { background: true } })).status).toBe(
+      202,
+    );
     const job = async () => (await api.deps.store.repo<OutboundJob>(OutboundJobModel).get(jobUidOf(d.uid)))!;
     const loop = startSendLoop(sendDepsOf(api.deps), `drain-${drainMs}`);
     // stop only once the hand-off is under way
@@ -129,11 +165,20 @@ describe.each(backends.map((b) => [b.name, b] as const))('send job shutdown wait
     // a stop() that had waited for the 2 s transport would find the job sent
     expect((await job()).state).toBe('handing'); // not finished: its lease brings it back to another worker
     // a stopped loop starts nothing, even when woken
-    const later = await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: ['after-stop@example.net'], subject: 'after stop' });
-    expect((await api.call('POST', `/api/mail/messages/${later.uid}/send`, { token: users.alice, body: { background: true } })).status).toBe(202);
+    const later = await draft(api, users.aliceBox.uid, {
+      from: 'alice@example.test',
+      to: ['after-stop@example.net'],
+      subject: 'after stop',
+    });
+    expect(
+      (await api.call('POST', `/api/mail/messages/${later.uid}/send`, { token: users.alice, body: { background: true } })).status,
+    ).toBe(202);
     loop.wake();
     await sleep(300);
-    expect(await api.deps.store.repo<OutboundJob>(OutboundJobModel).get(jobUidOf(later.uid))).toMatchObject({ state: 'queued', attempts: 0 });
+    expect(await api.deps.store.repo<OutboundJob>(OutboundJobModel).get(jobUidOf(later.uid))).toMatchObject({
+      state: 'queued',
+      attempts: 0,
+    });
     for (let i = 0; i < 150 && !['sent', 'failed', 'review'].includes((await job()).state); i++) await sleep(50);
     expect((await job()).state).toBe('sent'); // this process's hand-off completed in the background
   }, 30_000);

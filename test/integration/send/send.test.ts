@@ -23,35 +23,57 @@ describe.each(backends.map((b) => [b.name, b] as const))('send on %s', (_name, b
   beforeAll(async () => {
     rec = recorder();
     api = await startTestApi(backend, {
-      'mail:transport:sendmail:path': rec.bin, 'mail:transport:sendmail:log_path': rec.log, 'mail:security:trusted_authserv_id': 'mx.example.test',
-      'mail:send:retry_backoff_seconds': 0, 'mail:send:max_attempts': 2, 'mail:send:rate_limit:max': 1000,
+      'mail:transport:sendmail:path': rec.bin,
+      'mail:transport:sendmail:log_path': rec.log,
+      'mail:security:trusted_authserv_id': 'mx.example.test',
+      'mail:send:retry_backoff_seconds': 0,
+      'mail:send:max_attempts': 2,
+      'mail:send:rate_limit:max': 1000,
     });
     users = await seedUsers(api);
     worker = { ...sendDepsOf(api.deps), control: sendControlHooks() };
-    for (const kind of ['message.sent', 'send.failed'] as const) api.deps.events.onMail(kind, (_k, p) => { mail.push([kind, p]); });
-    api.deps.events.subscribe(users.aliceBox.uid, (ch, ev) => { pushed.push([ch, ev.type, ev.data]); });
+    for (const kind of ['message.sent', 'send.failed'] as const)
+      api.deps.events.onMail(kind, (_k, p) => {
+        mail.push([kind, p]);
+      });
+    api.deps.events.subscribe(users.aliceBox.uid, (ch, ev) => {
+      pushed.push([ch, ev.type, ev.data]);
+    });
   }, 60_000);
   afterAll(async () => api?.close());
 
   const job = (messageUid: string) => api.deps.store.repo<OutboundJob>(OutboundJobModel).get(jobUidOf(messageUid));
-  const send = (uid: string, body?: unknown, token = users.alice) => api.call('POST', `/api/mail/messages/${uid}/send`, { token, body: body ?? {} });
+  const send = (uid: string, body?: unknown, token = users.alice) =>
+    api.call('POST', `/api/mail/messages/${uid}/send`, { token, body: body ?? {} });
 
   it('403 api-102 for a foreign From or Sender; the draft stays in Drafts and nothing is queued', async () => {
     const d = await draft(api, users.aliceBox.uid, { from: 'bob@example.test', to: ['x@example.net'] });
     const r = await send(d.uid);
     expect(r.status).toBe(403);
     expect(r.body.code).toBe('api-102');
-    const s = await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: ['x@example.net'], extra: ['Sender: bob@example.test'] });
+    const s = await draft(api, users.aliceBox.uid, {
+      from: 'alice@example.test',
+      to: ['x@example.net'],
+      extra: ['Sender: bob@example.test'],
+    });
     expect((await send(s.uid)).status).toBe(403);
     expect(await job(d.uid)).toBeNull();
-    expect((await api.deps.store.repo<Message>(MessageModel).get(d.uid))!.folderUid).toBe((await folderByRole(api.deps, users.aliceBox.uid, 'drafts')).uid);
+    expect((await api.deps.store.repo<Message>(MessageModel).get(d.uid))!.folderUid).toBe(
+      (await folderByRole(api.deps, users.aliceBox.uid, 'drafts')).uid,
+    );
     expect(rec.runs().length).toBe(0);
     // an admin's trusted role does not help; bob cannot even see alice's draft
     expect((await send(d.uid, {}, users.bob)).status).toBe(404);
   });
 
   it('sendAs on a shared mailbox permits its address as From', async () => {
-    await api.deps.store.repo<Record<string, unknown>>(AclEntryModel).create({ resource: 'mailboxes', resourceUid: users.bobBox.uid, subject: 'user:alice', rights: ['sendAs'], mailboxUid: users.bobBox.uid });
+    await api.deps.store.repo<Record<string, unknown>>(AclEntryModel).create({
+      resource: 'mailboxes',
+      resourceUid: users.bobBox.uid,
+      subject: 'user:alice',
+      rights: ['sendAs'],
+      mailboxUid: users.bobBox.uid,
+    });
     const d = await draft(api, users.aliceBox.uid, { from: 'bob@example.test', to: ['shared@example.net'] });
     const r = await send(d.uid);
     expect(r.status).toBe(200);
@@ -62,7 +84,12 @@ describe.each(backends.map((b) => [b.name, b] as const))('send on %s', (_name, b
 
   it('synchronous send: external via the transport once (Bcc removed), local through the inbound path; Sent Items, message.sent, send-succeeded', async () => {
     const before = rec.runs().length;
-    const d = await draft(api, users.aliceBox.uid, { from: 'Alice <alice@example.test>', to: ['carol@example.net', 'bob@example.test'], extra: ['Bcc: dave@example.net'], subject: 'quarterly' });
+    const d = await draft(api, users.aliceBox.uid, {
+      from: 'Alice <alice@example.test>',
+      to: ['carol@example.net', 'bob@example.test'],
+      extra: ['Bcc: dave@example.net'],
+      subject: 'quarterly',
+    });
     const r = await send(d.uid);
     expect(r.status).toBe(200);
     expect(r.body.state).toBe('sent');
@@ -98,8 +125,12 @@ describe.each(backends.map((b) => [b.name, b] as const))('send on %s', (_name, b
     expect(m!.folderUid).toBe((await folderByRole(api.deps, users.aliceBox.uid, 'drafts')).uid);
   });
 
-  it('partial failure: 200, send.failed for the refused recipient and a multipart/report DSN in the sender\'s Inbox', async () => {
-    const d = await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: ['ok@example.net', 'refuse-2@example.net'], subject: 'partial' });
+  it("partial failure: 200, send.failed for the refused recipient and a multipart/report DSN in the sender's Inbox", async () => {
+    const d = await draft(api, users.aliceBox.uid, {
+      from: 'alice@example.test',
+      to: ['ok@example.net', 'refuse-2@example.net'],
+      subject: 'partial',
+    });
     const r = await send(d.uid);
     expect(r.status).toBe(200);
     expect(r.body.accepted).toEqual(['ok@example.net']);
@@ -115,10 +146,14 @@ describe.each(backends.map((b) => [b.name, b] as const))('send on %s', (_name, b
     const d = await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: ['later@example.net'] });
     const r = await send(d.uid, { background: true });
     expect(r.status).toBe(202);
-    expect((await api.deps.store.repo<Message>(MessageModel).get(d.uid))!.folderUid).toBe((await folderByRole(api.deps, users.aliceBox.uid, 'outbox')).uid);
+    expect((await api.deps.store.repo<Message>(MessageModel).get(d.uid))!.folderUid).toBe(
+      (await folderByRole(api.deps, users.aliceBox.uid, 'outbox')).uid,
+    );
     await drainSends(worker, 'w1');
     expect((await job(d.uid))!.state).toBe('sent');
-    expect((await api.deps.store.repo<Message>(MessageModel).get(d.uid))!.folderUid).toBe((await folderByRole(api.deps, users.aliceBox.uid, 'sent')).uid);
+    expect((await api.deps.store.repo<Message>(MessageModel).get(d.uid))!.folderUid).toBe(
+      (await folderByRole(api.deps, users.aliceBox.uid, 'sent')).uid,
+    );
 
     const t = await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: ['tempfail@example.net'], subject: 'tempy' });
     expect((await send(t.uid, { background: true })).status).toBe(202);
@@ -128,12 +163,16 @@ describe.each(backends.map((b) => [b.name, b] as const))('send on %s', (_name, b
     expect(j.state).toBe('queued');
     expect(j.pending).toEqual(['tempfail@example.net']);
     expect(pushed.some(([, ty, p]) => ty === 'send-retrying' && p.messageUid === t.uid)).toBe(true);
-    expect((await api.deps.store.repo<Message>(MessageModel).get(t.uid))!.folderUid).toBe((await folderByRole(api.deps, users.aliceBox.uid, 'outbox')).uid);
+    expect((await api.deps.store.repo<Message>(MessageModel).get(t.uid))!.folderUid).toBe(
+      (await folderByRole(api.deps, users.aliceBox.uid, 'outbox')).uid,
+    );
     await runSendRound(worker, 'w1'); // attempt 2 = max_attempts: failed for good
     j = (await job(t.uid))!;
     expect(j.state).toBe('failed');
     expect(pushed.some(([, ty, p]) => ty === 'send-failed' && p.messageUid === t.uid)).toBe(true);
-    expect((await api.deps.store.repo<Message>(MessageModel).get(t.uid))!.folderUid).toBe((await folderByRole(api.deps, users.aliceBox.uid, 'outbox')).uid);
+    expect((await api.deps.store.repo<Message>(MessageModel).get(t.uid))!.folderUid).toBe(
+      (await folderByRole(api.deps, users.aliceBox.uid, 'outbox')).uid,
+    );
     expect((await messagesIn(api.deps, users.aliceBox.uid, 'inbox')).some((m) => m.subject.includes('tempy'))).toBe(true);
   });
 
@@ -148,7 +187,12 @@ describe.each(backends.map((b) => [b.name, b] as const))('send on %s', (_name, b
   });
 
   it('recall withdraws the unread internal copy through the inbound rules and reports to the sender', async () => {
-    const d = await draft(api, users.aliceBox.uid, { from: 'alice@example.test', to: ['bob@example.test'], subject: 'oops', messageId: `<oops-${backend.name}@example.test>` });
+    const d = await draft(api, users.aliceBox.uid, {
+      from: 'alice@example.test',
+      to: ['bob@example.test'],
+      subject: 'oops',
+      messageId: `<oops-${backend.name}@example.test>`,
+    });
     expect((await send(d.uid)).status).toBe(200);
     await drainQueue(worker, 'w1');
     expect((await messagesIn(api.deps, users.bobBox.uid, 'inbox')).filter((m) => m.subject === 'oops')).toHaveLength(1);
@@ -156,7 +200,9 @@ describe.each(backends.map((b) => [b.name, b] as const))('send on %s', (_name, b
     expect(r.status).toBe(200);
     expect(r.body.recalled).toEqual(['bob@example.test']);
     await drainQueue(worker, 'w1');
-    expect((await messagesIn(api.deps, users.bobBox.uid, 'inbox')).filter((m) => m.subject === 'oops' || m.subject.startsWith('Recall'))).toHaveLength(0);
+    expect(
+      (await messagesIn(api.deps, users.bobBox.uid, 'inbox')).filter((m) => m.subject === 'oops' || m.subject.startsWith('Recall')),
+    ).toHaveLength(0);
     expect(await api.deps.store.repo(ControlMessageModel).count({ kind: 'recall', mailboxUid: users.bobBox.uid })).toBe(1);
     expect((await messagesIn(api.deps, users.aliceBox.uid, 'inbox')).some((m) => m.subject.includes('Recall succeeded'))).toBe(true);
   });
@@ -165,11 +211,17 @@ describe.each(backends.map((b) => [b.name, b] as const))('send on %s', (_name, b
     const dev = await startTestApi(backend, { 'mail:transport:sendmail:path': '/nonexistent/sendmail' });
     try {
       const u = await seedUsers(dev);
-      const d = await draft(dev, u.aliceBox.uid, { from: 'alice@example.test', to: ['bob@example.test', 'far@example.net'], subject: 'dev mode' });
+      const d = await draft(dev, u.aliceBox.uid, {
+        from: 'alice@example.test',
+        to: ['bob@example.test', 'far@example.net'],
+        subject: 'dev mode',
+      });
       const r = await dev.call('POST', `/api/mail/messages/${d.uid}/send`, { token: u.alice, body: {} });
       expect(r.status).toBe(200);
       expect(r.body.accepted).toEqual(['bob@example.test']);
-      expect(r.body.refused).toEqual([expect.objectContaining({ rcpt: 'far@example.net', permanent: true, reason: expect.stringMatching(/development/) })]);
+      expect(r.body.refused).toEqual([
+        expect.objectContaining({ rcpt: 'far@example.net', permanent: true, reason: expect.stringMatching(/development/) }),
+      ]);
       await drainQueue({ ...sendDepsOf(dev.deps), control: sendControlHooks() }, 'dev-worker');
       expect((await messagesIn(dev.deps, u.bobBox.uid, 'inbox')).filter((m) => m.subject === 'dev mode')).toHaveLength(1);
     } finally {
@@ -182,7 +234,8 @@ describe.each(backends.map((b) => [b.name, b] as const))('send on %s', (_name, b
     try {
       const u = await seedUsers(limited);
       const codes = [];
-      for (let i = 0; i < 3; i++) codes.push((await limited.call('POST', '/api/mail/messages/none/send', { token: u.alice, body: {} })).status);
+      for (let i = 0; i < 3; i++)
+        codes.push((await limited.call('POST', '/api/mail/messages/none/send', { token: u.alice, body: {} })).status);
       expect(codes).toEqual([404, 404, 429]);
       expect((await limited.call('POST', '/api/mail/messages/none/send', { token: u.bob, body: {} })).status).toBe(404);
     } finally {

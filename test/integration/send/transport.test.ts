@@ -24,7 +24,14 @@ describe('sendmail transport (a recorder that behaves like sendmail)', () => {
     for (const f of readdirSync(dir)) rmSync(join(dir, f));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const runs = () => readdirSync(dir).filter((f) => f.endsWith('.args')).sort().map((f) => ({ args: readFileSync(join(dir, f), 'utf8').trim().split('\n'), eml: readFileSync(join(dir, f.replace('.args', '.eml'))) }));
+  const runs = () =>
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.args'))
+      .sort()
+      .map((f) => ({
+        args: readFileSync(join(dir, f), 'utf8').trim().split('\n'),
+        eml: readFileSync(join(dir, f.replace('.args', '.eml'))),
+      }));
 
   it('hands the raw message over once with -i -f FROM -- RCPTS and reports every recipient accepted', async () => {
     const r = await t.send({ raw, envelopeFrom: 'a@example.test', envelopeTo: ['b@example.net', 'c@example.net'] });
@@ -53,13 +60,17 @@ describe('sendmail transport (a recorder that behaves like sendmail)', () => {
     const started = Date.now();
     const r = await t.send({ raw, envelopeFrom: 'a@example.test', envelopeTo: ['hang@example.net'] });
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(r.refused).toEqual([{ rcpt: 'hang@example.net', permanent: false, ambiguous: true, reason: expect.stringContaining('timed out') }]);
+    expect(r.refused).toEqual([
+      { rcpt: 'hang@example.net', permanent: false, ambiguous: true, reason: expect.stringContaining('timed out') },
+    ]);
     expect(r.refused[0].reason).toContain('after reading the whole message');
   });
 
   it('kills a command that stalls before reading the message: a clear temporary failure', async () => {
     const r = await t.send({ raw, envelopeFrom: 'a@example.test', envelopeTo: ['stall@example.net'] });
-    expect(r.refused).toEqual([{ rcpt: 'stall@example.net', permanent: false, reason: expect.stringContaining('before reading the whole message') }]);
+    expect(r.refused).toEqual([
+      { rcpt: 'stall@example.net', permanent: false, reason: expect.stringContaining('before reading the whole message') },
+    ]);
     expect(runs()).toHaveLength(0);
   });
 
@@ -85,12 +96,17 @@ describe('cloud mail API transport (a local server speaking the same contract)',
       req.on('end', () => {
         const body = JSON.parse(data);
         seen.push({ auth: req.headers.authorization, key: req.headers['idempotency-key'] as string | undefined, body });
-        const send = (status: number, v: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(typeof v === 'string' ? v : JSON.stringify(v));
+        const send = (status: number, v: unknown) =>
+          res.writeHead(status, { 'content-type': 'application/json' }).end(typeof v === 'string' ? v : JSON.stringify(v));
         if (mode === '503') return send(503, { error: 'busy' });
         if (mode === '400') return send(400, { error: 'bad sender' });
         if (mode === 'garbage') return send(200, 'not json');
         if (mode === 'silent') return send(200, { accepted: [body.envelopeTo[0]], refused: [] });
-        if (mode === 'partial') return send(200, { accepted: [body.envelopeTo[0]], refused: [{ rcpt: body.envelopeTo[1], reason: 'mailbox unavailable', permanent: true }] });
+        if (mode === 'partial')
+          return send(200, {
+            accepted: [body.envelopeTo[0]],
+            refused: [{ rcpt: body.envelopeTo[1], reason: 'mailbox unavailable', permanent: true }],
+          });
         return send(200, { accepted: body.envelopeTo, refused: [] });
       });
     });

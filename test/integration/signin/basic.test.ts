@@ -44,7 +44,10 @@ async function start(values: Record<string, unknown> = {}, double: Partial<Signi
   const signin = await startSigninDouble({ users: USERS, ...double });
   cleanup.push(() => signin.close());
   const api = await startTestApi(backend, {
-    'mail:auth_server_url': signin.url, 'mail:basic_auth:realm': 'Test Realm', 'mail:basic_auth:paths': ['/mapi', '/Vendor-Server-ActiveSync', P], ...values,
+    'mail:auth_server_url': signin.url,
+    'mail:basic_auth:realm': 'Test Realm',
+    'mail:basic_auth:paths': ['/mapi', '/Vendor-Server-ActiveSync', P],
+    ...values,
   } as never);
   cleanup.push(() => api.close());
   // A client reaching the app through the loopback proxy, from the address the test chooses.
@@ -67,7 +70,13 @@ async function startEcho(api: TestApi) {
   app.use(errorHandler);
   const server = createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanup.push(() => new Promise((r) => { server.closeAllConnections(); server.close(r); }));
+  cleanup.push(
+    () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(r);
+      }),
+  );
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return async (path: string, authorization: string) => {
     const res = await fetch(url + path, { headers: authorization ? { authorization } : {} });
@@ -85,7 +94,10 @@ describe('app passwords over Basic', () => {
     const { api, signin } = await start();
     const echo = await startEcho(api);
     for (const path of ['/mapi/emsmdb/', '/Vendor-Server-ActiveSync', '/Vendor-Server-ActiveSync/x?Cmd=Sync']) {
-      expect(await echo(path, basic('alice', 'alice-app-pw'))).toMatchObject({ status: 200, body: { principal: { uid: 'alice', via: 'basic' } } });
+      expect(await echo(path, basic('alice', 'alice-app-pw'))).toMatchObject({
+        status: 200,
+        body: { principal: { uid: 'alice', via: 'basic' } },
+      });
     }
     // one call: the later requests were served from the cache
     expect(passwordCalls(signin)).toEqual([{ method: 'GET', path: '/api/auth/password', username: 'alice', status: 200 }]);
@@ -181,7 +193,16 @@ describe('app passwords over Basic', () => {
 
   it('Basic on any other path is refused, and the sign-in service is not asked', async () => {
     const { signin, get } = await start();
-    for (const path of ['/api/mail/mailboxes', '/api/mail/folders', '/.well-known/svc/server-info', '/mapix', '/api/mapi', '/Vendor-Server-ActiveSyncX', `${P}x`, `/api${P}`]) {
+    for (const path of [
+      '/api/mail/mailboxes',
+      '/api/mail/folders',
+      '/.well-known/svc/server-info',
+      '/mapix',
+      '/api/mapi',
+      '/Vendor-Server-ActiveSyncX',
+      `${P}x`,
+      `/api${P}`,
+    ]) {
       expect([path, await get(path, basic('alice', 'alice-app-pw'))]).toMatchObject([path, { status: 401, body: { code: 'api-100' } }]);
     }
     expect(signin.calls).toEqual([]);
@@ -201,12 +222,18 @@ describe('app passwords over Basic', () => {
       expect(await get(`${P}/a`, basic('Bob@Example.TEST', 'bob-app-pw'))).toMatchObject(passed);
       expect(passwordCalls(signin).map((c) => c.username)).toEqual(['alice', 'bob']);
       // An alias resolves to the owner of its mailbox too.
-      const carol = await api.call('POST', '/api/mail/mailboxes', { token: people.admin, body: { address: 'carol@example.test', aliases: ['c@example.test'], owners: ['carol'] } });
+      const carol = await api.call('POST', '/api/mail/mailboxes', {
+        token: people.admin,
+        body: { address: 'carol@example.test', aliases: ['c@example.test'], owners: ['carol'] },
+      });
       expect(carol.status).toBe(201);
       expect(await get(`${P}/a`, basic('c@example.test', 'carol-app-pw'))).toMatchObject(passed);
       expect(passwordCalls(signin).at(-1)?.username).toBe('carol');
       // A mailbox of two owners does not say whose password it is: refused without asking.
-      const team = await api.call('POST', '/api/mail/mailboxes', { token: people.admin, body: { address: 'team@example.test', owners: ['alice', 'bob'] } });
+      const team = await api.call('POST', '/api/mail/mailboxes', {
+        token: people.admin,
+        body: { address: 'team@example.test', owners: ['alice', 'bob'] },
+      });
       expect(team.status).toBe(201);
       expect(await get(`${P}/a`, basic('team@example.test', 'alice-app-pw'))).toMatchObject({ status: 401, body: { code: 'api-118' } });
       expect(signin.passwordCalls).toBe(3);
@@ -219,8 +246,11 @@ describe('app passwords over Basic', () => {
 
 describe('throttling failed Basic attempts', () => {
   const limits = (pair: number, address: number, user: number) => ({
-    'trusted_proxies': ['loopback'], 'mail:basic_auth:throttle:window_ms': 600_000,
-    'mail:basic_auth:throttle:per_address_user': pair, 'mail:basic_auth:throttle:per_address': address, 'mail:basic_auth:throttle:per_user': user,
+    trusted_proxies: ['loopback'],
+    'mail:basic_auth:throttle:window_ms': 600_000,
+    'mail:basic_auth:throttle:per_address_user': pair,
+    'mail:basic_auth:throttle:per_address': address,
+    'mail:basic_auth:throttle:per_user': user,
   });
   const expect429 = (r: { status: number; body: unknown; headers: Headers }) => {
     expect(r).toMatchObject({ status: 429, body: { code: 'api-109', status: 429, message: expect.any(String) } });
@@ -256,7 +286,8 @@ describe('throttling failed Basic attempts', () => {
 
   it('per username: one username from many addresses is blocked; other usernames are not', async () => {
     const { signin, get } = await start(limits(100, 100, 3));
-    for (const from of ['192.0.2.1', '192.0.2.2', '2001:db8:1::1']) expect((await get(`${P}/a`, basic('alice', 'wrong'), from)).status).toBe(401);
+    for (const from of ['192.0.2.1', '192.0.2.2', '2001:db8:1::1'])
+      expect((await get(`${P}/a`, basic('alice', 'wrong'), from)).status).toBe(401);
     expect429(await get(`${P}/a`, basic('alice', 'alice-app-pw'), '198.51.100.7'));
     expect429(await get(`${P}/a`, basic('ALICE', 'alice-app-pw'), '198.51.100.8')); // usernames compare case-insensitively
     expect(signin.passwordCalls).toBe(3);

@@ -25,7 +25,11 @@ describe('discovery: server-info and CORS', () => {
     expect(r.headers.get('vary')).toMatch(/origin/i);
   });
 
-  it.each([['another origin', 'https://evil.example'], ['a look-alike origin', `${WEB}.evil.example`], ['the allowed host over http', 'http://webmail.example.test']])('%s gets no CORS headers (the browser withholds the answer)', async (_what, origin) => {
+  it.each([
+    ['another origin', 'https://evil.example'],
+    ['a look-alike origin', `${WEB}.evil.example`],
+    ['the allowed host over http', 'http://webmail.example.test'],
+  ])('%s gets no CORS headers (the browser withholds the answer)', async (_what, origin) => {
     const r = await info({ origin });
     expect(r.status).toBe(200); // public: the answer is the same, only the browser's permission differs
     expect(r.headers.get('access-control-allow-origin')).toBeNull();

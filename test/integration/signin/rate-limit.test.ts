@@ -17,7 +17,8 @@ afterAll(async () => {
   for (const a of open) await a.close();
 });
 
-const hit = (api: TestApi, headers: Record<string, string> = {}, token: string | null = null) => api.call('GET', '/.well-known/svc/server-info', { headers, token });
+const hit = (api: TestApi, headers: Record<string, string> = {}, token: string | null = null) =>
+  api.call('GET', '/.well-known/svc/server-info', { headers, token });
 
 describe('rate limits', () => {
   it('serves server-info publicly, and limits anonymous callers with 429 api-109 and Retry-After', async () => {
@@ -34,7 +35,7 @@ describe('rate limits', () => {
   });
 
   it('counts IPv6 clients per /64 through a trusted proxy', async () => {
-    const api = await start({ 'rateLimit:max': 2, 'trusted_proxies': ['loopback'] });
+    const api = await start({ 'rateLimit:max': 2, trusted_proxies: ['loopback'] });
     const from = (ip: string) => hit(api, { 'x-forwarded-for': ip });
     expect((await from('2001:db8:1:1::1')).status).toBe(200);
     expect((await from('2001:db8:1:1::2')).status).toBe(200);
@@ -61,9 +62,10 @@ describe('rate limits', () => {
   });
 
   it('counts callers whose token fails by address, so a flood of bad or expired tokens reaches 429', async () => {
-    const api = await start({ 'rateLimit:max': 3, 'trusted_proxies': ['loopback'] });
+    const api = await start({ 'rateLimit:max': 3, trusted_proxies: ['loopback'] });
     const expired = await api.token({ uid: 'alice', ttlSeconds: -30 });
-    const from = (ip: string, authorization?: string) => api.call('GET', '/api/mail/mailboxes', { headers: { 'x-forwarded-for': ip, ...(authorization ? { authorization } : {}) } });
+    const from = (ip: string, authorization?: string) =>
+      api.call('GET', '/api/mail/mailboxes', { headers: { 'x-forwarded-for': ip, ...(authorization ? { authorization } : {}) } });
     // Each failure is counted once: exactly rateLimit:max of them are answered as themselves.
     expect((await from('192.0.2.1', 'Bearer not.a.token')).body).toMatchObject({ code: 'api-101' });
     expect((await from('192.0.2.1', `Bearer ${expired}`)).body).toMatchObject({ code: 'api-100' });

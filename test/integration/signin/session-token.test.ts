@@ -24,7 +24,8 @@ describe.each(backends)('native app tokens on $name', (backend) => {
     await signin?.close();
   });
 
-  const exchange = (oauthToken: string) => fetch(`${signin.url}/oauth/session-token`, { method: 'POST', headers: { authorization: `Bearer ${oauthToken}` } });
+  const exchange = (oauthToken: string) =>
+    fetch(`${signin.url}/oauth/session-token`, { method: 'POST', headers: { authorization: `Bearer ${oauthToken}` } });
   const readBox = (token: string) => api.call('GET', `/api/mail/mailboxes/${people.aliceBox.uid}`, { token });
 
   it('the session token from /oauth/session-token (no cookies, not elevated) is accepted', async () => {
@@ -41,7 +42,7 @@ describe.each(backends)('native app tokens on $name', (backend) => {
     expect((await api.call('GET', `/api/mail/mailboxes/${people.bobBox.uid}`, { token })).status).toBe(404);
   });
 
-  it('an administrator\'s session token carries the role but not elevation: administration is refused with api-104', async () => {
+  it("an administrator's session token carries the role but not elevation: administration is refused with api-104", async () => {
     const { token } = (await (await exchange(await signin.oauthAccessToken('root'))).json()) as { token: string };
     expect(decodeJwt(token)).toMatchObject({ profile: { uid: 'root', roles: ['admin'] } });
     const r = await api.call('GET', '/api/mail/mailboxes?scope=admin', { token });
@@ -52,7 +53,11 @@ describe.each(backends)('native app tokens on $name', (backend) => {
     const oauth = await signin.oauthAccessToken('alice');
     expect(decodeJwt(oauth)).toMatchObject({ sub: 'alice', iss: signin.oauthIssuer });
     const r = await readBox(oauth);
-    expect(r).toEqual({ status: 401, body: { code: 'api-100', status: 401, message: expect.stringMatching(/session-token/) }, headers: expect.anything() });
+    expect(r).toEqual({
+      status: 401,
+      body: { code: 'api-100', status: 401, message: expect.stringMatching(/session-token/) },
+      headers: expect.anything(),
+    });
     expect((await api.call('GET', '/api/mail/mailboxes', { headers: { cookie: `jwt=${oauth}` } })).status).toBe(401);
   });
 

@@ -26,11 +26,26 @@ const Thing = defineModel({
 const Value = defineModel({
   name: 'contract_value',
   table: 'contract_values',
-  fields: { key: z.string(), text: z.string().nullable(), big: z.number().int(), real: z.number(), on: z.boolean(), meta: z.unknown(), at: z.date().nullable() },
+  fields: {
+    key: z.string(),
+    text: z.string().nullable(),
+    big: z.number().int(),
+    real: z.number(),
+    on: z.boolean(),
+    meta: z.unknown(),
+    at: z.date().nullable(),
+  },
 });
 type ValueT = { key: string; text: string | null; big: number; real: number; on: boolean; meta: unknown; at: Date | null };
 const VALUE_CASES: Array<Omit<ValueT, 'key'>> = [
-  { text: 'quotes " \\ back\\slash, tab\t, newline\n, \u00e9\u4e2d\ud83d\udce8, \u2028', big: 2 ** 53 - 1, real: 0.1, on: true, meta: 'just a string', at: new Date('2026-01-02T03:04:05.678Z') },
+  {
+    text: 'quotes " \\ back\\slash, tab\t, newline\n, \u00e9\u4e2d\ud83d\udce8, \u2028',
+    big: 2 ** 53 - 1,
+    real: 0.1,
+    on: true,
+    meta: 'just a string',
+    at: new Date('2026-01-02T03:04:05.678Z'),
+  },
   { text: '', big: -5_000_000_000, real: -1.5e-7, on: false, meta: { nested: { list: [1, 'two', null, true] }, n: 1e300 }, at: null },
   { text: null, big: 0, real: 1e300, on: false, meta: [{ a: '"[]{}' }], at: new Date('1999-12-31T23:59:59.999Z') },
   { text: '{"not":"json to decode"}', big: 42, real: -0.5, on: true, meta: false, at: new Date(0) },
@@ -38,7 +53,12 @@ const VALUE_CASES: Array<Omit<ValueT, 'key'>> = [
 
 const Job = defineModel({ name: 'contract_job', table: 'contract_jobs', fields: { state: z.string() }, lease: true });
 
-const Doc = defineModel({ name: 'contract_doc', table: 'contract_docs', fields: { owner: z.string(), at: z.number().int() }, fullText: true });
+const Doc = defineModel({
+  name: 'contract_doc',
+  table: 'contract_docs',
+  fields: { owner: z.string(), at: z.number().int() },
+  fullText: true,
+});
 
 type ThingT = z.infer<z.ZodObject<typeof Thing.fields>>;
 type JobT = { state: string; claimedBy?: string | null; leaseUntil?: Date | null };
@@ -82,7 +102,9 @@ describe.each(backends)('Store contract on $name', (backend) => {
     const made = [];
     for (const [i, c] of cases.entries()) made.push(await values.create({ key: `k${i}`, ...c }));
     const listed = await values.list({ sort: [{ field: 'key', dir: 'asc' }] });
-    expect(listed.map(({ key, text, big, real, on, meta, at }) => ({ key, text, big, real, on, meta, at }))).toEqual(cases.map((c, i) => ({ key: `k${i}`, ...c })));
+    expect(listed.map(({ key, text, big, real, on, meta, at }) => ({ key, text, big, real, on, meta, at }))).toEqual(
+      cases.map((c, i) => ({ key: `k${i}`, ...c })),
+    );
     for (const [i, c] of cases.entries()) {
       const got = await values.get(made[i].uid);
       expect(got).toMatchObject({ ...c, version: 1 });
@@ -99,7 +121,9 @@ describe.each(backends)('Store contract on $name', (backend) => {
     const made = await values.createMany(cases.map((c, i) => ({ key: `many${i}`, ...c })));
     expect(made.map((m) => m.version)).toEqual([1, 1, 1, 1]);
     const listed = await values.list({ filter: { key: { $in: cases.map((_, i) => `many${i}`) } }, sort: [{ field: 'key', dir: 'asc' }] });
-    expect(listed.map(({ key, text, big, real, on, meta, at }) => ({ key, text, big, real, on, meta, at }))).toEqual(cases.map((c, i) => ({ key: `many${i}`, ...c })));
+    expect(listed.map(({ key, text, big, real, on, meta, at }) => ({ key, text, big, real, on, meta, at }))).toEqual(
+      cases.map((c, i) => ({ key: `many${i}`, ...c })),
+    );
     expect(listed.map((r) => r.uid)).toEqual(made.map((m) => m.uid));
     expect(JSON.stringify(listed[0].createdAt)).toBe(JSON.stringify(made[0].createdAt));
     // Records giving different fields (score left out of one): each keeps what it gave.
@@ -120,65 +144,113 @@ describe.each(backends)('Store contract on $name', (backend) => {
 
   it('createMany writes all or nothing: a unique clash answers api-112 and leaves no record, in a transaction and outside one', async () => {
     await things.create({ name: 'many-clash', owner: 'o-clash', size: 1, flagged: false, tags: [] });
-    await expect(things.createMany([
-      { name: 'many-new1', owner: 'o-clash', size: 2, flagged: false, tags: [] },
-      { name: 'many-clash', owner: 'o-clash', size: 3, flagged: false, tags: [] },
-    ])).rejects.toMatchObject({ code: 'api-112' });
-    await expect(store.transaction(async (tx) => {
-      await tx.repo<ThingT>(Thing).create({ name: 'many-before', owner: 'o-clash', size: 4, flagged: false, tags: [] });
-      await tx.repo<ThingT>(Thing).createMany([
-        { name: 'many-new2', owner: 'o-clash', size: 5, flagged: false, tags: [] },
-        { name: 'many-clash', owner: 'o-clash', size: 6, flagged: false, tags: [] },
-      ]);
-    })).rejects.toMatchObject({ code: 'api-112' });
+    await expect(
+      things.createMany([
+        { name: 'many-new1', owner: 'o-clash', size: 2, flagged: false, tags: [] },
+        { name: 'many-clash', owner: 'o-clash', size: 3, flagged: false, tags: [] },
+      ]),
+    ).rejects.toMatchObject({ code: 'api-112' });
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.repo<ThingT>(Thing).create({ name: 'many-before', owner: 'o-clash', size: 4, flagged: false, tags: [] });
+        await tx.repo<ThingT>(Thing).createMany([
+          { name: 'many-new2', owner: 'o-clash', size: 5, flagged: false, tags: [] },
+          { name: 'many-clash', owner: 'o-clash', size: 6, flagged: false, tags: [] },
+        ]);
+      }),
+    ).rejects.toMatchObject({ code: 'api-112' });
     // Two records of the batch clashing with each other.
-    await expect(things.createMany([
-      { name: 'many-twin', owner: 'o-clash', size: 7, flagged: false, tags: [] },
-      { name: 'many-twin', owner: 'o-clash', size: 8, flagged: false, tags: [] },
-    ])).rejects.toMatchObject({ code: 'api-112' });
+    await expect(
+      things.createMany([
+        { name: 'many-twin', owner: 'o-clash', size: 7, flagged: false, tags: [] },
+        { name: 'many-twin', owner: 'o-clash', size: 8, flagged: false, tags: [] },
+      ]),
+    ).rejects.toMatchObject({ code: 'api-112' });
     expect((await things.list({ filter: { owner: 'o-clash' } })).map((t) => t.name)).toEqual(['many-clash']);
   });
 
   it('incrementMany raises several records by their own amounts in one write (repeated uids add up), answers them in uid order', async () => {
-    const [a, b, c] = await things.createMany([0, 1, 2].map((i) => ({ name: `inc-many-${i}`, owner: 'o-incm', size: 10 * i, score: 1, flagged: false, tags: [] })));
+    const [a, b, c] = await things.createMany(
+      [0, 1, 2].map((i) => ({ name: `inc-many-${i}`, owner: 'o-incm', size: 10 * i, score: 1, flagged: false, tags: [] })),
+    );
     const absent = '00000000-0000-7000-8000-0000000fffff';
-    const rows = await things.incrementMany([{ uid: c.uid, deltas: { size: 5 } }, { uid: a.uid, deltas: { size: -3, score: 0.5 } }, { uid: absent, deltas: { size: 1 } }, { uid: c.uid, deltas: { size: 1 } }]);
-    expect(rows.map((r) => [r.uid, r.size, r.score, r.version])).toEqual([[a.uid, -3, 1.5, 2], [c.uid, 26, 1, 2]].sort((x, y) => (String(x[0]) < String(y[0]) ? -1 : 1)));
+    const rows = await things.incrementMany([
+      { uid: c.uid, deltas: { size: 5 } },
+      { uid: a.uid, deltas: { size: -3, score: 0.5 } },
+      { uid: absent, deltas: { size: 1 } },
+      { uid: c.uid, deltas: { size: 1 } },
+    ]);
+    expect(rows.map((r) => [r.uid, r.size, r.score, r.version])).toEqual(
+      [
+        [a.uid, -3, 1.5, 2],
+        [c.uid, 26, 1, 2],
+      ].sort((x, y) => (String(x[0]) < String(y[0]) ? -1 : 1)),
+    );
     expect(await things.get(b.uid)).toMatchObject({ size: 10, version: 1 });
     expect(await things.incrementMany([])).toEqual([]);
     // Concurrent batches over the same records in different orders neither wait on each other forever nor lose a step.
-    await Promise.all(Array.from({ length: 20 }, (_, i) => store.transaction(async (tx) => {
-      const order = i % 2 ? [a, b, c] : [c, b, a];
-      await tx.repo<ThingT>(Thing).incrementMany(order.map((t) => ({ uid: t.uid, deltas: { size: 1 } })));
-    })));
-    expect((await things.list({ filter: { owner: 'o-incm' }, sort: [{ field: 'name', dir: 'asc' }] })).map((t) => t.size)).toEqual([-3 + 20, 10 + 20, 26 + 20]);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.transaction(async (tx) => {
+          const order = i % 2 ? [a, b, c] : [c, b, a];
+          await tx.repo<ThingT>(Thing).incrementMany(order.map((t) => ({ uid: t.uid, deltas: { size: 1 } })));
+        }),
+      ),
+    );
+    expect((await things.list({ filter: { owner: 'o-incm' }, sort: [{ field: 'name', dir: 'asc' }] })).map((t) => t.size)).toEqual([
+      -3 + 20,
+      10 + 20,
+      26 + 20,
+    ]);
     // Undone with its transaction.
-    await expect(store.transaction(async (tx) => {
-      await tx.repo<ThingT>(Thing).incrementMany([{ uid: b.uid, deltas: { size: 100 } }]);
-      throw new Error('undo');
-    })).rejects.toThrow('undo');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.repo<ThingT>(Thing).incrementMany([{ uid: b.uid, deltas: { size: 100 } }]);
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
     expect((await things.get(b.uid))!.size).toBe(30);
   });
 
   it('createOrAddMany creates the new records and adds to the ones there (several of one uid add up), exact under concurrency', async () => {
     const u = (n: number) => `00000000-0000-7000-8000-0000000e${String(n).padStart(4, '0')}`;
     await things.createOrAdd({ uid: u(1), name: 'coam-1', owner: 'o-coam', size: 5, flagged: false, tags: [] }, ['size']);
-    await things.createOrAddMany([
-      { uid: u(2), name: 'coam-2', owner: 'o-coam', size: 1, flagged: false, tags: [] },
-      { uid: u(1), name: 'ignored', owner: 'o-coam', size: 2, flagged: false, tags: [] },
-      { uid: u(2), name: 'coam-2', owner: 'o-coam', size: 3, flagged: false, tags: [] },
-    ], ['size']);
+    await things.createOrAddMany(
+      [
+        { uid: u(2), name: 'coam-2', owner: 'o-coam', size: 1, flagged: false, tags: [] },
+        { uid: u(1), name: 'ignored', owner: 'o-coam', size: 2, flagged: false, tags: [] },
+        { uid: u(2), name: 'coam-2', owner: 'o-coam', size: 3, flagged: false, tags: [] },
+      ],
+      ['size'],
+    );
     expect(await things.get(u(1))).toMatchObject({ name: 'coam-1', size: 7, version: 2 });
     expect(await things.get(u(2))).toMatchObject({ name: 'coam-2', size: 4, version: 1 });
     // The records exist before the concurrent batches (first creations racing inside transactions
     // on a model with a second unique key can fail: see Repo.createOrAdd); what is tested here is
     // that batches taking the same rows in opposite orders neither deadlock nor lose an addition.
     await things.createOrAdd({ uid: u(3), name: 'coam-3', owner: 'o-coam', size: 0, flagged: false, tags: [] }, ['size']);
-    await Promise.all(Array.from({ length: 20 }, (_, i) => store.transaction(async (tx) => {
-      const batch = [u(3), u(2), u(1)].map((uid, j) => ({ uid, name: `coam-${3 - j}`, owner: 'o-coam', size: 1, flagged: false, tags: [] as string[] }));
-      await tx.repo<ThingT>(Thing).createOrAddMany(i % 2 ? batch : batch.reverse(), ['size']);
-    })));
-    expect((await things.list({ filter: { owner: 'o-coam' }, sort: [{ field: 'name', dir: 'asc' }] })).map((t) => [t.name, t.size])).toEqual([['coam-1', 27], ['coam-2', 24], ['coam-3', 20]]);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.transaction(async (tx) => {
+          const batch = [u(3), u(2), u(1)].map((uid, j) => ({
+            uid,
+            name: `coam-${3 - j}`,
+            owner: 'o-coam',
+            size: 1,
+            flagged: false,
+            tags: [] as string[],
+          }));
+          await tx.repo<ThingT>(Thing).createOrAddMany(i % 2 ? batch : batch.reverse(), ['size']);
+        }),
+      ),
+    );
+    expect(
+      (await things.list({ filter: { owner: 'o-coam' }, sort: [{ field: 'name', dir: 'asc' }] })).map((t) => [t.name, t.size]),
+    ).toEqual([
+      ['coam-1', 27],
+      ['coam-2', 24],
+      ['coam-3', 20],
+    ]);
     await things.createOrAddMany([], ['size']);
   });
 
@@ -209,7 +281,9 @@ describe.each(backends)('Store contract on $name', (backend) => {
     await things.create({ name: 'undated', owner: 'o4', size: 1, flagged: false, tags: [], seenAt: null });
     expect((await things.get(t.uid))!.seenAt!.toISOString()).toBe(when.toISOString());
     expect((await things.list({ filter: { owner: 'o4', seenAt: null } })).map((r) => r.name)).toEqual(['undated']);
-    expect((await things.list({ filter: { owner: 'o4', seenAt: { $gte: new Date('2026-01-01') } } })).map((r) => r.name)).toEqual(['dated']);
+    expect((await things.list({ filter: { owner: 'o4', seenAt: { $gte: new Date('2026-01-01') } } })).map((r) => r.name)).toEqual([
+      'dated',
+    ]);
   });
 
   it('refuses filters on unknown or JSON fields', async () => {
@@ -271,40 +345,60 @@ describe.each(backends)('Store contract on $name', (backend) => {
 
   it('createOrAdd makes the record once and adds to its counters afterwards, exact under concurrency, also in transactions', async () => {
     const uid = '00000000-0000-7000-8000-00000000c0a1';
-    await Promise.all(Array.from({ length: 30 }, () => things.createOrAdd({ uid, name: 'create-or-add', owner: 'o8c', size: 2, flagged: false, tags: [] }, ['size'])));
+    await Promise.all(
+      Array.from({ length: 30 }, () =>
+        things.createOrAdd({ uid, name: 'create-or-add', owner: 'o8c', size: 2, flagged: false, tags: [] }, ['size']),
+      ),
+    );
     const after = await things.get(uid);
     expect(after).toMatchObject({ name: 'create-or-add', owner: 'o8c', size: 60, version: 30 });
     await store.transaction(async (tx) => {
       const repo = tx.repo<ThingT>(Thing);
       await repo.createOrAdd({ uid, name: 'ignored', owner: 'ignored', size: -10, flagged: true, tags: [] }, ['size']);
-      await repo.createOrAdd({ uid: '00000000-0000-7000-8000-00000000c0a2', name: 'create-or-add-2', owner: 'o8c', size: 1, flagged: false, tags: [] }, ['size']);
+      await repo.createOrAdd(
+        { uid: '00000000-0000-7000-8000-00000000c0a2', name: 'create-or-add-2', owner: 'o8c', size: 1, flagged: false, tags: [] },
+        ['size'],
+      );
     });
     expect(await things.get(uid)).toMatchObject({ name: 'create-or-add', owner: 'o8c', size: 50, flagged: false, version: 31 });
     expect(await things.get('00000000-0000-7000-8000-00000000c0a2')).toMatchObject({ size: 1, version: 1 });
-    await expect(store.transaction(async (tx) => {
-      await tx.repo<ThingT>(Thing).createOrAdd({ uid, name: 'x', owner: 'x', size: 100, flagged: false, tags: [] }, ['size']);
-      throw new Error('undo');
-    })).rejects.toThrow('undo');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.repo<ThingT>(Thing).createOrAdd({ uid, name: 'x', owner: 'x', size: 100, flagged: false, tags: [] }, ['size']);
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
     expect((await things.get(uid))!.size).toBe(50);
     // Many first creations at once on a model with a second unique index (name): PostgreSQL can find
     // two speculative inserts waiting for each other (deadlock); each call still lands exactly once.
     for (let round = 0; round < 8; round++) {
       const ruid = `00000000-0000-7000-8000-0000000${(0xd000 + round).toString(16)}`;
-      await Promise.all(Array.from({ length: 20 }, () => things.createOrAdd({ uid: ruid, name: `create-or-add-r${round}`, owner: 'o8c', size: 1, flagged: false, tags: [] }, ['size'])));
+      await Promise.all(
+        Array.from({ length: 20 }, () =>
+          things.createOrAdd({ uid: ruid, name: `create-or-add-r${round}`, owner: 'o8c', size: 1, flagged: false, tags: [] }, ['size']),
+        ),
+      );
       expect(await things.get(ruid)).toMatchObject({ size: 20, version: 20 });
     }
     // another unique key still refuses the row
-    await expect(things.createOrAdd({ uid: '00000000-0000-7000-8000-00000000c0a3', name: 'create-or-add', owner: 'o8c', size: 1, flagged: false, tags: [] }, ['size'])).rejects.toMatchObject({ code: 'api-112' });
+    await expect(
+      things.createOrAdd(
+        { uid: '00000000-0000-7000-8000-00000000c0a3', name: 'create-or-add', owner: 'o8c', size: 1, flagged: false, tags: [] },
+        ['size'],
+      ),
+    ).rejects.toMatchObject({ code: 'api-112' });
   });
 
   it('commits or rolls back a transaction as a whole', async () => {
     await store.transaction(async (tx) => {
       await tx.repo<ThingT>(Thing).create({ name: 'tx1', owner: 'o9', size: 1, flagged: false, tags: [] });
     });
-    await expect(store.transaction(async (tx) => {
-      await tx.repo<ThingT>(Thing).create({ name: 'tx2', owner: 'o9', size: 1, flagged: false, tags: [] });
-      throw new Error('boom');
-    })).rejects.toThrow('boom');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.repo<ThingT>(Thing).create({ name: 'tx2', owner: 'o9', size: 1, flagged: false, tags: [] });
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect((await things.list({ filter: { owner: 'o9' } })).map((t) => t.name)).toEqual(['tx1']);
   });
 
@@ -315,17 +409,25 @@ describe.each(backends)('Store contract on $name', (backend) => {
     await store.transaction(async (tx) => {
       const repo = tx.repo<ThingT>(Thing);
       await repo.create({ name: 'dup-before', owner: 'o12', size: 2, flagged: false, tags: [] });
-      await expect(repo.create({ name: 'dup-base', owner: 'o12', size: 3, flagged: false, tags: [] })).rejects.toMatchObject({ code: 'api-112' });
+      await expect(repo.create({ name: 'dup-base', owner: 'o12', size: 3, flagged: false, tags: [] })).rejects.toMatchObject({
+        code: 'api-112',
+      });
       await repo.create({ name: 'dup-after', owner: 'o12', size: 4, flagged: false, tags: [] });
       const base = await repo.findOne({ name: 'dup-base' });
       expect(await repo.increment(base!.uid, { size: 10 })).toMatchObject({ size: 11 });
     });
-    expect((await things.list({ filter: { owner: 'o12' }, sort: [{ field: 'name', dir: 'asc' }] })).map((t) => [t.name, t.size])).toEqual([['dup-after', 4], ['dup-base', 11], ['dup-before', 2]]);
+    expect((await things.list({ filter: { owner: 'o12' }, sort: [{ field: 'name', dir: 'asc' }] })).map((t) => [t.name, t.size])).toEqual([
+      ['dup-after', 4],
+      ['dup-base', 11],
+      ['dup-before', 2],
+    ]);
   });
 
   it('hands each leased record to exactly one of several concurrent claimers', async () => {
     for (let i = 0; i < 20; i++) await jobs.create({ state: 'queued' });
-    const claims = await Promise.all(['w1', 'w2', 'w3', 'w4'].map((owner) => jobs.claim({ state: 'queued' }, { owner, leaseMs: 60_000, limit: 10 })));
+    const claims = await Promise.all(
+      ['w1', 'w2', 'w3', 'w4'].map((owner) => jobs.claim({ state: 'queued' }, { owner, leaseMs: 60_000, limit: 10 })),
+    );
     const uids = claims.flat().map((j) => j.uid);
     expect(uids.length).toBe(20);
     expect(new Set(uids).size).toBe(20);
@@ -343,13 +445,16 @@ describe.each(backends)('Store contract on $name', (backend) => {
     const theirs = await jobs.claim({ state: 'rm-queued' }, { owner: 'rm-2', leaseMs: 60_000, limit: 1 });
     expect(mine).toHaveLength(4);
     const absent = '00000000-0000-7000-8000-00000000abcd';
-    const released = await jobs.releaseMany([
-      { uid: mine[0].uid, patch: { state: 'rm-done' } },
-      { uid: mine[1].uid, patch: { state: 'rm-failed' } },
-      { uid: mine[2].uid }, // lease dropped, nothing else changed (another set of fields: its own statement)
-      { uid: theirs[0].uid, patch: { state: 'rm-stolen' } },
-      { uid: absent, patch: { state: 'rm-done' } },
-    ], 'rm-1');
+    const released = await jobs.releaseMany(
+      [
+        { uid: mine[0].uid, patch: { state: 'rm-done' } },
+        { uid: mine[1].uid, patch: { state: 'rm-failed' } },
+        { uid: mine[2].uid }, // lease dropped, nothing else changed (another set of fields: its own statement)
+        { uid: theirs[0].uid, patch: { state: 'rm-stolen' } },
+        { uid: absent, patch: { state: 'rm-done' } },
+      ],
+      'rm-1',
+    );
     expect(released.sort()).toEqual([mine[0].uid, mine[1].uid, mine[2].uid].sort());
     expect(await jobs.get(mine[0].uid)).toMatchObject({ state: 'rm-done', claimedBy: null, leaseUntil: null, version: 3 });
     expect(await jobs.get(mine[1].uid)).toMatchObject({ state: 'rm-failed', claimedBy: null, leaseUntil: null });
@@ -357,30 +462,44 @@ describe.each(backends)('Store contract on $name', (backend) => {
     expect(await jobs.get(mine[3].uid)).toMatchObject({ state: 'rm-queued', claimedBy: 'rm-1' }); // not named: still held
     expect(await jobs.get(theirs[0].uid)).toMatchObject({ state: 'rm-queued', claimedBy: 'rm-2' });
     // In a transaction: undone with it.
-    await expect(store.transaction(async (tx) => {
-      expect(await tx.repo<JobT>(Job).releaseMany([{ uid: mine[3].uid, patch: { state: 'rm-done' } }], 'rm-1')).toEqual([mine[3].uid]);
-      throw new Error('undo');
-    })).rejects.toThrow('undo');
+    await expect(
+      store.transaction(async (tx) => {
+        expect(await tx.repo<JobT>(Job).releaseMany([{ uid: mine[3].uid, patch: { state: 'rm-done' } }], 'rm-1')).toEqual([mine[3].uid]);
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
     expect(await jobs.get(mine[3].uid)).toMatchObject({ state: 'rm-queued', claimedBy: 'rm-1' });
     expect(await jobs.releaseMany([], 'rm-1')).toEqual([]);
   });
 
   it('createMany with skipExisting leaves out the records a unique key refuses and answers the ones written', async () => {
     const there = await things.create({ name: 'skip-there', owner: 'o-skip', size: 1, flagged: false, tags: [] });
-    const made = await things.createMany([
-      { name: 'skip-new1', owner: 'o-skip', size: 2, flagged: false, tags: [] },
-      { uid: there.uid, name: 'skip-same-uid', owner: 'o-skip', size: 3, flagged: false, tags: [] } as never,
-      { name: 'skip-there', owner: 'o-skip', size: 4, flagged: false, tags: [] },
-      { name: 'skip-new2', owner: 'o-skip', size: 5, flagged: false, tags: [] },
-    ], { skipExisting: true });
+    const made = await things.createMany(
+      [
+        { name: 'skip-new1', owner: 'o-skip', size: 2, flagged: false, tags: [] },
+        { uid: there.uid, name: 'skip-same-uid', owner: 'o-skip', size: 3, flagged: false, tags: [] } as never,
+        { name: 'skip-there', owner: 'o-skip', size: 4, flagged: false, tags: [] },
+        { name: 'skip-new2', owner: 'o-skip', size: 5, flagged: false, tags: [] },
+      ],
+      { skipExisting: true },
+    );
     expect(made.map((t) => t.name)).toEqual(['skip-new1', 'skip-new2']);
-    expect((await things.list({ filter: { owner: 'o-skip' }, sort: [{ field: 'name', dir: 'asc' }] })).map((t) => [t.name, t.size])).toEqual([['skip-new1', 2], ['skip-new2', 5], ['skip-there', 1]]);
+    expect(
+      (await things.list({ filter: { owner: 'o-skip' }, sort: [{ field: 'name', dir: 'asc' }] })).map((t) => [t.name, t.size]),
+    ).toEqual([
+      ['skip-new1', 2],
+      ['skip-new2', 5],
+      ['skip-there', 1],
+    ]);
     // Inside a transaction, which goes on.
     await store.transaction(async (tx) => {
-      const again = await tx.repo<ThingT>(Thing).createMany([
-        { name: 'skip-new1', owner: 'o-skip', size: 6, flagged: false, tags: [] },
-        { name: 'skip-new3', owner: 'o-skip', size: 7, flagged: false, tags: [] },
-      ], { skipExisting: true });
+      const again = await tx.repo<ThingT>(Thing).createMany(
+        [
+          { name: 'skip-new1', owner: 'o-skip', size: 6, flagged: false, tags: [] },
+          { name: 'skip-new3', owner: 'o-skip', size: 7, flagged: false, tags: [] },
+        ],
+        { skipExisting: true },
+      );
       expect(again.map((t) => t.name)).toEqual(['skip-new3']);
       await tx.repo<ThingT>(Thing).create({ name: 'skip-after', owner: 'o-skip', size: 8, flagged: false, tags: [] });
     });
@@ -402,10 +521,16 @@ describe.each(backends)('Store contract on $name', (backend) => {
     await jobs.create({ state: 'other' });
     const held = await jobs.claim({ uid: made[0].uid }, { owner: 'holder', leaseMs: 60_000, limit: 1 });
     expect(held.map((x) => x.uid)).toEqual([made[0].uid]);
-    const got = await jobs.claim({ state: 'ordered' }, { owner: 'w', leaseMs: 60_000, limit: 3, sort: [{ field: 'createdAt', dir: 'asc' }] });
+    const got = await jobs.claim(
+      { state: 'ordered' },
+      { owner: 'w', leaseMs: 60_000, limit: 3, sort: [{ field: 'createdAt', dir: 'asc' }] },
+    );
     expect(got.map((x) => x.uid)).toEqual([made[1].uid, made[2].uid, made[3].uid]);
     expect(got.every((x) => x.claimedBy === 'w' && x.leaseUntil instanceof Date && x.version === 2)).toBe(true);
-    const newest = await jobs.claim({ state: 'ordered' }, { owner: 'v', leaseMs: 60_000, limit: 5, sort: [{ field: 'createdAt', dir: 'desc' }] });
+    const newest = await jobs.claim(
+      { state: 'ordered' },
+      { owner: 'v', leaseMs: 60_000, limit: 5, sort: [{ field: 'createdAt', dir: 'desc' }] },
+    );
     expect(newest.map((x) => x.uid)).toEqual([made[4].uid]);
     expect((await jobs.get(made[0].uid))!.claimedBy).toBe('holder');
   });
@@ -421,25 +546,40 @@ describe.each(backends)('Store contract on $name', (backend) => {
   it('setTexts writes several documents at once, new and replaced alike, inside a transaction too', async () => {
     const made = await Promise.all([1, 2, 3].map((at) => docs.create({ owner: 'o-many', at })));
     await docs.setText(made[0].uid, 'walrus');
-    await docs.setTexts(new Map([[made[0].uid, 'narwhal one'], [made[1].uid, 'narwhal two; a@b.example'], [made[2].uid, 'beluga']]));
+    await docs.setTexts(
+      new Map([
+        [made[0].uid, 'narwhal one'],
+        [made[1].uid, 'narwhal two; a@b.example'],
+        [made[2].uid, 'beluga'],
+      ]),
+    );
     const uids = (rows: Array<{ uid: string }>) => rows.map((r) => r.uid).sort();
     expect(uids(await docs.search('narwhal'))).toEqual([made[0].uid, made[1].uid].sort());
     expect(await docs.search('walrus')).toEqual([]);
     expect(uids(await docs.search('b example'))).toEqual([made[1].uid]);
     await docs.setTexts(new Map());
-    await expect(store.transaction(async (tx) => {
-      await tx.repo(Doc).setTexts(new Map([[made[2].uid, 'orca']]));
-      throw new Error('undo');
-    })).rejects.toThrow('undo');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.repo(Doc).setTexts(new Map([[made[2].uid, 'orca']]));
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
     expect(uids(await docs.search('beluga'))).toEqual([made[2].uid]);
     expect(await docs.search('orca')).toEqual([]);
     const more = await Promise.all(Array.from({ length: 1200 }, (_, at) => docs.create({ owner: 'o-many', at: 10 + at })));
     await store.transaction((tx) => tx.repo(Doc).setTexts(new Map(more.map((d, i) => [d.uid, `plankton n${i}`]))));
     expect((await docs.search('plankton', { limit: 1000 })).length).toBe(1000);
-    expect((await docs.search('n1199'))).toHaveLength(1);
+    expect(await docs.search('n1199')).toHaveLength(1);
     // The same text for several records (a message's copies), among others, in one call: each record gets it.
     const copies = await Promise.all([1, 2, 3, 4].map((at) => docs.create({ owner: 'o-many', at: 5000 + at })));
-    await docs.setTexts(new Map([[copies[0].uid, 'manatee shared'], [copies[1].uid, 'dugong alone'], [copies[2].uid, 'manatee shared'], [copies[3].uid, 'manatee shared']]));
+    await docs.setTexts(
+      new Map([
+        [copies[0].uid, 'manatee shared'],
+        [copies[1].uid, 'dugong alone'],
+        [copies[2].uid, 'manatee shared'],
+        [copies[3].uid, 'manatee shared'],
+      ]),
+    );
     expect(uids(await docs.search('manatee shared'))).toEqual([copies[0].uid, copies[2].uid, copies[3].uid].sort());
     expect(uids(await docs.search('dugong'))).toEqual([copies[1].uid]);
     await docs.deleteMany({ owner: 'o-many' });
@@ -453,7 +593,10 @@ describe.each(backends)('Store contract on $name', (backend) => {
     await docs.setText(b.uid, 'report on pears; quarterly numbers');
     await docs.setText(c.uid, 'Quarterly report, other owner');
     const uids = (rows: Array<{ uid: string }>) => rows.map((r) => r.uid);
-    expect(uids(await docs.search('report quarterly', { filter: { owner: 'o1' }, sort: [{ field: 'at', dir: 'desc' }] }))).toEqual([b.uid, a.uid]);
+    expect(uids(await docs.search('report quarterly', { filter: { owner: 'o1' }, sort: [{ field: 'at', dir: 'desc' }] }))).toEqual([
+      b.uid,
+      a.uid,
+    ]);
     expect(uids(await docs.search('APPL'))).toEqual([a.uid]);
     expect(uids(await docs.search('report', { sort: [{ field: 'at', dir: 'asc' }], limit: 1, offset: 1 }))).toEqual([b.uid]);
     expect(await docs.search('report bananas')).toEqual([]);
@@ -507,7 +650,9 @@ describe('SQLite opened by several processes at once', () => {
   it('creates the schema once and every opener succeeds', async () => {
     const handle = (await sqlBackends())[0];
     const db = await handle.open();
-    const stores = await Promise.all(Array.from({ length: 4 }, () => openSqlStore({ url: db.url, models: [Thing, Job], synchronize: true })));
+    const stores = await Promise.all(
+      Array.from({ length: 4 }, () => openSqlStore({ url: db.url, models: [Thing, Job], synchronize: true })),
+    );
     await stores[0].repo<ThingT>(Thing).create({ name: 'x', owner: 'o', size: 1, flagged: false, tags: [] });
     for (const st of stores) expect(await st.repo<ThingT>(Thing).count({})).toBe(1);
     await Promise.all(stores.map((st) => st.close()));

@@ -9,7 +9,12 @@ import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
 import { groupStats } from '../../../lib/storage/sql/group-commit.js';
 import { freshSqlite, type TestDatabase } from '../../helpers/databases.js';
 
-const Item = defineModel({ name: 'group_item', table: 'group_items', fields: { owner: z.string(), n: z.number().int() }, indexes: [{ fields: ['owner', 'n'], unique: true }] });
+const Item = defineModel({
+  name: 'group_item',
+  table: 'group_items',
+  fields: { owner: z.string(), n: z.number().int() },
+  indexes: [{ fields: ['owner', 'n'], unique: true }],
+});
 type ItemT = { owner: string; n: number };
 
 describe('SQLite group commit', () => {
@@ -27,21 +32,31 @@ describe('SQLite group commit', () => {
     await db?.drop();
   });
 
-  const owned = async (s: Store, owner: string) => (await s.repo<ItemT>(Item).list({ filter: { owner } })).map((r) => r.n).sort((a, b) => a - b);
+  const owned = async (s: Store, owner: string) =>
+    (await s.repo<ItemT>(Item).list({ filter: { owner } })).map((r) => r.n).sort((a, b) => a - b);
 
   it('transactions started together commit as one SQLite transaction, and each is answered only once it is committed', async () => {
     const before = { ...groupStats };
     const seenByOther: number[][] = [];
-    await Promise.all(Array.from({ length: 10 }, (_, i) => store.transaction(async (tx) => {
-      await tx.repo<ItemT>(Item).create({ owner: 'g1', n: i });
-      await tx.repo<ItemT>(Item).create({ owner: 'g1', n: 100 + i });
-      if (i === 9) await new Promise((r) => setTimeout(r, 100)); // the group's last member takes a while: nobody may be answered meanwhile
-    }).then(async () => seenByOther.push(await owned(other, 'g1')))));
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        store
+          .transaction(async (tx) => {
+            await tx.repo<ItemT>(Item).create({ owner: 'g1', n: i });
+            await tx.repo<ItemT>(Item).create({ owner: 'g1', n: 100 + i });
+            if (i === 9) await new Promise((r) => setTimeout(r, 100)); // the group's last member takes a while: nobody may be answered meanwhile
+          })
+          .then(async () => seenByOther.push(await owned(other, 'g1'))),
+      ),
+    );
     expect(groupStats.transactions - before.transactions).toBe(1);
     expect(groupStats.members - before.members).toBe(10);
     // The first to be answered already finds all twenty rows committed, seen from another connection.
     expect(seenByOther[0]).toHaveLength(20);
-    expect(await owned(store, 'g1')).toEqual([...Array.from({ length: 10 }, (_, i) => i), ...Array.from({ length: 10 }, (_, i) => 100 + i)]);
+    expect(await owned(store, 'g1')).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => i),
+      ...Array.from({ length: 10 }, (_, i) => 100 + i),
+    ]);
   });
 
   it('a transaction that fails is undone alone, with its own error; the others beside it commit', async () => {
@@ -77,14 +92,22 @@ describe('SQLite group commit', () => {
   it('transactions arriving while a group runs join it or the next one; every one is committed exactly once', async () => {
     const started: Array<Promise<unknown>> = [];
     for (let i = 0; i < 50; i++) {
-      started.push(store.transaction(async (tx) => {
-        await tx.repo<ItemT>(Item).create({ owner: 'g4', n: i });
-        if (i % 7 === 0) started.push(store.transaction(async (tx2) => void (await tx2.repo<ItemT>(Item).create({ owner: 'g4', n: 1000 + i }))));
-      }));
+      started.push(
+        store.transaction(async (tx) => {
+          await tx.repo<ItemT>(Item).create({ owner: 'g4', n: i });
+          if (i % 7 === 0)
+            started.push(store.transaction(async (tx2) => void (await tx2.repo<ItemT>(Item).create({ owner: 'g4', n: 1000 + i }))));
+        }),
+      );
       if (i % 10 === 0) await new Promise((r) => setImmediate(r));
     }
     for (let k = 0; k < started.length; k++) await started[k];
-    const expected = [...Array.from({ length: 50 }, (_, i) => i), ...Array.from({ length: 50 }, (_, i) => i).filter((i) => i % 7 === 0).map((i) => 1000 + i)];
+    const expected = [
+      ...Array.from({ length: 50 }, (_, i) => i),
+      ...Array.from({ length: 50 }, (_, i) => i)
+        .filter((i) => i % 7 === 0)
+        .map((i) => 1000 + i),
+    ];
     expect(await owned(other, 'g4')).toEqual(expected.sort((a, b) => a - b));
   });
 });

@@ -23,7 +23,7 @@ describe.runIf(available)('PostgreSQL prepared reads', () => {
   });
   afterAll(async () => db?.drop());
 
-  it('opens a store over the local server\'s Unix socket (datastores:sql:url with the socket directory as host)', async () => {
+  it("opens a store over the local server's Unix socket (datastores:sql:url with the socket directory as host)", async () => {
     const url = overLocalSocket(db.url);
     expect(url).toMatch(/^postgres:\/\/[^@]*@%2Fvar%2Frun%2Fpostgresql(:\d+)?\//);
     const store = await openSqlStore({ url, models: [Note], synchronize: true, poolSize: 1 });

@@ -10,8 +10,17 @@ import { defineModel, type Store } from '../../../lib/storage/index.js';
 import { openSqlStore, type SqlStore } from '../../../lib/storage/sql/adapter.js';
 import { sqlBackends, type TestDatabase } from '../../helpers/databases.js';
 
-const Flat = defineModel({ name: 'cache_flat', table: 'cache_flats', fields: { owner: z.string(), n: z.number().int(), at: z.date().nullable().optional() }, indexes: [{ fields: ['owner'] }] });
-const Nested = defineModel({ name: 'cache_nested', table: 'cache_nesteds', fields: { owner: z.string(), tags: z.array(z.string()).default([]) } });
+const Flat = defineModel({
+  name: 'cache_flat',
+  table: 'cache_flats',
+  fields: { owner: z.string(), n: z.number().int(), at: z.date().nullable().optional() },
+  indexes: [{ fields: ['owner'] }],
+});
+const Nested = defineModel({
+  name: 'cache_nested',
+  table: 'cache_nesteds',
+  fields: { owner: z.string(), tags: z.array(z.string()).default([]) },
+});
 const Busy = defineModel({ name: 'cache_busy', table: 'cache_busies', fields: { owner: z.string(), n: z.number().int() } });
 type FlatT = { owner: string; n: number; at?: Date | null };
 type NestedT = { owner: string; tags: string[] };
@@ -58,11 +67,13 @@ describe.each(backends)('read path ($name)', (backend) => {
     const flats = store.repo<FlatT>(Flat);
     await flats.create({ owner: 'o2', n: 1 });
     expect(ns(await flats.list({ filter: { owner: 'o2' } }))).toEqual([1]);
-    await expect(store.transaction(async (tx) => {
-      await tx.repo<FlatT>(Flat).create({ owner: 'o2', n: 2 });
-      expect(ns(await tx.repo<FlatT>(Flat).list({ filter: { owner: 'o2' } }))).toEqual([1, 2]);
-      throw new Error('roll back');
-    })).rejects.toThrow('roll back');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.repo<FlatT>(Flat).create({ owner: 'o2', n: 2 });
+        expect(ns(await tx.repo<FlatT>(Flat).list({ filter: { owner: 'o2' } }))).toEqual([1, 2]);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
     expect(ns(await flats.list({ filter: { owner: 'o2' } }))).toEqual([1]);
     expect(ns(await flats.list({ filter: { owner: 'o2' } }))).toEqual([1]);
   });
@@ -90,7 +101,14 @@ describe.each(backends)('read path ($name)', (backend) => {
     before = served();
     expect(ns(await flats.list({ filter: { owner: 'o5' } }))).toEqual([1, 2]);
     expect(served() - before).toBe(0);
-    expect(ns(await (store as SqlStore).session().repo<FlatT>(Flat).list({ filter: { owner: 'o5' } }))).toEqual([1, 2]); // nor to a new request
+    expect(
+      ns(
+        await (store as SqlStore)
+          .session()
+          .repo<FlatT>(Flat)
+          .list({ filter: { owner: 'o5' } }),
+      ),
+    ).toEqual([1, 2]); // nor to a new request
   });
 
   it('a change that was still uncommitted when the result was read is seen once it commits', async () => {
@@ -140,7 +158,14 @@ describe.each(backends)('read path ($name)', (backend) => {
     let before = served();
     expect(ns(await mine.list({ filter: { owner: 'o7' } }))).toEqual([1]); // the session's point: no stamp read, no round trip
     expect(served() - before).toBe(1);
-    expect(ns(await (store as SqlStore).session().repo<FlatT>(Flat).list({ filter: { owner: 'o7' } }))).toEqual([1, 2]); // a new request sees it
+    expect(
+      ns(
+        await (store as SqlStore)
+          .session()
+          .repo<FlatT>(Flat)
+          .list({ filter: { owner: 'o7' } }),
+      ),
+    ).toEqual([1, 2]); // a new request sees it
     const three = await mine.create({ owner: 'o7', n: 3 }); // the session writes: its next read takes a new point
     expect(ns(await mine.list({ filter: { owner: 'o7' } }))).toEqual([1, 2, 3]);
     await mine.update(three.uid, { n: 4 });
@@ -159,7 +184,11 @@ describe.each(backends)('read path ($name)', (backend) => {
       const pg = store as SqlStore;
       const flats = store.repo<FlatT>(Flat);
       await flats.create({ owner: 'o8', n: 1 });
-      const read = () => pg.session().repo<FlatT>(Flat).list({ filter: { owner: 'o8' } });
+      const read = () =>
+        pg
+          .session()
+          .repo<FlatT>(Flat)
+          .list({ filter: { owner: 'o8' } });
       expect(ns(await read())).toEqual([1]); // kept with its snapshot
       // Three requests in one turn: one check between them (or a fresh read when a commit elsewhere moved the snapshot).
       let checks = pg.snapshotChecks;

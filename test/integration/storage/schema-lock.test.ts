@@ -17,7 +17,9 @@ describe.skipIf(!pgHere)('schema synchronization on a brand-new PostgreSQL datab
     try {
       for (let round = 0; round < 2; round++) {
         // round 0: a brand-new database; round 1: an existing schema opened by four at once again
-        const opened = await Promise.allSettled([1, 2, 3, 4].map(() => openSqlStore({ url: db.url, models, synchronize: true, poolSize: 2 })));
+        const opened = await Promise.allSettled(
+          [1, 2, 3, 4].map(() => openSqlStore({ url: db.url, models, synchronize: true, poolSize: 2 })),
+        );
         const failed = opened.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason));
         expect(failed, `round ${round}`).toEqual([]);
         const stores = opened.map((o) => (o as PromiseFulfilledResult<Awaited<ReturnType<typeof openSqlStore>>>).value);
@@ -25,7 +27,8 @@ describe.skipIf(!pgHere)('schema synchronization on a brand-new PostgreSQL datab
       }
       const c = new pg.Client({ connectionString: db.url });
       await c.connect();
-      const tables = (await c.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'")).rows[0].n as number;
+      const tables = (await c.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'")).rows[0]
+        .n as number;
       await c.end();
       expect(tables).toBeGreaterThanOrEqual(models.length);
     } finally {

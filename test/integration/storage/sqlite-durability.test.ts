@@ -16,7 +16,11 @@ import { WalSync } from '../../../lib/storage/sql/wal-sync.js';
 import { CHECKPOINT_EVERY, START_AFTER } from '../../../lib/storage/sql/checkpointer.js';
 import { freshSqlite, type TestDatabase } from '../../helpers/databases.js';
 
-const Counter = defineModel({ name: 'durability_counter', table: 'durability_counters', fields: { name: z.string(), n: z.number().int() } });
+const Counter = defineModel({
+  name: 'durability_counter',
+  table: 'durability_counters',
+  fields: { name: z.string(), n: z.number().int() },
+});
 type CounterT = { name: string; n: number };
 const jobsModel = defineModel({ name: 'durability_job', table: 'durability_jobs', fields: { state: z.string() }, lease: true });
 const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
@@ -26,19 +30,29 @@ const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
  * `done` with everything it printed once it exits 0.
  */
 function sqliteProcess(file: string, src: string, marker: string) {
-  const child = spawn(process.execPath, ['-e', `const Database = require(${JSON.stringify(betterSqlite)});\nconst db = new Database(${JSON.stringify(file)});\n${src}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['-e', `const Database = require(${JSON.stringify(betterSqlite)});\nconst db = new Database(${JSON.stringify(file)});\n${src}`],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
-  const ready = new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-    if (out.includes(marker)) resolve();
-  }));
-  const done = new Promise<string>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`child exited ${code}`)))));
+  const ready = new Promise<void>((resolve) =>
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes(marker)) resolve();
+    }),
+  );
+  const done = new Promise<string>((resolve, reject) =>
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`child exited ${code}`)))),
+  );
   return { ready, done };
 }
 
 /** Another process writing the same file in a tight loop (autocommit inserts, as a second daemon would). */
 function hammer(file: string, ms: number) {
-  const p = sqliteProcess(file, `
+  const p = sqliteProcess(
+    file,
+    `
     db.pragma('busy_timeout = 5000');
     db.exec('CREATE TABLE IF NOT EXISTS hammer (x INTEGER)');
     const ins = db.prepare('INSERT INTO hammer (x) VALUES (?)');
@@ -46,18 +60,24 @@ function hammer(file: string, ms: number) {
     let n = 0;
     process.stdout.write('started\\n');
     while (Date.now() < end) { db.transaction(() => { for (let i = 0; i < 20; i++) ins.run(n++); })(); }
-    process.stdout.write('wrote ' + n + '\\n');`, 'started');
+    process.stdout.write('wrote ' + n + '\\n');`,
+    'started',
+  );
   return { started: p.ready, done: p.done.then((out) => Number(/wrote (\d+)/.exec(out)?.[1] ?? 0)) };
 }
 
 /** Another process that takes the write lock and holds it for ms (a long transaction elsewhere). */
 function holder(file: string, ms: number) {
-  const p = sqliteProcess(file, `
+  const p = sqliteProcess(
+    file,
+    `
     db.exec('BEGIN IMMEDIATE');
     process.stdout.write('locked\\n');
     const end = Date.now() + ${ms};
     while (Date.now() < end) { /* holding the lock */ }
-    db.exec('COMMIT');`, 'locked');
+    db.exec('COMMIT');`,
+    'locked',
+  );
   return { locked: p.ready, done: p.done };
 }
 
@@ -101,16 +121,23 @@ describe('SQLite store with another process writing', () => {
     const until = Date.now() + 2500;
     // Several transactions in flight, each reading first, yielding to the event loop, then writing:
     // with a deferred BEGIN the other process commits in between and SQLite refuses the upgrade.
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      while (Date.now() < until) {
-        await store.transaction(async (tx) => {
-          const repo = tx.repo<CounterT>(Counter);
-          const cur = await repo.get(c.uid);
-          await new Promise((r) => setTimeout(r, 2));
-          await repo.update(c.uid, { n: cur!.n + 1 });
-        }).then(() => done++, (e: Error) => failures.push(e.message));
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (Date.now() < until) {
+          await store
+            .transaction(async (tx) => {
+              const repo = tx.repo<CounterT>(Counter);
+              const cur = await repo.get(c.uid);
+              await new Promise((r) => setTimeout(r, 2));
+              await repo.update(c.uid, { n: cur!.n + 1 });
+            })
+            .then(
+              () => done++,
+              (e: Error) => failures.push(e.message),
+            );
+        }
+      }),
+    );
     const theirs = await other.done;
     expect(failures).toEqual([]);
     expect(theirs).toBeGreaterThan(0);
@@ -119,15 +146,17 @@ describe('SQLite store with another process writing', () => {
     expect((await counters.get(c.uid))!.n).toBe(done);
   }, 30_000);
 
-  it('waits for another process\'s write lock without stalling the event loop', async () => {
+  it("waits for another process's write lock without stalling the event loop", async () => {
     const c = await counters.create({ name: 'lock', n: 0 });
     const other = holder(db.url.replace(/^sqlite:/, ''), 600);
     await other.locked;
     // Timers keep firing while the transaction waits for the lock: SQLite's own busy handler would
     // sleep in this thread for the whole 600 ms and none would.
-    const { ticks } = await timerTicksDuring(() => store.transaction(async (tx) => {
-      await tx.repo<CounterT>(Counter).update(c.uid, { n: 1 });
-    }));
+    const { ticks } = await timerTicksDuring(() =>
+      store.transaction(async (tx) => {
+        await tx.repo<CounterT>(Counter).update(c.uid, { n: 1 });
+      }),
+    );
     await other.done;
     expect(ticks).toBeGreaterThan(20);
     expect((await counters.get(c.uid))!.n).toBe(1);
@@ -209,7 +238,9 @@ describe('WAL checkpoints on a thread of their own', () => {
     const db = freshSqlite();
     const file = db.url.replace(/^sqlite:/, '');
     let store = await openSqlStore({ url: db.url, models: [Counter], synchronize: true });
-    const raw = () => (store as unknown as { ctx: { ds: { driver: { databaseConnection: { pragma(s: string, o?: object): unknown } } } } }).ctx.ds.driver.databaseConnection;
+    const raw = () =>
+      (store as unknown as { ctx: { ds: { driver: { databaseConnection: { pragma(s: string, o?: object): unknown } } } } }).ctx.ds.driver
+        .databaseConnection;
     try {
       const repo = store.repo<CounterT>(Counter);
       const cp = store.checkpointer!;

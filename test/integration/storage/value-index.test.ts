@@ -30,13 +30,16 @@ describe.each(backends)('value indexes on $name', (backend) => {
   let db: TestDatabase;
   let store: Store;
   let items: Repo<ItemT>;
-  const names = async (filter: Record<string, unknown>) => (await items.list({ filter: filter as never, sort: [{ field: 'at', dir: 'asc' }] })).map((r) => r.name);
+  const names = async (filter: Record<string, unknown>) =>
+    (await items.list({ filter: filter as never, sort: [{ field: 'at', dir: 'asc' }] })).map((r) => r.name);
 
   beforeAll(async () => {
     db = await backend.open();
     // Rows written before the model declared value indexes (an upgrade): the first open with them fills the side table.
     const before = await openSqlStore({ url: db.url, models: [defineModel(plain)], synchronize: true });
-    await before.repo<ItemT>(defineModel(plain)).create({ box: 'b1', name: 'Old Timer', to: [{ address: 'old@x.test' }], tags: ['archive'], at: 0 });
+    await before
+      .repo<ItemT>(defineModel(plain))
+      .create({ box: 'b1', name: 'Old Timer', to: [{ address: 'old@x.test' }], tags: ['archive'], at: 0 });
     await before.close();
     store = await openSqlStore({ url: db.url, models: [Item], synchronize: true });
     items = store.repo<ItemT>(Item);
@@ -52,7 +55,13 @@ describe.each(backends)('value indexes on $name', (backend) => {
   });
 
   it('finds records by one of their values ($has) and by prefix, narrowed by scope and other fields', async () => {
-    await items.create({ box: 'b1', name: 'Alpha one', to: [{ address: 'ann@x.test' }, { address: 'bob@x.test' }], tags: ['red', 'blue'], at: 1 });
+    await items.create({
+      box: 'b1',
+      name: 'Alpha one',
+      to: [{ address: 'ann@x.test' }, { address: 'bob@x.test' }],
+      tags: ['red', 'blue'],
+      at: 1,
+    });
     await items.create({ box: 'b1', name: 'Beta two', to: [{ address: 'bob@x.test' }], tags: ['blue'], at: 2 });
     await items.create({ box: 'b2', name: 'Gamma three', to: [{ address: 'ann@x.test' }], tags: ['red'], at: 3 });
     expect(await names({ box: 'b1', recipients: { $has: 'ann@x.test' } })).toEqual(['Alpha one']);
@@ -69,12 +78,23 @@ describe.each(backends)('value indexes on $name', (backend) => {
   });
 
   it('a record and its values are written together or not at all: a duplicate uid writes no values, in or out of a transaction', async () => {
-    const first = await items.create({ uid: '00000000-0000-7000-8000-0000000000d1', box: 'b9', name: 'Unique one', to: [{ address: 'dup@x.test' }], tags: ['solo'], at: 90 } as never);
+    const first = await items.create({
+      uid: '00000000-0000-7000-8000-0000000000d1',
+      box: 'b9',
+      name: 'Unique one',
+      to: [{ address: 'dup@x.test' }],
+      tags: ['solo'],
+      at: 90,
+    } as never);
     expect(await names({ box: 'b9', tags: { $has: 'solo' } })).toEqual(['Unique one']);
-    await expect(items.create({ uid: first.uid, box: 'b9', name: 'Impostor', to: [{ address: 'other@x.test' }], tags: ['fake'], at: 91 } as never)).rejects.toMatchObject({ code: 'api-112' });
+    await expect(
+      items.create({ uid: first.uid, box: 'b9', name: 'Impostor', to: [{ address: 'other@x.test' }], tags: ['fake'], at: 91 } as never),
+    ).rejects.toMatchObject({ code: 'api-112' });
     const after = await store.transaction(async (tx) => {
       const repo = tx.repo<ItemT>(Item);
-      await expect(repo.create({ uid: first.uid, box: 'b9', name: 'Impostor two', to: [], tags: ['fake'], at: 92 } as never)).rejects.toMatchObject({ code: 'api-112' });
+      await expect(
+        repo.create({ uid: first.uid, box: 'b9', name: 'Impostor two', to: [], tags: ['fake'], at: 92 } as never),
+      ).rejects.toMatchObject({ code: 'api-112' });
       return repo.create({ box: 'b9', name: 'Unique two', to: [{ address: 'dup@x.test' }], tags: ['solo'], at: 93 }); // the transaction goes on
     });
     expect(await names({ box: 'b9', tags: { $has: 'fake' } })).toEqual([]);
@@ -86,7 +106,7 @@ describe.each(backends)('value indexes on $name', (backend) => {
     expect(await items.get(bare.uid)).toMatchObject({ at: 94 });
   });
 
-  it('createMany writes each record\'s values with it, and none when the batch is refused', async () => {
+  it("createMany writes each record's values with it, and none when the batch is refused", async () => {
     const made = await items.createMany([
       { box: 'b10', name: 'Many one', to: [{ address: 'm1@x.test' }, { address: 'm2@x.test' }], tags: ['batch'], at: 100 },
       { box: 'b10', name: 'Many two', to: [], tags: ['batch', 'second'], at: 101 },
@@ -96,14 +116,22 @@ describe.each(backends)('value indexes on $name', (backend) => {
     expect(await names({ box: 'b10', recipients: { $has: 'm2@x.test' } })).toEqual(['Many one', 'Many thirdly']);
     expect(await names({ words: { $has: 'thirdly' } })).toEqual(['Many thirdly']);
     // A clash with a record there (its uid): the whole batch goes, its values with it.
-    await expect(items.createMany([
-      { box: 'b10', name: 'Refused one', to: [{ address: 'refused@x.test' }], tags: ['refused'], at: 103 },
-      { uid: made[0].uid, box: 'b10', name: 'Refused two', to: [], tags: ['refused'], at: 104 } as never,
-    ])).rejects.toMatchObject({ code: 'api-112' });
-    await expect(store.transaction((tx) => tx.repo<ItemT>(Item).createMany([
-      { box: 'b10', name: 'Refused three', to: [{ address: 'refused@x.test' }], tags: ['refused'], at: 105 },
-      { uid: made[1].uid, box: 'b10', name: 'Refused four', to: [], tags: [], at: 106 } as never,
-    ]))).rejects.toMatchObject({ code: 'api-112' });
+    await expect(
+      items.createMany([
+        { box: 'b10', name: 'Refused one', to: [{ address: 'refused@x.test' }], tags: ['refused'], at: 103 },
+        { uid: made[0].uid, box: 'b10', name: 'Refused two', to: [], tags: ['refused'], at: 104 } as never,
+      ]),
+    ).rejects.toMatchObject({ code: 'api-112' });
+    await expect(
+      store.transaction((tx) =>
+        tx
+          .repo<ItemT>(Item)
+          .createMany([
+            { box: 'b10', name: 'Refused three', to: [{ address: 'refused@x.test' }], tags: ['refused'], at: 105 },
+            { uid: made[1].uid, box: 'b10', name: 'Refused four', to: [], tags: [], at: 106 } as never,
+          ]),
+      ),
+    ).rejects.toMatchObject({ code: 'api-112' });
     expect(await names({ tags: { $has: 'refused' } })).toEqual([]);
     expect(await names({ recipients: { $has: 'refused@x.test' } })).toEqual([]);
     expect(await names({ words: { $has: 'refused' } })).toEqual([]);
@@ -121,11 +149,13 @@ describe.each(backends)('value indexes on $name', (backend) => {
     await items.update(b.uid, { name: 'Zeta' });
     expect(await names({ words: { $prefix: 'eps' } })).toEqual([]);
     expect(await names({ words: { $has: 'zeta' } })).toEqual(['Zeta']);
-    await expect(store.transaction(async (tx) => {
-      await tx.repo<ItemT>(Item).update(a.uid, { tags: ['rolled-back'] });
-      await tx.repo<ItemT>(Item).create({ box: 'b3', name: 'Ghost', to: [], tags: ['rolled-back'], at: 12 });
-      throw new Error('abort');
-    })).rejects.toThrow('abort');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.repo<ItemT>(Item).update(a.uid, { tags: ['rolled-back'] });
+        await tx.repo<ItemT>(Item).create({ box: 'b3', name: 'Ghost', to: [], tags: ['rolled-back'], at: 12 });
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
     expect(await names({ tags: { $has: 'rolled-back' } })).toEqual([]);
     expect(await names({ box: 'b3', tags: { $has: 'two' } })).toEqual(['Delta', 'Zeta']);
     expect(await items.delete(a.uid)).toBe(true);
@@ -133,7 +163,9 @@ describe.each(backends)('value indexes on $name', (backend) => {
     expect(await items.deleteMany({ box: 'b3', tags: { $has: 'three' } })).toBe(1);
     expect(await items.count({ box: 'b3' })).toBe(0);
     // Nothing is left behind in the side table for deleted records.
-    const left = (await (store as unknown as { ctx: { ds: { query(sql: string): Promise<Array<{ n: string | number }>> } } }).ctx.ds.query(`SELECT COUNT(*) AS n FROM "vi_items_terms" WHERE uid IN ('${a.uid}', '${b.uid}')`));
+    const left = await (store as unknown as { ctx: { ds: { query(sql: string): Promise<Array<{ n: string | number }>> } } }).ctx.ds.query(
+      `SELECT COUNT(*) AS n FROM "vi_items_terms" WHERE uid IN ('${a.uid}', '${b.uid}')`,
+    );
     expect(Number(left[0].n)).toBe(0);
   });
 
@@ -148,9 +180,24 @@ describe.each(backends)('value indexes on $name', (backend) => {
     // SQLite picks its plan from a bounded count of the matches (lib/storage/sql/value-index.ts DRIVE_MAX): cover each.
     await store.transaction(async (tx) => {
       const repo = tx.repo<ItemT>(Item);
-      for (let i = 0; i < 700; i++) await repo.create({ box: 'b5', name: `n${i}`, to: [{ address: i % 100 === 0 ? 'few@x.test' : 'many@x.test' }], tags: [], at: 1000 + i });
+      for (let i = 0; i < 700; i++)
+        await repo.create({
+          box: 'b5',
+          name: `n${i}`,
+          to: [{ address: i % 100 === 0 ? 'few@x.test' : 'many@x.test' }],
+          tags: [],
+          at: 1000 + i,
+        });
     });
-    const page = async (address: string, offset: number) => (await items.list({ filter: { box: 'b5', recipients: { $has: address }, at: { $gte: 1000 } }, sort: [{ field: 'at', dir: 'desc' }], limit: 3, offset })).map((r) => r.name);
+    const page = async (address: string, offset: number) =>
+      (
+        await items.list({
+          filter: { box: 'b5', recipients: { $has: address }, at: { $gte: 1000 } },
+          sort: [{ field: 'at', dir: 'desc' }],
+          limit: 3,
+          offset,
+        })
+      ).map((r) => r.name);
     expect(await page('many@x.test', 0)).toEqual(['n699', 'n698', 'n697']);
     expect(await page('many@x.test', 690)).toEqual(['n3', 'n2', 'n1']);
     expect(await page('few@x.test', 0)).toEqual(['n600', 'n500', 'n400']);

@@ -51,20 +51,30 @@ export interface Target {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is walked as data
 export function operationsOf(doc: any): ApiOperation[] {
   const out: ApiOperation[] = [];
-  for (const [path, ops] of Object.entries<Record<string, any>>(doc.paths)) { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  for (const [path, ops] of Object.entries<Record<string, any>>(doc.paths)) {
     for (const [method, o] of Object.entries(ops)) {
       const params = (o.parameters ?? []) as Array<{ name: string; in: string; required?: boolean; schema: SchemaObject }>;
       const content = o.requestBody?.content as Record<string, { schema: SchemaObject }> | undefined;
       const [contentType, media] = content ? Object.entries(content)[0] : [null, null];
       const op: ApiOperation = {
-        method: method.toUpperCase(), path, operationId: o.operationId, auth: o['x-svcmail-auth'], daemon: o['x-svcmail-daemon'] ?? null,
+        method: method.toUpperCase(),
+        path,
+        operationId: o.operationId,
+        auth: o['x-svcmail-auth'],
+        daemon: o['x-svcmail-daemon'] ?? null,
         query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, required: Boolean(p.required), schema: p.schema })),
         body: contentType && media ? { contentType, schema: media.schema } : null,
       };
       out.push(op);
       // ?scope=admin is declared as a query parameter: the administrative view is its own row of the matrix.
-      if (op.query.some((q) => q.name === 'scope' && q.schema.enum?.includes('admin'))) out.push({ ...op, adminScope: true, auth: 'trusted-fresh' });
-      if ((op.method === 'GET' || op.method === 'HEAD') && op.query.some((q) => !q.required && (q.name === 'mailboxUid' || q.name === 'uid'))) out.push({ ...op, unfiltered: true });
+      if (op.query.some((q) => q.name === 'scope' && q.schema.enum?.includes('admin')))
+        out.push({ ...op, adminScope: true, auth: 'trusted-fresh' });
+      if (
+        (op.method === 'GET' || op.method === 'HEAD') &&
+        op.query.some((q) => !q.required && (q.name === 'mailboxUid' || q.name === 'uid'))
+      )
+        out.push({ ...op, unfiltered: true });
     }
   }
   return out;
@@ -77,7 +87,12 @@ export function targetOf(op: ApiOperation, decls: readonly ResourceDecl[]): Targ
     if ((op.path === base || op.path.startsWith(`${base}/`)) && (!decl || base.length > pathOf(decl).length)) decl = d;
   }
   const rest = decl ? op.path.slice(pathOf(decl).length) : '';
-  return { decl, byId: /^\/\{id\}(\/|$)/.test(rest), readOnly: op.method === 'GET' || op.method === 'HEAD', generic: Boolean(decl) && ['', '/{id}', '/{id}/{property}'].includes(rest) };
+  return {
+    decl,
+    byId: /^\/\{id\}(\/|$)/.test(rest),
+    readOnly: op.method === 'GET' || op.method === 'HEAD',
+    generic: Boolean(decl) && ['', '/{id}', '/{id}/{property}'].includes(rest),
+  };
 }
 
 /**
@@ -85,10 +100,32 @@ export function targetOf(op: ApiOperation, decls: readonly ResourceDecl[]): Targ
  * elevated-future: an administrator whose `elevated` claim lies an hour ahead. Both are refused
  * tokens (api-101) whoever they name.
  */
-export type CallerKind = 'no-token' | 'bad-signature' | 'wrong-audience' | 'wrong-issuer' | 'expired' | 'over-long' | 'elevated-future' | 'owner' | 'other' | 'reader'
-  | 'admin-not-elevated' | 'admin-elevated' | 'admin-stale';
+export type CallerKind =
+  | 'no-token'
+  | 'bad-signature'
+  | 'wrong-audience'
+  | 'wrong-issuer'
+  | 'expired'
+  | 'over-long'
+  | 'elevated-future'
+  | 'owner'
+  | 'other'
+  | 'reader'
+  | 'admin-not-elevated'
+  | 'admin-elevated'
+  | 'admin-stale';
 export const TOKEN_PROBLEMS: readonly CallerKind[] = ['bad-signature', 'wrong-audience', 'wrong-issuer', 'over-long', 'elevated-future'];
-export const CALLER_KINDS: readonly CallerKind[] = ['no-token', ...TOKEN_PROBLEMS, 'expired', 'owner', 'other', 'reader', 'admin-not-elevated', 'admin-elevated', 'admin-stale'];
+export const CALLER_KINDS: readonly CallerKind[] = [
+  'no-token',
+  ...TOKEN_PROBLEMS,
+  'expired',
+  'owner',
+  'other',
+  'reader',
+  'admin-not-elevated',
+  'admin-elevated',
+  'admin-stale',
+];
 
 /**
  * The verdict classes. unauthenticated: 401 api-100; token: 403 api-101; role: 403 api-103;
@@ -105,7 +142,8 @@ export type Verdict = 'allowed' | 'unauthenticated' | 'token' | 'role' | 'elevat
  */
 export function expectedVerdicts(op: ApiOperation, t: Target, ownerData: boolean, c: CallerKind): Verdict[] {
   if (op.auth === 'ingest-secret') return ['secret']; // no JWT caller holds the transport's secret
-  const tokenProblem: Verdict | null = c === 'no-token' ? null : c === 'expired' ? 'unauthenticated' : TOKEN_PROBLEMS.includes(c) ? 'token' : null;
+  const tokenProblem: Verdict | null =
+    c === 'no-token' ? null : c === 'expired' ? 'unauthenticated' : TOKEN_PROBLEMS.includes(c) ? 'token' : null;
   // A presented token that fails verification is refused everywhere, public routes included (fail closed);
   // a route mounted before the token check (readiness) never looks at it.
   // A public route's own 404 (an unknown key hash, a revoked link) is its answer, not a denial.
@@ -130,13 +168,21 @@ export function expectedVerdicts(op: ApiOperation, t: Target, ownerData: boolean
   return ['absent'];
 }
 
-const DENIAL_CODES: Record<string, Verdict> = { 'api-100': 'unauthenticated', 'api-101': 'token', 'api-103': 'role', 'api-104': 'elevation', 'api-102': 'acl', 'api-107': 'absent' };
+const DENIAL_CODES: Record<string, Verdict> = {
+  'api-100': 'unauthenticated',
+  'api-101': 'token',
+  'api-103': 'role',
+  'api-104': 'elevation',
+  'api-102': 'acl',
+  'api-107': 'absent',
+};
 
 /** The verdict an answer shows. A bulk route answers 200 with a status per item: the item counts. */
 export function verdictOf(op: ApiOperation, status: number, body: unknown): Verdict | 'error' | 'forbidden' {
   if (op.auth === 'ingest-secret' && (status === 401 || status === 403 || status === 429)) return 'secret'; // 429: the guard counts wrong secrets
   const item = (body as { results?: Array<{ status: number; code?: string }> } | null)?.results?.[0];
-  if (status === 200 && item && typeof item.status === 'number') return item.status >= 400 && item.code && DENIAL_CODES[item.code] ? DENIAL_CODES[item.code] : 'allowed';
+  if (status === 200 && item && typeof item.status === 'number')
+    return item.status >= 400 && item.code && DENIAL_CODES[item.code] ? DENIAL_CODES[item.code] : 'allowed';
   if (status >= 500 && status !== 502 && status !== 503) return 'error'; // 502/503: the handler ran and a peer did not answer
   const code = (body as { code?: string } | null)?.code;
   if (status === 401) return 'unauthenticated';

@@ -50,14 +50,17 @@ export async function sample(s: SchemaObject | undefined, w: World, ctx: { decl:
       return items;
     }
     case 'integer':
-    case 'number': return Math.max(1, s.minimum ?? 1);
-    case 'boolean': return s.default ?? false;
+    case 'number':
+      return Math.max(1, s.minimum ?? 1);
+    case 'boolean':
+      return s.default ?? false;
     case 'string': {
       if (s.format === 'date-time') return new Date().toISOString();
       if (s.format === 'email') return 'someone@example.net';
       return 'matrix-input';
     }
-    default: return s.default ?? null;
+    default:
+      return s.default ?? null;
   }
 }
 
@@ -65,12 +68,17 @@ export async function sample(s: SchemaObject | undefined, w: World, ctx: { decl:
 function rawBody(contentType: string, w: World): string | null {
   const m = w.markers.content;
   switch (contentType) {
-    case 'text/calendar': return `BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//matrix//EN\r\nBEGIN:VEVENT\r\nUID:matrix-${Date.now()}@example.net\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20261201T100000Z\r\nDTEND:20261201T110000Z\r\nSUMMARY:${m}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n`;
-    case 'text/vcard': return `BEGIN:VCARD\r\nVERSION:4.0\r\nFN:${m}\r\nEND:VCARD\r\n`;
+    case 'text/calendar':
+      return `BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//matrix//EN\r\nBEGIN:VEVENT\r\nUID:matrix-${Date.now()}@example.net\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20261201T100000Z\r\nDTEND:20261201T110000Z\r\nSUMMARY:${m}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n`;
+    case 'text/vcard':
+      return `BEGIN:VCARD\r\nVERSION:4.0\r\nFN:${m}\r\nEND:VCARD\r\n`;
     case 'message/rfc822':
-    case 'application/octet-stream': return `From: x@example.net\r\nTo: alice@example.test\r\nSubject: ${m}\r\n\r\n${m}\r\n`;
-    case 'application/pkcs7-mime': return 'From: alice@example.test\r\nContent-Type: application/pkcs7-mime; smime-type=enveloped-data\r\n\r\nAAAA\r\n';
-    default: return contentType.startsWith('application/json') || contentType.endsWith('+json') ? null : m;
+    case 'application/octet-stream':
+      return `From: x@example.net\r\nTo: alice@example.test\r\nSubject: ${m}\r\n\r\n${m}\r\n`;
+    case 'application/pkcs7-mime':
+      return 'From: alice@example.test\r\nContent-Type: application/pkcs7-mime; smime-type=enveloped-data\r\n\r\nAAAA\r\n';
+    default:
+      return contentType.startsWith('application/json') || contentType.endsWith('+json') ? null : m;
   }
 }
 
@@ -90,7 +98,7 @@ export async function build(op: ApiOperation, t: Target, w: World): Promise<Requ
     const name = m[1];
     let value: string;
     if (name === 'property') {
-      property = t.decl ? [...schemasOf(t.decl).writable][0] ?? 'name' : 'name';
+      property = t.decl ? ([...schemasOf(t.decl).writable][0] ?? 'name') : 'name';
       value = property;
     } else value = note(await w.param(name, { decl: t.decl, before: segments[i - 1], path: op.path }));
     segments[i] = encodeURIComponent(value);
@@ -99,7 +107,11 @@ export async function build(op: ApiOperation, t: Target, w: World): Promise<Requ
   for (const q of op.query) {
     // A mailbox-scoped collection is asked about the owner's mailbox (strangers: 404); mailboxes filter by uid.
     // A declared ?version= is always sent, stale, so allowed callers reach the handler and change nothing.
-    const wanted = q.required || q.name === 'version' || (q.name === 'mailboxUid' && t.decl?.scope === 'mailbox') || (q.name === 'uid' && t.decl?.mailboxField === 'uid' && !t.byId);
+    const wanted =
+      q.required ||
+      q.name === 'version' ||
+      (q.name === 'mailboxUid' && t.decl?.scope === 'mailbox') ||
+      (q.name === 'uid' && t.decl?.mailboxField === 'uid' && !t.byId);
     if (!wanted || (op.unfiltered && !q.required)) continue;
     const v = await w.queryValue(q.name, q.schema, t.decl);
     query.set(q.name, note(v));
@@ -112,10 +124,15 @@ export async function build(op: ApiOperation, t: Target, w: World): Promise<Requ
     if (raw !== null) {
       body = raw;
       headers = { 'content-type': op.body.contentType };
-    } else if (property) body = { value: await w.currentValue(t.decl!, segments[segments.indexOf(encodeURIComponent(property)) - 1], property), version: STALE_VERSION };
+    } else if (property)
+      body = {
+        value: await w.currentValue(t.decl!, segments[segments.indexOf(encodeURIComponent(property)) - 1], property),
+        version: STALE_VERSION,
+      };
     else if (op.method === 'POST' && t.decl && !t.byId && op.path.endsWith(t.decl.name)) body = await w.createBody(t.decl, op.body.schema);
     else body = await sample(op.body.schema, w, { decl: t.decl });
-    if (body && typeof body === 'object') refs.owner ||= JSON.stringify(body).includes(w.ids.mailbox) || w.ownedUids().some((u) => JSON.stringify(body).includes(u));
+    if (body && typeof body === 'object')
+      refs.owner ||= JSON.stringify(body).includes(w.ids.mailbox) || w.ownedUids().some((u) => JSON.stringify(body).includes(u));
   }
   const qs = query.toString();
   return { url: segments.join('/') + (qs ? `?${qs}` : ''), body, headers, ownerData: refs.owner, placeholder: refs.placeholder };

@@ -9,7 +9,17 @@ import { startTestApi, type TestApi } from '../../helpers/api.js';
 import type { Backend } from '../../helpers/databases.js';
 import { leaksIn, markersIn } from './leaks.js';
 import { pathOf } from '../../../lib/resources/index.js';
-import { CALLER_KINDS, expectedVerdicts, operationsOf, targetOf, verdictOf, type ApiOperation, type CallerKind, type Target, type Verdict } from './operations.js';
+import {
+  CALLER_KINDS,
+  expectedVerdicts,
+  operationsOf,
+  targetOf,
+  verdictOf,
+  type ApiOperation,
+  type CallerKind,
+  type Target,
+  type Verdict,
+} from './operations.js';
 import { build, type Request } from './requests.js';
 import { INGEST_SECRET, World } from './world.js';
 
@@ -18,11 +28,28 @@ import { INGEST_SECRET, World } from './world.js';
  * never skipped by name here without a reason a reviewer can check.
  */
 export const SKIPPED: Array<{ match: (op: ApiOperation) => boolean; why: string }> = [
-  { match: (op) => op.daemon === 'protocols', why: 'served by the protocols daemon (documented in the api document so one document lists every route); the api app only forwards the path' },
+  {
+    match: (op) => op.daemon === 'protocols',
+    why: 'served by the protocols daemon (documented in the api document so one document lists every route); the api app only forwards the path',
+  },
 ];
 
 /** Denials are asked first so they see the fixtures untouched; the owner and the elevated admin last. */
-const ORDER: readonly CallerKind[] = ['no-token', 'bad-signature', 'wrong-audience', 'wrong-issuer', 'over-long', 'elevated-future', 'expired', 'other', 'reader', 'admin-not-elevated', 'admin-stale', 'admin-elevated', 'owner'];
+const ORDER: readonly CallerKind[] = [
+  'no-token',
+  'bad-signature',
+  'wrong-audience',
+  'wrong-issuer',
+  'over-long',
+  'elevated-future',
+  'expired',
+  'other',
+  'reader',
+  'admin-not-elevated',
+  'admin-stale',
+  'admin-elevated',
+  'owner',
+];
 const METHOD_ORDER: Record<string, number> = { HEAD: 0, GET: 0, POST: 1, PUT: 1, DELETE: 2 };
 
 export interface Tally {
@@ -49,12 +76,18 @@ export interface Matrix {
 
 export async function openMatrix(backend: Backend): Promise<Matrix> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svcmail-matrix-data-'));
-  const api = await startTestApi(backend, { data_dir: dataDir, 'mail:transport:ingest:secret': INGEST_SECRET, 'mail:jobs:wake_address': '' });
+  const api = await startTestApi(backend, {
+    data_dir: dataDir,
+    'mail:transport:ingest:secret': INGEST_SECRET,
+    'mail:jobs:wake_address': '',
+  });
   const world = new World(api, productRegistry().all());
   await world.setup();
   const doc = (await api.call('GET', '/api/openapi/json', { token: world.owner })).body;
   return {
-    api, world, operations: operationsOf(doc),
+    api,
+    world,
+    operations: operationsOf(doc),
     async close() {
       await api.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -63,7 +96,10 @@ export async function openMatrix(backend: Backend): Promise<Matrix> {
 }
 
 const answerText = (body: unknown, headers: Headers) => {
-  const hs = [...headers].filter(([k]) => !['date', 'x-request-id'].includes(k)).map(([k, v]) => `${k}: ${v}`).join('\n');
+  const hs = [...headers]
+    .filter(([k]) => !['date', 'x-request-id'].includes(k))
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\n');
   return `${hs}\n${typeof body === 'string' ? body : JSON.stringify(body ?? '')}`;
 };
 
@@ -93,8 +129,20 @@ export function declaredDenials(op: ApiOperation, t: Target): number {
 /** Runs every operation `pick` selects; returns the tally (failures listed, not thrown). */
 export async function runMatrix(m: Matrix, pick: (op: ApiOperation, t: Target) => boolean): Promise<Tally> {
   const decls = productRegistry().all();
-  const tally: Tally = { operations: 0, requests: 0, denials: 0, minimumDenials: 0, leaks: 0, skipped: 0, stateChecks: 0, failures: [], unaimed: [] };
-  const ops = m.operations.filter((op) => pick(op, targetOf(op, decls))).sort((a, b) => METHOD_ORDER[a.method] - METHOD_ORDER[b.method] || a.path.localeCompare(b.path));
+  const tally: Tally = {
+    operations: 0,
+    requests: 0,
+    denials: 0,
+    minimumDenials: 0,
+    leaks: 0,
+    skipped: 0,
+    stateChecks: 0,
+    failures: [],
+    unaimed: [],
+  };
+  const ops = m.operations
+    .filter((op) => pick(op, targetOf(op, decls)))
+    .sort((a, b) => METHOD_ORDER[a.method] - METHOD_ORDER[b.method] || a.path.localeCompare(b.path));
   for (const op of ops) {
     if (SKIPPED.some((s) => s.match(op))) {
       tally.skipped++;
@@ -110,11 +158,14 @@ export async function runMatrix(m: Matrix, pick: (op: ApiOperation, t: Target) =
       tally.failures.push(`${op.method} ${op.path}: ${(e as Error).message}`);
       continue;
     }
-    if (t.decl?.scope === 'mailbox' && op.auth === 'signed-in' && !op.adminScope && !op.unfiltered && !req.ownerData) tally.unaimed.push(`${op.method} ${op.path}`);
-    const want = new Map(ORDER.map((c) => {
-      const v = expectedVerdicts(op, t, req.ownerData, c);
-      return [c, req.placeholder && v.includes('allowed') ? [...v, 'absent' as Verdict] : v];
-    }));
+    if (t.decl?.scope === 'mailbox' && op.auth === 'signed-in' && !op.adminScope && !op.unfiltered && !req.ownerData)
+      tally.unaimed.push(`${op.method} ${op.path}`);
+    const want = new Map(
+      ORDER.map((c) => {
+        const v = expectedVerdicts(op, t, req.ownerData, c);
+        return [c, req.placeholder && v.includes('allowed') ? [...v, 'absent' as Verdict] : v];
+      }),
+    );
     // Every caller that must be refused goes first; then the stored state must be as before.
     const callers = [...ORDER.filter((c) => !want.get(c)!.includes('allowed')), ...ORDER.filter((c) => want.get(c)!.includes('allowed'))];
     const before = await stateOf(m, op, t, req);
@@ -124,13 +175,21 @@ export async function runMatrix(m: Matrix, pick: (op: ApiOperation, t: Target) =
       if (before !== null && expected.includes('allowed') && (i === 0 || !want.get(callers[i - 1])!.includes('allowed'))) {
         const after = await stateOf(m, op, t, req);
         tally.stateChecks++;
-        if (after !== before) tally.failures.push(`${op.method} ${req.url}: a refused caller changed the stored state:\n  before ${before.slice(0, 300)}\n  after  ${after?.slice(0, 300)}`);
+        if (after !== before)
+          tally.failures.push(
+            `${op.method} ${req.url}: a refused caller changed the stored state:\n  before ${before.slice(0, 300)}\n  after  ${after?.slice(0, 300)}`,
+          );
       }
       const r = await m.api.call(op.method, req.url, { token: m.world.tokens.get(c), body: req.body, headers: req.headers });
       tally.requests++;
       const got = verdictOf(op, r.status, r.body);
-      const matches = expected.includes(got as Verdict) || (got === 'forbidden' && expected.some((v) => ['token', 'role', 'elevation', 'acl'].includes(v)));
-      if (!matches) tally.failures.push(`${c} ${op.method} ${req.url} [${op.auth}${req.ownerData ? ', owner data' : ''}]: ${r.status} ${JSON.stringify(r.body)?.slice(0, 160)}; expected ${expected.join(' or ')}`);
+      const matches =
+        expected.includes(got as Verdict) ||
+        (got === 'forbidden' && expected.some((v) => ['token', 'role', 'elevation', 'acl'].includes(v)));
+      if (!matches)
+        tally.failures.push(
+          `${c} ${op.method} ${req.url} [${op.auth}${req.ownerData ? ', owner data' : ''}]: ${r.status} ${JSON.stringify(r.body)?.slice(0, 160)}; expected ${expected.join(' or ')}`,
+        );
       else if (!expected.includes('allowed')) tally.denials++;
       if (got === 'allowed' && op.method !== 'GET' && op.method !== 'HEAD' && r.status < 300) changed = true;
       if (c !== 'owner' && c !== 'reader') {

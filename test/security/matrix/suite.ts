@@ -17,20 +17,22 @@ export function matrixSuite(slice: string, pick: (op: ApiOperation, t: Target) =
     }, 120_000);
     afterAll(async () => m?.close());
 
-    it('every operation answers every kind of caller as its declaration says; no answer shows the owner\'s data to anyone else', async () => {
+    it("every operation answers every kind of caller as its declaration says; no answer shows the owner's data to anyone else", async () => {
       // The exceptions stay few and explained (a growing list would hollow the matrix out).
       expect(SKIPPED.length).toBeLessThanOrEqual(2);
       expect(Object.keys(PLACEHOLDER_PARAMS).length).toBeLessThanOrEqual(4);
       expect(LEAK_ALLOWANCES.length).toBeLessThanOrEqual(10);
       const t = await runMatrix(m, pick);
       expect(t.failures, t.failures.slice(0, 25).join('\n')).toEqual([]);
-      expect(t.unaimed, 'mailbox-scoped routes not aimed at the owner\'s data').toEqual([]);
+      expect(t.unaimed, "mailbox-scoped routes not aimed at the owner's data").toEqual([]);
       expect(t.skipped).toBeLessThanOrEqual(10);
       expect(t.operations).toBeGreaterThanOrEqual(floor.operations);
       // Fewer denials than the declarations imply means some route was not really exercised.
       expect(t.denials).toBeGreaterThanOrEqual(t.minimumDenials);
       expect(t.leaks).toBe(0);
-      process.stdout.write(`authorization matrix (${slice}, ${backend.name}): ${t.operations} operations, ${t.requests} requests, ${t.denials} denials checked (declared floor ${t.minimumDenials}), ${t.stateChecks} stored-state checks, ${t.skipped} skipped, ${t.leaks} leaks\n`);
+      process.stdout.write(
+        `authorization matrix (${slice}, ${backend.name}): ${t.operations} operations, ${t.requests} requests, ${t.denials} denials checked (declared floor ${t.minimumDenials}), ${t.stateChecks} stored-state checks, ${t.skipped} skipped, ${t.leaks} leaks\n`,
+      );
     }, 300_000);
   });
 }

@@ -19,7 +19,10 @@ describe('setup configuration file', () => {
 
   it('writes sorted JSON, mode 0640, owned by the service user when root; an identical rewrite is a no-op', () => {
     const file = join(dir, 'svcmail.conf');
-    const values = new Map<SettingName, unknown>([['mail:host', 'mail.example.test'], ['data_dir', '/var/lib/svcmail']]);
+    const values = new Map<SettingName, unknown>([
+      ['mail:host', 'mail.example.test'],
+      ['data_dir', '/var/lib/svcmail'],
+    ]);
     expect(writeConfigFile(file, values, passwd)).toBe(true);
     const st = statSync(file);
     expect((st.mode & 0o777).toString(8)).toBe('640');

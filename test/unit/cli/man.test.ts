@@ -23,7 +23,10 @@ describe('man pages', () => {
     const missing: string[] = [];
     for (const [name, decl] of Object.entries(schema)) {
       const at = conf.indexOf(`.B ${esc(name)}\n`);
-      if (at < 0) { missing.push(name); continue; }
+      if (at < 0) {
+        missing.push(name);
+        continue;
+      }
       const entry = conf.slice(at, conf.indexOf('.TP', at + 1) > 0 ? conf.indexOf('.TP', at + 1) : undefined);
       expect(entry).toContain(esc(decl.doc));
       expect(entry).toContain(`Type: ${esc(typeOf(decl))}`);
@@ -35,9 +38,12 @@ describe('man pages', () => {
   it('has svcmail(1) and one page per command group, each naming its subcommands and options', () => {
     const program = buildProgram();
     const names = program.commands.map((c) => c.name()).filter((n) => n !== 'help');
-    expect(files.map((f) => f.slice(dir.length + 1)).sort()).toEqual(['man1/svcmail.1', ...names.map((n) => `man1/svcmail-${n}.1`), 'man5/svcmail.conf.5'].sort());
+    expect(files.map((f) => f.slice(dir.length + 1)).sort()).toEqual(
+      ['man1/svcmail.1', ...names.map((n) => `man1/svcmail-${n}.1`), 'man5/svcmail.conf.5'].sort(),
+    );
     const admin = readFileSync(join(dir, 'man1/svcmail-admin.1'), 'utf8');
-    for (const sub of ['domains', 'mailboxes', 'lists', 'transport\\-rules', 'quarantine', 'ingest\\-queue', 'audit\\-log', 'policies']) expect(admin).toContain(`svcmail admin ${sub}`);
+    for (const sub of ['domains', 'mailboxes', 'lists', 'transport\\-rules', 'quarantine', 'ingest\\-queue', 'audit\\-log', 'policies'])
+      expect(admin).toContain(`svcmail admin ${sub}`);
     expect(admin).toContain('svcmail admin mailboxes quota');
     expect(readFileSync(join(dir, 'man1/svcmail-setup.1'), 'utf8')).toContain('\\-\\-non\\-interactive');
     const main = readFileSync(join(dir, 'man1/svcmail.1'), 'utf8');
@@ -50,7 +56,10 @@ describe('man pages', () => {
       expect(r.stderr, f).toBe('');
       expect(r.status).toBe(0);
     }
-    const text = spawnSync('man', ['-l', join(dir, 'man5/svcmail.conf.5')], { encoding: 'utf8', env: { ...process.env, MANWIDTH: '200', MAN_KEEP_FORMATTING: '' } }).stdout;
+    const text = spawnSync('man', ['-l', join(dir, 'man5/svcmail.conf.5')], {
+      encoding: 'utf8',
+      env: { ...process.env, MANWIDTH: '200', MAN_KEEP_FORMATTING: '' },
+    }).stdout;
     expect(text).toContain('mail:transport:ingest:secret');
   });
 });

@@ -14,8 +14,26 @@ describe('supervision plans', () => {
   });
 
   it('systemd status asks every unit; logs of all follow every unit', () => {
-    expect(plan('systemd', 'status').map((i) => i.args[1])).toEqual(['svcmail-api.service', 'svcmail-worker.service', 'svcmail-push.service', 'svcmail-protocols.service']);
-    expect(plan('systemd', 'logs', undefined, { follow: true, lines: 5 })[0].args).toEqual(['-u', 'svcmail-api.service', '-u', 'svcmail-worker.service', '-u', 'svcmail-push.service', '-u', 'svcmail-protocols.service', '-n', '5', '--no-pager', '-f']);
+    expect(plan('systemd', 'status').map((i) => i.args[1])).toEqual([
+      'svcmail-api.service',
+      'svcmail-worker.service',
+      'svcmail-push.service',
+      'svcmail-protocols.service',
+    ]);
+    expect(plan('systemd', 'logs', undefined, { follow: true, lines: 5 })[0].args).toEqual([
+      '-u',
+      'svcmail-api.service',
+      '-u',
+      'svcmail-worker.service',
+      '-u',
+      'svcmail-push.service',
+      '-u',
+      'svcmail-protocols.service',
+      '-n',
+      '5',
+      '--no-pager',
+      '-f',
+    ]);
   });
 
   it.each([
@@ -35,10 +53,16 @@ describe('supervision plans', () => {
   });
 
   it('parses systemctl show and pm2 jlist', () => {
-    expect(parseSystemctlShow('api', 'Id=svcmail-api.service\nActiveState=active\nSubState=running\nMainPID=42\nStatusText=listening on 127.0.0.1:8080\n'))
-      .toEqual({ daemon: 'api', state: 'active/running', pid: 42, detail: 'listening on 127.0.0.1:8080' });
-    expect(parsePm2List('[{"name":"svcmail-api","pid":7,"pm2_env":{"status":"online","restart_time":2}}]', ['api', 'push']))
-      .toEqual([{ daemon: 'api', state: 'online', pid: 7, detail: 'restarts 2' }, { daemon: 'push', state: 'not started', pid: null, detail: '' }]);
+    expect(
+      parseSystemctlShow(
+        'api',
+        'Id=svcmail-api.service\nActiveState=active\nSubState=running\nMainPID=42\nStatusText=listening on 127.0.0.1:8080\n',
+      ),
+    ).toEqual({ daemon: 'api', state: 'active/running', pid: 42, detail: 'listening on 127.0.0.1:8080' });
+    expect(parsePm2List('[{"name":"svcmail-api","pid":7,"pm2_env":{"status":"online","restart_time":2}}]', ['api', 'push'])).toEqual([
+      { daemon: 'api', state: 'online', pid: 7, detail: 'restarts 2' },
+      { daemon: 'push', state: 'not started', pid: null, detail: '' },
+    ]);
   });
 
   it('SVCMAIL_SUPERVISOR forces the manager', () => {

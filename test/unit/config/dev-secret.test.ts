@@ -9,7 +9,8 @@ import { devSecretFile, loadConfig } from '../../../lib/config/index.js';
 describe('the development secret in data_dir', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-devsecret-'));
   writeFileSync(devSecretFile(dir), 'a'.repeat(64));
-  const load = (NODE_ENV: string, values: Record<string, unknown> = {}) => loadConfig({ env: { NODE_ENV }, values: { data_dir: dir, ...values } as never });
+  const load = (NODE_ENV: string, values: Record<string, unknown> = {}) =>
+    loadConfig({ env: { NODE_ENV }, values: { data_dir: dir, ...values } as never });
 
   it('is the secret in development and dev', () => {
     expect(load('development').get('auth:secret')).toBe('a'.repeat(64));

@@ -30,8 +30,20 @@ describe('configuration sources, later wins', () => {
   it.each<[string, LoadOptions, string, string, number]>([
     ['defaults', {}, '127.0.0.1:8080', 'info', 1_048_576],
     ['file over defaults', { file: f }, '127.0.0.1:1001', 'warn', 1111],
-    ['env over file', { file: f, env: { SVCMAIL__listen__api: '127.0.0.1:2002', SVCMAIL__body_limit_bytes: '2222' } }, '127.0.0.1:2002', 'warn', 2222],
-    ['--set over env', { file: f, env: { SVCMAIL__listen__api: '127.0.0.1:2002' }, set: ['listen:api=127.0.0.1:3003', 'log:level=error'] }, '127.0.0.1:3003', 'error', 1111],
+    [
+      'env over file',
+      { file: f, env: { SVCMAIL__listen__api: '127.0.0.1:2002', SVCMAIL__body_limit_bytes: '2222' } },
+      '127.0.0.1:2002',
+      'warn',
+      2222,
+    ],
+    [
+      '--set over env',
+      { file: f, env: { SVCMAIL__listen__api: '127.0.0.1:2002' }, set: ['listen:api=127.0.0.1:3003', 'log:level=error'] },
+      '127.0.0.1:3003',
+      'error',
+      1111,
+    ],
     ['SVCMAIL_CONFIG names the file', { env: { SVCMAIL_CONFIG: f } }, '127.0.0.1:1001', 'warn', 1111],
   ])('%s', (_what, opts, listen, level, limit) => {
     const c = dev(opts);
@@ -45,16 +57,35 @@ describe('configuration sources, later wins', () => {
   });
 
   it('nested and flat keys in a file mean the same settings, and may be mixed', () => {
-    const nested = dev({ file: file({ auth: { options: { audience: 'a.test', issuer: 'i.test' } }, mail: { security: { elevation_max_age_seconds: 60 } } }) });
-    const flat = dev({ file: file({ 'auth:options:audience': 'a.test', 'auth:options:issuer': 'i.test', 'mail:security:elevation_max_age_seconds': 60 }) });
-    const mixed = dev({ file: file({ auth: { 'options:audience': 'a.test', options: { issuer: 'i.test' } }, 'mail:security': { elevation_max_age_seconds: 60 } }) });
+    const nested = dev({
+      file: file({ auth: { options: { audience: 'a.test', issuer: 'i.test' } }, mail: { security: { elevation_max_age_seconds: 60 } } }),
+    });
+    const flat = dev({
+      file: file({ 'auth:options:audience': 'a.test', 'auth:options:issuer': 'i.test', 'mail:security:elevation_max_age_seconds': 60 }),
+    });
+    const mixed = dev({
+      file: file({
+        auth: { 'options:audience': 'a.test', options: { issuer: 'i.test' } },
+        'mail:security': { elevation_max_age_seconds: 60 },
+      }),
+    });
     for (const c of [nested, flat, mixed]) {
-      expect([c.get('auth:options:audience'), c.get('auth:options:issuer'), c.get('mail:security:elevation_max_age_seconds')]).toEqual(['a.test', 'i.test', 60]);
+      expect([c.get('auth:options:audience'), c.get('auth:options:issuer'), c.get('mail:security:elevation_max_age_seconds')]).toEqual([
+        'a.test',
+        'i.test',
+        60,
+      ]);
     }
   });
 
   it('environment values are JSON when the setting is not text, and the case of names is kept', () => {
-    const c = dev({ env: { SVCMAIL__trusted_roles: '["admin","root"]', SVCMAIL__mail__dev_auto_login__enabled: 'false', SVCMAIL__datastores__sql__url: 'postgres://u@h/db' } });
+    const c = dev({
+      env: {
+        SVCMAIL__trusted_roles: '["admin","root"]',
+        SVCMAIL__mail__dev_auto_login__enabled: 'false',
+        SVCMAIL__datastores__sql__url: 'postgres://u@h/db',
+      },
+    });
     expect(c.get('trusted_roles')).toEqual(['admin', 'root']);
     expect(c.get('mail:dev_auto_login:enabled')).toBe(false);
     expect(c.get('datastores:sql:url')).toBe('postgres://u@h/db');
@@ -89,7 +120,11 @@ describe('configuration errors: one line naming the setting', () => {
     ['a bad value in --set', () => dev({ set: ['log:level=loud'] }), ['log:level', '--set']],
     ['a bad datastore', () => dev({ set: ['datastore=oracle'] }), ['datastore']],
     ['a short secret', () => dev({ set: ['auth:secret=short'] }), ['auth:secret', '16']],
-    ['auth:allowQueryParam true (file)', () => dev({ file: file({ auth: { allowQueryParam: true } }) }), ['auth:allowQueryParam', 'must stay false']],
+    [
+      'auth:allowQueryParam true (file)',
+      () => dev({ file: file({ auth: { allowQueryParam: true } }) }),
+      ['auth:allowQueryParam', 'must stay false'],
+    ],
     ['auth:allowQueryParam true (--set)', () => dev({ set: ['auth:allowQueryParam=true'] }), ['auth:allowQueryParam']],
     ['a missing file', () => dev({ file: join(dir, 'absent.json') }), ['absent.json', 'not found']],
     ['a file that is not JSON', () => dev({ file: file('{ nope') }), ['config file']],

@@ -10,7 +10,9 @@ let server: Server | null = null;
 afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
 
 /** An app with the router gated, a fallback answering 404 'fallthrough', and a count of the router's entries. */
-async function serve(router: Router): Promise<{ get(path: string, method?: string): Promise<{ status: number; text: string }>; entered: () => number }> {
+async function serve(
+  router: Router,
+): Promise<{ get(path: string, method?: string): Promise<{ status: number; text: string }>; entered: () => number }> {
   let entered = 0;
   const r = router as unknown as { handle(...args: unknown[]): unknown };
   const handle = r.handle.bind(r);
@@ -34,7 +36,7 @@ async function serve(router: Router): Promise<{ get(path: string, method?: strin
 }
 
 describe('gateGroup', () => {
-  it('serves the router\'s routes (any case, HEAD, trailing slash, parameters) and does not enter it for other paths', async () => {
+  it("serves the router's routes (any case, HEAD, trailing slash, parameters) and does not enter it for other paths", async () => {
     const router = express.Router();
     router.get('/api/mail/things/:id/parts', (req, res) => void res.send(`parts of ${req.params.id}`));
     router.get('/api/mail/search', (_req, res) => void res.send('search'));
@@ -78,7 +80,7 @@ describe('gateGroup', () => {
     expect(prefixesOf(params)).toBeNull();
   });
 
-  it('keeps the routers\' layers visible through the gate (route listings)', () => {
+  it("keeps the routers' layers visible through the gate (route listings)", () => {
     const a = express.Router();
     a.get('/api/a', (_req, res) => void res.end());
     const b = express.Router();
@@ -110,7 +112,10 @@ describe('gateGroup', () => {
     const app = express();
     app.use(gateGroup([first, second, third]));
     app.use((_req, res) => void res.status(404).send('fallthrough'));
-    app.use((e: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(500).send(`error ${e.message}`));
+    app.use(
+      (e: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) =>
+        void res.status(500).send(`error ${e.message}`),
+    );
     server = createServer(app);
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -127,11 +132,16 @@ describe('gateGroup', () => {
 });
 
 /** An app with `handler` as its one layer before a fallback answering 404 'fallthrough' and an error handler answering 500 with the error's message. */
-async function serveLayer(handler: express.RequestHandler): Promise<(path: string) => Promise<{ status: number; text: string; headers: Headers }>> {
+async function serveLayer(
+  handler: express.RequestHandler,
+): Promise<(path: string) => Promise<{ status: number; text: string; headers: Headers }>> {
   const app = express();
   app.use(handler);
   app.use((_req, res) => void res.status(404).send('fallthrough'));
-  app.use((e: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(500).send(`error: ${e.message}`));
+  app.use(
+    (e: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) =>
+      void res.status(500).send(`error: ${e.message}`),
+  );
   server = createServer(app);
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -144,12 +154,32 @@ async function serveLayer(handler: express.RequestHandler): Promise<(path: strin
 describe('series', () => {
   it('runs every middleware in order, then the rest of the app; an answer or an error (thrown, passed or rejected) ends the run', async () => {
     const seen: string[] = [];
-    const get = await serveLayer(series([
-      (req, res, next) => { seen.push('a'); res.setHeader('x-a', '1'); next(); },
-      (req, res, next) => { seen.push('b'); if (req.path === '/answer') return void res.send('answered by b'); if (req.path === '/passed') return next(new Error('passed')); if (req.path === '/thrown') throw new Error('thrown'); next(); },
-      async (req, _res, next) => { seen.push('c'); if (req.path === '/rejected') throw new Error('rejected'); setTimeout(() => next(), 1); },
-      (_req, res, next) => { seen.push('d'); res.setHeader('x-d', '1'); next(); },
-    ]));
+    const get = await serveLayer(
+      series([
+        (req, res, next) => {
+          seen.push('a');
+          res.setHeader('x-a', '1');
+          next();
+        },
+        (req, res, next) => {
+          seen.push('b');
+          if (req.path === '/answer') return void res.send('answered by b');
+          if (req.path === '/passed') return next(new Error('passed'));
+          if (req.path === '/thrown') throw new Error('thrown');
+          next();
+        },
+        async (req, _res, next) => {
+          seen.push('c');
+          if (req.path === '/rejected') throw new Error('rejected');
+          setTimeout(() => next(), 1);
+        },
+        (_req, res, next) => {
+          seen.push('d');
+          res.setHeader('x-d', '1');
+          next();
+        },
+      ]),
+    );
     const through = await get('/x');
     expect(through).toMatchObject({ status: 404, text: 'fallthrough' });
     expect([through.headers.get('x-a'), through.headers.get('x-d')]).toEqual(['1', '1']);
@@ -176,13 +206,17 @@ describe('except', () => {
   it('passes paths under the prefixes (any case) on without entering the router, and enters it for every other path', async () => {
     let entered = 0;
     const router = express.Router();
-    router.use((_req, _res, next) => { entered++; next(); });
+    router.use((_req, _res, next) => {
+      entered++;
+      next();
+    });
     router.get('/', (_req, res) => void res.send('page'));
     router.get('/api/x', (_req, res) => void res.send('never reached'));
     const get = await serveLayer(except(['/api/', '/internal/'], router));
     expect(await get('/')).toMatchObject({ status: 200, text: 'page' });
     expect(entered).toBe(1);
-    for (const path of ['/api/x', '/API/x', '/internal/mta/domain']) expect(await get(path)).toMatchObject({ status: 404, text: 'fallthrough' });
+    for (const path of ['/api/x', '/API/x', '/internal/mta/domain'])
+      expect(await get(path)).toMatchObject({ status: 404, text: 'fallthrough' });
     expect(entered).toBe(1);
     expect(await get('/apiary')).toMatchObject({ status: 404, text: 'fallthrough' }); // not under /api/: entered, no route
     expect(entered).toBe(2);

@@ -10,12 +10,37 @@ const h = (lines: string[]) => readHeaders(Buffer.from(`${lines.join('\r\n')}\r\
 describe('sender verification (Spec: Trusting sender verification)', () => {
   const from = 'From: Ann <ann@corp.example>';
   it.each([
-    ['trusted id, DKIM pass for the From domain', 'mx.ours.test', ['Authentication-Results: mx.ours.test; dkim=pass header.d=corp.example; spf=pass'], true],
-    ['trusted id, DKIM pass for a parent domain', 'mx.ours.test', ['Authentication-Results: mx.ours.test; dkim=pass header.d=example'], true],
-    ['trusted id, DMARC pass', 'mx.ours.test', ['Authentication-Results: mx.ours.test (comment); dmarc=pass header.from=corp.example'], true],
-    ['trusted id, DKIM pass for another domain', 'mx.ours.test', ['Authentication-Results: mx.ours.test; dkim=pass header.d=evil.example'], false],
+    [
+      'trusted id, DKIM pass for the From domain',
+      'mx.ours.test',
+      ['Authentication-Results: mx.ours.test; dkim=pass header.d=corp.example; spf=pass'],
+      true,
+    ],
+    [
+      'trusted id, DKIM pass for a parent domain',
+      'mx.ours.test',
+      ['Authentication-Results: mx.ours.test; dkim=pass header.d=example'],
+      true,
+    ],
+    [
+      'trusted id, DMARC pass',
+      'mx.ours.test',
+      ['Authentication-Results: mx.ours.test (comment); dmarc=pass header.from=corp.example'],
+      true,
+    ],
+    [
+      'trusted id, DKIM pass for another domain',
+      'mx.ours.test',
+      ['Authentication-Results: mx.ours.test; dkim=pass header.d=evil.example'],
+      false,
+    ],
     ['trusted id, DKIM fail', 'mx.ours.test', ['Authentication-Results: mx.ours.test; dkim=fail header.d=corp.example'], false],
-    ['a forged header with another authserv-id', 'mx.ours.test', ['Authentication-Results: mx.evil.test; dkim=pass header.d=corp.example'], false],
+    [
+      'a forged header with another authserv-id',
+      'mx.ours.test',
+      ['Authentication-Results: mx.evil.test; dkim=pass header.d=corp.example'],
+      false,
+    ],
     ['empty setting: nobody is verified', '', ['Authentication-Results: mx.ours.test; dkim=pass header.d=corp.example'], false],
   ])('%s', (_n, id, extra, verified) => {
     expect(verifySender(cfg(id), h([from, ...extra])).verified).toBe(verified);
@@ -46,18 +71,40 @@ describe('delivery decisions', () => {
 
   it('control messages are recognised only from verified senders', () => {
     const ours = new Set(['example.test']);
-    expect(controlKindOf(h(['Subject: ACME: abc123']), true, ours)).toEqual({ kind: 'acme-challenge', data: { token1: 'abc123', messageId: null } });
-    expect(controlKindOf(h(['Subject: ACME: abc123', 'Message-ID: <c1@ca.test>']), true, ours)?.data).toEqual({ token1: 'abc123', messageId: '<c1@ca.test>' });
+    expect(controlKindOf(h(['Subject: ACME: abc123']), true, ours)).toEqual({
+      kind: 'acme-challenge',
+      data: { token1: 'abc123', messageId: null },
+    });
+    expect(controlKindOf(h(['Subject: ACME: abc123', 'Message-ID: <c1@ca.test>']), true, ours)?.data).toEqual({
+      token1: 'abc123',
+      messageId: '<c1@ca.test>',
+    });
     expect(controlKindOf(h(['Subject: ACME: abc123']), false, ours)).toBeNull();
-    expect(controlKindOf(h(['Content-Type: multipart/report; report-type=disposition-notification; boundary=x', 'In-Reply-To: <m1@example.test>']), true, ours)?.kind).toBe('read-receipt');
-    expect(controlKindOf(h(['Content-Type: multipart/report; report-type=disposition-notification; boundary=x', 'In-Reply-To: <m1@elsewhere.example>']), true, ours)).toBeNull();
+    expect(
+      controlKindOf(
+        h(['Content-Type: multipart/report; report-type=disposition-notification; boundary=x', 'In-Reply-To: <m1@example.test>']),
+        true,
+        ours,
+      )?.kind,
+    ).toBe('read-receipt');
+    expect(
+      controlKindOf(
+        h(['Content-Type: multipart/report; report-type=disposition-notification; boundary=x', 'In-Reply-To: <m1@elsewhere.example>']),
+        true,
+        ours,
+      ),
+    ).toBeNull();
     expect(controlKindOf(h(['X-Svcmail-Recall: <m2@example.test>']), true, ours)?.kind).toBe('recall');
   });
 
   it('headers: folded values, prepended fields', () => {
     const raw = prependHeaders(Buffer.from('Subject: a\r\n long\r\nFrom: x@y.example\r\n\r\nhi\r\n'), [['X-Rule', 'one']]);
     const hb = readHeaders(raw);
-    expect(hb.fields).toEqual([['x-rule', 'one'], ['subject', 'a long'], ['from', 'x@y.example']]);
+    expect(hb.fields).toEqual([
+      ['x-rule', 'one'],
+      ['subject', 'a long'],
+      ['from', 'x@y.example'],
+    ]);
     expect(raw.toString()).toMatch(/\r\n\r\nhi\r\n$/);
   });
 });
@@ -75,7 +122,11 @@ describe('HTML sanitizing', () => {
 });
 
 describe('ingest secret at start (Spec: Internal hand-off)', () => {
-  const prod = (secret?: string) => loadConfig({ env: { NODE_ENV: 'production' }, values: { 'auth:secret': 'x'.repeat(32), ...(secret ? { 'mail:transport:ingest:secret': secret } : {}) } });
+  const prod = (secret?: string) =>
+    loadConfig({
+      env: { NODE_ENV: 'production' },
+      values: { 'auth:secret': 'x'.repeat(32), ...(secret ? { 'mail:transport:ingest:secret': secret } : {}) },
+    });
   it('outside development the default or a short secret refuses to start; development accepts the default', () => {
     expect(() => checkIngestSecret(prod())).toThrow(/still the default/);
     expect(() => checkIngestSecret(prod('short-secret'))).toThrow(/at least 16/);

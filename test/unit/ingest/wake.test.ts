@@ -21,11 +21,17 @@ async function listener() {
     held.push(res);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(() => new Promise((r) => {
-    for (const res of held) res.end();
-    server.close(() => r());
-  }));
-  const config = loadConfig({ env: { NODE_ENV: 'test' }, values: { 'mail:jobs:wake_address': `127.0.0.1:${(server.address() as AddressInfo).port}` } });
+  closers.push(
+    () =>
+      new Promise((r) => {
+        for (const res of held) res.end();
+        server.close(() => r());
+      }),
+  );
+  const config = loadConfig({
+    env: { NODE_ENV: 'test' },
+    values: { 'mail:jobs:wake_address': `127.0.0.1:${(server.address() as AddressInfo).port}` },
+  });
   return {
     config,
     arrived: () => arrived,
@@ -62,12 +68,16 @@ describe('waking the worker', () => {
     let arrived = 0;
     const server = createServer((req, res) => {
       arrived++;
-      if (arrived === 1) req.socket.destroy(); // the first wake-up fails mid-way
+      if (arrived === 1)
+        req.socket.destroy(); // the first wake-up fails mid-way
       else res.end('ok');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     closers.push(() => new Promise((r) => server.close(() => r())));
-    const config = loadConfig({ env: { NODE_ENV: 'test' }, values: { 'mail:jobs:wake_address': `127.0.0.1:${(server.address() as AddressInfo).port}` } });
+    const config = loadConfig({
+      env: { NODE_ENV: 'test' },
+      values: { 'mail:jobs:wake_address': `127.0.0.1:${(server.address() as AddressInfo).port}` },
+    });
     wakeWorkers(config, 'scan');
     wakeWorkers(config, 'scan'); // owed while the first is on its way
     await until(() => arrived === 2);

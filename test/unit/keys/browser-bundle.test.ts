@@ -6,7 +6,15 @@ import { describe, expect, it } from 'vitest';
 
 describe('lib/keys/client in a browser bundle', () => {
   it('bundles for platform=browser without Node modules', async () => {
-    const out = await build({ entryPoints: ['lib/keys/client/index.ts'], bundle: true, platform: 'browser', format: 'esm', write: false, logLevel: 'silent', metafile: true });
+    const out = await build({
+      entryPoints: ['lib/keys/client/index.ts'],
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      logLevel: 'silent',
+      metafile: true,
+    });
     const inputs = Object.keys(out.metafile.inputs);
     expect(inputs.some((i) => i.includes('hash-wasm'))).toBe(true);
     expect(inputs.some((i) => i.includes('pkijs'))).toBe(true);

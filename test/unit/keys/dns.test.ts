@@ -40,8 +40,21 @@ describe('DNS over HTTPS with DNSSEC', () => {
         const q = dnsPacket.decode(Buffer.concat(chunks));
         sawDo = (q.additionals ?? []).some((a) => a.type === 'OPT' && (((a as { flags?: number }).flags ?? 0) & dnsPacket.DNSSEC_OK) !== 0);
         const name = q.questions![0]!.name;
-        const answers = name === '_svc.example.org' ? [{ type: 'TXT' as const, name, ttl: 60, class: 'IN' as const, data: ['v=SVCv1; id=doh00001; host=mail.example.org;'] }] : [];
-        const out = dnsPacket.encode({ type: 'response', id: q.id, flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (authentic ? dnsPacket.AUTHENTIC_DATA : 0) | (answers.length ? 0 : 3), questions: q.questions, answers });
+        const answers =
+          name === '_svc.example.org'
+            ? [{ type: 'TXT' as const, name, ttl: 60, class: 'IN' as const, data: ['v=SVCv1; id=doh00001; host=mail.example.org;'] }]
+            : [];
+        const out = dnsPacket.encode({
+          type: 'response',
+          id: q.id,
+          flags:
+            dnsPacket.RECURSION_DESIRED |
+            dnsPacket.RECURSION_AVAILABLE |
+            (authentic ? dnsPacket.AUTHENTIC_DATA : 0) |
+            (answers.length ? 0 : 3),
+          questions: q.questions,
+          answers,
+        });
         res.setHeader('content-type', 'application/dns-message');
         res.end(out);
       });
@@ -50,7 +63,14 @@ describe('DNS over HTTPS with DNSSEC', () => {
   });
   afterAll(() => server?.close());
 
-  const config = () => loadConfig({ env: { NODE_ENV: 'test' }, values: { 'mail:dns:resolver': 'doh-dnssec', 'mail:dns:doh_url': `http://127.0.0.1:${(server.address() as AddressInfo).port}/dns-query` } });
+  const config = () =>
+    loadConfig({
+      env: { NODE_ENV: 'test' },
+      values: {
+        'mail:dns:resolver': 'doh-dnssec',
+        'mail:dns:doh_url': `http://127.0.0.1:${(server.address() as AddressInfo).port}/dns-query`,
+      },
+    });
 
   it('reads the record from a validated answer and asks with the DO bit', async () => {
     authentic = true;

@@ -26,7 +26,8 @@ async function person(address: string) {
   return { ...keys, encCert, signCert };
 }
 
-const ecdh = (k: NewKeys) => crypto.subtle.importKey('pkcs8', k.encryptionPkcs8, { name: 'ECDH', namedCurve: 'P-256' }, false, ['deriveBits']);
+const ecdh = (k: NewKeys) =>
+  crypto.subtle.importKey('pkcs8', k.encryptionPkcs8, { name: 'ECDH', namedCurve: 'P-256' }, false, ['deriveBits']);
 const ecdsa = (k: NewKeys) => crypto.subtle.importKey('pkcs8', k.signingPkcs8, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign']);
 
 beforeAll(async () => {
@@ -60,7 +61,27 @@ describe.runIf(withOpenssl)('certificates', () => {
     expect(openssl('verify', '-purpose', 'smimesign', '-CAfile', f('ca.pem'), f('alice-sign.pem'))).toContain('OK');
     const other = mkdtempSync(join(tmpdir(), 'svcmail-otherca-'));
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=other', '-keyout', join(other, 'k'), '-out', join(other, 'c'), '-days', '2'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:P-256',
+          '-nodes',
+          '-subj',
+          '/CN=other',
+          '-keyout',
+          join(other, 'k'),
+          '-out',
+          join(other, 'c'),
+          '-days',
+          '2',
+        ],
+        { stdio: 'ignore' },
+      );
       expect(() => openssl('verify', '-purpose', 'smimeencrypt', '-CAfile', join(other, 'c'), f('alice-enc.pem'))).toThrow();
     } finally {
       rmSync(other, { recursive: true, force: true });
@@ -79,7 +100,8 @@ describe.runIf(withOpenssl)('encryption', () => {
     openssl('cms', '-decrypt', '-in', f('c2o.eml'), '-recip', f('alice-enc.pem'), '-inkey', f('alice-enc.key'), '-out', f('c2o.signed2'));
     // and a key that is not a recipient does not
     const stranger = await newKeys('eve@example.test');
-    const eveCert = (await pki.issue({ csr: await parseCsr(stranger.encryptionCsr), emails: ['eve@example.test'], kind: 'encryption' })).certPem;
+    const eveCert = (await pki.issue({ csr: await parseCsr(stranger.encryptionCsr), emails: ['eve@example.test'], kind: 'encryption' }))
+      .certPem;
     writeFileSync(f('eve.pem'), eveCert);
     writeFileSync(f('eve.key'), pem('PRIVATE KEY', stranger.encryptionPkcs8));
     expect(() => openssl('cms', '-decrypt', '-in', f('c2o.eml'), '-recip', f('eve.pem'), '-inkey', f('eve.key'))).toThrow();
@@ -100,9 +122,25 @@ describe.runIf(withOpenssl)('encryption', () => {
   it('an openssl message signed (detached and opaque) then encrypted opens and verifies with the reference client', async () => {
     writeFileSync(f('plain.txt'), ENTITY);
     for (const mode of [[], ['-nodetach']]) {
-      openssl('cms', '-sign', ...mode, '-md', 'sha256', '-in', f('plain.txt'), '-signer', f('alice-sign.pem'), '-inkey', f('alice-sign.key'), '-out', f('o-signed.eml'));
+      openssl(
+        'cms',
+        '-sign',
+        ...mode,
+        '-md',
+        'sha256',
+        '-in',
+        f('plain.txt'),
+        '-signer',
+        f('alice-sign.pem'),
+        '-inkey',
+        f('alice-sign.key'),
+        '-out',
+        f('o-signed.eml'),
+      );
       openssl('cms', '-encrypt', '-aes256', '-in', f('o-signed.eml'), '-out', f('o-se.eml'), f('bob-enc.pem'));
-      const opened = await decryptAndVerify(readFileSync(f('o-se.eml'), 'utf8'), { certPem: bob.encCert, key: await ecdh(bob) }, [readFileSync(f('ca.pem'), 'utf8')]);
+      const opened = await decryptAndVerify(readFileSync(f('o-se.eml'), 'utf8'), { certPem: bob.encCert, key: await ecdh(bob) }, [
+        readFileSync(f('ca.pem'), 'utf8'),
+      ]);
       expect(opened.signature?.signerEmails).toEqual(['alice@example.test']);
       expect(opened.signature?.trusted).toBe(true);
       expect(opened.entity.replace(/\r\n/g, '\n')).toContain('Meet at noon. Grüße');
@@ -132,7 +170,20 @@ describe.runIf(withOpenssl)('escrow wrap', () => {
     await expect(masterKeyFromEscrow(wrap, 4, bob.encCert, await ecdh(bob))).rejects.toThrow(/not bound/);
     // OpenSSL opens it too (the holders may use any CMS tool)
     writeFileSync(f('escrow.der'), Buffer.from(wrap.envelope, 'base64'));
-    execFileSync('openssl', ['cms', '-decrypt', '-inform', 'DER', '-in', f('escrow.der'), '-recip', f('bob-enc.pem'), '-inkey', f('bob-enc.key'), '-out', f('escrow.out')]);
+    execFileSync('openssl', [
+      'cms',
+      '-decrypt',
+      '-inform',
+      'DER',
+      '-in',
+      f('escrow.der'),
+      '-recip',
+      f('bob-enc.pem'),
+      '-inkey',
+      f('bob-enc.key'),
+      '-out',
+      f('escrow.out'),
+    ]);
     expect(readFileSync(f('escrow.out')).subarray(-32).equals(Buffer.from(master))).toBe(true);
   });
 });
@@ -141,9 +192,14 @@ describe('recovery codes', () => {
   it('format and parse are inverse for random 160-bit values', async () => {
     const fc = await import('fast-check');
     const { formatRecoveryCode, parseRecoveryCode } = await import('../../../lib/keys/client/index.js');
-    fc.assert(fc.property(fc.uint8Array({ minLength: 20, maxLength: 20 }), (b) => {
-      const code = formatRecoveryCode(b);
-      return /^([A-Z2-7]{4}-){7}[A-Z2-7]{4}$/.test(code) && Buffer.from(parseRecoveryCode(code.toLowerCase().replace(/-/g, ' '))).equals(Buffer.from(b));
-    }));
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 20, maxLength: 20 }), (b) => {
+        const code = formatRecoveryCode(b);
+        return (
+          /^([A-Z2-7]{4}-){7}[A-Z2-7]{4}$/.test(code) &&
+          Buffer.from(parseRecoveryCode(code.toLowerCase().replace(/-/g, ' '))).equals(Buffer.from(b))
+        );
+      }),
+    );
   });
 });

@@ -18,7 +18,11 @@ async function collect(buf: Buffer, max = 1_000_000, chunk = 7) {
 const MESSAGES = [
   Buffer.from('From: a@example.net\r\nSubject: crlf\r\n\r\nFrom here on\r\n>From quoted\r\n>>From twice\r\nend\r\n'),
   Buffer.from('From: b@example.net\nSubject: lf, no final newline\n\nlast line'),
-  Buffer.concat([Buffer.from('From: c@example.net\r\nContent-Type: application/pkcs7-mime; smime-type=enveloped-data\r\n\r\n'), Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 37) % 256)), Buffer.from('\r\n')]),
+  Buffer.concat([
+    Buffer.from('From: c@example.net\r\nContent-Type: application/pkcs7-mime; smime-type=enveloped-data\r\n\r\n'),
+    Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 37) % 256)),
+    Buffer.from('\r\n'),
+  ]),
   Buffer.from('From: d@example.net\n\n\nFrom \nFrom\n'),
 ];
 
@@ -41,7 +45,11 @@ describe('mbox (mboxrd)', () => {
 
   it('reports an oversized message and goes on with the next', async () => {
     const big = Buffer.from(`From: big@example.net\n\n${'x'.repeat(5000)}\n`);
-    const mbox = Buffer.concat([mboxEntry(MESSAGES[0], 'a@example.net', new Date()), mboxEntry(big, 'big@example.net', new Date()), mboxEntry(MESSAGES[1], 'b@example.net', new Date())]);
+    const mbox = Buffer.concat([
+      mboxEntry(MESSAGES[0], 'a@example.net', new Date()),
+      mboxEntry(big, 'big@example.net', new Date()),
+      mboxEntry(MESSAGES[1], 'b@example.net', new Date()),
+    ]);
     const items = await collect(mbox, 1000);
     expect(items.map((i) => ('error' in i ? 'error' : 'raw'))).toEqual(['raw', 'error', 'raw']);
     expect((items[1] as { error: string }).error).toMatch(/max_message_bytes/);
@@ -49,7 +57,9 @@ describe('mbox (mboxrd)', () => {
 
   it('refuses input that is not an mbox file, and writes an asctime separator', async () => {
     await expect(collect(Buffer.from('Subject: not mbox\n\nbody\n'))).rejects.toThrow(/not an mbox file/);
-    expect(fromLine('x@example.net', new Date(Date.UTC(2026, 1, 3, 4, 5, 6))).toString()).toBe('From x@example.net Tue Feb  3 04:05:06 2026\n');
+    expect(fromLine('x@example.net', new Date(Date.UTC(2026, 1, 3, 4, 5, 6))).toString()).toBe(
+      'From x@example.net Tue Feb  3 04:05:06 2026\n',
+    );
     expect(fromLine('not an address', new Date(0)).toString()).toBe('From MAILER-DAEMON Thu Jan  1 00:00:00 1970\n');
   });
 });

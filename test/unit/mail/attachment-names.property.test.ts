@@ -31,8 +31,46 @@ function broken(safe: string): string[] {
 const piece = fc.oneof(
   { arbitrary: fc.string({ unit: 'grapheme', maxLength: 12 }), weight: 4 },
   { arbitrary: fc.string({ unit: 'binary', maxLength: 12 }), weight: 2 },
-  { arbitrary: fc.constantFrom('/', '\\', '..', '.', ' ', '\t', '\r\n', '\0', '\x7f', '\u0085', '\u202e', '\u202d', '\u2066', '\u2069', '\u200f', '\u061c', '\ufeff', '\u200b', '\u2028', '\u00a0', '\uff0f', '\u2215', ':', '*', '?', '"', '<', '>', '|', '\ud800', '\udc00'), weight: 3 },
-  { arbitrary: fc.constantFrom('CON', 'con', 'PRN', 'aux', 'NUL', 'COM1', 'com9', 'LPT1', 'lpt¹', 'COM²', 'CONIN$', 'conout$', 'CLOCK$'), weight: 2 },
+  {
+    arbitrary: fc.constantFrom(
+      '/',
+      '\\',
+      '..',
+      '.',
+      ' ',
+      '\t',
+      '\r\n',
+      '\0',
+      '\x7f',
+      '\u0085',
+      '\u202e',
+      '\u202d',
+      '\u2066',
+      '\u2069',
+      '\u200f',
+      '\u061c',
+      '\ufeff',
+      '\u200b',
+      '\u2028',
+      '\u00a0',
+      '\uff0f',
+      '\u2215',
+      ':',
+      '*',
+      '?',
+      '"',
+      '<',
+      '>',
+      '|',
+      '\ud800',
+      '\udc00',
+    ),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.constantFrom('CON', 'con', 'PRN', 'aux', 'NUL', 'COM1', 'com9', 'LPT1', 'lpt¹', 'COM²', 'CONIN$', 'conout$', 'CLOCK$'),
+    weight: 2,
+  },
   { arbitrary: fc.constantFrom('.txt', '.tar.gz', '.exe', '.pdf', '.html', 'evil', 'etc', 'passwd'), weight: 2 },
   { arbitrary: fc.string({ minLength: 100, maxLength: 300 }), weight: 1 },
 );
@@ -40,24 +78,34 @@ const name = fc.array(piece, { maxLength: 8 }).map((p) => p.join(''));
 
 describe('safeFilename', () => {
   it('is safe for any name a sender writes, and idempotent', () => {
-    fc.assert(fc.property(name, (n) => {
-      const safe = safeFilename(n);
-      expect(broken(safe), JSON.stringify({ n, safe })).toEqual([]);
-      expect(safeFilename(safe)).toBe(safe);
-    }), { numRuns: 3000 });
+    fc.assert(
+      fc.property(name, (n) => {
+        const safe = safeFilename(n);
+        expect(broken(safe), JSON.stringify({ n, safe })).toEqual([]);
+        expect(safeFilename(safe)).toBe(safe);
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('is safe with any fallback, even an unsafe one', () => {
-    fc.assert(fc.property(name, name, (n, fallback) => {
-      expect(broken(safeFilename(n, fallback))).toEqual([]);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(name, name, (n, fallback) => {
+        expect(broken(safeFilename(n, fallback))).toEqual([]);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('keeps plain names as they are', () => {
-    const plain = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9 _()-]{0,40}[A-Za-z0-9]\.(pdf|txt|docx|png)$/).filter((n) => !/ {2}/.test(n) && !RESERVED.test(n.split('.')[0]));
-    fc.assert(fc.property(plain, (n) => {
-      expect(safeFilename(n)).toBe(n);
-    }));
+    const plain = fc
+      .stringMatching(/^[A-Za-z0-9][A-Za-z0-9 _()-]{0,40}[A-Za-z0-9]\.(pdf|txt|docx|png)$/)
+      .filter((n) => !/ {2}/.test(n) && !RESERVED.test(n.split('.')[0]));
+    fc.assert(
+      fc.property(plain, (n) => {
+        expect(safeFilename(n)).toBe(n);
+      }),
+    );
     for (const n of ['report.pdf', 'Ünïcødé résumé.pdf', '報告書.xlsx', 'photo (1).jpg', 'a.tar.gz']) expect(safeFilename(n)).toBe(n);
   });
 

@@ -20,7 +20,11 @@ function rawOf(file: string): Buffer {
 /** One unfolded header value straight from the raw text, or null (first occurrence). */
 function headerOf(raw: Buffer, name: string): string | null {
   const end = raw.indexOf('\n\n');
-  const head = raw.subarray(0, end < 0 ? raw.length : end).toString('latin1').replace(/\r/g, '').replace(/\n[ \t]+/g, ' ');
+  const head = raw
+    .subarray(0, end < 0 ? raw.length : end)
+    .toString('latin1')
+    .replace(/\r/g, '')
+    .replace(/\n[ \t]+/g, ' ');
   const m = head.match(new RegExp(`^${name}:[ \\t]*(.*)$`, 'im'));
   return m ? m[1].trim() : null;
 }
@@ -28,12 +32,14 @@ function headerOf(raw: Buffer, name: string): string | null {
 async function pool<T, R>(items: T[], width: number, fn: (t: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]);
+      }
+    }),
+  );
   return out;
 }
 
@@ -64,7 +70,8 @@ describe('SpamAssassin corpus through parseMessage', () => {
       const { file, raw, parsed } = r as { file: string; raw: Buffer; parsed: ParsedMessage };
       const f = parsed.fields;
       // Shape every message must have, however broken its MIME.
-      if (typeof f.subject !== 'string' || !(f.date instanceof Date) || Number.isNaN(f.date.getTime()) || !f.threadId) wrong.push(`${file}: shape`);
+      if (typeof f.subject !== 'string' || !(f.date instanceof Date) || Number.isNaN(f.date.getTime()) || !f.threadId)
+        wrong.push(`${file}: shape`);
       if (typeof parsed.text !== 'string' || f.preview.length > 200 || /\s{2}/.test(f.preview)) wrong.push(`${file}: text/preview`);
       if (f.smime === 'encrypted' && (parsed.text || f.attachments.length)) wrong.push(`${file}: ciphertext parsed`);
       if (f.attachments.some((a) => !a.filename || !a.contentType || a.size < 0)) wrong.push(`${file}: attachment`);
@@ -74,7 +81,8 @@ describe('SpamAssassin corpus through parseMessage', () => {
       const subject = headerOf(raw, 'Subject');
       if (subject !== null && /^[\x20-\x7e]*$/.test(subject) && !subject.includes('=?')) {
         plainSubjects += 1;
-        if (f.subject !== subject.replace(/\s+/g, ' ') && f.subject !== subject) wrong.push(`${file}: subject ${JSON.stringify(f.subject)} != ${JSON.stringify(subject)}`);
+        if (f.subject !== subject.replace(/\s+/g, ' ') && f.subject !== subject)
+          wrong.push(`${file}: subject ${JSON.stringify(f.subject)} != ${JSON.stringify(subject)}`);
       }
       const mid = headerOf(raw, 'Message-ID')?.match(/<[^<>\s]+>/)?.[0];
       if (mid) {

@@ -5,12 +5,18 @@
 import { describe, expect, it } from 'vitest';
 import { parseMail, parseMessage } from '../../../lib/mail/index.js';
 
-const stuck = Buffer.from('Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Disposition: inline\r\nContent-Type: message/rfc822\r\n\r\n--b--\r\n');
+const stuck = Buffer.from(
+  'Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Disposition: inline\r\nContent-Type: message/rfc822\r\n\r\n--b--\r\n',
+);
 
 describe('parse time limit', () => {
   it('refuses a message mailparser never finishes with api-106 within the limit', async () => {
     const started = Date.now();
-    await expect(parseMessage(stuck)).rejects.toMatchObject({ code: 'api-106', status: 400, message: expect.stringMatching(/did not finish within 5\d{3} ms/) });
+    await expect(parseMessage(stuck)).rejects.toMatchObject({
+      code: 'api-106',
+      status: 400,
+      message: expect.stringMatching(/did not finish within 5\d{3} ms/),
+    });
     expect(Date.now() - started).toBeLessThan(9000);
   }, 15_000);
 
@@ -19,11 +25,29 @@ describe('parse time limit', () => {
   }, 15_000);
 
   it('parses an ordinary message, an attached message included', async () => {
-    const raw = Buffer.from([
-      'From: Carol <carol@example.net>', 'To: alice@example.test', 'Subject: Fwd: hello', 'Content-Type: multipart/mixed; boundary=b', '',
-      '--b', 'Content-Type: text/plain', '', 'see below', '--b', 'Content-Type: message/rfc822', 'Content-Disposition: inline', '',
-      'From: dave@example.org', 'Subject: hello', '', 'inner body', '--b--', '',
-    ].join('\r\n'));
+    const raw = Buffer.from(
+      [
+        'From: Carol <carol@example.net>',
+        'To: alice@example.test',
+        'Subject: Fwd: hello',
+        'Content-Type: multipart/mixed; boundary=b',
+        '',
+        '--b',
+        'Content-Type: text/plain',
+        '',
+        'see below',
+        '--b',
+        'Content-Type: message/rfc822',
+        'Content-Disposition: inline',
+        '',
+        'From: dave@example.org',
+        'Subject: hello',
+        '',
+        'inner body',
+        '--b--',
+        '',
+      ].join('\r\n'),
+    );
     const parsed = await parseMessage(raw);
     expect(parsed.fields.subject).toBe('Fwd: hello');
     expect(parsed.fields.fromAddress).toBe('carol@example.net');

@@ -4,10 +4,25 @@ import { describe, expect, it } from 'vitest';
 import { evaluateRules, ruleAction, ruleCondition, type FilterRule, type RuleInput } from '../../../lib/mail/index.js';
 
 const msg = (o: Partial<RuleInput> = {}): RuleInput => ({
-  from: 'boss@corp.example', to: ['alice@example.test', 'team@corp.example'], subject: 'Quarterly Report',
-  headers: new Map([['list-id', ['<dev.lists.example>']], ['x-priority', ['1']]]), size: 50_000, hasAttachment: true, ...o,
+  from: 'boss@corp.example',
+  to: ['alice@example.test', 'team@corp.example'],
+  subject: 'Quarterly Report',
+  headers: new Map([
+    ['list-id', ['<dev.lists.example>']],
+    ['x-priority', ['1']],
+  ]),
+  size: 50_000,
+  hasAttachment: true,
+  ...o,
 });
-const rule = (o: Partial<FilterRule>): FilterRule => ({ enabled: true, match: 'all', conditions: [], actions: [{ type: 'markRead' }], stop: false, ...o });
+const rule = (o: Partial<FilterRule>): FilterRule => ({
+  enabled: true,
+  match: 'all',
+  conditions: [],
+  actions: [{ type: 'markRead' }],
+  stop: false,
+  ...o,
+});
 const matches = (r: Partial<FilterRule>, m = msg()) => evaluateRules([rule(r)], m).matched.length === 1;
 
 describe('evaluateRules conditions', () => {
@@ -54,7 +69,10 @@ describe('evaluateRules conditions', () => {
   });
 
   it('match all needs every condition, any needs one; no conditions matches everything', () => {
-    const conditions = [{ field: 'from', op: 'contains', value: 'boss' }, { field: 'subject', op: 'contains', value: 'lunch' }] as FilterRule['conditions'];
+    const conditions = [
+      { field: 'from', op: 'contains', value: 'boss' },
+      { field: 'subject', op: 'contains', value: 'lunch' },
+    ] as FilterRule['conditions'];
     expect(matches({ match: 'all', conditions })).toBe(false);
     expect(matches({ match: 'any', conditions })).toBe(true);
     expect(matches({ conditions: [] })).toBe(true);
@@ -63,22 +81,49 @@ describe('evaluateRules conditions', () => {
 
 describe('evaluateRules actions and order', () => {
   it('runs rules in order: the last move wins, copies, labels and forwards merge without duplicates', () => {
-    const out = evaluateRules([
-      rule({ actions: [{ type: 'move', folderUid: 'f1' }, { type: 'label', labelUid: 'l1' }, { type: 'copy', folderUid: 'c1' }] }),
-      rule({ enabled: false, actions: [{ type: 'delete' }] }),
-      rule({ conditions: [{ field: 'subject', op: 'contains', value: 'nope' }], actions: [{ type: 'delete' }] }),
-      rule({ actions: [{ type: 'move', folderUid: 'f2' }, { type: 'label', labelUid: 'l1' }, { type: 'forward', to: ['x@example.org'] }, { type: 'copy', folderUid: 'f2' }] }),
-      rule({ actions: [{ type: 'forward', to: ['x@example.org', 'y@example.org'] }, { type: 'markRead' }] }),
-    ], msg());
-    expect(out).toEqual({ folderUid: 'f2', copyTo: ['c1'], seen: true, delete: false, forwardTo: ['x@example.org', 'y@example.org'], labels: ['l1'], matched: [0, 3, 4] });
+    const out = evaluateRules(
+      [
+        rule({
+          actions: [
+            { type: 'move', folderUid: 'f1' },
+            { type: 'label', labelUid: 'l1' },
+            { type: 'copy', folderUid: 'c1' },
+          ],
+        }),
+        rule({ enabled: false, actions: [{ type: 'delete' }] }),
+        rule({ conditions: [{ field: 'subject', op: 'contains', value: 'nope' }], actions: [{ type: 'delete' }] }),
+        rule({
+          actions: [
+            { type: 'move', folderUid: 'f2' },
+            { type: 'label', labelUid: 'l1' },
+            { type: 'forward', to: ['x@example.org'] },
+            { type: 'copy', folderUid: 'f2' },
+          ],
+        }),
+        rule({ actions: [{ type: 'forward', to: ['x@example.org', 'y@example.org'] }, { type: 'markRead' }] }),
+      ],
+      msg(),
+    );
+    expect(out).toEqual({
+      folderUid: 'f2',
+      copyTo: ['c1'],
+      seen: true,
+      delete: false,
+      forwardTo: ['x@example.org', 'y@example.org'],
+      labels: ['l1'],
+      matched: [0, 3, 4],
+    });
   });
 
   it('stop ends evaluation after a matching rule only', () => {
-    const out = evaluateRules([
-      rule({ conditions: [{ field: 'subject', op: 'contains', value: 'nothing' }], stop: true, actions: [{ type: 'delete' }] }),
-      rule({ stop: true, actions: [{ type: 'label', labelUid: 'first' }] }),
-      rule({ actions: [{ type: 'delete' }] }),
-    ], msg());
+    const out = evaluateRules(
+      [
+        rule({ conditions: [{ field: 'subject', op: 'contains', value: 'nothing' }], stop: true, actions: [{ type: 'delete' }] }),
+        rule({ stop: true, actions: [{ type: 'label', labelUid: 'first' }] }),
+        rule({ actions: [{ type: 'delete' }] }),
+      ],
+      msg(),
+    );
     expect(out).toMatchObject({ delete: false, labels: ['first'], matched: [1] });
   });
 
@@ -87,15 +132,26 @@ describe('evaluateRules actions and order', () => {
   });
 
   it('is pure: the same input gives the same answer and the inputs are not changed', () => {
-    fc.assert(fc.property(fc.string(), fc.string(), fc.nat(), fc.boolean(), (subject, from, size, hasAttachment) => {
-      const rules = [rule({ match: 'any', conditions: [{ field: 'subject', op: 'contains', value: 'a' }, { field: 'size', op: 'over', value: 100 }], actions: [{ type: 'label', labelUid: 'l' }] })];
-      const frozen = JSON.stringify(rules);
-      const m = msg({ subject, from, size, hasAttachment });
-      const a = evaluateRules(rules, m);
-      expect(evaluateRules(rules, m)).toEqual(a);
-      expect(JSON.stringify(rules)).toBe(frozen);
-      expect(a.matched.length === 1).toBe(subject.toLowerCase().includes('a') || size > 100);
-    }));
+    fc.assert(
+      fc.property(fc.string(), fc.string(), fc.nat(), fc.boolean(), (subject, from, size, hasAttachment) => {
+        const rules = [
+          rule({
+            match: 'any',
+            conditions: [
+              { field: 'subject', op: 'contains', value: 'a' },
+              { field: 'size', op: 'over', value: 100 },
+            ],
+            actions: [{ type: 'label', labelUid: 'l' }],
+          }),
+        ];
+        const frozen = JSON.stringify(rules);
+        const m = msg({ subject, from, size, hasAttachment });
+        const a = evaluateRules(rules, m);
+        expect(evaluateRules(rules, m)).toEqual(a);
+        expect(JSON.stringify(rules)).toBe(frozen);
+        expect(a.matched.length === 1).toBe(subject.toLowerCase().includes('a') || size > 100);
+      }),
+    );
   });
 });
 

@@ -5,13 +5,28 @@ import { checkNoClash, daemonOf } from '../../../lib/plugins/define.js';
 import type { SettingName } from '../../../lib/config/index.js';
 
 const route = (path: string, over: Partial<PluginRoute> = {}): PluginRoute => ({
-  method: 'get', path, auth: 'none', doc: { operationId: `op${path}`, summary: 's', tags: [], responses: {} }, handle: () => ({ status: 200 }), ...over,
+  method: 'get',
+  path,
+  auth: 'none',
+  doc: { operationId: `op${path}`, summary: 's', tags: [], responses: {} },
+  handle: () => ({ status: 200 }),
+  ...over,
 });
-const manifest = (over: Partial<PluginManifest> = {}): PluginManifest => ({ name: 'x-test', version: '1', summary: 's', routes: [], settings: [], protocols: [], ...over });
+const manifest = (over: Partial<PluginManifest> = {}): PluginManifest => ({
+  name: 'x-test',
+  version: '1',
+  summary: 's',
+  routes: [],
+  settings: [],
+  protocols: [],
+  ...over,
+});
 
 describe('definePlugin', () => {
   it('takes exact protocol paths and /api/mail/<name> routes', () => {
-    const m = definePlugin(manifest({ routes: [route('/Vendor-Server-ActiveSync'), route('/api/mail/x-test/things'), route('/api/mail/x-test')] }));
+    const m = definePlugin(
+      manifest({ routes: [route('/Vendor-Server-ActiveSync'), route('/api/mail/x-test/things'), route('/api/mail/x-test')] }),
+    );
     expect(m.routes.map(daemonOf)).toEqual(['protocols', 'api', 'api']);
   });
 
@@ -23,10 +38,18 @@ describe('definePlugin', () => {
     ['a relative path', { routes: [route('mapi')] }, /absolute/],
     ['the same route twice', { routes: [route('/mapi/a'), route('/MAPI/a')] }, /twice/],
     ['a zero body limit', { routes: [route('/mapi/a', { body: { type: 'raw', limit: 0 } })] }, /limit/],
-    ['a route without operationId', { routes: [route('/mapi/a', { doc: { operationId: '', summary: 's', tags: [], responses: {} } })] }, /operationId/],
+    [
+      'a route without operationId',
+      { routes: [route('/mapi/a', { doc: { operationId: '', summary: 's', tags: [], responses: {} } })] },
+      /operationId/,
+    ],
     ['an undeclared setting', { settings: ['mail:x-test:nope' as SettingName] }, /not declared/],
-    ['another area\'s setting', { settings: ['auth:secret'] }, /must be named mail:x-test:/],
-    ['a protocol endpoint that is not a path', { protocols: [{ name: 'ActiveSync', endpoints: { url: 'https://elsewhere.example/x' } }] }, /must be a path/],
+    ["another area's setting", { settings: ['auth:secret'] }, /must be named mail:x-test:/],
+    [
+      'a protocol endpoint that is not a path',
+      { protocols: [{ name: 'ActiveSync', endpoints: { url: 'https://elsewhere.example/x' } }] },
+      /must be a path/,
+    ],
   ])('refuses %s', (_n, over, message) => {
     expect(() => definePlugin(manifest(over))).toThrow(message);
   });

@@ -21,7 +21,15 @@ describe('scanners that cannot be connected to', () => {
   async function setup(env: string) {
     const rspamd = await freePort();
     const clamd = await freePort();
-    const config = loadConfig({ env: { NODE_ENV: env }, values: { 'auth:secret': 'x'.repeat(32), 'mail:transport:ingest:secret': 'y'.repeat(32), 'mail:scan:rspamd:url': `http://127.0.0.1:${rspamd}`, 'mail:scan:clamd:address': `127.0.0.1:${clamd}` } });
+    const config = loadConfig({
+      env: { NODE_ENV: env },
+      values: {
+        'auth:secret': 'x'.repeat(32),
+        'mail:transport:ingest:secret': 'y'.repeat(32),
+        'mail:scan:rspamd:url': `http://127.0.0.1:${rspamd}`,
+        'mail:scan:clamd:address': `127.0.0.1:${clamd}`,
+      },
+    });
     let clock = 1_000_000;
     const scanners = realScanners(config, () => clock);
     return { rspamd, clamd, scanners, advance: (ms: number) => (clock += ms) };
@@ -39,7 +47,10 @@ describe('scanners that cannot be connected to', () => {
     expect(rspamd.connections()).toBe(0);
     s.advance(2);
     // Tried again: it connects now (the counter hangs up, which is a failed scan, not "unreachable").
-    const err = await s.scanners.spam(input).then(() => null, (e: unknown) => e);
+    const err = await s.scanners.spam(input).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).not.toBeInstanceOf(ScannerUnreachable);
     expect(rspamd.connections()).toBe(1);
   });
