@@ -5,14 +5,11 @@
 // frame-ancestors, Content-Security-Policy, Referrer-Policy, Cross-Origin-Resource-Policy and
 // -Opener-Policy, Permissions-Policy, and no cookies. And the shipped nginx site sends HSTS with
 // `always`, exactly once, on its own answers too (with a real nginx where one is installed).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProtocolsApp, type ProtocolsApp } from '../../daemons/protocols/app.js';
 import type { SettingName } from '../../lib/config/index.js';
@@ -20,11 +17,10 @@ import { seedUsers, startTestApi, type TestApi } from '../helpers/api.js';
 import { sqlBackends } from '../helpers/databases.js';
 import { deliverRaw } from '../helpers/messages.js';
 import { programPath, requirePrograms } from '../helpers/peers.js';
-import { freePort } from '../integration/plugins/_stack.js';
+import { SITE, startShippedNginx, type ShippedNginx } from '../helpers/nginx.js';
 
 const [sqlite] = await sqlBackends();
 const HALF_YEAR = 15_768_000; // Observatory's minimum max-age
-const SITE = fileURLToPath(new URL('../../packaging/nginx/svcmail.conf', import.meta.url));
 const NGINX = requirePrograms('nginx', 'openssl') ? programPath('nginx') : undefined;
 
 const MAIL = `From: bob@example.test\r\nTo: alice@example.test\r\nSubject: with attachment\r\nMessage-ID: <hdr@example.test>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n--b\r\nContent-Type: application/pdf; name="r.pdf"\r\nContent-Disposition: attachment; filename="r.pdf"\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.from('%PDF-1.4').toString('base64')}\r\n--b--\r\n`;
@@ -195,7 +191,7 @@ describe('the shipped nginx site', () => {
 
   describe.runIf(NGINX)('with a real nginx', () => {
     let api: TestApi;
-    let nginx: ChildProcess;
+    let nginx: ShippedNginx | undefined;
     let dir: string;
     let port: number;
     const get = (path: string) =>
@@ -221,55 +217,11 @@ describe('the shipped nginx site', () => {
       // The daemon sends its own HSTS too (public URL https): nginx must hide it and send one.
       api = await startTestApi(sqlite, { 'mail:base_url': 'https://mail.example.org' });
       dir = mkdtempSync(join(tmpdir(), 'svcmail-nginx-hsts-'));
-      port = await freePort();
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:P-256',
-          '-nodes',
-          '-days',
-          '1',
-          '-subj',
-          '/CN=mail.example.org',
-          '-keyout',
-          join(dir, 'key.pem'),
-          '-out',
-          join(dir, 'cert.pem'),
-        ],
-        { stdio: 'ignore' },
-      );
-      const site = readFileSync(SITE, 'utf8')
-        .replace('127.0.0.1:8080', new URL(api.url).host)
-        .replace(/listen 80;\n\s*listen \[::\]:80;/, `listen 127.0.0.1:${await freePort()};`)
-        .replace(/listen 443 ssl http2;\n\s*listen \[::\]:443 ssl http2;/, `listen 127.0.0.1:${port} ssl http2;`)
-        .replace('/etc/ssl/svcmail/fullchain.pem', join(dir, 'cert.pem'))
-        .replace('/etc/ssl/svcmail/privkey.pem', join(dir, 'key.pem'));
-      writeFileSync(join(dir, 'site.conf'), site);
-      const conf = join(dir, 'nginx.conf');
-      writeFileSync(
-        conf,
-        `${process.getuid?.() === 0 ? 'user root;\n' : ''}daemon off;\nworker_processes 1;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\n` +
-          `events { worker_connections 64; }\nhttp {\n access_log off;\n client_body_temp_path ${dir}/cb;\n proxy_temp_path ${dir}/px;\n fastcgi_temp_path ${dir}/fc;\n uwsgi_temp_path ${dir}/uw;\n scgi_temp_path ${dir}/sc;\n include ${dir}/site.conf;\n}\n`,
-      );
-      execFileSync(NGINX!, ['-t', '-q', '-p', dir, '-c', conf], { stdio: 'pipe' });
-      nginx = spawn(NGINX!, ['-p', dir, '-c', conf], { stdio: 'ignore' });
-      const listening = () =>
-        new Promise<boolean>((resolve) => {
-          const sock = connect(port, '127.0.0.1', () => {
-            sock.destroy();
-            resolve(true);
-          });
-          sock.on('error', () => resolve(false));
-        });
-      for (let i = 0; i < 100 && !(await listening()); i++) await new Promise((r) => setTimeout(r, 100));
+      nginx = await startShippedNginx(NGINX!, dir, { '127.0.0.1:8080': new URL(api.url).host });
+      port = nginx.port;
     }, 60_000);
     afterAll(async () => {
-      nginx?.kill('SIGQUIT');
+      nginx?.stop();
       await api?.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });

@@ -107,51 +107,27 @@ export interface RunningDaemon {
 }
 
 /** A daemon as a real process (`bin` defaults to this checkout's bin/svcmail-<name>.js): --config, listen:<name>, --set flags. */
-export async function startDaemon(
+export function startDaemon(
   name: 'api' | 'push' | 'protocols',
   configFile: string,
   port: number,
   opts: { env?: NodeJS.ProcessEnv; set?: string[]; bin?: string } = {},
 ): Promise<RunningDaemon> {
-  const flags = [
-    '--config',
-    configFile,
-    '--set',
-    `listen:${name}=127.0.0.1:${port}`,
-    '--set',
-    'log:level=warn',
-    ...(opts.set ?? []).flatMap((x) => ['--set', x]),
-  ];
-  const child = spawn(process.execPath, [opts.bin ?? join(ROOT, `bin/svcmail-${name}.js`), ...flags], {
-    env: { ...PROD_ENV, NOTIFY_SOCKET: '', ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
   const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} daemon exited ${child.exitCode}: ${output}`);
-    try {
-      if ((await fetch(`${url}/${name}/status`)).status === 200) break;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() > until) throw new Error(`${name} daemon not ready: ${output}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return {
-    child,
+  const status = () =>
+    fetch(`${url}/${name}/status`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+  return spawnDaemon(
+    name,
+    opts.bin ?? join(ROOT, `bin/svcmail-${name}.js`),
+    [`listen:${name}=127.0.0.1:${port}`, ...(opts.set ?? [])],
+    configFile,
     url,
-    output: () => output,
-    stop: () =>
-      new Promise((r) => {
-        if (child.exitCode !== null) return r();
-        child.once('exit', () => r());
-        child.kill('SIGTERM');
-      }),
-  };
+    status,
+    opts.env,
+  );
 }
 
 /** The real protocols daemon (bin/svcmail-protocols.js); resolves once /protocols/status answers. */
@@ -163,48 +139,55 @@ export function startProtocolsDaemon(configFile: string, port: number, set: stri
  * The real worker daemon (bin/svcmail-worker.js) with its wake-up listener on `wakePort`; resolves
  * once that answers (the worker has no status route: any HTTP answer there means it runs).
  */
-export async function startWorkerDaemon(configFile: string, wakePort: number, set: string[] = []): Promise<RunningDaemon> {
-  const flags = [
-    '--config',
+export function startWorkerDaemon(configFile: string, wakePort: number, set: string[] = []): Promise<RunningDaemon> {
+  const url = `http://127.0.0.1:${wakePort}`;
+  const answers = () =>
+    fetch(`${url}/wake`).then(
+      () => true,
+      () => false,
+    );
+  return spawnDaemon(
+    'worker',
+    join(ROOT, 'bin/svcmail-worker.js'),
+    [`mail:jobs:wake_address=127.0.0.1:${wakePort}`, ...set],
     configFile,
-    '--set',
-    `mail:jobs:wake_address=127.0.0.1:${wakePort}`,
-    '--set',
-    'log:level=warn',
-    ...set.flatMap((x) => ['--set', x]),
-  ];
-  const child = spawn(process.execPath, [join(ROOT, 'bin/svcmail-worker.js'), ...flags], {
-    env: { ...PROD_ENV, NOTIFY_SOCKET: '' },
+    url,
+    answers,
+  );
+}
+
+/** Spawns a daemon with --config and --set flags (log:level=warn) and resolves once `ready` says so, within 30 s. */
+async function spawnDaemon(
+  name: string,
+  bin: string,
+  set: string[],
+  configFile: string,
+  url: string,
+  ready: () => Promise<boolean>,
+  env: NodeJS.ProcessEnv = {},
+): Promise<RunningDaemon> {
+  const flags = ['--config', configFile, ...['log:level=warn', ...set].flatMap((x) => ['--set', x])];
+  const child = spawn(process.execPath, [bin, ...flags], {
+    env: { ...PROD_ENV, NOTIFY_SOCKET: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  const url = `http://127.0.0.1:${wakePort}`;
   const until = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`worker daemon exited ${child.exitCode}: ${output}`);
-    if (
-      await fetch(`${url}/wake`).then(
-        () => true,
-        () => false,
-      )
-    )
-      break;
-    if (Date.now() > until) throw new Error(`worker daemon not ready: ${output}`);
+    if (child.exitCode !== null) throw new Error(`${name} daemon exited ${child.exitCode}: ${output}`);
+    if (await ready()) break;
+    if (Date.now() > until) throw new Error(`${name} daemon not ready: ${output}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  return {
-    child,
-    url,
-    output: () => output,
-    stop: () =>
-      new Promise((r) => {
-        if (child.exitCode !== null) return r();
-        child.once('exit', () => r());
-        child.kill('SIGTERM');
-      }),
-  };
+  const stop = () =>
+    new Promise<void>((r) => {
+      if (child.exitCode !== null) return r();
+      child.once('exit', () => r());
+      child.kill('SIGTERM');
+    });
+  return { child, url, output: () => output, stop };
 }
 
 /** Kills a daemon without letting it stop cleanly (a crash: its heartbeat is left without a stop). */

@@ -1,81 +1,33 @@
 // packaging/nginx/svcmail.conf with a real nginx: the site file passes `nginx -t`, a WebSocket
 // client reaches /push through it (TLS, upgrade, Origin and token passed unchanged) and gets
 // events, and /internal/ is closed from outside. nginx is required in CI (.ci/apt-packages).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { programPath, requirePrograms } from '../../helpers/peers.js';
-import { Client, freePort, ORIGIN, seed, startStack, type Stack } from './_stack.js';
+import { Client, ORIGIN, seed, startStack, type Stack } from './_stack.js';
+import { startShippedNginx, type ShippedNginx } from '../../helpers/nginx.js';
 
 const NGINX = requirePrograms('nginx', 'openssl') ? programPath('nginx') : undefined;
-const SITE = fileURLToPath(new URL('../../../packaging/nginx/svcmail.conf', import.meta.url));
 
 describe.runIf(NGINX)('nginx site file', () => {
   let stack: Stack;
   let s: Awaited<ReturnType<typeof seed>>;
-  let nginx: ChildProcess;
+  let nginx: ShippedNginx | undefined;
   let port: number;
-  let conf: string;
 
   beforeAll(async () => {
     stack = await startStack({ copies: 1 });
     s = await seed(stack);
-    port = await freePort();
-    const d = stack.dir;
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=mail.example.org',
-        '-keyout',
-        join(d, 'key.pem'),
-        '-out',
-        join(d, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
+    nginx = await startShippedNginx(
+      NGINX!,
+      stack.dir,
+      { '127.0.0.1:8080': stack.config.get('listen:api'), '127.0.0.1:8082': stack.config.get('listen:push') },
+      { workerConnections: 256 },
     );
-    // The shipped file with only addresses and certificate paths changed for the test.
-    const site = readFileSync(SITE, 'utf8')
-      .replace('127.0.0.1:8080', stack.config.get('listen:api'))
-      .replace('127.0.0.1:8082', stack.config.get('listen:push'))
-      .replace(/listen 80;\n\s*listen \[::\]:80;/, `listen 127.0.0.1:${await freePort()};`)
-      .replace(/listen 443 ssl http2;\n\s*listen \[::\]:443 ssl http2;/, `listen 127.0.0.1:${port} ssl http2;`)
-      .replace('/etc/ssl/svcmail/fullchain.pem', join(d, 'cert.pem'))
-      .replace('/etc/ssl/svcmail/privkey.pem', join(d, 'key.pem'));
-    writeFileSync(join(d, 'site.conf'), site);
-    conf = join(d, 'nginx.conf');
-    writeFileSync(
-      conf,
-      `${process.getuid?.() === 0 ? 'user root;\n' : ''}daemon off;\nworker_processes 1;\npid ${d}/nginx.pid;\nerror_log ${d}/error.log warn;\n` +
-        `events { worker_connections 256; }\nhttp {\n access_log off;\n client_body_temp_path ${d}/cb;\n proxy_temp_path ${d}/px;\n fastcgi_temp_path ${d}/fc;\n uwsgi_temp_path ${d}/uw;\n scgi_temp_path ${d}/sc;\n include ${d}/site.conf;\n}\n`,
-    );
-    execFileSync(NGINX!, ['-t', '-q', '-p', d, '-c', conf], { stdio: 'pipe' });
-    nginx = spawn(NGINX!, ['-p', d, '-c', conf], { stdio: 'ignore' });
-    const { connect } = await import('node:net');
-    const listening = () =>
-      new Promise<boolean>((resolve) => {
-        const sock = connect(port, '127.0.0.1', () => {
-          sock.destroy();
-          resolve(true);
-        });
-        sock.on('error', () => resolve(false));
-      });
-    for (let i = 0; i < 100 && !(await listening()); i++) await new Promise((r) => setTimeout(r, 100));
+    port = nginx.port;
   }, 60_000);
   afterAll(async () => {
-    nginx?.kill('SIGQUIT');
+    nginx?.stop();
     await stack?.close();
   });
 
