@@ -1,4 +1,4 @@
-// Issue 4 figures: hand off messages from the SpamAssassin corpus (1–3 recipients each) with 16
+// The ingest benchmark: hand off messages from the SpamAssassin corpus (1–3 recipients each) with 16
 // concurrent senders to the real api daemon, with the real worker daemon filing them; accepted/s
 // at the hand-off, filed/s end to end and p99 hand-off→filed, on SQLite and PostgreSQL, with the
 // development clean scanner and with real rspamd + clamd.
@@ -333,7 +333,8 @@ async function measure(
   } finally {
     await scanners?.stop();
   }
-  // The issue's target: filed messages/s with the development scanner, as a ratio to Dovecot's.
+  // The headline figure: filed messages/s with the development scanner, as a ratio to Dovecot's (a peer
+  // measured in the same run: TESTING.md, Load and benchmarks).
   const peer = out.dovecot_lmtp as { filed_messages_per_s?: number } | string;
   if (typeof peer === 'object' && peer.filed_messages_per_s) {
     for (const b of ['sqlite', 'postgres']) {

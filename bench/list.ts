@@ -1,4 +1,4 @@
-// Issue 2 figure: GET a list of 100 records with a valid token at 50 connections, on SQLite and on
+// The list benchmark: GET a list of 100 records with a valid token at 50 connections, on SQLite and on
 // PostgreSQL, beside a bare Express route returning the same records (same JSON bytes) from memory.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -91,7 +91,8 @@ function summary(runs: Sample[]) {
 /**
  * Every server runs for the whole benchmark (idle ones cost nothing) and the runs go round them in
  * turn — run 1 of each, then run 2 of each — so a slow spell of this shared machine falls on all of
- * them alike instead of on whichever was measured during it (the ratios are what the issue asks).
+ * them alike instead of on whichever was measured during it (the ratios are the figures to quote:
+ * TESTING.md, Load and benchmarks).
  */
 async function interleaved(targets: Array<{ pid: number; url: string; headers?: Record<string, string> }>): Promise<Sample[][]> {
   for (const t of targets) await load(t.pid, t.url, t.headers); // warm-up

@@ -1,4 +1,4 @@
-// Issue 3 figures: a folder of 100 000 messages; list the first page and page 500, search one word
+// The mail benchmark: a folder of 100 000 messages; list the first page and page 500, search one word
 // in the mailbox, fetch one message — p50/p99 over real HTTP on SQLite and PostgreSQL.
 // Setup inserts rows straight through the store (one shared raw blob) for speed.
 import { performance } from 'node:perf_hooks';

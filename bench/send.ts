@@ -1,4 +1,4 @@
-// Issue 5 figures: N background sends of 10 KB messages (POST /api/mail/messages/:id/send
+// The send benchmark: N background sends of 10 KB messages (POST /api/mail/messages/:id/send
 // {background: true} over real HTTP, 8 concurrent callers) while the send job (concurrency 4)
 // relays them; relayed/s and p99 queue time (202 → handed over), on SQLite. The transport is a
 // real private Postfix (Postfix's sendmail → Postfix → smtp-sink) or the sendmail-compatible

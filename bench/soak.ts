@@ -1,9 +1,10 @@
-// Issue 13 soak: SOAK_MESSAGES (20 000) corpus messages through the MTA hand-off
-// (POST /internal/mta/deliver, 1–3 recipients, the development clean scanner) while SOAK_CLIENTS
-// (50) API clients list, read, flag and move mail and SOAK_SOCKETS (1 000) push sockets listen, on
-// PostgreSQL with Redis (redis:url), against real api, worker and push daemon processes. At the end:
-// every acknowledged copy exists exactly once (by sha256 per recipient mailbox), every folder's
-// unreadCount/totalCount equals its rows, latencies, push events and each daemon's RSS.
+// The soak run (TESTING.md, Reliability): SOAK_MESSAGES (20 000) corpus messages through the MTA
+// hand-off (POST /internal/mta/deliver, 1–3 recipients, the development clean scanner) while
+// SOAK_CLIENTS (50) API clients list, read, flag and move mail and SOAK_SOCKETS (1 000) push
+// sockets listen, on PostgreSQL with Redis (redis:url), against real api, worker and push daemon
+// processes. At the end: every acknowledged copy exists exactly once (by sha256 per recipient
+// mailbox), every folder's unreadCount/totalCount equals its rows, latencies, push events and each
+// daemon's RSS.
 //   npm run bench -- soak        (SOAK_MAILBOXES 50, SOAK_SENDERS 16, SOAK_MAX_MINUTES 120)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

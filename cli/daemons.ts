@@ -1,4 +1,4 @@
-/** The daemons `svcmail start` supervises; each later issue adds its own entry. */
+/** The daemons `svcmail start` supervises, one entry each; a new daemon adds its entry here. */
 export const DAEMONS = [
   { name: 'api', bin: 'svcmail-api.js', summary: 'HTTP API, /internal/mta hand-off, pages' },
   { name: 'worker', bin: 'svcmail-worker.js', summary: 'jobs: ingest scan and delivery (every 10 s and when woken)' },

@@ -15,7 +15,7 @@ import { JOB_MODELS } from './jobs/index.js';
 import { LIFECYCLE_MODELS, LIFECYCLE_RESOURCES } from './lifecycle/index.js';
 import type { ModelDef } from './storage/index.js';
 
-/** Every resource of the product. Each feature issue adds its declarations here. */
+/** Every resource of the product; a feature adds its declarations here. */
 export function productRegistry(): ResourceRegistry {
   return new ResourceRegistry().add(
     mailboxesResource,

@@ -18,7 +18,10 @@ import { acmeClientFromConfig } from '../../lib/keys/index.js';
 import { startEscrowExportLoop } from '../../lib/jobs/index.js';
 import { startLifecycleLoop } from '../../lib/lifecycle/index.js';
 
-/** The worker daemon: the jobs. Today the ingest scan job (every 10 s and when the api daemon wakes it). */
+/**
+ * The worker daemon: the jobs — the ingest scan (every 10 s and when the api daemon wakes it), sends,
+ * signing enrolment, retention, escrow matter exports and mailbox lifecycle.
+ */
 export async function startWorker(config: Config): Promise<RunningDaemon> {
   const log = createLogger({ level: config.get('log:level'), name: 'svcmail-worker' });
   const models = productModels(productRegistry());
@@ -47,7 +50,7 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
       loop.owner,
     );
   const retention = startPeriodicJob(base, retentionJob(base), loop.owner);
-  const exportLoop = startEscrowExportLoop(base, loop.owner); // escrow matter exports (issue 10)
+  const exportLoop = startEscrowExportLoop(base, loop.owner); // escrow matter exports (Spec: /api/escrow/ matter-export-requests)
   const lifecycle = startLifecycleLoop({ ...base, models }, loop.owner); // mailbox exports, imports, erasures
   const wakeAddress = config.get('mail:jobs:wake_address');
   const wakers: Record<WakeJob, () => void> = { scan: loop.wake, send: sendLoop.wake, export: exportLoop.wake, lifecycle: lifecycle.wake };

@@ -13,11 +13,12 @@ import {
   type Scope,
 } from './models.js';
 
-// Who may act on escrow records (issue 10; Spec: "holders act only on scopes they hold"). Every
-// escrow route needs a trusted role with fresh elevation; on top of that, a record bound to a scope
-// (the scope, its matters, access requests, changes, exports, mailbox assignments, audit entries)
-// is seen and used only by the scope's holders. Anyone else gets 404 exactly as for a missing
-// record, and a refused attempt on an existing record is written to the escrow audit log.
+// Who may act on escrow records (Spec: Escrow records, Key escrow access): holders act only on
+// scopes they hold. Every escrow route needs a trusted role with fresh elevation; on top of that, a
+// record bound to a scope (the scope, its matters, access requests, changes, exports, mailbox
+// assignments, audit entries) is seen and used only by the scope's holders. Anyone else gets 404
+// exactly as for a missing record, and a refused attempt on an existing record is written to the
+// escrow audit log.
 
 export type Held<T> = { scope: Row<Scope> } & T;
 

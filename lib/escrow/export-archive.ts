@@ -7,7 +7,7 @@ import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { MatterModel, type Matter, type MatterExport } from './models.js';
 
-// A matter export (issue 10: matter-export-requests) is a folder under
+// A matter export (Spec: /api/escrow/ matter-export-requests) is a folder under
 // <data_dir>/escrow-exports/<uid>/ with two files:
 //   messages.mbox  — mboxrd: each custodian message within the matter's date range, raw as stored
 //                    (S/MIME stays ciphertext: the holders' client decrypts with the released keys);

@@ -7,10 +7,11 @@ import { approvalsOf, approve, escrowAudit, scopeForHolder, validApprovals } fro
 import { EscrowScopeModel, ScopeChangeModel, type Scope, type ScopeChange } from './models.js';
 import { checkScopeShape } from './resources.js';
 
-// Changes to a scope's holders or M (issue 10: one holder must not be able to make himself the only
-// holder with M=1). A change is a request like an access request: the holders approve it, the
-// requester's own approval counts, and it applies once M valid approvals exist under the scope's
-// *current* holders and M. Approvals reuse the access requests' approval records and TTL.
+// Changes to a scope's holders or M (Spec: Escrow records — M holder approvals per access): one
+// holder must not be able to make himself the only holder with M=1. A change is a request like an
+// access request: the holders approve it, the requester's own approval counts, and it applies once
+// M valid approvals exist under the scope's *current* holders and M. Approvals reuse the access
+// requests' approval records and TTL.
 
 export const changeInput = z
   .object({

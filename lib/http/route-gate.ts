@@ -1,10 +1,11 @@
 import type { RequestHandler, Router } from 'express';
 
 // Express tries every layer of every router in turn. The api daemon mounts some twenty feature
-// routers before the generic resource routes, each with its own routes, so a request for
-// /api/mail/folders was matched against some 170 route patterns before reaching its own (about a
-// tenth of the list route's CPU in the list benchmark). A gated router is entered only by requests
-// whose path starts with one of its routes' literal prefixes; the gated routers are one layer of the app.
+// routers before the generic resource routes, each with its own routes, so without gates a request
+// for /api/mail/folders would be matched against some 170 route patterns before reaching its own, a
+// noticeable share of the list route's CPU (bench/README.md, list). A gated router is entered only
+// by requests whose path starts with one of its routes' literal prefixes; the gated routers are one
+// layer of the app.
 
 /** What the router package keeps of a layer: the path it was declared with, and whether it matches every path. */
 interface LayerLike {

@@ -68,7 +68,9 @@ export function controlKindOf(
 }
 
 /**
- * Hooks the later issues fill (recall, read receipts, ACME). Consumed control messages are recorded.
+ * Spec: delivery rule 2 — control messages (recall, read receipts, ACME challenges) are consumed, not
+ * filed. The handlers come from outside lib/ingest (lib/send sendControlHooks), so ingest does not
+ * depend on the send side. Consumed control messages are recorded.
  * A hook answers false when the message is no control message after all (an ACME challenge with no
  * open request): it is then filed like any other mail.
  */

@@ -18,8 +18,9 @@ export interface OutboundMessage {
 
 /**
  * Where the inbound path hands mail going out (non-delivery reports, list relays, out-of-office
- * replies, reject notices). The outbound issue implements the transport; until then each message is
- * recorded as an outbound hand-off record (raw stored once) for that transport to pick up.
+ * replies, reject notices). Each message is recorded as an outbound hand-off record (raw stored once)
+ * and the send job relays it (lib/send): the inbound path never waits on the transport, and a message
+ * recorded before a crash is still relayed after it.
  */
 export interface OutboundHook {
   send(msg: OutboundMessage): Promise<void>;

@@ -5,8 +5,8 @@ import { sanitizeMailHtml } from '../scan/index.js';
 /**
  * What delivery needs of a message's bytes, worked out once however many recipients it has: the
  * one MIME parse (HTML sanitized before any client can see it), the stored fields every filed copy
- * carries, and the copies' full-text document. (Each copy used to derive its fields and document
- * from the parse again.)
+ * carries, and the copies' full-text document, so no copy derives its fields or document from the
+ * parse again.
  */
 export interface PreparedMail {
   parsed: ParsedMail;

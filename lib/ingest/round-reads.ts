@@ -8,8 +8,8 @@ import { AutoReplyModel, CorrespondentModel, type AutoReply } from './models.js'
  * The mailbox settings delivery reads for an entry (the mailbox record, its filter rules, its
  * out-of-office reply, its Focused overrides for the sender and whether the sender is a known
  * correspondent), read once for a whole scan round: a few queries with IN lists instead of five
- * per entry (on PostgreSQL each was a round trip). What the round files itself is seen through
- * `reserve` (quota); correspondents it meets are recorded when the round ends, as before.
+ * per entry (on PostgreSQL each query is a round trip). What the round files itself is seen through
+ * `reserve` (quota); correspondents it meets are recorded when the round ends.
  */
 export interface RoundReads {
   mailbox(uid: string): Row<Mailbox> | null;

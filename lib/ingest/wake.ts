@@ -3,8 +3,8 @@ import type { Config } from '../config/index.js';
 
 /**
  * The worker's jobs a wake-up names (POST /wake/<job>; a bare POST /wake wakes every job). Each job
- * is woken only by the work it does: a hand-off used to wake the send, export and lifecycle loops
- * too, and each of them then claimed nothing in a transaction of its own, once per wake-up.
+ * is woken only by the work it does: a hand-off that woke the send, export and lifecycle loops too
+ * would have each of them claim nothing in a transaction of its own, once per wake-up.
  */
 export type WakeJob = 'scan' | 'send' | 'export' | 'lifecycle';
 

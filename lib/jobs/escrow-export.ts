@@ -10,10 +10,11 @@ import {
 import type { Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 
-// The matter-export job (issue 10: matter-export-requests). Builds pending exports with a lease (a
-// killed worker's export comes back when the lease ends), retries a failed build after a backoff up
-// to mail:escrow:export_max_attempts, and expires ready exports after mail:escrow:export_ttl_hours
-// or once their matter closed, deleting the files. Every move is in the escrow audit log.
+// The matter-export job (Spec: /api/escrow/ matter-export-requests). Builds pending exports with a
+// lease (a killed worker's export comes back when the lease ends), retries a failed build after a
+// backoff up to mail:escrow:export_max_attempts, and expires ready exports after
+// mail:escrow:export_ttl_hours or once their matter closed, deleting the files. Every move is in
+// the escrow audit log.
 
 export const WORKER_ACTOR = 'svcmail-worker';
 

@@ -6,7 +6,7 @@ import type { Deps } from '../context/index.js';
 import { BlobModel, type Row, type Store } from '../storage/index.js';
 import type { PeriodicJob } from './periodic.js';
 
-// The retention job (issue 11; Spec: /api/system/retention-policy). Deletes messages past the age of
+// The retention job (Spec: /api/system/retention-policy). Deletes messages past the age of
 // their folder class, with the bookkeeping of the message delete path (lib/mail unfile: folder
 // counts, mailbox usage, blob references; the raw blob goes once nothing refers to it). Never
 // touches held mail: a message of a custodian of an open escrow matter whose Date or arrival falls

@@ -166,7 +166,7 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
   // The delivered entries are released, their copies' full-text documents written, their
   // correspondents recorded and the round's counts raised in one commit (one commit per round
   // instead of two per entry; the full-text index flushes once per round, not once per copy: on
-  // SQLite that flush was most of a filing commit's cost). Until then a filed copy is listed but
+  // SQLite that flush is most of a filing commit's cost). Until then a filed copy is listed but
   // not yet found by search. Shared rows are written in key order so that two workers' rounds
   // never wait on each other in opposite orders (PostgreSQL).
   // A crash (or a failed commit) before it leaves the entries claimed: when their lease ends they

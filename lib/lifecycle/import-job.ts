@@ -62,7 +62,7 @@ export function headerFlags(parsed: ParsedMessage): Flags {
  * is reported, the rest goes on. The idempotency key import:<request>:<position> makes a restarted
  * job file nothing twice.
  *
- * Duplicates (Spec issue: "duplicates by Message-ID skipped"): the mailbox already holds a message
+ * Duplicates, skipped by Message-ID: the mailbox already holds a message
  * with the same Message-ID that this import did not file, or this import already filed one with it
  * into the same folder (so copies an export kept in two folders both come back). A message without
  * a Message-ID is compared by its raw sha256 the same way.

@@ -1,8 +1,8 @@
-// Attachment names as a client may use them to save a file (Issue 25, finding 8). A message's
-// attachment names are whatever the sender wrote: "../../../etc/evil.html", "CON.txt",
-// "invoice\u202Efdp.exe" (shown as "invoiceexe.pdf"), names with newlines or a thousand characters.
-// The stored `filename` stays as sent (it is the message's data); `safeFilename` is the one to show
-// and to save under.
+// Attachment names as a client may use them to save a file (docs/SECURITY.md, Attachment names and
+// other sender-chosen strings). A message's attachment names are whatever the sender wrote:
+// "../../../etc/evil.html", "CON.txt", "invoice\u202Efdp.exe" (shown as "invoiceexe.pdf"), names
+// with newlines or a thousand characters. The stored `filename` stays as sent (it is the message's
+// data); `safeFilename` is the one to show and to save under.
 
 /** Longest safe name in UTF-8 bytes: under every file system's 255, with room for " (1)". */
 export const SAFE_NAME_MAX_BYTES = 200;

@@ -246,7 +246,8 @@ async function fileTogether(deps: Deps, reqs: FileRequest[]): Promise<MessageRec
  * Collects the copies a scan round files within one turn of the event loop (its entries are
  * delivered side by side, so most of their copies reach filing together) and files them with
  * fileTogether; when that fails, each copy is filed alone, so one copy's trouble (filed before,
- * a folder deleted meanwhile, a value the database refuses) is its own, as it always was.
+ * a folder deleted meanwhile, a value the database refuses) is its own, as when copies are filed one
+ * by one.
  */
 class FilingBatch {
   #waiting: Array<{ req: FileRequest; resolve(m: MessageRecord): void; reject(e: unknown): void }> = [];

@@ -174,7 +174,7 @@ export function parseMail(raw: Buffer, options: Parameters<typeof simpleParser>[
   });
 }
 
-/** The one parse per message (Spec issue: parsing is the ingest ceiling — never parse twice). */
+/** The one parse per message (TESTING.md, Load and benchmarks: parsing is the ingest ceiling — never parse twice). */
 export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
   return fromParsedMail(await parseMail(raw, { skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: false }), raw);
 }

@@ -5,12 +5,13 @@ import type { AnyRecord } from '../resources/index.js';
 import type { Ctx } from '../context/index.js';
 import { defineModel } from '../storage/index.js';
 
-// Read receipts a mailbox owes (issue: Outbound — "requested receipts are sent or not per the
-// mailbox's receipt settings for internal, federated and external senders"). When the owner first
-// marks a message seen that asked for one (its verified sender's Disposition-Notification-To, kept
-// on delivery as `receiptTo`), one record is written; the send job decides with the receipt
-// settings and sends the MDN through the outbound path. The uid is derived from the mailbox and the
-// Message-ID, so a message is answered at most once however many copies of it the mailbox holds.
+// Read receipts a mailbox owes (Spec: Properties that hold for records in general — a mailbox has
+// receipt settings for internal, federated and external senders): requested receipts are sent or
+// not per those settings. When the owner first marks a message seen that asked for one (its
+// verified sender's Disposition-Notification-To, kept on delivery as `receiptTo`), one record is
+// written; the send job decides with the receipt settings and sends the MDN through the outbound
+// path. The uid is derived from the mailbox and the Message-ID, so a message is answered at most
+// once however many copies of it the mailbox holds.
 
 export const RECEIPT_STATES = ['pending', 'ask', 'approved', 'sent', 'declined'] as const;
 

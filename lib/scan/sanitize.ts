@@ -57,7 +57,7 @@ const SAFE_DATA_IMAGE = /^data:image\/(?:png|gif|jpeg|jpg|webp);base64,[a-z0-9+/
 /**
  * The URL as a browser's URL parser starts reading it: C0 controls and spaces trimmed from both ends,
  * then every tab and newline removed. Index scans, not a regex: `[\u0000-\u0020]+$` tried at every
- * position of a long run of spaces inside a URL is quadratic (60 000 of them took seconds).
+ * position of a long run of spaces inside a URL is quadratic (60 000 of them take seconds).
  */
 export function asParsed(value: string): string {
   let start = 0;

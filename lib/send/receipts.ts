@@ -20,10 +20,12 @@ import type { Ctx, Deps } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import type { SendDeps } from './dispatch.js';
 
-// Read receipts (issue: Outbound — "requested receipts are sent or not per the mailbox's receipt
-// settings for internal, federated and external senders; receipts for our own messages are consumed
-// on arrival"). RFC 8098 message disposition notifications, built by nodemailer's MimeNode, handed
-// to the outbound path like every message the service originates (the send job DKIM-signs them).
+// Read receipts (Spec: Properties that hold for records in general — receipt settings for internal,
+// federated and external senders; Inbound message, delivery rule 2 — read receipts for messages
+// this server sent are consumed): requested receipts are sent or not per the mailbox's receipt
+// settings, and receipts for our own messages are consumed on arrival. RFC 8098 message disposition
+// notifications, built by nodemailer's MimeNode, handed to the outbound path like every message the
+// service originates (the send job DKIM-signs them).
 
 const domainOf = (a: string) => a.slice(a.lastIndexOf('@') + 1).toLowerCase();
 type Mode = 'automatic' | 'manual';

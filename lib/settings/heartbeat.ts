@@ -6,9 +6,10 @@ import type { Deps } from '../context/index.js';
 import { defineModel, type Row, type Store } from '../storage/index.js';
 import { PRODUCT } from '../version.js';
 
-// Daemon heartbeats (issue 11: diagnostics, svcmail doctor). Each process of each daemon records
-// itself every mail:heartbeat:interval_seconds; a record silent for three of its own periods counts
-// as down. Records are per process, so several copies of a daemon on several hosts all show.
+// Daemon heartbeats (Spec: GET /api/admin/diagnostics — daemon heartbeats; svcmail doctor). Each
+// process of each daemon records itself every mail:heartbeat:interval_seconds; a record silent for
+// three of its own periods counts as down. Records are per process, so several copies of a daemon
+// on several hosts all show.
 
 export const heartbeatFields = {
   /** api, worker, push, protocols (or any later daemon). */

@@ -49,7 +49,7 @@ export class SetupError extends Error {}
 
 export const randomSecret = (bytes = 32) => randomBytes(bytes).toString('base64url');
 
-/** The Redis setting in this build, if any issue declared one. */
+/** The Redis setting the configuration schema declares, if any (null: this build has none). */
 function redisSetting(): SettingName | null {
   const names = ['redis:url', 'mail:redis:url', 'events:redis:url'];
   return (names.find((n) => n in schema) as SettingName | undefined) ?? null;

@@ -1,4 +1,4 @@
-// Issue 13, Fault injection: the blob store full. Writes under the test's blob directory fail with
+// Reliability, fault injection: the blob store full. Writes under the test's blob directory fail with
 // ENOSPC after half their bytes (as a full disk does), below every BlobStore entry point (put, the
 // streaming writer): the MTA hand-off must answer a temporary failure (so the MTA retries; never
 // 202), compose must keep the draft it had, nothing half-written may remain, and once space is back

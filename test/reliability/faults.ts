@@ -1,4 +1,4 @@
-// Test-only fault injection (issue 13, Fault injection): a decorator around the real Store that makes
+// Test-only fault injection (TESTING.md, Reliability): a decorator around the real Store that makes
 // its calls throw or hang, and the checks every faulted answer must pass. The injected errors carry
 // internals (a connection string with a password, a host name, a file path) that must never reach a
 // client.

@@ -1,7 +1,8 @@
-// Issue #25, fault runs for the key lookup route: the other server's DNS that never answers, a
-// federation peer that accepts and never answers, and one that drips its answer forever. The route
-// answers 503 api-113 within its time limits (mail:dns:timeout_ms, mail:keys:federation:timeout_ms),
-// says nothing of the peer's address, and a key pinned before stays in use (Spec: Discovered keys).
+// Reliability, fault injection, for the key lookup route (docs/SECURITY.md, Server-side request
+// forgery): the other server's DNS that never answers, a federation peer that accepts and never
+// answers, and one that drips its answer forever. The route answers 503 api-113 within its time
+// limits (mail:dns:timeout_ms, mail:keys:federation:timeout_ms), says nothing of the peer's
+// address, and a key pinned before stays in use (Spec: Discovered keys).
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiscoveredKeyModel } from '../../lib/keys/index.js';

@@ -1,4 +1,4 @@
-// Issue 13, Fault injection: Redis gone. With redis:url at a closed port, and with a real Redis made
+// Reliability, fault injection: Redis gone. With redis:url at a closed port, and with a real Redis made
 // unreachable (black hole, then refused) under the running api daemon: the api still answers, rate
 // limits fail open (documented on redis:url), Basic app-password checks fail closed (503 api-113),
 // publishing events never crashes the daemon, and nothing ends in an unhandled rejection.

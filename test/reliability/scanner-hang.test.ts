@@ -1,4 +1,4 @@
-// Issue 13, Fault injection: a scanner hanging. An rspamd URL and a clamd address that accept
+// Reliability, fault injection: a scanner hanging. An rspamd URL and a clamd address that accept
 // connections and never answer: the scan job gives up after mail:scan:timeout_ms and takes the
 // spec's fail-closed path (Spec: Inbound message — spam scanner unreachable: Junk with
 // SCAN_ENGINE_UNAVAILABLE; virus scan failed: Quarantine). The other scanner is the real one.

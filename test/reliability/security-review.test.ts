@@ -1,4 +1,4 @@
-// Issue 13, Security review, as tests against the real api app: secrets never reach the log (tokens,
+// Reliability, security review, as tests against the real api app: secrets never reach the log (tokens,
 // Basic headers and app passwords, the ingest secret, auth:secret — on successful, refused and
 // failing requests, at log level trace); the viewer page and the downloads carry nosniff, frame
 // options and a Content-Security-Policy; an HTML attachment is never served for rendering; every

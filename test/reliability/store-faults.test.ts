@@ -1,4 +1,4 @@
-// Issue 13, Fault injection: the store throwing or timing out. Every operation of the api app's
+// Reliability, fault injection: the store throwing or timing out. Every operation of the api app's
 // OpenAPI registry is driven with the store failing (a plain Error carrying a connection string and
 // a file path) and with the store hanging (past request_timeout_ms). Every answer must be the spec's
 // error body (Spec: Errors — 500 api-199 or 503 api-113), without internals or stack, nothing may

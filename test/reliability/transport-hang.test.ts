@@ -1,4 +1,4 @@
-// Issue 13, Fault injection: the transport hanging. The sendmail command never exits — once without
+// Reliability, fault injection: the transport hanging. The sendmail command never exits — once without
 // reading the message (a wedged MTA), once after reading it (it may have queued it). The send route
 // answers within mail:transport:sendmail:timeout_ms with a clean error, the message is not lost (it
 // stays in Drafts or the Outbox) and is never handed over twice (Spec: Outbound message).

@@ -1,9 +1,9 @@
-// Reliability (issue 13, crash points): random SIGKILLs of the real worker daemon under load. Four
-// senders keep handing mail off (1–2 recipients each) while the worker is killed with SIGKILL at a
-// random moment after it has started filing, then restarted, several times over. Afterwards a fresh
-// worker drains the queue and every acknowledged message is in each recipient mailbox exactly once
-// (by sha256), every folder's counters and the mailbox usage equal the rows, and nothing is left
-// queued or leased. The kill times come from a seed that is printed (KILL_SEED replays a run).
+// Reliability (TESTING.md: random SIGKILL under load): random SIGKILLs of the real worker daemon.
+// Four senders keep handing mail off (1–2 recipients each) while the worker is killed with SIGKILL
+// at a random moment after it has started filing, then restarted, several times over. Afterwards a
+// fresh worker drains the queue and every acknowledged message is in each recipient mailbox exactly
+// once (by sha256), every folder's counters and the mailbox usage equal the rows, and nothing is
+// left queued or leased. The kill times come from a seed that is printed (KILL_SEED replays a run).
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlBackends } from '../helpers/databases.js';

@@ -1,9 +1,9 @@
-// Issue 25, finding 8, against the real api app and database: attachment names a sender writes as
-// paths, Windows device names, with bidi overrides or control characters come back as sent in
-// `filename` and with a safe `safeFilename` beside them, in every answer that lists attachments
-// (the record, the folder listing, search, move, copy, Deleted Items, the push event of a copy), also
-// for records filed before the safe name was stored; downloads are named with the safe name; and
-// the OpenAPI document says so.
+// docs/SECURITY.md, Attachment names and other sender-chosen strings, against the real api app and
+// database: attachment names a sender writes as paths, Windows device names, with bidi overrides or
+// control characters come back as sent in `filename` and with a safe `safeFilename` beside them, in
+// every answer that lists attachments (the record, the folder listing, search, move, copy, Deleted
+// Items, the push event of a copy), also for records filed before the safe name was stored;
+// downloads are named with the safe name; and the OpenAPI document says so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityEvent } from '../../lib/events/index.js';
 import { MessageModel } from '../../lib/mail/index.js';

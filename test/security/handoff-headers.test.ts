@@ -1,8 +1,9 @@
-// Issue 25, findings 4 and 5, against the real api app and database: /internal/mta refuses every
-// header an HTTP proxy uses to name the HTTP client or the proxy chain (403 api-119, nothing queued),
-// while X-Envelope-* names (the hand-off's own envelope data) never collide with that list; and a
-// control character in the envelope, after percent-decoding, is refused with 400 api-106 naming the
-// header or parameter on every /internal/mta route, before any recipient is resolved.
+// docs/SECURITY.md, Internal hand-off, against the real api app and database: /internal/mta refuses
+// every header an HTTP proxy uses to name the HTTP client or the proxy chain (403 api-119, nothing
+// queued), while X-Envelope-* names (the hand-off's own envelope data) never collide with that
+// list; and a control character in the envelope, after percent-decoding, is refused with 400
+// api-106 naming the header or parameter on every /internal/mta route, before any recipient is
+// resolved.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestEntryModel, proxyHeaderIn } from '../../lib/ingest/index.js';
 import { sqlBackends } from '../helpers/databases.js';
@@ -50,7 +51,7 @@ const PROXY_HEADER_NAMES = [
   'X-Original-Host',
 ];
 
-/** Envelope data the hand-off carries or will carry (issue 28: the SMTP client's address and HELO). */
+/** Envelope names the hand-off may carry besides X-Envelope-From/To (the SMTP client's address and HELO, a queue id). */
 const ENVELOPE_NAMES = [
   'X-Envelope-Client-Address',
   'X-Envelope-Client-Helo',
@@ -150,7 +151,7 @@ describe.each(backends)('/internal/mta hand-off headers ($name)', (backend) => {
         expect(r.body.message, to).toMatch(/^X-Envelope-To: .*control character/);
       }
     }
-    // A decoded CR LF in front was trimmed away before: it is refused too.
+    // A decoded CR LF in front is refused too, not trimmed away.
     expect((await deliverRawHeaders({ 'x-envelope-to': '%0D%0Aalice%40example.test' })).status).toBe(400);
     expect(await queued()).toBe(before);
   });
@@ -191,7 +192,7 @@ describe.each(backends)('/internal/mta hand-off headers ($name)', (backend) => {
       expect(d.status, enc).toBe(400);
       expect(d.body).toMatchObject({ code: 'api-106', details: [{ path: 'name', message: `control character ${code}` }] });
     }
-    // The clean forms still answer as before.
+    // The clean forms are answered normally.
     expect((await lookup('/internal/mta/resolve?rcpt=alice%40example.test')).status).toBe(200);
     expect((await lookup('/internal/mta/domain?name=example.test')).status).toBe(200);
     expect((await lookup('/internal/mta/resolve?rcpt=not-an-address')).body.details).toEqual([

@@ -1,9 +1,10 @@
-// Issue 25, finding 7: the headers a Mozilla Observatory scan reads, on every kind of answer of the
-// real api and protocols apps (a page, an asset, the OpenAPI viewer, API answers, errors, downloads,
-// the internal hand-off's refusal): Strict-Transport-Security (when the public URL is https, or the
-// request came over TLS through a trusted proxy), X-Content-Type-Options, X-Frame-Options and
-// frame-ancestors, Content-Security-Policy, Referrer-Policy, Cross-Origin-Resource-Policy and
-// -Opener-Policy, Permissions-Policy, and no cookies. And the shipped nginx site sends HSTS with
+// docs/SECURITY.md, Transport security and browser headers: the headers a Mozilla Observatory scan
+// reads, on every kind of answer of the real api and protocols apps (a page, an asset, the OpenAPI
+// viewer, API answers, errors, downloads, the internal hand-off's refusal): Strict-Transport-Security
+// (when the public URL is https, or the request came over TLS through a trusted proxy),
+// X-Content-Type-Options, X-Frame-Options and frame-ancestors, Content-Security-Policy,
+// Referrer-Policy, Cross-Origin-Resource-Policy and -Opener-Policy, Permissions-Policy, and no
+// cookies. And the shipped nginx site sends HSTS with
 // `always`, exactly once, on its own answers too (with a real nginx where one is installed).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';

@@ -3,9 +3,10 @@ import type { EntityEvent } from '../../lib/events/index.js';
 import { freshSqlite } from '../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../helpers/api.js';
 
-// Issue #25, a sibling of finding 8: a message event shows the record as the messages resource
-// shows it (hidden fields such as ingestKey stay hidden; attachments carry safeFilename), whichever
-// path writes it — here the send path's scheduled-send update, which published the raw record.
+// docs/SECURITY.md, Attachment names and other sender-chosen strings: a message event shows the
+// record as the messages resource shows it (hidden fields such as ingestKey stay hidden;
+// attachments carry safeFilename), whichever path writes it — here the send path's scheduled-send
+// update, which published the raw record.
 describe('message events from the send path', () => {
   let api: TestApi;
   let people: Awaited<ReturnType<typeof seedUsers>>;

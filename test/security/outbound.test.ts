@@ -15,7 +15,7 @@ import { seedUsers, startTestApi, type TestApi } from '../helpers/api.js';
 import { requirePrograms } from '../helpers/peers.js';
 import { keyTestValues, startTxtDns, type TxtDns } from '../integration/keys/helpers.js';
 
-// Issue #25 finding 1 — server-side request forgery through key lookup, and its siblings. Every
+// docs/SECURITY.md, Server-side request forgery — through key lookup, and its siblings. Every
 // connection the server makes because a user or a remote party named the target is checked where it
 // is made (lib/http/outbound.ts): resolved once through the configured resolver, loopback, private,
 // link-local, unique-local, multicast, unspecified and IPv4-mapped forms refused, the checked address

@@ -1,7 +1,8 @@
-// Issue 25, finding 2: the pieces /push upgrades are limited with (lib/http/upgrade-limit.ts and
-// RateLimits.count). The client address of an upgrade is decided exactly as Express decides req.ip
-// (checked against a real Express server), X-Forwarded-For from an untrusted peer is ignored,
-// addresses count under the anonymous limiter's key (IPv6 per /64), and the counters fail open.
+// docs/SECURITY.md, WebSocket (/push) floods: the pieces /push upgrades are limited with
+// (lib/http/upgrade-limit.ts and RateLimits.count). The client address of an upgrade is decided
+// exactly as Express decides req.ip (checked against a real Express server), X-Forwarded-For from
+// an untrusted peer is ignored, addresses count under the anonymous limiter's key (IPv6 per /64),
+// and the counters fail open.
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';

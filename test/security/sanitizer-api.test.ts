@@ -1,8 +1,8 @@
-// Issue 25, finding 3, end to end: an HTML message handed in at /internal/mta/deliver, scanned and
-// filed by a worker round, read by its owner at GET /api/mail/messages/:id/body. The answer carries
-// the sanitized HTML (no data: link, no escaped @import or expression(), the newsletter's layout
-// kept with its rules scoped and its classes renamed), while the stored source stays the sender's
-// bytes (a download, never rendered).
+// docs/SECURITY.md, HTML mail, end to end: an HTML message handed in at /internal/mta/deliver,
+// scanned and filed by a worker round, read by its owner at GET /api/mail/messages/:id/body. The
+// answer carries the sanitized HTML (no data: link, no escaped @import or expression(), the
+// newsletter's layout kept with its rules scoped and its classes renamed), while the stored source
+// stays the sender's bytes (a download, never rendered).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drainQueue } from '../../lib/jobs/index.js';
 import { MessageModel, type Message } from '../../lib/mail/index.js';

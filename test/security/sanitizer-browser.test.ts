@@ -1,7 +1,8 @@
-// The mail HTML sanitizer in a real browser (issue 25, finding 3): every vector of the XSS corpus
-// (fixtures/xss/vectors.ts) and the newsletter fixture, sanitized, is served as a real document by
-// a loopback HTTP server — no Content-Security-Policy, so only the sanitizer stands between the
-// payload and the page — and rendered by Debian Chromium (playwright-core). For each one:
+// The mail HTML sanitizer in a real browser (docs/SECURITY.md, HTML mail): every vector of the XSS
+// corpus (fixtures/xss/vectors.ts) and the newsletter fixture, sanitized, is served as a real
+// document by a loopback HTTP server — no Content-Security-Policy, so only the sanitizer stands
+// between the payload and the page — and rendered by Debian Chromium (playwright-core). For each
+// one:
 //   - no script runs: alert/confirm/prompt/print/open are traps, every element gets the events its
 //     handlers could listen for and a click (links to http(s)/mailto are stopped before they leave
 //     the page, their handlers still run; anything else is followed), the mouse sweeps the message;
@@ -465,8 +466,8 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
     expect(await kinds('c-iframe', '<iframe srcdoc="<script>parent.alert(1)</script>"></iframe>')).toEqual(['dom', 'navigation', 'script']);
   });
 
-  // Weaknesses of lib/scan the fuzz target (test/fuzz/targets/sanitize.ts) and trying the CSS the
-  // sanitizer keeps found, fixed since: each was an `it.fails` here until its fix.
+  // Weaknesses of lib/scan that the fuzz target (test/fuzz/targets/sanitize.ts) and trying the CSS the
+  // sanitizer keeps turned up: each case must render clean.
   it('an http: URL without // goes, so Chromium cannot resolve it against the page (a request to the displaying site)', async () => {
     const html = sanitizeMailHtml('<img src="http:/api/avatar.png"><a href="http:/api/mail/messages">x</a>');
     expect(await render(workers[0], 'k-relative', html)).toEqual([]);

@@ -1,4 +1,4 @@
-// The mail HTML sanitizer against script injection and restyling (issue 25, finding 3): the
+// The mail HTML sanitizer against script injection and restyling (docs/SECURITY.md, HTML mail): the
 // review's two payloads, a corpus after the OWASP filter-evasion cheat sheet and DOMPurify's test
 // vectors (fixtures/xss/vectors.ts) checked structurally by an independent allowlist
 // (sanitizer-oracle.ts), the CSS rules one by one, and a real newsletter that must keep its layout.
@@ -447,7 +447,7 @@ describe('weaknesses the browser test and the fuzz target found', () => {
   const LINK = '<a rel="noopener noreferrer nofollow" target="_blank">';
 
   it('a long run of spaces or control characters inside a URL is read in linear time (64 KB of it)', () => {
-    // asParsed was a trimming regex, quadratic here (60 000 spaces: ~5 s). No timing assertion: the
+    // A trimming regex would be quadratic here (60 000 spaces: seconds). No timing assertion: the
     // fuzz target's CPU bound checks the time; this checks that the answer is right.
     for (const c of [' ', '\u0001', '\u001f']) {
       const run = c.repeat(64 * 1024);

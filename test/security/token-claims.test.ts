@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshSqlite } from '../helpers/databases.js';
 import { AUDIENCE, ISSUER, startTestApi, TEST_SECRET, type TestApi } from '../helpers/api.js';
 
-// Issue #25 finding 6 — session token claims: iat is required and not in the future (clock
+// docs/SECURITY.md, Session tokens — session token claims: iat is required and not in the future (clock
 // tolerance auth:options:clock_tolerance_seconds), the lifetime exp − iat is at most
 // auth:options:max_token_age_seconds plus the tolerance, and `elevated` counts only as a number in
 // the past. Each refusal is api-101 (403) and makes no change; the control cases pass.

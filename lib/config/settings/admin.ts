@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { setting } from '../define.js';
 
-// Administration (Spec: /api/system/ and /api/admin/ resource groups; issue 11): the retention job,
+// Administration (Spec: /api/system/ and /api/admin/ resource groups): the retention job,
 // daemon heartbeats, diagnostics probes and the branding logo limit.
 export const adminSettings = {
   'mail:jobs:retention:interval_seconds': setting(z.number().int().positive(), {

@@ -11,7 +11,7 @@ import { fail, ok, skip, warn, type Check, type CheckResult, type DoctorContext 
 
 const WEAK = new Set(['changeme', 'change-me', 'secret', 'password', 'default', 'test', 'example']);
 
-/** A setting this build may not declare (another issue's); undefined when absent or unset. */
+/** A setting the configuration schema may not declare (a feature this build lacks); undefined when absent or unset. */
 export function maybe<T = unknown>(ctx: DoctorContext, name: string): T | undefined {
   return name in schema ? (ctx.config.get(name as SettingName) as T) : undefined;
 }

@@ -178,8 +178,8 @@ class SqlRepo<T extends object> implements Repo<T> {
    * its caller handles (api-112: addBlobRef's "created meanwhile" when two copies of one message file
    * at once) would fail everything after it. There the insert skips a conflicting row (ON CONFLICT DO
    * NOTHING) and answers api-112 itself when no row was written; the transaction stays usable without
-   * a savepoint's two extra round trips. Found by bench/soak.ts (filing retried after
-   * mail:ingest:retry_backoff_seconds).
+   * a savepoint's two extra round trips. bench/soak.ts exercises this: an aborted transaction there
+   * shows as filing retried after mail:ingest:retry_backoff_seconds.
    */
   async #insert(m: EntityManager, rec: ObjectLiteral): Promise<void> {
     if ((await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).insert(m, rec, this.#skipConflict(m))) === 0)

@@ -6,10 +6,9 @@ import { Worker } from 'node:worker_threads';
  *
  * SQLite's automatic checkpoint runs inside the COMMIT that takes the WAL past 1 000 pages, on the
  * committing connection — with better-sqlite3 the daemon's only thread: it copies the WAL into the
- * database file and fsyncs that file, and nothing else in the process moves meanwhile (measured in
- * the ingest bench: 109 of the worker's 4 141 commits took over 2 ms, 956 ms in all, up to 22 ms
- * each; the api daemon's p99 commit was 2.7 ms for the same reason). Once a store has committed
- * START_AFTER times (a short-lived CLI run never gets here), a thread of its own opens a second
+ * database file and fsyncs that file, and nothing else in the process moves meanwhile: a commit that
+ * carries a checkpoint stalls the daemon for milliseconds (bench/README.md, ingest). Once a store has
+ * committed START_AFTER times (a short-lived CLI run never gets here), a thread of its own opens a second
  * connection to the file and runs PASSIVE checkpoints there — after every CHECKPOINT_EVERY commits
  * and once a second while there were any — and the main connection's automatic checkpoint is
  * switched off. The checkpoint runs while the store's own lock is held (its statements wait, its

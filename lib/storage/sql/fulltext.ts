@@ -59,7 +59,7 @@ export async function setTexts(manager: EntityManager, dialect: SqlDialect, mode
     const chunk = all.slice(i, i + 1000);
     // Each distinct text is made a tsvector once (MATERIALIZED: not once per row that uses it): a
     // message filed to several mailboxes has one document per copy, the same text each time, and
-    // to_tsvector was most of what this statement cost the server.
+    // to_tsvector is most of what this statement costs the server.
     const texts = new Map<string, number>();
     const which = chunk.map(([, raw]) => {
       const text = documentText(raw);
@@ -84,8 +84,8 @@ export async function setText(manager: EntityManager, dialect: SqlDialect, model
     // The key's rowid (new or kept), then the document under it: FTS5 honours OR REPLACE on rowid.
     // Not one INSERT … RETURNING: a statement with RETURNING (or DO UPDATE) opens a statement
     // savepoint, and FTS5 writes its pending documents to disk at every savepoint — each document
-    // then became a segment of its own instead of one per transaction (165 µs more per document,
-    // and a dearer COMMIT). A plain insert and a select leave them pending.
+    // would become a segment of its own instead of one per transaction (more CPU per document and a
+    // dearer COMMIT; figures in bench/README.md). A plain insert and a select leave them pending.
     await manager.query(`INSERT INTO ${k} (uid) VALUES (?) ON CONFLICT (uid) DO NOTHING`, [uid]);
     const [{ id }] = (await manager.query(`SELECT id FROM ${k} WHERE uid = ?`, [uid])) as Array<{ id: number }>;
     await manager.query(`INSERT OR REPLACE INTO ${t} (rowid, uid, doc) VALUES (?, ?, ?)`, [id, uid, text]);

@@ -2,15 +2,15 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { beginImmediate, type Mutex, type SqliteHandle } from './sqlite-lock.js';
 
 // Group commit for SQLite transactions (store.transaction). A process has one connection, so its
-// transactions run one after another anyway; each paid BEGIN IMMEDIATE, the busy-timeout switch and
-// a COMMIT that writes every page it touched to the WAL (~300 µs of the daemon's one thread per
-// filed copy in the ingest bench). Transactions that are waiting when one starts, or that arrive
-// while it runs, now run in the same SQLite transaction, each in a savepoint of its own:
+// transactions run one after another anyway; each on its own would pay BEGIN IMMEDIATE, the
+// busy-timeout switch and a COMMIT that writes every page it touched to the WAL, on the daemon's one
+// thread, per filed copy (bench/README.md, ingest). Transactions that are waiting when one starts, or
+// that arrive while it runs, run in the same SQLite transaction, each in a savepoint of its own:
 // - a member's changes are atomic: one that fails is rolled back to its savepoint and rejects at
 //   once, without touching the others;
-// - every member resolves only after the shared COMMIT (and the caller then waits for the WAL fsync
-//   as before), so nothing is answered before it is durable, and a crash before the COMMIT loses
-//   only work nobody was told was done;
+// - every member resolves only after the shared COMMIT (and the caller then waits for the WAL
+//   fsync, as after any commit), so nothing is answered before it is durable, and a crash before
+//   the COMMIT loses only work nobody was told was done;
 // - a failure that ends the whole SQLite transaction (the COMMIT, or an error after which SQLite
 //   has rolled back by itself) rejects every member that had not been answered;
 // - members see the earlier members' changes (one connection, in order), as they would have after

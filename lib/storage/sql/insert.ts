@@ -20,11 +20,12 @@ function onConflictAdd(sel: SelectRunner, table: string, cols: ColumnMetadata[],
 }
 
 /**
- * INSERT of one record without TypeORM's query builder (it was the largest share of the builder's
- * cost per filed message): the statement text is made once per set of columns given and prepared
- * once, values converted exactly as TypeORM converts them (the driver's preparePersistentValue per
- * column). `skipConflict`: a row that would break a unique key is skipped (ON CONFLICT DO NOTHING)
- * and the answer is 0 rows. Columns left undefined take their defaults, as with TypeORM.
+ * INSERT of one record without TypeORM's query builder, which is costly for a statement run for every
+ * filed message (bench/README.md, ingest): the statement text is made once per set of columns given
+ * and prepared once, values converted exactly as TypeORM converts them (the driver's
+ * preparePersistentValue per column). `skipConflict`: a row that would break a unique key is skipped
+ * (ON CONFLICT DO NOTHING) and the answer is 0 rows. Columns left undefined take their defaults, as
+ * with TypeORM.
  */
 export class Inserter {
   readonly #columns: ColumnMetadata[];

@@ -55,10 +55,10 @@ function preparedName(sql: string): string | undefined {
 /**
  * PostgreSQL reads select one JSON array per row (json_build_array) up to this many columns, its
  * argument limit. The pg driver parses a DataRow field by field (a string and a type parser call
- * each): for a page of 100 ten-column records that was about a quarter of the list route's CPU;
- * one JSON.parse per row of the same values costs a fraction of it. Values keep the read path's
- * shapes: dates as the ISO text to_char formats, bigint and double precision as JSON numbers (NaN
- * and ±Infinity as strings, which the mapper turns into numbers as before), simple-json as its text.
+ * each), a large share of the list route's CPU for a page of 100 ten-column records; one JSON.parse
+ * per row of the same values costs a fraction of it (bench/README.md, list). Values keep the read
+ * path's shapes: dates as the ISO text to_char formats, bigint and double precision as JSON numbers
+ * (NaN and ±Infinity as strings, which the mapper turns into numbers), simple-json as its text.
  */
 const PG_JSON_ROW_MAX_COLUMNS = 100;
 
@@ -75,12 +75,12 @@ const STATEMENT_CACHE = 256;
  * SQLite read results are kept, as the raw rows (arrays of primitives) the driver returned, while
  * the database is unchanged: `total_changes()` moves with every write on this connection (ours),
  * `PRAGMA data_version` with every commit by another connection (the worker, the CLI, another
- * process). Both are read before a kept result is served (~5 µs each), unless the caller's session (kept.ts,
+ * process). Both are read (cheaply) before a kept result is served, unless the caller's session (kept.ts,
  * ReadSession) already holds the stamp it was kept with; any change anywhere invalidates every kept result.
  * Nothing is kept or served inside a transaction (a rollback does not move the counter).
  * Callers never share objects: rows are mapped afresh, or (no JSON columns) copied from the mapped rows.
  */
-// Two single-value statements read cheaper than one two-column row of pragma_data_version (15 vs 22 µs).
+// Two single-value statements read cheaper than one two-column row of pragma_data_version (bench/README.md, list).
 const CHANGES_SQL = 'SELECT total_changes()';
 const DATA_VERSION_SQL = 'PRAGMA data_version';
 
@@ -90,7 +90,7 @@ export class SelectRunner {
   readonly #table: string;
   /**
    * What a read selects. PostgreSQL formats timestamps as ISO text itself: parsing its default
-   * output into a Date and formatting that again for JSON was most of a list answer's cost.
+   * output into a Date and formatting that again for JSON would be most of a list answer's cost.
    */
   readonly #select: string;
   /** PostgreSQL: each row comes as the text of one JSON array of its values, in column order (see PG_JSON_ROW_MAX_COLUMNS). */

@@ -26,9 +26,9 @@ const isBusy = (e: unknown) => /^SQLITE_BUSY/.test((e as { code?: string })?.cod
  * BEGIN IMMEDIATE without stalling the event loop. SQLite's busy handler waits for another
  * process's write lock by sleeping in the calling thread — with better-sqlite3 the daemon's only
  * thread, so while the worker files mail the api daemon could neither read a request nor answer
- * one (measured in the ingest bench: 5 s of 30 blocked in BEGIN IMMEDIATE). The lock is tried
- * without the busy handler and, while another process holds it, tried again after a timer,
- * up to busy_timeout; then SQLITE_BUSY as before (api-113).
+ * one (bench/README.md, ingest). The lock is tried without the busy handler and, while another
+ * process holds it, tried again after a timer, up to busy_timeout; then it fails with SQLITE_BUSY,
+ * as SQLite's own busy handler would (api-113).
  */
 export async function beginImmediate(driver: { databaseConnection: SqliteHandle }): Promise<void> {
   const db = driver.databaseConnection;

@@ -4,8 +4,9 @@ import { open, type FileHandle } from 'node:fs/promises';
  * Durable SQLite commits without stalling the event loop.
  *
  * better-sqlite3 runs on the main thread, so with `synchronous = FULL` every commit waits for an
- * fsync of the write-ahead log there: nothing else in the daemon moves meanwhile (measured: the api
- * daemon spent most of a hand-off storm blocked in COMMIT, and no two commits could share a sync).
+ * fsync of the write-ahead log there: nothing else in the daemon moves meanwhile, and no two commits
+ * can share a sync, so a burst of hand-offs keeps the api daemon mostly blocked in COMMIT
+ * (bench/README.md, ingest).
  * The store runs `synchronous = NORMAL` instead, where a commit only writes its WAL frames, and this
  * class makes them durable from the thread pool before the caller hears "done": `sync()` resolves
  * once an fsync of the WAL file that began after the call has finished, so one fsync answers every

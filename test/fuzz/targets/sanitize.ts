@@ -1,13 +1,13 @@
-// The mail HTML sanitizer (lib/scan sanitizeMailHtml; issue 25, finding 3): any text an HTML part
-// can hold. It is designed never to throw (a body it cannot make sense of comes back as text or
-// empty), so every exception is a finding. Invariants: the output passes the independent allowlist
-// of test/security/sanitizer-oracle.ts, and so does the output cleaned a second time (what a reply,
-// a forward or a draft does with it); both cleanings together stay within a CPU-time bound
-// (the body is cleaned again on every read, so a slow input is a denial of service).
+// The mail HTML sanitizer (lib/scan sanitizeMailHtml; docs/SECURITY.md, HTML mail): any text an
+// HTML part can hold. It is designed never to throw (a body it cannot make sense of comes back as
+// text or empty), so every exception is a finding. Invariants: the output passes the independent
+// allowlist of test/security/sanitizer-oracle.ts, and so does the output cleaned a second time
+// (what a reply, a forward or a draft does with it); both cleanings together stay within a CPU-time
+// bound (the body is cleaned again on every read, so a slow input is a denial of service).
 //
-// Inputs go up to the engine's 64 KB. (They were cut to 16 KB while safeUrl's trim of leading and
-// trailing spaces and control characters was a regex, quadratic in a URL with a long run of them
-// inside: `<a href="x` + 60 000 spaces + `x">` took 5 s; it is an index scan now.)
+// Inputs go up to the engine's 64 KB: safeUrl trims leading and trailing spaces and control
+// characters with an index scan, linear in a URL with a long run of them inside (a trimming regex is
+// quadratic there: `<a href="x` + 60 000 spaces + `x">` takes seconds).
 import fc from 'fast-check';
 import { sanitizeMailHtml } from '../../../lib/scan/index.js';
 import { inspectSanitized, type Finding } from '../../security/sanitizer-oracle.js';
@@ -18,11 +18,11 @@ import { check, type FuzzTarget } from '../target.js';
 const CPU_LIMIT_MS = 2000;
 
 /**
- * What this target found in lib/scan and is reported, not yet fixed (remove an entry with its fix;
- * nothing else is let through). Each matches one oracle finding exactly. Empty: the http(s): URL
- * without `//`, the `;` inside an unquoted url(), the bare class name `m-` and the unitless negative
- * margin were fixed in lib/scan; a script word as a bare identifier or inside an https url() path was
- * the oracle being stricter than it needs (sanitizer-oracle.ts CSS_VALUE_WORDS).
+ * Findings of this target in lib/scan that are reported but open (remove an entry with its fix;
+ * nothing else is let through). Each matches one oracle finding exactly. Empty: none is open. Fixed
+ * ones keep a case in test/security/sanitizer.test.ts and sanitizer-browser.test.ts. The oracle lets a
+ * script word through as a bare identifier or inside an https url() path (sanitizer-oracle.ts
+ * CSS_VALUE_WORDS): neither can act.
  */
 const KNOWN: { what: string; is: (f: Finding) => boolean }[] = [];
 

@@ -4,9 +4,10 @@ import { sqlBackends } from '../../helpers/databases.js';
 import { startTestApi, type TestApi } from '../../helpers/api.js';
 import { startDnsServer } from '../appliance/dns-server.js';
 
-// Issue #26 item 1: only enabled, verified domains accept inbound mail. POST
-// /api/admin/dns-checklist/verify checks the records live and verifies a domain whose MX points
-// here; GET ?check=true reports the same verdicts without writing. A real DNS server on loopback.
+// Spec: Internal mail hand-off (GET /internal/mta/domain) — only enabled, verified domains accept
+// inbound mail. POST /api/admin/dns-checklist/verify checks the records live and verifies a domain
+// whose MX points here; GET ?check=true reports the same verdicts without writing. A real DNS
+// server on loopback.
 
 const backends = await sqlBackends();
 const INGEST = 'domain-verify-ingest-secret-01';

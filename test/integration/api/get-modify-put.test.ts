@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlBackends } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 
-// Issue #26 item 12: clients read a record, change a field and PUT the whole record back. Fields
-// they may not write (uid, createdAt, updatedAt, counts, immutable and administrative fields) are
-// accepted and ignored when unchanged; a changed one is refused by name (400 api-106).
+// Spec: Generic resource routes, PUT /<resource>/:id — clients read a record, change a field and
+// PUT the whole record back. Fields they may not write (uid, createdAt, updatedAt, counts,
+// immutable and administrative fields) are accepted and ignored when unchanged; a changed one is
+// refused by name (400 api-106).
 
 const backends = await sqlBackends();
 

@@ -9,9 +9,10 @@ import { freshPostgres, postgresAvailable } from '../../helpers/databases.js';
 import { freePort } from '../../helpers/scanners.js';
 import { CLI, ROOT } from './helpers.js';
 
-// Issue #26 item 0: the production path — datastores:sql:url pointing at a brand-new, empty
-// PostgreSQL database — and `svcmail start --foreground`: the four daemons open the database at
-// the same moment and every one of them starts (they used to die with "Already exists").
+// Spec: What the service does, 7 (the schema is created from the models at startup) on the
+// production path — datastores:sql:url pointing at a brand-new, empty PostgreSQL database — and
+// `svcmail start --foreground`: the four daemons open the database at the same moment and every one
+// of them starts (without the schema lock, the ones that lose the race die with "Already exists").
 
 const withPostgres = await postgresAvailable();
 

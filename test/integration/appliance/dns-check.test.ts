@@ -1,4 +1,4 @@
-// The DNS checklist against a real (tiny) DNS server: present, missing and wrong (Issue 7).
+// The DNS checklist against a real (tiny) DNS server: present, missing and wrong.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './helpers.js';
 
-// Issue #26 item 10: a daemon that cannot listen says so in one line naming its setting, the
+// A daemon that cannot listen says so in one line naming its setting, the
 // address and who holds the port (found through /proc), with what to do.
 describe('a daemon whose port is taken', () => {
   it('names listen:push, the address, the process holding it and the fix; exit 78', async () => {

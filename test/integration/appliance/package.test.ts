@@ -100,7 +100,7 @@ describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
     // Types, source maps, TypeScript sources and tests of the dependencies.
     expect(paths.filter((p) => p.startsWith(nm) && (/\.([cm]?ts|map)$/.test(p) || /\/(test|tests|__tests__)\//.test(p)))).toEqual([]);
     expect(paths).not.toContain('/usr/lib/svcmail/package-lock.json');
-    // 75 MB installed when these were pruned (200 MB before); the budget leaves room for new dependencies.
+    // Pruned, the package installs at about 75 MB (about 200 MB unpruned); the budget leaves room for new dependencies.
     expect(Number(run('dpkg-deb', ['-f', deb, 'Installed-Size']).stdout.trim())).toBeLessThan(100_000);
   });
 
@@ -157,7 +157,8 @@ describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
     ).toMatch(/--non-interactive/);
   });
 
-  // Spec: Development auto-login "only from sources, never in a build" (Issue 2). The same
+  // Spec: Development — auto-login only when the server runs from sources; "This never applies to a
+  // build." The same
   // configuration and NODE_ENV=development: the packaged daemon (dist/) asks for a token, the
   // daemon run from this checkout's sources signs the request in as the development administrator.
   it('the packaged api daemon refuses development auto-login under NODE_ENV=development', { timeout: 120_000 }, async () => {

@@ -1,6 +1,6 @@
 // svcmail setup --non-interactive on an empty directory, then svcmail doctor against the real api,
 // push and protocols daemons, a sign-in service, rspamd and clamd; then each failure class doctor
-// must report (Issue 7), the daemons and scanners at their default addresses, the clock when the
+// must report, the daemons and scanners at their default addresses, the clock when the
 // sign-in service does not answer, the DNS records in svcmail dns --check's words, and a column
 // missing from the schema.
 import Database from 'better-sqlite3';

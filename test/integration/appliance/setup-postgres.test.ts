@@ -1,6 +1,6 @@
 // svcmail setup --datastore-url postgres://… --redis-url … writes the configuration, creates the
 // schema and the domain in PostgreSQL, and svcmail doctor reaches both servers; a column dropped
-// from a PostgreSQL table is reported (information_schema). Issue 7; PostgreSQL and Redis are
+// from a PostgreSQL table is reported (information_schema). PostgreSQL and Redis are
 // required in CI, skipped elsewhere when absent.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

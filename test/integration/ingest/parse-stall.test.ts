@@ -1,6 +1,6 @@
 // A message mailparser never finishes parsing (an inline message/rfc822 part without a body; found
-// by test/fuzz/targets/mime.ts) used to stall the scan job for good: the round awaited it forever
-// and nothing more was filed. Now its entry fails on the parse time limit and the queue drains.
+// by test/fuzz/targets/mime.ts) must not stall the scan job: a round awaiting it forever would file
+// nothing more. Its entry fails on the parse time limit and the queue drains.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestEntryModel, type IngestEntry, type WorkerDeps } from '../../../lib/ingest/index.js';
 import { drainQueue } from '../../../lib/jobs/index.js';

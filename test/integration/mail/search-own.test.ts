@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlBackends } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 
-// Issue #26 item 12: GET /api/mail/search without mailboxUid searches the mailboxes the caller
+// GET /api/mail/search without mailboxUid searches the mailboxes the caller
 // owns (like a list without a filter: yours; none owned, an empty list); never another's mail.
 const backends = await sqlBackends();
 

@@ -1,9 +1,10 @@
-// Issue 25, finding 2 (Spec: Limits — rate limiting; Events — Push WebSocket): /push upgrades count
-// toward the anonymous rate limit per client address (IPv6 per /64), refused ones included, and
-// sockets waiting for their LOGIN frame are capped per address and in total. The client address is
-// believed from X-Forwarded-For only through trusted hops: the push daemon believes loopback (the
-// api front door, a local nginx), and the front door replaces what the client sent with the
-// address it decided through trusted_proxies. Real api and push daemons, real ws clients.
+// docs/SECURITY.md, WebSocket (/push) floods (Spec: Limits — rate limiting; Events — Push
+// WebSocket): /push upgrades count toward the anonymous rate limit per client address (IPv6 per
+// /64), refused ones included, and sockets waiting for their LOGIN frame are capped per address and
+// in total. The client address is believed from X-Forwarded-For only through trusted hops: the push
+// daemon believes loopback (the api front door, a local nginx), and the front door replaces what
+// the client sent with the address it decided through trusted_proxies. Real api and push daemons,
+// real ws clients.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { redisAvailable, TEST_REDIS_URL } from '../../helpers/redis.js';

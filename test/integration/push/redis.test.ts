@@ -1,8 +1,8 @@
 // Spec: Events 9 — the shared event channel over Redis pub/sub: real api, worker and two push
 // daemons in separate processes, a real Redis at 127.0.0.1:6379 (required in CI, skipped elsewhere
 // when absent). The worker files a message handed to /internal/mta and its folder event reaches the
-// clients of both push copies through Redis (Issue 6: "two push copies both receive an event
-// published by the worker, over Redis").
+// clients of both push copies through Redis: two push copies both receive an event published by
+// the worker.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

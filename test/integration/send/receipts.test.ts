@@ -1,6 +1,7 @@
-// Read receipts (issue: Outbound — "requested receipts are sent or not per the mailbox's receipt
-// settings for internal, federated and external senders; receipts for our own messages are consumed
-// on arrival"). Real hand-off over HTTP, the scan and send jobs, a sendmail-compatible recorder, a
+// Read receipts (Spec: Properties that hold for records in general — receipt settings for internal,
+// federated and external senders; Inbound message, delivery rule 2): requested receipts are sent or
+// not per the mailbox's receipt settings, and receipts for our own messages are consumed on arrival.
+// Real hand-off over HTTP, the scan and send jobs, a sendmail-compatible recorder, a
 // real DNS server on loopback for the _svc record that makes a sender federated, mailauth for DKIM.
 import { createSocket, type Socket } from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -4,9 +4,10 @@ import { productModels, productRegistry } from '../../../lib/catalog.js';
 import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
 import { freshPostgres, postgresAvailable } from '../../helpers/databases.js';
 
-// Issue #26 item 0: the four daemons of a fresh appliance open one brand-new PostgreSQL database
-// at the same moment, each synchronizing the schema. An advisory lock serialises the
-// synchronization across processes and hosts, so every one of them starts.
+// Spec: What the service does, 7 (the schema is created from the models at startup): the four
+// daemons of a fresh appliance open one brand-new PostgreSQL database at the same moment, each
+// synchronizing the schema. An advisory lock serialises the synchronization across processes and
+// hosts, so every one of them starts.
 
 const pgHere = await postgresAvailable();
 

@@ -1,7 +1,8 @@
-// Issue 25, finding 8: safeFilename, on any string a sender can put in a filename parameter, gives a
-// name that is safe to show and to save under: never a path, never a control, format or bidi
-// character, never a Windows device name, never empty, never over the length limit; applied twice it
-// changes nothing, and a name that is already plain stays as it is.
+// docs/SECURITY.md, Attachment names and other sender-chosen strings: safeFilename, on any string a
+// sender can put in a filename parameter, gives a name that is safe to show and to save under:
+// never a path, never a control, format or bidi character, never a Windows device name, never
+// empty, never over the length limit; applied twice it changes nothing, and a name that is already
+// plain stays as it is.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SAFE_NAME_MAX_BYTES, safeFilename } from '../../../lib/mail/attachment-names.js';

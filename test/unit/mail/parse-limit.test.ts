@@ -1,7 +1,7 @@
 // mailparser leaves its promise unsettled forever on an inline message/rfc822 part without a body
 // (found by test/fuzz/targets/mime.ts). lib/mail parseMail bounds the parse: such a message is
 // refused with api-106 in bounded time, so the ingest worker is never stuck on it, and ordinary
-// messages parse as before.
+// messages parse unchanged by the bound.
 import { describe, expect, it } from 'vitest';
 import { parseMail, parseMessage } from '../../../lib/mail/index.js';
 
