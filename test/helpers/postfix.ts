@@ -94,9 +94,14 @@ export async function startPostfix(): Promise<PostfixInstance> {
     received,
     async waitFor(count, timeoutMs = 15_000) {
       const until = Date.now() + timeoutMs;
+      // smtp-sink creates a message's file before it has written it: a message counts once its
+      // file is not empty and has not grown since the previous look.
+      let sizes = '';
       while (Date.now() < until) {
         const got = received();
-        if (got.length >= count) return got;
+        const now = got.map((m) => m.length).join(',');
+        if (got.length >= count && got.every((m) => m.length > 0) && now === sizes) return got;
+        sizes = now;
         await new Promise((r) => setTimeout(r, 200));
       }
       throw new Error(`Postfix relayed ${received().length} of ${count} messages in ${timeoutMs} ms; see ${dir}/maillog`);
