@@ -350,7 +350,15 @@ const STEPS = [
   'increment_second',
 ];
 
+/**
+ * The largest INTERVAL expanded. RFC 5545 sets none, but ical.js advances a DAILY or WEEKLY rule one
+ * day at a time inside one step, where the search budget cannot stop it: INTERVAL=45566778899 (found
+ * by test/fuzz/targets/ics.ts) would take hours. No calendar needs a rule beyond this.
+ */
+const MAX_INTERVAL = 100_000;
+
 function boundedIterator(rule: ICAL.Recur, dtstart: ICAL.Time, ms: number): ICAL.RecurIterator {
+  if (rule.interval > MAX_INTERVAL) throw new ExpansionBudget(`INTERVAL above ${MAX_INTERVAL}`);
   // Built uninitialised: init() searches for the first occurrence too (for years, with a BYSETPOS
   // that cannot match), so it runs only once the steps are bounded.
   const it = new ICAL.RecurIterator({ rule, dtstart, initialized: true });
@@ -386,6 +394,7 @@ export function rruleProblem(text: string): string | null {
     return (e as Error).message;
   }
   if (!rule.freq || !/FREQ=/i.test(text)) return 'has no FREQ';
+  if (rule.interval > MAX_INTERVAL) return `has an INTERVAL above ${MAX_INTERVAL}`;
   try {
     const it = boundedIterator(
       rule,
