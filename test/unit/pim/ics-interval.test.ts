@@ -10,8 +10,9 @@ const HUGE = 'FREQ=WEEKLY;UNTIL=20270413T073000Z;INTERVAL=45566778899';
 
 describe('recurrence INTERVAL', () => {
   it('rruleProblem names an INTERVAL above the limit and accepts a large one below it', () => {
-    expect(rruleProblem(HUGE)).toBe('has an INTERVAL above 100000');
-    expect(rruleProblem('FREQ=DAILY;INTERVAL=100000')).toBeNull();
+    expect(rruleProblem(HUGE)).toBe('has an INTERVAL above 10000');
+    expect(rruleProblem('FREQ=DAILY;INTERVAL=10001')).toBe('has an INTERVAL above 10000');
+    expect(rruleProblem('FREQ=DAILY;INTERVAL=1000')).toBeNull();
     expect(rruleProblem('FREQ=WEEKLY;INTERVAL=2')).toBeNull();
   });
 
@@ -24,7 +25,7 @@ describe('recurrence INTERVAL', () => {
       error = e;
     }
     expect(isApiError(error) && error.code).toBe('api-106');
-    expect((error as Error).message).toMatch(/RRULE has an INTERVAL above 100000/);
+    expect((error as Error).message).toMatch(/RRULE has an INTERVAL above 10000/);
   });
 
   it('a stored rule with such an INTERVAL expands to its first occurrence only', () => {
