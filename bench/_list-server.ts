@@ -8,7 +8,7 @@ import { productModels, productRegistry } from '../lib/catalog.js';
 import { loadConfig } from '../lib/config/index.js';
 import { LocalEventBus } from '../lib/events/index.js';
 import { createLogger } from '../lib/log/index.js';
-import { openSqlStore } from '../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../lib/storage/sql/open.js';
 import { buildApiApp } from '../daemons/api/app.js';
 
 const [mode, arg] = process.argv.slice(2);

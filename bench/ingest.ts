@@ -12,7 +12,7 @@ import { signToken } from '../lib/auth/index.js';
 import { productModels, productRegistry } from '../lib/catalog.js';
 import { loadConfig } from '../lib/config/index.js';
 import { IngestEntryModel, filingAvailable, type IngestEntry } from '../lib/ingest/index.js';
-import { openSqlStore } from '../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../lib/storage/sql/open.js';
 import { freshPostgres, overLocalSocket, postgresAvailable } from '../test/helpers/databases.js';
 import { freePort, startScanners } from '../test/helpers/scanners.js';
 import { stageBuild, type Staged } from './_build.js';

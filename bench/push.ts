@@ -16,7 +16,7 @@ import { productModels, productRegistry } from '../lib/catalog.js';
 import { loadConfig } from '../lib/config/index.js';
 import { createEventBus } from '../lib/events/index.js';
 import { FolderModel, MailboxModel } from '../lib/mail/index.js';
-import { openSqlStore } from '../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../lib/storage/sql/open.js';
 import { percentile, round } from './_stats.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -17,7 +17,7 @@ import { productModels, productRegistry } from '../lib/catalog.js';
 import { loadConfig } from '../lib/config/index.js';
 import { IngestEntryModel, type IngestEntry } from '../lib/ingest/index.js';
 import { FolderModel, MessageModel, type Folder, type Message } from '../lib/mail/index.js';
-import { openSqlStore } from '../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../lib/storage/sql/open.js';
 import { freshPostgres, postgresAvailable } from '../test/helpers/databases.js';
 import { redisAvailable, TEST_REDIS_URL } from '../test/helpers/redis.js';
 import { freePort } from '../test/helpers/scanners.js';

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/index.js';
 import type { ModelDef } from './model.js';
 import type { Store } from './port.js';
-import { openSqlStore } from './sql/adapter.js';
+import { openSqlStore } from './sql/open.js';
 
 export * from './model.js';
 export * from './port.js';
@@ -29,4 +29,4 @@ export async function openStore(config: Config, models: ModelDef[]): Promise<Sto
   });
 }
 export { queryableColumns } from './model.js';
-export { openSqlStore } from './sql/adapter.js';
+export { openSqlStore } from './sql/open.js';

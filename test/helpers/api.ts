@@ -7,7 +7,7 @@ import { LocalEventBus } from '../../lib/events/index.js';
 import { createLogger, type Logger } from '../../lib/log/index.js';
 import type { Deps } from '../../lib/context/index.js';
 import type { Store } from '../../lib/storage/index.js';
-import { openSqlStore } from '../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../lib/storage/sql/open.js';
 import { buildApiApp } from '../../daemons/api/app.js';
 import type { Backend, TestDatabase } from './databases.js';
 

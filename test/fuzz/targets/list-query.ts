@@ -10,7 +10,7 @@ import { productModels, productRegistry } from '../../../lib/catalog.js';
 import type { ResourceDecl } from '../../../lib/resources/index.js';
 import { parseListQuery, queryFields, type QueryParams } from '../../../lib/resources/query.js';
 import type { Store } from '../../../lib/storage/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import { freshPostgres, freshSqlite, postgresAvailable, type TestDatabase } from '../../helpers/databases.js';
 import { numberText, text, word } from '../grammar.js';
 import { clientError, type FuzzTarget } from '../target.js';

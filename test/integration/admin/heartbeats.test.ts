@@ -9,7 +9,7 @@ import { listHeartbeats } from '../../../lib/settings/index.js';
 import { loadConfig } from '../../../lib/config/index.js';
 import { productModels, productRegistry } from '../../../lib/catalog.js';
 import { checkWorker } from '../../../lib/setup/doctor/remote-checks.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import type { Store } from '../../../lib/storage/index.js';
 import { Client, freePort, seed, startStack, type Stack } from '../push/_stack.js';
 

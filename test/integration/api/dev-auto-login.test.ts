@@ -7,7 +7,7 @@ import { loadConfig, runningFromSources } from '../../../lib/config/index.js';
 import { LocalEventBus } from '../../../lib/events/index.js';
 import { createLogger } from '../../../lib/log/index.js';
 import { DomainModel } from '../../../lib/settings/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import { buildApiApp } from '../../../daemons/api/app.js';
 import { freshSqlite } from '../../helpers/databases.js';
 

@@ -12,7 +12,7 @@ import { LocalEventBus } from '../../../lib/events/index.js';
 import { defineResource, ResourceRegistry } from '../../../lib/resources/index.js';
 import { type Deps } from '../../../lib/context/index.js';
 import { defineModel, type Store } from '../../../lib/storage/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import { buildApiApp } from '../../../daemons/api/app.js';
 import { sqlBackends, type TestDatabase } from '../../helpers/databases.js';
 import { startTestApi, type TestApi } from '../../helpers/api.js';

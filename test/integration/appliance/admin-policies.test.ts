@@ -10,7 +10,7 @@ import { mailboxPolicy, retentionPolicy } from '../../../lib/settings/index.js';
 import { AuditEntryModel } from '../../../lib/audit/index.js';
 import { productModels, productRegistry } from '../../../lib/catalog.js';
 import { MailboxModel } from '../../../lib/mail/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import type { Store } from '../../../lib/storage/index.js';
 import { freePort } from '../../helpers/scanners.js';
 import { setupArgs, startApiDaemon, svcmail } from './helpers.js';

@@ -11,7 +11,7 @@ import { DistributionListModel, IngestEntryModel, QuarantineModel, TransportRule
 import { productModels, productRegistry } from '../../../lib/catalog.js';
 import { loadConfig } from '../../../lib/config/index.js';
 import { FolderModel, MailboxModel, MessageModel } from '../../../lib/mail/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import type { Store } from '../../../lib/storage/index.js';
 import { freePort } from '../../helpers/scanners.js';
 import { PROD_ENV, ROOT, setupArgs, startApiDaemon, svcmail } from './helpers.js';

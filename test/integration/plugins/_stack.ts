@@ -11,7 +11,7 @@ import { LocalEventBus } from '../../../lib/events/index.js';
 import { createLogger } from '../../../lib/log/index.js';
 import type { PluginHost, PluginManifest } from '../../../lib/plugins/index.js';
 import type { Deps } from '../../../lib/context/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import { buildApiApp } from '../../../daemons/api/app.js';
 import { buildProtocolsApp } from '../../../daemons/protocols/app.js';
 import type { Backend } from '../../helpers/databases.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataSource } from 'typeorm';
 import { z } from 'zod';
 import { defineModel, type Store } from '../../../lib/storage/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import { asyncCommitTransaction } from '../../../lib/storage/sql/transaction.js';
 import { freshPostgres, sqlBackends, type TestDatabase } from '../../helpers/databases.js';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ApiError } from '../../../lib/errors/index.js';
 import { defineModel, type Repo, type Store } from '../../../lib/storage/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import { sqlBackends, type TestDatabase } from '../../helpers/databases.js';
 
 const Thing = defineModel({

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { isApiError } from '../../../lib/errors/index.js';
 import { defineModel, type Store } from '../../../lib/storage/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import { groupStats } from '../../../lib/storage/sql/group-commit.js';
 import { freshSqlite, type TestDatabase } from '../../helpers/databases.js';
 

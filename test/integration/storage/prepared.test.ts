@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineModel, type Store } from '../../../lib/storage/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import { freshPostgres, overLocalSocket, postgresAvailable, type TestDatabase } from '../../helpers/databases.js';
 
 // PostgreSQL reads run as named prepared statements unless datastores:sql:prepared_statements is off

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineModel, type Store } from '../../../lib/storage/index.js';
-import { openSqlStore, type SqlStore } from '../../../lib/storage/sql/adapter.js';
+import type { SqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import { sqlBackends, type TestDatabase } from '../../helpers/databases.js';
 
 const Flat = defineModel({

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { productModels, productRegistry } from '../../../lib/catalog.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import { freshPostgres, postgresAvailable } from '../../helpers/databases.js';
 
 // Spec: What the service does, 7 (the schema is created from the models at startup): the four

@@ -14,7 +14,7 @@ import {
   type DistributionList,
 } from '../../../lib/ingest/index.js';
 import { AddressModel } from '../../../lib/mail/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import type { Store } from '../../../lib/storage/index.js';
 import { freshSqlite, type TestDatabase } from '../../helpers/databases.js';
 

@@ -7,7 +7,7 @@ import { productModels, productRegistry } from '../../../lib/catalog.js';
 import { isApiError } from '../../../lib/errors/index.js';
 import { LIST_LIMIT_MAX, parseListQuery, queryFields, RESERVED_PARAMS, type QueryParams } from '../../../lib/resources/query.js';
 import type { ResourceDecl } from '../../../lib/resources/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/adapter.js';
+import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import type { Store } from '../../../lib/storage/index.js';
 import { sqlBackends, type TestDatabase } from '../../helpers/databases.js';
 
