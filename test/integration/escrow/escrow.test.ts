@@ -2,9 +2,8 @@
 // assigned, mail encrypted to its owner, a matter, M approvals, material released, the holders'
 // client unwraps the master key and decrypts a message taken from a matter export — and every
 // refusal path.
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,36 +25,11 @@ import { deliverRaw } from '../../helpers/messages.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { keyTestValues, TEST_ARGON2 } from '../keys/helpers.js';
 import { mboxrdUnquote } from '../../../lib/mail/index.js';
+import { scopeKeyPair } from './scope-key.js';
 
 const backends = await sqlBackends();
 const withOpenssl = requirePrograms('openssl');
 
-/** The holders make the scope key pair themselves (here with OpenSSL); the server only sees the certificate. */
-function scopeKeyPair(): { certPem: string; keyPem: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'svcmail-scope-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-subj',
-      '/CN=Legal hold scope',
-      '-keyout',
-      join(dir, 'k'),
-      '-out',
-      join(dir, 'c'),
-      '-days',
-      '30',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { certPem: readFileSync(join(dir, 'c'), 'utf8'), keyPem: readFileSync(join(dir, 'k'), 'utf8') };
-}
 const der = (pem: string) => Buffer.from(pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
 
 describe.runIf(withOpenssl).each(backends)('key escrow on $name', (backend) => {

@@ -2,7 +2,6 @@
 // request; the worker job builds messages.mbox + manifest.json; holders download while the release
 // checks hold; exports expire (TTL, matter closed) and failed builds give up after
 // export_max_attempts.
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,35 +24,11 @@ import { deliverRaw } from '../../helpers/messages.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { keyTestValues } from '../keys/helpers.js';
 import { mboxrdQuote, mboxrdUnquote } from '../../../lib/mail/index.js';
+import { scopeKeyPair } from './scope-key.js';
 
 const backends = await sqlBackends();
 const withOpenssl = requirePrograms('openssl');
-
-function scopeCert(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'svcmail-scope-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-subj',
-      '/CN=Legal',
-      '-keyout',
-      join(dir, 'k'),
-      '-out',
-      join(dir, 'c'),
-      '-days',
-      '30',
-    ],
-    { stdio: 'ignore' },
-  );
-  return readFileSync(join(dir, 'c'), 'utf8');
-}
+const scopeCert = () => scopeKeyPair().certPem;
 
 const mail = (subject: string, date: Date, body: string) =>
   `From: carol@example.net\r\nTo: alice@example.test\r\nSubject: ${subject}\r\nDate: ${date.toUTCString()}\r\nMessage-ID: <${subject.replace(/\W/g, '')}@example.net>\r\n\r\n${body}`;

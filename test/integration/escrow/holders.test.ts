@@ -3,8 +3,7 @@
 // matters, requests, changes, exports, mailbox assignments and audit entries. Holders and M change
 // only with M approvals; the certificate never changes. Negative tests for each rule, with the
 // stored state checked.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,35 +22,11 @@ import { sqlBackends } from '../../helpers/databases.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { keyTestValues, TEST_ARGON2 } from '../keys/helpers.js';
+import { scopeKeyPair } from './scope-key.js';
 
 const backends = await sqlBackends();
 const withOpenssl = requirePrograms('openssl');
-
-function scopeCert(cn: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'svcmail-scope-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-subj',
-      `/CN=${cn}`,
-      '-keyout',
-      join(dir, 'k'),
-      '-out',
-      join(dir, 'c'),
-      '-days',
-      '30',
-    ],
-    { stdio: 'ignore' },
-  );
-  return readFileSync(join(dir, 'c'), 'utf8');
-}
+const scopeCert = (cn: string) => scopeKeyPair(cn).certPem;
 
 describe.runIf(withOpenssl).each(backends)('escrow holders on $name', (backend) => {
   let api: TestApi;
