@@ -12,6 +12,12 @@ export default defineConfig({
     // Nothing leaves this machine: every process a test starts (CLI, daemons) asks DNS questions of a
     // loopback port where nothing answers unless the test names its own server; never the system's
     // resolver. In-process servers get the same from test/helpers/api.ts.
-    env: { NODE_ENV: 'test', SVCMAIL__mail__dns__nameservers: '["127.0.0.1:9"]', SVCMAIL__mail__dns__check_nameservers: '["127.0.0.1:9"]' },
+    env: {
+      NODE_ENV: 'test',
+      // Every JSON answer of a defineRoute route is checked against its declared schema (lib/http/define-route.ts).
+      SVCMAIL_CHECK_RESPONSES: '1',
+      SVCMAIL__mail__dns__nameservers: '["127.0.0.1:9"]',
+      SVCMAIL__mail__dns__check_nameservers: '["127.0.0.1:9"]',
+    },
   },
 });

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { denied, notFound } from '../errors/index.js';
+import { denied, notFound, parseOrThrow } from '../errors/index.js';
 import { jsonSchema } from '../http/index.js';
-import { parseOrThrow } from '../resources/index.js';
 import { heldScopeUids } from './access.js';
 import { verifyEscrowAudit } from './audit.js';
 import type { AddRoute } from './http.js';

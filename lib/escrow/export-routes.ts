@@ -1,10 +1,10 @@
 import { createReadStream } from 'node:fs';
 import type { Response } from 'express';
 import { z } from 'zod';
-import { ApiError, notFound } from '../errors/index.js';
+import { ApiError, notFound, parseOrThrow } from '../errors/index.js';
 import { jsonSchema } from '../http/index.js';
 import { wakeWorkers } from '../ingest/index.js';
-import { parseOrThrow, schemasOf } from '../resources/index.js';
+import { schemasOf } from '../resources/index.js';
 import { type Ctx } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { checkRelease, escrowAudit, requestForHolder, scopeForHolder } from './access.js';

@@ -1,9 +1,8 @@
 import type { Request } from 'express';
 import { z } from 'zod';
-import { ApiError, denied } from '../errors/index.js';
+import { ApiError, denied, parseOrThrow } from '../errors/index.js';
 import { KeyVaultModel } from '../keys/index.js';
 import { MessageModel } from '../mail/index.js';
-import { parseOrThrow } from '../resources/index.js';
 import { approvalsOf, approve, checkRelease, escrowAudit, matterForHolder, requestForHolder, validApprovals } from './access.js';
 import { removeExportFiles } from './export-archive.js';
 import type { AddRoute } from './http.js';

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { ApiError, denied, invalid, notFound } from '../errors/index.js';
-import { parseOrThrow } from '../resources/index.js';
+import { ApiError, denied, invalid, notFound, parseOrThrow } from '../errors/index.js';
 import { type Ctx } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { approvalsOf, approve, escrowAudit, scopeForHolder, validApprovals } from './access.js';

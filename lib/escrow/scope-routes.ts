@@ -1,9 +1,8 @@
 import type { Request } from 'express';
 import { z } from 'zod';
-import { ApiError, notFound } from '../errors/index.js';
+import { ApiError, notFound, parseOrThrow } from '../errors/index.js';
 import { KeyVaultModel, setEscrowScope } from '../keys/index.js';
 import { MailboxModel } from '../mail/index.js';
-import { parseOrThrow } from '../resources/index.js';
 import { type Ctx } from '../context/index.js';
 import { escrowAudit, scopeForHolder } from './access.js';
 import type { AddRoute } from './http.js';

@@ -2,6 +2,7 @@
 // registry, checked outbound requests and the upgrade limits of the WebSocket endpoints.
 import './types.js'; // the Express Request fields (principal, requestId, log) this layer adds
 export * from './context.js';
+export * from './define-route.js';
 export * from './failure-counters.js';
 export * from './middleware.js';
 export * from './openapi.js';

@@ -1,7 +1,6 @@
 import { AddressModel, emailAddress } from '../mail/index.js';
 import { DomainModel } from '../settings/index.js';
-import { ApiError, notFound } from '../errors/index.js';
-import { parseOrThrow } from '../resources/index.js';
+import { ApiError, notFound, parseOrThrow } from '../errors/index.js';
 import { type Ctx } from '../context/index.js';
 import { discoveryHash, splitAddress } from '../mail/index.js';
 import { checkedRequest } from '../http/index.js';

@@ -1,9 +1,9 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { ApiError, invalid } from '../errors/index.js';
+import { ApiError, invalid, parseOrThrow } from '../errors/index.js';
 import { ctxOf } from '../http/index.js';
 import type { OpenApiRegistry } from '../http/index.js';
-import { parseOrThrow, type ResourceService } from '../resources/index.js';
+import { type ResourceService } from '../resources/index.js';
 import { type Ctx, type Deps } from '../context/index.js';
 import {
   attachmentsOf,

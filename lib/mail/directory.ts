@@ -1,9 +1,9 @@
+import { parseOrThrow } from '../errors/index.js';
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import { ctxOf } from '../http/index.js';
 import type { OpenApiRegistry } from '../http/index.js';
 import { DistributionListModel } from './lists.js';
-import { parseOrThrow } from '../resources/index.js';
 import { type Ctx, type Deps } from '../context/index.js';
 import type { Filter, Repo, SortKey } from '../storage/index.js';
 import { MailboxModel } from './mailboxes.js';

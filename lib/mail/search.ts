@@ -1,10 +1,11 @@
+import { parseOrThrow } from '../errors/index.js';
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import { ctxOf } from '../http/index.js';
 import type { OpenApiRegistry } from '../http/index.js';
 import { AclEntryModel, type AclEntryRecord } from '../acl/index.js';
 import { requireSignedIn } from '../auth/index.js';
-import { parseOrThrow, type ResourceService } from '../resources/index.js';
+import { type ResourceService } from '../resources/index.js';
 import { type Ctx, type Deps } from '../context/index.js';
 import type { Filter, ListQuery } from '../storage/index.js';
 import { MessageModel, type Message, type MessageRecord, type ParsedMessage } from './messages.js';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import MimeNode from 'nodemailer/lib/mime-node/index.js';
 import { z } from 'zod';
-import { ApiError } from '../errors/index.js';
+import { ApiError, parseOrThrow } from '../errors/index.js';
 import type { OutboundHook } from '../ingest/index.js';
 import { MailboxModel, type Mailbox } from '../mail/index.js';
-import { parseOrThrow, type ResourceService } from '../resources/index.js';
+import { type ResourceService } from '../resources/index.js';
 import { type Ctx } from '../context/index.js';
 import { replyIcs, type EventData } from './ics.js';
 

@@ -1,10 +1,10 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { notFound } from '../errors/index.js';
+import { notFound, parseOrThrow } from '../errors/index.js';
 import { ctxOf } from '../http/index.js';
 import { jsonSchema, type OpenApiRegistry } from '../http/index.js';
 import { mailPort, recordingOutbound } from '../ingest/index.js';
-import { parseOrThrow, type ResourceService } from '../resources/index.js';
+import { type ResourceService } from '../resources/index.js';
 import { type Ctx, type Deps } from '../context/index.js';
 import { eventsToIcs, icsToEvents, occurrences, type EventData } from './ics.js';
 import { CalendarEventModel, CalendarShareLinkModel, ContactModel } from './models.js';

@@ -1,7 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { AclEntryModel, RIGHTS, subjectSchema, type AclEntryRecord } from '../acl/index.js';
-import { ApiError, notFound } from '../errors/index.js';
+import { ApiError, notFound, parseOrThrow } from '../errors/index.js';
 import { ctxOf } from '../http/index.js';
 import { jsonSchema, type OpenApiRegistry } from '../http/index.js';
 import type { Row } from '../storage/index.js';
@@ -9,7 +9,6 @@ import { checkRecord } from './access.js';
 import type { ResourceDecl } from './define.js';
 import type { Ctx, Deps } from '../context/index.js';
 import type { ResourceRegistry } from './registry.js';
-import { parseOrThrow } from './schemas.js';
 import { writeAudit } from '../audit/index.js';
 
 const rights = z.array(z.enum(RIGHTS)).min(1).max(RIGHTS.length);

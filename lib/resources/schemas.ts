@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { invalid, type ErrorDetail } from '../errors/index.js';
 import type { ResourceDecl } from './define.js';
 
 const version = z.number().int().positive();
@@ -9,6 +8,16 @@ function stripDefault(s: z.ZodType): z.ZodType {
   let cur = s;
   while (cur.def.type === 'default' || cur.def.type === 'prefault') cur = (cur.def as unknown as { innerType: z.ZodType }).innerType;
   return cur;
+}
+
+/** A field as it goes on the wire: a date is ISO 8601 text (wrappers kept: optional, nullable, default). */
+export function onWire(s: z.ZodType): z.ZodType {
+  const def = s.def as { type: string; innerType?: z.ZodType };
+  if (def.type === 'date') return z.iso.datetime();
+  if (def.type === 'optional') return onWire(def.innerType as z.ZodType).optional();
+  if (def.type === 'nullable') return onWire(def.innerType as z.ZodType).nullable();
+  if (def.type === 'default' || def.type === 'prefault') return onWire(def.innerType as z.ZodType);
+  return s;
 }
 
 function pick(shape: z.ZodRawShape, drop: Set<string>): z.ZodRawShape {
@@ -54,17 +63,9 @@ export function schemasOf(decl: ResourceDecl): ResourceSchemas {
     version,
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
-    ...pick(fields, hidden),
+    ...Object.fromEntries(Object.entries(pick(fields, hidden)).map(([k, f]) => [k, onWire(f as z.ZodType)])),
   });
   const out = { create, update, adminUpdate, record, writable: new Set(Object.keys(updShape)) };
   cache.set(decl, out);
   return out;
-}
-
-/** Parse with a schema or throw api-106 naming every problem. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
-  const res = schema.safeParse(value);
-  if (res.success) return res.data;
-  const details: ErrorDetail[] = res.error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }));
-  throw invalid(`${what}: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`, details);
 }

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { requireTrusted } from '../auth/index.js';
 import { writeAudit } from '../audit/index.js';
-import { ApiError, invalid, notFound, type ErrorDetail } from '../errors/index.js';
+import { ApiError, invalid, notFound, type ErrorDetail, parseOrThrow } from '../errors/index.js';
 import type { Filter } from '../storage/index.js';
 import { checkClass, checkRecord, checkSensitive, checkTopLevelUid, isTopLevel, readableMailboxes } from './access.js';
 import type { AnyRecord, Operation, ResourceDecl } from './define.js';
 import type { Ctx } from '../context/index.js';
 import { parseListQuery, type QueryParams } from './query.js';
 import type { ResourceRegistry } from './registry.js';
-import { parseOrThrow, schemasOf } from './schemas.js';
+import { schemasOf } from './schemas.js';
 import { dropUnchangedReadOnly } from './read-only.js';
 
 export const BULK_MAX = 1000;

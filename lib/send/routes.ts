@@ -1,11 +1,11 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
-import { ApiError } from '../errors/index.js';
+import { ApiError, parseOrThrow } from '../errors/index.js';
 import { ctxOf } from '../http/index.js';
 import type { OpenApiRegistry } from '../http/index.js';
 import { mailPort, recordingOutbound } from '../ingest/index.js';
-import { parseOrThrow, type ResourceService } from '../resources/index.js';
+import { type ResourceService } from '../resources/index.js';
 import { type Deps } from '../context/index.js';
 import { realScanners } from '../scan/index.js';
 import { outboundTransport } from './dev-transport.js';

@@ -2,10 +2,9 @@ import express, { type Request, type Router } from 'express';
 import { z } from 'zod';
 import { requireTrusted } from '../auth/index.js';
 import { writeAudit } from '../audit/index.js';
-import { ApiError, isApiError } from '../errors/index.js';
+import { ApiError, isApiError, parseOrThrow } from '../errors/index.js';
 import { ctxOf } from '../http/index.js';
 import { jsonSchema, type AuthRequirement, type OpenApiRegistry } from '../http/index.js';
-import { parseOrThrow } from '../resources/index.js';
 import { type Ctx, type Deps } from '../context/index.js';
 import { defineModel, type ModelDef } from '../storage/index.js';
 

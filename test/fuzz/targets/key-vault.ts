@@ -3,13 +3,13 @@
 // all refused with api-106; and lib/keys/validate.ts checkFoundCertificate, which reads a
 // certificate another server returned and answers {ok: false, reason} — it never throws.
 // Input: one byte choosing the decoder, then its text.
+import { parseOrThrow } from '../../../lib/errors/index.js';
 import { parse as parseQuery } from 'node:querystring';
 import fc from 'fast-check';
 import { loadConfig } from '../../../lib/config/index.js';
 import { addWrapSchema, enrolSchema, removeWrapQuery, wrapSchema } from '../../../lib/keys/shapes.js';
 import { checkFoundCertificate } from '../../../lib/keys/validate.js';
 import { parseCsr } from '../../../lib/pki/index.js';
-import { parseOrThrow } from '../../../lib/resources/index.js';
 import { address, numberText, text } from '../grammar.js';
 import { check, clientError, type FuzzTarget } from '../target.js';
 

@@ -2,11 +2,12 @@
 // resource's own create schema (api-106 when refused), then run by lib/mail evaluateRules on a
 // message parsed and reduced exactly as delivery does (lib/ingest ruleInputOf).
 // Input: <JSON array of rules> NUL <raw message>.
+import { parseOrThrow } from '../../../lib/errors/index.js';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { ruleInputOf } from '../../../lib/ingest/mail-port.js';
 import { evaluateRules, filterRulesResource, parseMail, type FilterRule } from '../../../lib/mail/index.js';
-import { parseOrThrow, schemasOf } from '../../../lib/resources/index.js';
+import { schemasOf } from '../../../lib/resources/index.js';
 import { address, text, word } from '../grammar.js';
 import { check, clientError, type FuzzTarget } from '../target.js';
 

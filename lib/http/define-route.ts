@@ -1,0 +1,164 @@
+// The one way to declare a route that is not a generic resource route: one declaration gives the
+// validation of path, query and body (zod), the access check, the OpenAPI operation (generated from
+// the same zod schemas) and the handler call. Handlers get parsed input and return the answer; they
+// call service functions, which never see Express.
+import { pipeline } from 'node:stream/promises';
+import type { Request, RequestHandler, Response, Router } from 'express';
+import { z } from 'zod';
+import type { Deps } from '../context/index.js';
+import { parseOrThrow } from '../errors/index.js';
+import { contextFor, type CtxFor } from './context.js';
+import { jsonSchema, type AuthRequirement, type OpenApiRegistry, type OperationDoc } from './openapi.js';
+
+export type RouteMethod = 'get' | 'head' | 'post' | 'put' | 'patch' | 'delete';
+
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** What a handler is handed besides the context: the parsed path parameters, query and body. */
+export interface RouteInput<P, Q, B> {
+  params: Infer<P> extends undefined ? Record<string, string> : Infer<P>;
+  query: Infer<Q> extends undefined ? Record<string, never> : Infer<Q>;
+  body: Infer<B>;
+}
+
+export interface RouteSpec<A extends AuthRequirement, P, Q, B, R> {
+  method: RouteMethod;
+  /** Express path; `:name` parameters become OpenAPI `{name}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  auth: A;
+  /** Path parameters; by default every `:name` is a non-empty string. */
+  params?: P & AnyObject;
+  /** Query parameters (strings as Express reads them: coerce numbers and booleans in the schema). */
+  query?: Q & AnyObject;
+  /** A JSON body; objects are strict, so an unknown field is refused like a wrong one (400 api-106). */
+  body?: B & z.ZodType;
+  /** A body that is not JSON (message/rfc822, text/calendar, multipart): documented here, read by the handler. */
+  rawBody?: { contentType: string; description?: string; required?: boolean };
+  /** The success status (default 200; 204 answers no body). */
+  status?: number;
+  /** The JSON answer: the handler returns it and it is sent with `status`. */
+  response?: R & z.ZodType;
+  /** An answer that is not JSON (a download, a stream, a redirect): documented here, written by the handler to `res`. */
+  rawResponse?: { contentType?: string; description: string; headers?: Record<string, { description: string; schema: object }> };
+  /** Documented error answers beyond the default error body: status → when. */
+  errors?: Record<number, string>;
+  /** Run before validation: a body parser of another type, a guard of its own (the ingest secret). */
+  before?: RequestHandler[];
+  daemon?: OperationDoc['daemon'];
+  plugin?: string;
+  handler: (
+    ctx: CtxFor<A>,
+    input: RouteInput<P, Q, B>,
+    req: Request,
+    res: Response,
+  ) => Promise<(R extends z.ZodType ? z.input<R> : unknown) | void>;
+}
+
+/**
+ * Set (by the test suite) to check every JSON answer against its declared response schema, as it
+ * goes on the wire: an answer that drifts from its OpenAPI description fails the request with a 500.
+ */
+const CHECK_RESPONSES = process.env.SVCMAIL_CHECK_RESPONSES === '1';
+
+function paramsSchema(path: string): AnyObject {
+  return z.object(Object.fromEntries([...path.matchAll(/:(\w+)/g)].map((m) => [m[1], z.string().min(1)])));
+}
+
+function operationDoc(spec: RouteSpec<AuthRequirement, unknown, unknown, unknown, unknown>): OperationDoc {
+  const status = spec.status ?? 200;
+  const query = spec.query ? (jsonSchema(spec.query, 'input') as { properties?: Record<string, object>; required?: string[] }) : null;
+  const parameters = [
+    ...Object.entries(query?.properties ?? {}).map(([name, schema]) => {
+      const { description, ...rest } = schema as { description?: string };
+      return { name, in: 'query' as const, required: query?.required?.includes(name) ?? false, description, schema: rest };
+    }),
+  ];
+  const body = spec.body
+    ? { schema: jsonSchema(spec.body, 'input') }
+    : spec.rawBody
+      ? {
+          schema: { type: 'string', description: spec.rawBody.description },
+          contentType: spec.rawBody.contentType,
+          required: spec.rawBody.required,
+        }
+      : undefined;
+  const ok = spec.response
+    ? { description: 'ok', schema: jsonSchema(spec.response, 'output') }
+    : spec.rawResponse
+      ? {
+          description: spec.rawResponse.description,
+          ...(spec.rawResponse.contentType ? { contentType: spec.rawResponse.contentType, schema: { type: 'string' } } : {}),
+          ...(spec.rawResponse.headers ? { headers: spec.rawResponse.headers } : {}),
+        }
+      : { description: status === 204 ? 'done; no body' : 'done' };
+  return {
+    operationId: spec.operationId,
+    summary: spec.summary,
+    description: spec.description,
+    tags: spec.tags,
+    auth: spec.auth,
+    ...(parameters.length ? { parameters } : {}),
+    ...(body ? { requestBody: body } : {}),
+    responses: {
+      [status]: ok,
+      ...Object.fromEntries(Object.entries(spec.errors ?? {}).map(([code, when]) => [code, { description: when }])),
+    },
+    ...(spec.daemon ? { daemon: spec.daemon } : {}),
+    ...(spec.plugin ? { plugin: spec.plugin } : {}),
+  };
+}
+
+/** Declares one route on `router` and its operation in `openapi`. */
+export function defineRoute<A extends AuthRequirement, P = undefined, Q = undefined, B = undefined, R = undefined>(
+  router: Router,
+  deps: Deps,
+  openapi: OpenApiRegistry,
+  spec: RouteSpec<A, P, Q, B, R>,
+): void {
+  const doc = operationDoc(spec as RouteSpec<AuthRequirement, unknown, unknown, unknown, unknown>);
+  const status = Number(Object.keys(doc.responses)[0]);
+  const params = (spec.params as AnyObject | undefined) ?? paramsSchema(spec.path);
+  const run: RequestHandler = async (req, res, next) => {
+    try {
+      const ctx = contextFor(req, deps, spec.auth) as CtxFor<A>;
+      const input = {
+        params: parseOrThrow(params, req.params, 'path'),
+        query: spec.query ? parseOrThrow(spec.query, req.query, 'query') : {},
+        body: spec.body ? parseOrThrow(spec.body, req.body, 'request body') : undefined,
+      } as RouteInput<P, Q, B>;
+      const out = await spec.handler(ctx, input, req, res);
+      if (res.headersSent || spec.rawResponse) return;
+      if (!spec.response) return void res.status(status).end();
+      if (CHECK_RESPONSES) checkResponse(spec.response, out, `${spec.method.toUpperCase()} ${spec.path}`);
+      res.status(status).json(out);
+    } catch (e) {
+      next(e);
+    }
+  };
+  router[spec.method](spec.path, ...(spec.before ?? []), run);
+  openapi.add(spec.method, spec.path, doc);
+}
+
+function checkResponse(schema: z.ZodType, value: unknown, route: string): void {
+  const wire: unknown = value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+  const res = schema.safeParse(wire);
+  if (!res.success)
+    throw new Error(
+      `${route} answered outside its response schema: ${res.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+}
+
+/** Streams a body to the answer; a client that went away mid-stream is not an error of the server. */
+export async function streamTo(res: Response, source: NodeJS.ReadableStream): Promise<void> {
+  try {
+    await pipeline(source, res);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' && res.destroyed) return;
+    throw e;
+  }
+}
