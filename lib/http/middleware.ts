@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
+import helmet from 'helmet';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { ApiError } from '../errors/index.js';
@@ -93,39 +94,49 @@ export function servedOverHttps(config: Config): (req: Request) => boolean {
 }
 
 /**
- * Headers every answer carries, errors and downloads included (what a Mozilla Observatory scan checks):
- * HSTS (mail:security:hsts_max_age_seconds, over HTTPS: servedOverHttps), nosniff, no framing, no
- * referrer, no caching, a Content-Security-Policy that allows nothing (pages, the OpenAPI viewer and
- * downloads set their own), the cross-origin isolation headers (CORP and COOP same-origin: no other
- * site embeds our answers or keeps a handle on our windows; CORS reads are not affected by CORP) and
- * a Permissions-Policy that turns off the browser features no page here uses. The service sets no
- * cookies: the sign-in service does (Secure, HttpOnly, SameSite are its part).
+ * Headers every answer carries, errors and downloads included (what a Mozilla Observatory scan checks),
+ * set by helmet: nosniff, no framing, no referrer, a Content-Security-Policy that allows nothing (pages,
+ * the OpenAPI viewer and downloads set their own), the cross-origin isolation headers (CORP and COOP
+ * same-origin: no other site embeds our answers or keeps a handle on our windows; CORS reads are not
+ * affected by CORP), no cross-domain policies, and helmet's other defaults (Origin-Agent-Cluster,
+ * X-DNS-Prefetch-Control off, X-XSS-Protection 0). Set here beside it: HSTS only over HTTPS
+ * (mail:security:hsts_max_age_seconds, servedOverHttps: helmet would send it over plain HTTP too), no
+ * caching, and a Permissions-Policy turning off the browser features no page here uses (helmet has
+ * none). COEP stays off: the OpenAPI viewer and mail bodies load same-origin resources only, and COEP
+ * would only refuse what CORP already governs. The service sets no cookies: the sign-in service does.
  */
 export function securityHeaders(config: Config): RequestHandler {
   const maxAge = config.get('mail:security:hsts_max_age_seconds');
   const https = servedOverHttps(config);
   const hsts = `max-age=${maxAge}`;
+  const standard = helmet({
+    contentSecurityPolicy: { useDefaults: false, directives: CSP_DIRECTIVES },
+    crossOriginEmbedderPolicy: false,
+    crossOriginOpenerPolicy: { policy: 'same-origin' },
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+    referrerPolicy: { policy: 'no-referrer' },
+    strictTransportSecurity: false,
+    xFrameOptions: { action: 'deny' },
+    xPermittedCrossDomainPolicies: { permittedPolicies: 'none' },
+  });
   return (req, res, next) => {
     if (maxAge > 0 && https(req)) res.setHeader('Strict-Transport-Security', hsts);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('X-Frame-Options', 'DENY');
-    res.setHeader('Referrer-Policy', 'no-referrer');
     res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Content-Security-Policy', DEFAULT_CSP);
-    res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
-    res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
     res.setHeader('Permissions-Policy', PERMISSIONS_POLICY);
-    res.setHeader('X-Permitted-Cross-Domain-Policies', 'none');
-    next();
+    standard(req, res, next);
   };
 }
 
-/** The Content-Security-Policy of every answer that sets none of its own (JSON, errors, XML). */
-export const DEFAULT_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+const CSP_DIRECTIVES = { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] };
 const PERMISSIONS_POLICY =
   'accelerometer=(), camera=(), display-capture=(), geolocation=(), gyroscope=(), magnetometer=(), microphone=(), midi=(), payment=(), usb=()';
 
-/** CORS for the origins in cors:origins only; credentials allowed (cookies carry the session). */
+/**
+ * CORS for the origins in cors:origins only; credentials allowed (cookies carry the session). Not the
+ * `cors` package: it answers every OPTIONS request itself (204, whatever the origin), and OPTIONS
+ * without an allowed Origin must reach the routes (the mobile-sync plugin answers OPTIONS with its
+ * protocol versions); what is left is these few headers on an allowed origin.
+ */
 export function cors(origins: readonly string[]): RequestHandler {
   const allowed = new Set(origins);
   return (req, res, next) => {
