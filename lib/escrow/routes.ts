@@ -3,22 +3,20 @@ import type { OpenApiRegistry } from '../http/index.js';
 import type { Deps } from '../context/index.js';
 import { auditRoutes } from './audit-routes.js';
 import { exportRoutes } from './export-routes.js';
-import { escrowRoutes } from './http.js';
-import { mailboxEscrowRouter } from './mailbox-info.js';
+import { mailboxInfoRoutes } from './mailbox-info.js';
 import { requestRoutes } from './request-routes.js';
 import { scopeRoutes } from './scope-routes.js';
 
 /**
- * The escrow routes beyond the generic resource routes (Spec: Escrow routes, Key escrow access).
- * Mounted before the generic routes. Rules of who may do what: lib/escrow/access.ts.
+ * The escrow routes beyond the generic resource routes (Spec: Escrow routes, Key escrow access), and
+ * a mailbox's escrow info. Mounted before the generic routes. Rules of who may do what: lib/escrow/access.ts.
  */
 export function escrowRouter(deps: Deps, openapi: OpenApiRegistry): Router {
   const router = express.Router();
-  const route = escrowRoutes(router, deps, openapi);
-  scopeRoutes(route);
-  requestRoutes(route);
-  exportRoutes(route);
-  auditRoutes(route);
-  router.use(mailboxEscrowRouter(deps, openapi));
+  scopeRoutes(router, deps, openapi);
+  requestRoutes(router, deps, openapi);
+  exportRoutes(router, deps, openapi);
+  auditRoutes(router, deps, openapi);
+  mailboxInfoRoutes(router, deps, openapi);
   return router;
 }

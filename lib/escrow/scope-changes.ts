@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError, denied, invalid, notFound, parseOrThrow } from '../errors/index.js';
+import { ApiError, denied, invalid, notFound } from '../errors/index.js';
 import { type Ctx } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { approvalsOf, approve, escrowAudit, scopeForHolder, validApprovals } from './access.js';
@@ -14,8 +14,14 @@ import { checkScopeShape } from './resources.js';
 
 export const changeInput = z
   .object({
-    holders: z.array(z.string().trim().min(1).max(200)).min(1).max(50).optional(),
-    approvalsRequired: z.number().int().min(1).max(50).optional(),
+    holders: z.array(z.string().trim().min(1).max(200)).min(1).max(50).optional().describe('the new holder list (principal uids)'),
+    approvalsRequired: z
+      .number()
+      .int()
+      .min(1)
+      .max(50)
+      .optional()
+      .describe('the new M (at least mail:escrow:min_approvals, at most the holders)'),
     reason: z.string().trim().min(1).max(2000),
   })
   .strict();
@@ -65,9 +71,8 @@ async function settle(ctx: Ctx, change: Row<ScopeChange>): Promise<Row<ScopeChan
   return applied;
 }
 
-export async function proposeChange(ctx: Ctx, scopeUid: string, body: unknown): Promise<ChangeView> {
+export async function proposeChange(ctx: Ctx, scopeUid: string, input: z.output<typeof changeInput>): Promise<ChangeView> {
   const scope = await scopeForHolder(ctx, scopeUid, 'scope.change.request');
-  const input = parseOrThrow(changeInput, body, 'a scope change takes {holders?, approvalsRequired?, reason}');
   const next = { holders: input.holders ?? scope.holders, approvalsRequired: input.approvalsRequired ?? scope.approvalsRequired };
   if (sameList(next.holders, scope.holders) && next.approvalsRequired === scope.approvalsRequired) {
     throw invalid('the change changes nothing: give new holders or approvalsRequired', [{ path: '(body)', message: 'no change' }]);

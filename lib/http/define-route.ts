@@ -33,7 +33,7 @@ export interface RouteSpec<A extends AuthRequirement, P, Q, B, R> {
   auth: A;
   /** Path parameters; by default every `:name` is a non-empty string. */
   params?: P & AnyObject;
-  /** Query parameters (strings as Express reads them: coerce numbers and booleans in the schema). */
+  /** Query parameters (strings as Express reads them: coerce numbers and booleans in the schema); others are refused. */
   query?: Q & AnyObject;
   /** A JSON body; objects are strict, so an unknown field is refused like a wrong one (400 api-106). */
   body?: B & z.ZodType;
@@ -44,7 +44,13 @@ export interface RouteSpec<A extends AuthRequirement, P, Q, B, R> {
   /** The JSON answer: the handler returns it and it is sent with `status`. */
   response?: R & z.ZodType;
   /** An answer that is not JSON (a download, a stream, a redirect): documented here, written by the handler to `res`. */
-  rawResponse?: { contentType?: string; description: string; headers?: Record<string, { description: string; schema: object }> };
+  rawResponse?: {
+    contentType?: string;
+    description: string;
+    /** What a JSON answer the handler writes itself carries (one answered 200 or 204, say). */
+    schema?: z.ZodType;
+    headers?: Record<string, { description: string; schema: object }>;
+  };
   /** Documented error answers beyond the default error body: status → when. */
   errors?: Record<number, string>;
   /** Run before validation: a body parser of another type, a guard of its own (the ingest secret). */
@@ -92,7 +98,11 @@ function operationDoc(spec: RouteSpec<AuthRequirement, unknown, unknown, unknown
     : spec.rawResponse
       ? {
           description: spec.rawResponse.description,
-          ...(spec.rawResponse.contentType ? { contentType: spec.rawResponse.contentType, schema: { type: 'string' } } : {}),
+          ...(spec.rawResponse.schema
+            ? { contentType: spec.rawResponse.contentType, schema: jsonSchema(spec.rawResponse.schema, 'output') }
+            : spec.rawResponse.contentType
+              ? { contentType: spec.rawResponse.contentType, schema: { type: 'string' } }
+              : {}),
           ...(spec.rawResponse.headers ? { headers: spec.rawResponse.headers } : {}),
         }
       : { description: status === 204 ? 'done; no body' : 'done' };
@@ -113,6 +123,24 @@ function operationDoc(spec: RouteSpec<AuthRequirement, unknown, unknown, unknown
   };
 }
 
+/**
+ * An Express handler running `fn` with the call context for `auth` (the access check first); whatever
+ * it throws goes to the error handler. defineRoute and the generic resource routes both run through it.
+ */
+export function withContext<A extends AuthRequirement>(
+  deps: Deps,
+  auth: A,
+  fn: (ctx: CtxFor<A>, req: Request, res: Response) => Promise<void>,
+): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      await fn(contextFor(req, deps, auth) as CtxFor<A>, req, res);
+    } catch (e) {
+      next(e);
+    }
+  };
+}
+
 /** Declares one route on `router` and its operation in `openapi`. */
 export function defineRoute<A extends AuthRequirement, P = undefined, Q = undefined, B = undefined, R = undefined>(
   router: Router,
@@ -123,23 +151,20 @@ export function defineRoute<A extends AuthRequirement, P = undefined, Q = undefi
   const doc = operationDoc(spec as RouteSpec<AuthRequirement, unknown, unknown, unknown, unknown>);
   const status = Number(Object.keys(doc.responses)[0]);
   const params = (spec.params as AnyObject | undefined) ?? paramsSchema(spec.path);
-  const run: RequestHandler = async (req, res, next) => {
-    try {
-      const ctx = contextFor(req, deps, spec.auth) as CtxFor<A>;
-      const input = {
-        params: parseOrThrow(params, req.params, 'path'),
-        query: spec.query ? parseOrThrow(spec.query, req.query, 'query') : {},
-        body: spec.body ? parseOrThrow(spec.body, req.body, 'request body') : undefined,
-      } as RouteInput<P, Q, B>;
-      const out = await spec.handler(ctx, input, req, res);
-      if (res.headersSent || spec.rawResponse) return;
-      if (!spec.response) return void res.status(status).end();
-      if (CHECK_RESPONSES) checkResponse(spec.response, out, `${spec.method.toUpperCase()} ${spec.path}`);
-      res.status(status).json(out);
-    } catch (e) {
-      next(e);
-    }
-  };
+  // Like a body, a query names only what the route reads: a misspelt parameter is refused, not ignored.
+  const query = ((spec.query as AnyObject | undefined) ?? z.object({})).strict();
+  const run = withContext(deps, spec.auth, async (ctx, req, res) => {
+    const input = {
+      params: parseOrThrow(params, req.params, 'path'),
+      query: parseOrThrow(query, req.query, 'query'),
+      body: spec.body ? parseOrThrow(spec.body, req.body, 'request body') : undefined,
+    } as RouteInput<P, Q, B>;
+    const out = await spec.handler(ctx, input, req, res);
+    if (res.headersSent || spec.rawResponse) return;
+    if (!spec.response) return void res.status(status).end();
+    if (CHECK_RESPONSES) checkResponse(spec.response, out, `${spec.method.toUpperCase()} ${spec.path}`);
+    res.status(status).json(out);
+  });
   router[spec.method](spec.path, ...(spec.before ?? []), run);
   openapi.add(spec.method, spec.path, doc);
 }
