@@ -1,17 +1,8 @@
 import express, { type Express, type Router } from 'express';
 import { authenticate } from '../../lib/auth/index.js';
 import { basicAuth } from '../../lib/basic-auth/index.js';
-import { errorHandler, invalid, notFoundHandler, ApiError } from '../../lib/errors/index.js';
-import {
-  cors,
-  errorBodySchema,
-  OpenApiRegistry,
-  openApiRouter,
-  rejectNul,
-  requestContext,
-  requestTimeout,
-  securityHeaders,
-} from '../../lib/http/index.js';
+import { errorHandler, notFoundHandler } from '../../lib/errors/index.js';
+import { cors, OpenApiRegistry, openApiRouter, rejectNul, requestContext, requestTimeout, securityHeaders } from '../../lib/http/index.js';
 import { ResourceService, resourceRouter, type ResourceRegistry } from '../../lib/resources/index.js';
 import { type Deps } from '../../lib/context/index.js';
 import { aclRouter } from '../../lib/resources/index.js';
@@ -27,7 +18,7 @@ import {
   mailPort,
   recordingOutbound,
 } from '../../lib/ingest/index.js';
-import { Metrics, adminRouter } from '../../lib/admin/index.js';
+import { Metrics, adminRouter, statusRouter } from '../../lib/admin/index.js';
 import { pimRouter } from '../../lib/pim/index.js';
 import { escrowRouter } from '../../lib/escrow/index.js';
 import { composeRouter, directoryRouter, messageRouter, searchRouter } from '../../lib/mail/index.js';
@@ -47,14 +38,7 @@ import { forwardProtocolRequests } from './front-door.js';
 import { except, gateGroup, series } from '../../lib/http/index.js';
 import { impersonationRouter, lifecycleRouter } from '../../lib/lifecycle/index.js';
 import { pagesRouter } from '../../lib/web/index.js';
-import {
-  isPeerDaemon,
-  notReadyPhrase,
-  PEER_DAEMONS,
-  peerReadiness,
-  type PeerDaemon,
-  type PeerProbe,
-} from '../../lib/setup/doctor/index.js';
+import { isPeerDaemon, notReadyPhrase, PEER_DAEMONS, peerReadiness } from '../../lib/setup/doctor/index.js';
 
 export interface ApiApp {
   app: Express;
@@ -118,96 +102,14 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
     ]),
   );
 
-  // Readiness (Spec: GET /api/status). Public, for load balancers and svcmail start: 200 only when
-  // the datastore answers and so does every daemon this api forwards to or wakes that is expected
-  // (lib/setup/doctor/readiness.ts: it runs on this host by its heartbeats, or ?require= names it).
-  // A daemon never run here is not waited for, so an api started alone (or built in-process by a
-  // test) is ready with its datastore. Addresses and connect errors go to the log, not the answer.
-  const lastState = new Map<PeerDaemon, PeerProbe['state']>();
-  // The route is public and comes before the rate limits: callers within a second share one round
-  // of probes rather than each sending its own to the daemons.
-  const recent = new Map<string, { at: number; result: Promise<PeerProbe[]> }>();
-  const probePeers = (required: PeerDaemon[]): Promise<PeerProbe[]> => {
-    const key = [...new Set(required)].sort().join(',');
-    const hit = recent.get(key);
-    if (hit && Date.now() - hit.at < 1000) return hit.result;
-    const result = peerReadiness(deps.config, deps.store, required);
-    recent.set(key, { at: Date.now(), result });
-    return result;
+  // Readiness (Spec: GET /api/status): public, before the body parser, the sign-in and the rate limits.
+  // The daemons beside the api are probed as svcmail doctor and svcmail start probe them.
+  const peers = {
+    names: PEER_DAEMONS,
+    probe: (required: string[]) => peerReadiness(deps.config, deps.store, required.filter(isPeerDaemon)),
+    notReadyPhrase,
   };
-  app.get('/api/status', async (req, res, next) => {
-    const required = typeof req.query.require === 'string' && req.query.require ? req.query.require.split(',').map((s) => s.trim()) : [];
-    const unknown = required.filter((d) => d !== 'api' && !isPeerDaemon(d));
-    if (unknown.length) return next(invalid(`require: unknown daemon ${unknown.join(', ')}; any of api, ${PEER_DAEMONS.join(', ')}`));
-    let peers: PeerProbe[];
-    try {
-      await deps.store.ping();
-      peers = await probePeers(required.filter(isPeerDaemon));
-    } catch (e) {
-      return next(e instanceof ApiError ? e : new ApiError('api-113', 'Not ready: the datastore does not answer'));
-    }
-    for (const p of peers) {
-      if (p.state !== 'unchecked' && lastState.get(p.daemon) !== p.state) {
-        if (p.state === 'down')
-          deps.log.warn({ daemon: p.daemon, detail: p.detail }, 'not ready: a daemon the api forwards to does not answer');
-        else if (lastState.has(p.daemon)) deps.log.info({ daemon: p.daemon, detail: p.detail }, 'ready again: the daemon answers');
-      }
-      lastState.set(p.daemon, p.state);
-    }
-    const down = peers.filter((p) => p.state === 'down').map((p) => p.daemon);
-    if (down.length)
-      return next(
-        new ApiError('api-113', `Not ready: ${notReadyPhrase(down)}`, {
-          details: down.map((d) => ({ path: d, message: 'does not answer' })),
-        }),
-      );
-    res.json({
-      status: 'ok',
-      version: PRODUCT.version,
-      datastore: deps.store.kind,
-      daemons: Object.fromEntries(peers.map((p) => [p.daemon, p.state])),
-    });
-  });
-  openapi.add('get', '/api/status', {
-    operationId: 'status',
-    summary: 'Readiness',
-    tags: ['system'],
-    auth: 'none',
-    description: [
-      '200 only when the datastore answers and so does each expected daemon the api daemon forwards to or wakes: push (/push/status), protocols (/protocols/status) and the worker (its mail:jobs:wake_address, when set).',
-      'A daemon is expected while its newest heartbeat record from this host is not a clean stop (a running or crashed daemon is waited for; one never run on this host, or stopped with svcmail stop, is not), or when `require` names it.',
-      'Otherwise 503 api-113: the message names the datastore, or the daemons that do not answer, which `details` lists (path: the daemon).',
-    ].join(' '),
-    parameters: [
-      {
-        name: 'require',
-        in: 'query',
-        description:
-          'Comma-separated daemons to wait for even without a heartbeat on this host (push, protocols, worker; api is accepted and always answers). svcmail start names the daemons it started.',
-        schema: { type: 'string', example: 'push,protocols,worker' },
-      },
-    ],
-    responses: {
-      200: {
-        description: 'ready',
-        schema: {
-          type: 'object',
-          required: ['status', 'version', 'datastore', 'daemons'],
-          properties: {
-            status: { type: 'string', enum: ['ok'] },
-            version: { type: 'string' },
-            datastore: { type: 'string' },
-            daemons: {
-              type: 'object',
-              description: 'Each daemon beside the api: ready, or unchecked (not expected, or no address to ask).',
-              properties: Object.fromEntries(PEER_DAEMONS.map((d) => [d, { type: 'string', enum: ['ready', 'unchecked'] }])),
-            },
-          },
-        },
-      },
-      503: { description: 'not ready: the datastore or an expected daemon does not answer (api-113)', schema: errorBodySchema },
-    },
-  });
+  app.use(gateGroup([statusRouter(deps, openapi, peers)])); // entered by /api/status only
 
   // Spec: Internal mail hand-off. Before the JSON parser and the JWT middleware: raw body, ingest-secret guard.
   const mailData = mailPort(deps);

@@ -117,7 +117,7 @@ export async function diagnostics(deps: Pick<Deps, 'config' | 'store'>) {
   if (outbound.review) problems.push(`${outbound.review} sends wait for review after an interrupted hand-off`);
   return {
     generatedAt: new Date(now),
-    status: problems.length ? 'degraded' : 'ok',
+    status: problems.length ? ('degraded' as const) : ('ok' as const),
     problems,
     versions: {
       product: PRODUCT.version,

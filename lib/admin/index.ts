@@ -7,6 +7,7 @@ export { Metrics, type StateGauge } from './metrics.js';
 export { setupState, readSetup, changeSetup, SETUP_STEPS, type SetupStep } from './setup-state.js';
 export { diagnostics, probeScanners, probeTransport, DAEMONS } from './diagnostics.js';
 export { adminRouter } from './routes.js';
+export { statusRouter } from './status-routes.js';
 
 /** The administration records that are not resources: the settings records and the setup state. */
 export const ADMIN_MODELS: ModelDef[] = [...SETTINGS_MODELS, setupState.model];

@@ -1,7 +1,6 @@
 import express, { type RequestHandler, type Router } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { requireTrusted } from '../auth/index.js';
-import type { OpenApiRegistry } from '../http/index.js';
+import { defineRoute, type OpenApiRegistry } from '../http/index.js';
 import type { Deps } from '../context/index.js';
 import type { ModelDef } from '../storage/index.js';
 import { COUNTERS, readCounter, type CounterName } from '../settings/index.js';
@@ -125,23 +124,21 @@ export class Metrics {
     };
   }
 
-  router(deps: Pick<Deps, 'config'>, openapi: OpenApiRegistry): Router {
+  /** GET /api/metrics: this registry in the Prometheus text format (trusted role). */
+  router(deps: Deps, openapi: OpenApiRegistry): Router {
     const router = express.Router();
-    router.get('/api/metrics', async (req, res, next) => {
-      try {
-        requireTrusted(req.principal, deps.config, { fresh: false });
-        res.type(this.registry.contentType).send(await this.registry.metrics());
-      } catch (e) {
-        next(e);
-      }
-    });
-    openapi.add('get', '/api/metrics', {
+    defineRoute(router, deps, openapi, {
+      method: 'get',
+      path: '/api/metrics',
       operationId: 'metrics',
       summary:
         'Prometheus metrics: request counts and latency per route (this process), queue depths, deliveries, sends, scan verdicts, live daemon processes, push connections',
       tags: ['system'],
       auth: 'trusted',
-      responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain', schema: { type: 'string' } } },
+      rawResponse: { description: 'Prometheus text format', contentType: 'text/plain' },
+      handler: async (_ctx, _input, _req, res) => {
+        res.type(this.registry.contentType).send(await this.registry.metrics());
+      },
     });
     return router;
   }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { requireTrusted } from '../auth/index.js';
 import { dkimKeyFiles, INGEST_SECRET_DEFAULT } from '../config/index.js';
-import { ApiError, parseOrThrow } from '../errors/index.js';
+import { ApiError } from '../errors/index.js';
 import { MailboxModel } from '../mail/index.js';
 import { CA_CERT_FILE, localCaDir } from '../pki/index.js';
 import { type Ctx, type Deps } from '../context/index.js';
@@ -105,10 +105,9 @@ export async function readSetup(deps: Pick<Deps, 'config' | 'store'>) {
   };
 }
 
-/** Marks steps done or open again (trusted role, fresh elevation, audited as setup.update). */
-export async function changeSetup(ctx: Ctx, input: unknown) {
+/** Marks steps done or open again (trusted role, fresh elevation, audited as setup.update); `body` is parsed by setupChange. */
+export async function changeSetup(ctx: Ctx, body: z.output<typeof setupChange>) {
   requireTrusted(ctx.principal, ctx.config, { fresh: true });
-  const body = parseOrThrow(setupChange, input, 'invalid setup change');
   const both = body.complete.filter((s) => body.reopen.includes(s));
   if (both.length) throw new ApiError('api-106', `a step cannot be completed and reopened at once: ${both.join(', ')}`);
   // A step whose outcome can be checked is marked done only once it holds.

@@ -3,9 +3,13 @@
 
 export type RecordType = 'MX' | 'TXT' | 'CNAME' | 'SRV';
 
+/** What a record is for. */
+export const RECORD_PURPOSES = ['mx', 'spf', 'dkim', 'dmarc', 'svc', 'autodiscover-cname', 'autodiscover-srv'] as const;
+export type RecordPurpose = (typeof RECORD_PURPOSES)[number];
+
 export interface ChecklistItem {
   /** What the record is for: mx, spf, dkim, dmarc, svc, autodiscover-cname, autodiscover-srv. */
-  purpose: string;
+  purpose: RecordPurpose;
   domain: string;
   type: RecordType;
   /** Fully qualified name without the trailing dot. */
@@ -56,7 +60,7 @@ export function svcTxt(serverId: string, host: string): string {
 
 export function checklistFor(input: DomainDnsInput): ChecklistItem[] {
   const { domain, host } = input;
-  const item = (purpose: string, type: RecordType, name: string, value: string, note: string): ChecklistItem => ({
+  const item = (purpose: RecordPurpose, type: RecordType, name: string, value: string, note: string): ChecklistItem => ({
     purpose,
     domain,
     type,

@@ -37,6 +37,10 @@ export interface RouteSpec<A extends AuthRequirement, P, Q, B, R> {
   query?: Q & AnyObject;
   /** A JSON body; objects are strict, so an unknown field is refused like a wrong one (400 api-106). */
   body?: B & z.ZodType;
+  /** The body may be left out (the handler then gets undefined); one that is sent is checked. */
+  bodyOptional?: boolean;
+  /** Request headers the route reads (checked by the route or a `before` guard): documented only. */
+  headers?: Array<{ name: string; description: string; required?: boolean }>;
   /** A body that is not JSON (message/rfc822, text/calendar, multipart): documented here, read by the handler. */
   rawBody?: { contentType: string; description?: string; required?: boolean };
   /** The success status (default 200; 204 answers no body). */
@@ -66,6 +70,15 @@ export interface RouteSpec<A extends AuthRequirement, P, Q, B, R> {
 }
 
 /**
+ * A date in an answer: the handler may return a Date, the wire carries ISO 8601 text, and the
+ * OpenAPI document says `format: date-time`.
+ */
+export const isoDate: z.ZodType<string, string | Date> = z.iso.datetime();
+
+/** No body: nothing sent, or an empty JSON object from a client that always sends one. */
+const isEmptyBody = (b: unknown) => b === undefined || (typeof b === 'object' && b !== null && !Array.isArray(b) && !Object.keys(b).length);
+
+/**
  * Set (by the test suite) to check every JSON answer against its declared response schema, as it
  * goes on the wire: an answer that drifts from its OpenAPI description fails the request with a 500.
  */
@@ -83,9 +96,10 @@ function operationDoc(spec: RouteSpec<AuthRequirement, unknown, unknown, unknown
       const { description, ...rest } = schema as { description?: string };
       return { name, in: 'query' as const, required: query?.required?.includes(name) ?? false, description, schema: rest };
     }),
+    ...(spec.headers ?? []).map((h) => ({ ...h, in: 'header' as const, schema: { type: 'string' } })),
   ];
   const body = spec.body
-    ? { schema: jsonSchema(spec.body, 'input') }
+    ? { schema: jsonSchema(spec.body, 'input'), required: !spec.bodyOptional }
     : spec.rawBody
       ? {
           schema: { type: 'string', description: spec.rawBody.description },
@@ -157,7 +171,7 @@ export function defineRoute<A extends AuthRequirement, P = undefined, Q = undefi
     const input = {
       params: parseOrThrow(params, req.params, 'path'),
       query: parseOrThrow(query, req.query, 'query'),
-      body: spec.body ? parseOrThrow(spec.body, req.body, 'request body') : undefined,
+      body: spec.body && !(spec.bodyOptional && isEmptyBody(req.body)) ? parseOrThrow(spec.body, req.body, 'request body') : undefined,
     } as RouteInput<P, Q, B>;
     const out = await spec.handler(ctx, input, req, res);
     if (res.headersSent || spec.rawResponse) return;

@@ -57,6 +57,13 @@ export const errorBodySchema = {
 /** Collects every route's declaration; the document is generated from it (never written by hand). */
 export class OpenApiRegistry {
   readonly #paths = new Map<string, Map<string, OperationDoc>>();
+  readonly #schemas = new Map<string, object>();
+
+  /** A schema many operations share (a resource's record), kept once under components; answers its $ref. */
+  component(name: string, schema: object): object {
+    if (!this.#schemas.has(name)) this.#schemas.set(name, schema);
+    return { $ref: `#/components/schemas/${name}` };
+  }
 
   add(method: string, path: string, doc: OperationDoc): void {
     const oaPath = path.replace(/:(\w+)/g, '{$1}');
@@ -129,7 +136,7 @@ export class OpenApiRegistry {
       },
       paths,
       components: {
-        schemas: { Error: errorBodySchema },
+        schemas: { Error: errorBodySchema, ...Object.fromEntries(this.#schemas) },
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
           cookie: { type: 'apiKey', in: 'cookie', name: 'jwt' },
@@ -174,6 +181,7 @@ export function openApiRouter(registry: OpenApiRegistry, info: { title: string; 
   router.get('/api/openapi/assets/viewer-init.js', (_req, res) => res.type('application/javascript').send(VIEWER_INIT));
   router.use('/api/openapi/assets', express.static(assets, { index: false, fallthrough: false }));
   router.get('/api/openapi/json', (_req, res) => res.json(doc()));
-  router.get('/api/openapi/yaml', (_req, res) => res.type('application/yaml').send(YAML.stringify(doc())));
+  let yaml: string | null = null;
+  router.get('/api/openapi/yaml', (_req, res) => res.type('application/yaml').send((yaml ??= YAML.stringify(doc()))));
   return router;
 }

@@ -1,130 +1,53 @@
-import express, { type Request, type Response, type Router } from 'express';
-import { requireTrusted } from '../auth/index.js';
-import { writeAudit } from '../audit/index.js';
-import { ApiError, notFound } from '../errors/index.js';
-import { ctxOf } from '../http/index.js';
-import type { OpenApiRegistry } from '../http/index.js';
-import type { Ctx } from '../context/index.js';
+import express, { type Router } from 'express';
+import { z } from 'zod';
+import { defineRoute, type OpenApiRegistry } from '../http/index.js';
 import type { IngestDeps } from './accept.js';
-import { IngestEntryModel, QuarantineModel, type IngestEntry, type QuarantineItem } from './models.js';
-import { wakeWorkers } from './wake.js';
-
-type Handler = (ctx: Ctx, req: Request, res: Response) => Promise<void>;
+import { quarantineHeaders, releaseQuarantined, retryEntry } from './admin-actions.js';
+import { INGEST_STATES } from './models.js';
 
 /** Administrative actions beyond the generic routes: retry, headers, release (trusted role, fresh elevation, audited). */
 export function ingestAdminRouter(deps: IngestDeps, openapi: OpenApiRegistry): Router {
   const router = express.Router();
-  const add = (method: 'get' | 'post', path: string, doc: { operationId: string; summary: string; description: string }, fn: Handler) => {
-    router[method](path, async (req, res, next) => {
-      try {
-        const ctx = ctxOf(req, deps);
-        requireTrusted(ctx.principal, ctx.config, { fresh: true });
-        await fn(ctx, req, res);
-      } catch (e) {
-        next(e);
-      }
-    });
-    openapi.add(method, path, {
-      ...doc,
-      tags: [path.split('/')[3] === 'quarantine' ? 'mail/quarantine' : 'mail/ingest-queue'],
-      auth: 'trusted-fresh',
-      responses: { 200: { description: 'done' } },
-    });
-  };
+  const auth = 'trusted-fresh' as const;
 
-  add(
-    'post',
-    '/api/mail/ingest-queue/:id/retry',
-    {
-      operationId: 'mail_ingest_queue_retry',
-      summary: 'Queue an entry again',
-      description: 'A failed (or any finished) entry goes back to queued with its attempts reset; the worker is woken.',
-    },
-    async (ctx, req, res) => {
-      const repo = ctx.store.repo<IngestEntry>(IngestEntryModel);
-      const entry = await repo.get(String(req.params.id));
-      if (!entry) throw notFound();
-      if (entry.state === 'queued') throw new ApiError('api-120', 'the entry is already queued');
-      const updated = await repo.update(entry.uid, {
-        state: 'queued',
-        attempts: 0,
-        nextAttemptAt: new Date(),
-        lastError: null,
-        finishedAt: null,
-      });
-      await writeAudit(ctx.store, ctx, {
-        action: 'ingest-queue.retry',
-        resource: 'ingest-queue',
-        resourceUid: entry.uid,
-        details: { previousState: entry.state },
-      });
-      wakeWorkers(ctx.config, 'scan');
-      res.json({ uid: updated.uid, version: updated.version, state: updated.state });
-    },
-  );
+  defineRoute(router, deps, openapi, {
+    method: 'post',
+    path: '/api/mail/ingest-queue/:id/retry',
+    operationId: 'mail_ingest_queue_retry',
+    summary: 'Queue an entry again',
+    description: 'A failed (or any finished) entry goes back to queued with its attempts reset; the worker is woken.',
+    tags: ['mail/ingest-queue'],
+    auth,
+    response: z.object({ uid: z.string(), version: z.number().int(), state: z.enum(INGEST_STATES) }),
+    errors: { 404: 'api-107: no such entry', 409: 'api-120: the entry is already queued' },
+    handler: (ctx, { params }) => retryEntry(ctx, params.id),
+  });
 
-  add(
-    'get',
-    '/api/mail/quarantine/:id/headers',
-    {
-      operationId: 'mail_quarantine_headers',
-      summary: 'Header block of a held message',
-      description: 'The headers only; never the body. Audited.',
-    },
-    async (ctx, req, res) => {
-      const item = await ctx.store.repo<QuarantineItem>(QuarantineModel).get(String(req.params.id));
-      if (!item) throw notFound();
-      await writeAudit(ctx.store, ctx, { action: 'quarantine.headers', resource: 'quarantine', resourceUid: item.uid });
-      res.json({ uid: item.uid, headers: item.headers });
-    },
-  );
+  defineRoute(router, deps, openapi, {
+    method: 'get',
+    path: '/api/mail/quarantine/:id/headers',
+    operationId: 'mail_quarantine_headers',
+    summary: 'Header block of a held message',
+    description: 'The headers only; never the body. Audited.',
+    tags: ['mail/quarantine'],
+    auth,
+    response: z.object({ uid: z.string(), headers: z.string() }),
+    errors: { 404: 'api-107: no such held message' },
+    handler: (ctx, { params }) => quarantineHeaders(ctx, params.id),
+  });
 
-  add(
-    'post',
-    '/api/mail/quarantine/:id/release',
-    {
-      operationId: 'mail_quarantine_release',
-      summary: 'Release a held message to the Inbox',
-      description:
-        'Files the message in the recipient mailbox Inbox (counts, quota and events as on delivery) and removes it from the quarantine. Audited.',
-    },
-    async (ctx, req, res) => {
-      const qrepo = ctx.store.repo<QuarantineItem>(QuarantineModel);
-      const item = await qrepo.get(String(req.params.id));
-      if (!item) throw notFound();
-      const raw = await deps.port.loadRaw(item.rawRef);
-      const filed = await deps.port.file({
-        mailboxUid: item.mailboxUid,
-        folderRole: 'inbox',
-        raw,
-        prepared: await deps.port.prepare(raw),
-        idempotencyKey: `release:${item.uid}`,
-        rawRef: item.rawRef,
-      });
-      await qrepo.delete(item.uid);
-      await ctx.store
-        .repo<IngestEntry>(IngestEntryModel)
-        .updateMany(
-          { uid: item.entryUid },
-          { state: 'delivered', folderRole: 'inbox', messageUid: filed.messageUid, finishedAt: new Date() },
-        );
-      await writeAudit(ctx.store, ctx, {
-        action: 'quarantine.release',
-        resource: 'quarantine',
-        resourceUid: item.uid,
-        details: { mailboxUid: item.mailboxUid, reason: item.reason, messageUid: filed.messageUid },
-      });
-      ctx.events.emitMail('message.delivered', {
-        mailboxUid: item.mailboxUid,
-        messageUid: filed.messageUid,
-        folderUid: filed.folderUid ?? null,
-        folderRole: 'inbox',
-        junk: false,
-        entryUid: item.entryUid,
-        released: true,
-      });
-      res.json({ uid: item.uid, messageUid: filed.messageUid, folderRole: 'inbox' });
-    },
-  );
+  defineRoute(router, deps, openapi, {
+    method: 'post',
+    path: '/api/mail/quarantine/:id/release',
+    operationId: 'mail_quarantine_release',
+    summary: 'Release a held message to the Inbox',
+    description:
+      'Files the message in the recipient mailbox Inbox (counts, quota and events as on delivery) and removes it from the quarantine. Audited.',
+    tags: ['mail/quarantine'],
+    auth,
+    response: z.object({ uid: z.string(), messageUid: z.string(), folderRole: z.literal('inbox') }),
+    errors: { 404: 'api-107: no such held message' },
+    handler: (ctx, { params }) => releaseQuarantined(ctx, deps.port, params.id),
+  });
   return router;
 }

@@ -1,5 +1,6 @@
 import { ApiError, notFound } from '../errors/index.js';
 import type { Ctx } from '../context/index.js';
+import type { Row } from '../storage/index.js';
 import { DiscoveredKeyModel, type DiscoveredKey } from './models.js';
 import { loadMailbox } from './vault-service.js';
 
@@ -69,11 +70,9 @@ export async function pinnedKey(
   return repo(ctx).findOne({ mailboxUid, address: address.toLowerCase() });
 }
 
-export async function listDiscovered(ctx: Ctx, mailboxUid: string): Promise<Array<Record<string, unknown>>> {
+export async function listDiscovered(ctx: Ctx, mailboxUid: string): Promise<Array<Row<DiscoveredKey>>> {
   await loadMailbox(ctx, mailboxUid, 'read');
-  return (await repo(ctx).list({ filter: { mailboxUid }, limit: 1000, sort: [{ field: 'address', dir: 'asc' }] })) as unknown as Array<
-    Record<string, unknown>
-  >;
+  return repo(ctx).list({ filter: { mailboxUid }, limit: 1000, sort: [{ field: 'address', dir: 'asc' }] });
 }
 
 export async function resolveConflict(
@@ -81,7 +80,7 @@ export async function resolveConflict(
   mailboxUid: string,
   uid: string,
   decision: 'accept' | 'reject',
-): Promise<Record<string, unknown>> {
+): Promise<Row<DiscoveredKey>> {
   await loadMailbox(ctx, mailboxUid, 'write');
   const cur = await repo(ctx).get(uid);
   if (!cur || cur.mailboxUid !== mailboxUid) throw notFound();
@@ -108,7 +107,7 @@ export async function resolveConflict(
     action: 'update',
     data: { uid, address: upd.address, state: upd.state, fingerprint: upd.fingerprint },
   });
-  return upd as unknown as Record<string, unknown>;
+  return upd;
 }
 
 /**

@@ -68,7 +68,7 @@ export type SigningEnrollment = z.infer<z.ZodObject<typeof signingEnrollmentFiel
 const repo = (ctx: Pick<Ctx, 'store'>) => ctx.store.repo<SigningEnrollment>(SigningEnrollmentModel);
 
 /** A request as the API answers it: no lease fields. */
-export function enrollmentView(rec: Row<SigningEnrollment>): Record<string, unknown> {
+export function enrollmentView(rec: Row<SigningEnrollment>): Row<SigningEnrollment> {
   const { claimedBy: _c, leaseUntil: _l, ...rest } = rec as Row<SigningEnrollment> & { claimedBy?: unknown; leaseUntil?: unknown };
   return rest;
 }
@@ -95,10 +95,26 @@ export async function moveEnrollment(
 
 const OPEN: EnrollmentState[] = ['requested', 'challenge-pending', 'challenge-answered', 'validating', 'issued'];
 
+/** The body of a signing-certificate request. */
 export const enrolRequest = z.object({ expectedMasterKeyGeneration: z.number().int().min(1), csr: z.string().min(100).max(8192) }).strict();
+/** Its outline, the route's check; the values are checked after the mailbox access check. */
+export const enrolRequestOutline = z
+  .object({
+    expectedMasterKeyGeneration: z.number().int().describe('the current generation of the vault'),
+    csr: z.string().describe('PKCS#10 (PEM) signed with the vault signing key'),
+  })
+  .strict();
+/** The body of a request completed by hand. */
+export const completeRequest = z.object({ certificate: z.string().min(100).max(16_384).describe('PEM') }).strict();
+/** The body of a rejection. */
+export const rejectRequest = z.object({ reason: z.string().trim().min(1).max(500) }).strict();
 
 /** The owner asks for a signing certificate for the vault's signing key (CSR signed by it). */
-export async function requestSigningCertificate(ctx: Ctx, mailboxUid: string, input: unknown): Promise<Row<SigningEnrollment>> {
+export async function requestSigningCertificate(
+  ctx: Ctx,
+  mailboxUid: string,
+  input: z.infer<typeof enrolRequestOutline>,
+): Promise<Row<SigningEnrollment>> {
   const mailbox = await loadMailbox(ctx, mailboxUid, 'owner');
   const body = parseOrThrow(enrolRequest, input, 'invalid signing-certificate request');
   const v = await findVault(ctx, mailboxUid);
@@ -189,7 +205,7 @@ export async function installCertificate(
 /** GET /api/system/signing-enrollment: the backend in force and the caller's requests. */
 export async function enrollmentStatus(
   ctx: Ctx,
-): Promise<{ backend: string; configured: string; requests: Array<Row<SigningEnrollment>> }> {
+): Promise<{ backend: 'manual' | 'rfc8823'; configured: 'manual' | 'rfc8823' | 'auto'; requests: Array<Row<SigningEnrollment>> }> {
   const mailboxes = await readableMailboxes(ctx);
   const requests = mailboxes.length
     ? await repo(ctx).list({ filter: { mailboxUid: { $in: mailboxes } }, limit: 1000, sort: [{ field: 'createdAt', dir: 'desc' }] })
@@ -197,15 +213,13 @@ export async function enrollmentStatus(
   return { backend: effectiveBackend(ctx.config), configured: ctx.config.get('mail:signing:backend'), requests };
 }
 
-export async function adminList(ctx: Ctx, state?: string): Promise<Array<Row<SigningEnrollment>>> {
+export async function adminList(ctx: Ctx, state?: EnrollmentState): Promise<Array<Row<SigningEnrollment>>> {
   requireTrusted(ctx.principal, ctx.config, { fresh: true });
-  const s = state === undefined ? undefined : parseOrThrow(z.enum(ENROLLMENT_STATES), state, 'unknown state');
-  return repo(ctx).list({ filter: s ? { state: s } : {}, limit: 1000, sort: [{ field: 'createdAt', dir: 'desc' }] });
+  return repo(ctx).list({ filter: state ? { state } : {}, limit: 1000, sort: [{ field: 'createdAt', dir: 'desc' }] });
 }
 
-export async function adminComplete(ctx: Ctx, uid: string, input: unknown): Promise<Row<SigningEnrollment>> {
+export async function adminComplete(ctx: Ctx, uid: string, certificate: string): Promise<Row<SigningEnrollment>> {
   requireTrusted(ctx.principal, ctx.config, { fresh: true });
-  const { certificate } = parseOrThrow(z.object({ certificate: z.string().min(100).max(16_384) }).strict(), input, 'invalid completion');
   const rec = await repo(ctx).get(uid);
   if (!rec) throw notFound();
   if (!['requested', 'validating', 'challenge-answered', 'challenge-pending'].includes(rec.state))
@@ -221,9 +235,8 @@ export async function adminComplete(ctx: Ctx, uid: string, input: unknown): Prom
   return done;
 }
 
-export async function adminReject(ctx: Ctx, uid: string, input: unknown): Promise<Row<SigningEnrollment>> {
+export async function adminReject(ctx: Ctx, uid: string, reason: string): Promise<Row<SigningEnrollment>> {
   requireTrusted(ctx.principal, ctx.config, { fresh: true });
-  const { reason } = parseOrThrow(z.object({ reason: z.string().trim().min(1).max(500) }).strict(), input, 'invalid rejection');
   const rec = await repo(ctx).get(uid);
   if (!rec) throw notFound();
   const done = await moveEnrollment(ctx, rec, 'rejected', { reason, completedBy: ctx.principal.uid });

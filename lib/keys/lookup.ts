@@ -1,6 +1,6 @@
-import { AddressModel, emailAddress } from '../mail/index.js';
+import { AddressModel } from '../mail/index.js';
 import { DomainModel } from '../settings/index.js';
-import { ApiError, notFound, parseOrThrow } from '../errors/index.js';
+import { ApiError, notFound } from '../errors/index.js';
 import { type Ctx } from '../context/index.js';
 import { discoveryHash, splitAddress } from '../mail/index.js';
 import { checkedRequest } from '../http/index.js';
@@ -60,9 +60,9 @@ export async function fetchRemoteKey(
   return { certificate: checked.pem, fingerprint: checked.fingerprint };
 }
 
-export async function lookupKey(ctx: Ctx, mailboxUid: string, rawAddr: unknown): Promise<LookupAnswer> {
+/** The key of `address` (a plain address, lowercased: the route's query checks it with emailAddress). */
+export async function lookupKey(ctx: Ctx, mailboxUid: string, address: string): Promise<LookupAnswer> {
   await loadMailbox(ctx, mailboxUid, 'read');
-  const address = parseOrThrow(emailAddress, rawAddr, 'addr must be a plain address');
   const { domain } = splitAddress(address);
   if (await isLocalDomain(ctx, domain)) {
     const rec = await ctx.store.repo<{ mailboxUid: string }>(AddressModel).findOne({ address });

@@ -29,8 +29,11 @@ export function readPolicy(ctx: Pick<Ctx, 'store'>): Promise<EncryptionPolicy> {
   return encryptionPolicy.read(ctx);
 }
 
-export function writePolicy(ctx: Ctx, input: unknown): Promise<EncryptionPolicy> {
-  return encryptionPolicy.write(ctx, input);
+export type PolicyUpdate = z.infer<typeof policyUpdate>;
+
+/** A change already checked by policyUpdate (the route's body): trusted role, fresh elevation, audited (lib/settings/singleton.ts). */
+export function writePolicy(ctx: Ctx, update: PolicyUpdate): Promise<EncryptionPolicy> {
+  return encryptionPolicy.apply(ctx, update);
 }
 
 export type RecipientClass = 'sameOrg' | 'federated' | 'external';

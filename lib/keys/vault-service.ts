@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { z } from 'zod';
 import type { Right } from '../acl/index.js';
 import { writeAudit } from '../audit/index.js';
 import { ApiError, invalid, notFound, parseOrThrow } from '../errors/index.js';
@@ -11,7 +10,7 @@ import type { Row } from '../storage/index.js';
 import type { StoredWrap, VaultView, WrapInput } from './client/format.js';
 import { syncDirectory } from '../mail/index.js';
 import { KeyVaultModel, type KeyVault } from './models.js';
-import { addWrapSchema, enrolSchema, removeWrapQuery } from './shapes.js';
+import { addWrapSchema, enrolSchema, type AddWrapBody, type EnrolBody } from './shapes.js';
 
 // Spec: Key vault (per mailbox). Stores and checks ciphertext, public keys and certificates only.
 
@@ -98,16 +97,8 @@ function mergeWrap(ctx: Ctx, list: StoredWrap[], w: WrapInput, generation: numbe
 
 const unlockable = (list: StoredWrap[]) => list.some((w) => w.method !== 'escrow');
 
-interface KeyMaterial {
-  signingPublicKey: string;
-  encryptionCsr: string;
-  sealedSigningKey: { iv: string; ciphertext: string };
-  sealedEncryptionKey: { iv: string; ciphertext: string };
-  wraps: WrapInput[];
-}
-
 /** Validates the keys and issues the encryption certificate (same request, Spec: enrol keys). */
-async function issueFor(ctx: Ctx, mailbox: AnyRecord, body: KeyMaterial) {
+async function issueFor(ctx: Ctx, mailbox: AnyRecord, body: EnrolBody) {
   const signingSpki = Buffer.from(body.signingPublicKey, 'base64');
   await requireP256(signingSpki, 'signingPublicKey');
   const csr = await parseCsr(body.encryptionCsr, 'encryptionCsr');
@@ -124,7 +115,7 @@ async function writeKeys(
   ctx: Ctx,
   mailbox: AnyRecord,
   v: VaultRow | null,
-  body: KeyMaterial,
+  body: EnrolBody,
   generation: number,
   action: 'enroll' | 'rekey',
 ): Promise<VaultView> {
@@ -178,27 +169,30 @@ async function writeKeys(
   return viewOf(ctx, mailboxUid, saved);
 }
 
-export async function enrollVault(ctx: Ctx, mailboxUid: string, input: unknown): Promise<VaultView> {
+/** Enrols keys. `input` has the outline of an enrolment; its values are checked here, after the access check. */
+export async function enrollVault(ctx: Ctx, mailboxUid: string, input: EnrolBody): Promise<VaultView> {
   const mailbox = await loadMailbox(ctx, mailboxUid, 'owner');
-  const body = parseOrThrow(enrolSchema(ctx.config), input, 'invalid key enrolment') as z.infer<ReturnType<typeof enrolSchema>>;
+  const body = parseOrThrow(enrolSchema(ctx.config), input, 'invalid key enrolment');
   const v = await findVault(ctx, mailboxUid);
   checkGeneration(v, body.expectedMasterKeyGeneration);
   if (v?.enrolled) throw new ApiError('api-108', 'the vault is already enrolled; use rekey');
-  return writeKeys(ctx, mailbox, v, body as KeyMaterial, 1, 'enroll');
+  return writeKeys(ctx, mailbox, v, body, 1, 'enroll');
 }
 
-export async function rekeyVault(ctx: Ctx, mailboxUid: string, input: unknown): Promise<VaultView> {
+/** Rekeys an enrolled vault; `input` as for enrollVault. */
+export async function rekeyVault(ctx: Ctx, mailboxUid: string, input: EnrolBody): Promise<VaultView> {
   const mailbox = await loadMailbox(ctx, mailboxUid, 'owner');
-  const body = parseOrThrow(enrolSchema(ctx.config), input, 'invalid rekey') as z.infer<ReturnType<typeof enrolSchema>>;
+  const body = parseOrThrow(enrolSchema(ctx.config), input, 'invalid rekey');
   const v = await findVault(ctx, mailboxUid);
   checkGeneration(v, body.expectedMasterKeyGeneration);
   if (!v?.enrolled) throw new ApiError('api-120', 'the vault is not enrolled yet');
-  return writeKeys(ctx, mailbox, v, body as KeyMaterial, v.masterKeyGeneration + 1, 'rekey');
+  return writeKeys(ctx, mailbox, v, body, v.masterKeyGeneration + 1, 'rekey');
 }
 
-export async function addWrap(ctx: Ctx, mailboxUid: string, input: unknown): Promise<VaultView> {
+/** Adds a wrap. `input` has the outline of a wrap addition; its values are checked here, after the access check. */
+export async function addWrap(ctx: Ctx, mailboxUid: string, input: AddWrapBody): Promise<VaultView> {
   await loadMailbox(ctx, mailboxUid, 'owner');
-  const body = parseOrThrow(addWrapSchema(ctx.config), input, 'invalid wrap') as { expectedMasterKeyGeneration: number; wrap: WrapInput };
+  const body = parseOrThrow(addWrapSchema(ctx.config), input, 'invalid wrap');
   const v = await findVault(ctx, mailboxUid);
   checkGeneration(v, body.expectedMasterKeyGeneration);
   if (!v?.enrolled) throw new ApiError('api-120', 'the vault is not enrolled yet');
@@ -213,9 +207,8 @@ export async function addWrap(ctx: Ctx, mailboxUid: string, input: unknown): Pro
   return viewOf(ctx, mailboxUid, saved);
 }
 
-export async function removeWrap(ctx: Ctx, mailboxUid: string, wrapId: string, query: unknown): Promise<VaultView> {
+export async function removeWrap(ctx: Ctx, mailboxUid: string, wrapId: string, expectedMasterKeyGeneration: number): Promise<VaultView> {
   await loadMailbox(ctx, mailboxUid, 'owner');
-  const { expectedMasterKeyGeneration } = parseOrThrow(removeWrapQuery, query, 'expectedMasterKeyGeneration is required');
   const v = await findVault(ctx, mailboxUid);
   checkGeneration(v, expectedMasterKeyGeneration);
   if (!v?.enrolled) throw notFound('No such wrap');

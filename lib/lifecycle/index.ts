@@ -33,7 +33,8 @@ export {
   type ImpersonationSession,
 } from './models.js';
 export { lifecycleRouter } from './routes.js';
-export { impersonationRouter, VIEWABLE } from './impersonation.js';
+export { impersonationRouter } from './impersonation.js';
+export { VIEWABLE } from './impersonation-actions.js';
 export { runLifecycleRound, drainLifecycle, startLifecycleLoop, type LifecycleDeps, type LifecycleRound } from './jobs.js';
 export { MANIFEST_FORMAT, manifestSchema, type Manifest } from './manifest.js';
 export { exportPath, uploadPath } from './files.js';

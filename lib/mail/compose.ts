@@ -35,14 +35,18 @@ export const draftBody = z
     text: z.string().max(1_000_000).default(''),
     /** Sanitized before it is stored. */
     html: z.string().max(2_000_000).nullable().default(null),
-    /** A message of the same mailbox this draft answers (In-Reply-To, References, quoting). */
-    replyTo: z.string().min(1).optional(),
-    /** A message of the same mailbox this draft forwards (quoted, its attachments kept). */
-    forwardOf: z.string().min(1).optional(),
+    replyTo: z.string().min(1).optional().describe('uid of a message of the mailbox this draft answers (In-Reply-To, References, quoting)'),
+    forwardOf: z.string().min(1).optional().describe('uid of a message of the mailbox this draft forwards (quoted, its attachments kept)'),
     /** A signature uid of the mailbox, or true for its default signature. */
     signature: z.union([z.string().min(1), z.boolean()]).default(false),
-    /** Scheduled send: POST /api/mail/messages/:id/send hands the draft to the send job at this time; null clears it. */
-    sendAt: z.coerce.date().nullable().optional(),
+    sendAt: z.coerce
+      .date()
+      .meta({ type: 'string', format: 'date-time' })
+      .nullable()
+      .optional()
+      .describe(
+        "scheduled send: POST /api/mail/messages/:id/send keeps the draft in Drafts until this time, then hands it to the send job; null clears it; PUT without it keeps the draft's",
+      ),
     /** PUT only: the version of the draft being replaced. */
     version: z.number().int().positive().optional(),
   })

@@ -1,8 +1,6 @@
-import { parseOrThrow } from '../errors/index.js';
 import express, { type Router } from 'express';
 import { z } from 'zod';
-import { ctxOf } from '../http/index.js';
-import type { OpenApiRegistry } from '../http/index.js';
+import { defineRoute, type OpenApiRegistry } from '../http/index.js';
 import { DistributionListModel } from './lists.js';
 import { type Ctx, type Deps } from '../context/index.js';
 import type { Filter, Repo, SortKey } from '../storage/index.js';
@@ -74,35 +72,24 @@ export async function directory(
   return { items, total };
 }
 
+const directoryEntry = z.object({ address: z.string(), name: z.string(), kind: z.enum(['mailbox', 'list']) });
+
 export function directoryRouter(deps: Deps, openapi: OpenApiRegistry): Router {
   const router = express.Router();
-  router.get('/api/mail/directory', async (req, res, next) => {
-    try {
-      const ctx = ctxOf(req, deps);
-      const query = parseOrThrow(directoryQuery, req.query, 'directory takes q, limit, page');
-      const { items, total } = await directory(ctx, query);
-      res.set('X-Total-Count', String(total)).json(items);
-    } catch (e) {
-      next(e);
-    }
-  });
-  openapi.add('get', '/api/mail/directory', {
+  defineRoute(router, deps, openapi, {
+    method: 'get',
+    path: '/api/mail/directory',
     operationId: 'mail_directory',
     tags: ['mail/directory'],
     auth: 'signed-in',
     summary:
       'The global address list: mailboxes and distribution lists of the deployment (address, name, kind only); q matches, case-insensitively, the start of the address, its domain, the name or a word of the name; limit (≤ 1000) and page (zero-based); X-Total-Count',
-    responses: {
-      200: {
-        description: 'entries',
-        schema: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: { address: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string', enum: ['mailbox', 'list'] } },
-          },
-        },
-      },
+    query: directoryQuery,
+    response: z.array(directoryEntry).describe('entries, addresses in order'),
+    handler: async (ctx, { query }, _req, res) => {
+      const { items, total } = await directory(ctx, query);
+      res.set('X-Total-Count', String(total));
+      return items;
     },
   });
   return router;

@@ -49,7 +49,8 @@ export {
   FocusedOverrideModel,
 } from './mailbox-items.js';
 export { ReadReceiptModel, RECEIPT_STATES, noteReceiptOwed, receiptUid, type ReadReceipt } from './receipts.js';
-export { searchRouter, searchMessages, searchDocument, searchQuery, type SearchQuery } from './search.js';
+export { searchMessages, searchDocument, searchQuery, type SearchQuery } from './search.js';
+export { searchRouter } from './search-routes.js';
 export { directory, directoryRouter, type DirectoryEntry } from './directory.js';
 export { composeRouter } from './compose-routes.js';
 export { buildDraft, draftBody, parseEncryptedDraft, fileDraft, mailboxFor, type DraftBody, type ComposeDecls } from './compose.js';

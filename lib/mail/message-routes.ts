@@ -2,6 +2,8 @@ import express, { type Response, type Router } from 'express';
 import { z } from 'zod';
 import { defineRoute, streamTo, type OpenApiRegistry } from '../http/index.js';
 import { schemasOf, type ResourceService } from '../resources/index.js';
+import { messagesResource } from './messages-resource.js';
+import { foldersResource } from './folders.js';
 import type { Deps } from '../context/index.js';
 import { blobsOf } from './filing.js';
 import { messageActions, openAttachment } from './message-actions.js';
@@ -21,8 +23,9 @@ const folderTarget = z.strictObject({ folderUid: z.string().min(1) });
 export function messageRouter(service: ResourceService, deps: Deps, openapi: OpenApiRegistry): Router {
   const router = express.Router();
   const act = messageActions(service);
-  const message = schemasOf(service.registry.get('messages')).record;
-  const folder = schemasOf(service.registry.get('folders')).record;
+  // The answers' shapes come from the declarations; the registry (which may lack them) is read per request.
+  const message = schemasOf(messagesResource).record;
+  const folder = schemasOf(foldersResource).record;
   const tags = ['mail/messages'];
 
   defineRoute(router, deps, openapi, {
@@ -108,7 +111,7 @@ export function messageRouter(service: ResourceService, deps: Deps, openapi: Ope
       'Delete the Deleted Items way: a message elsewhere moves to Deleted Items (200, the moved message); one already there is removed for good (204)',
     tags,
     auth: 'signed-in',
-    rawResponse: { description: '200 with the message moved to Deleted Items, or 204 when it was removed permanently' },
+    rawResponse: { description: '200 with the message moved to Deleted Items, or 204 when it was removed permanently', schema: message },
     handler: async (ctx, { params }, _req, res) => {
       const moved = await act.trash(ctx, params.id);
       if (moved) res.json(moved);

@@ -1,12 +1,8 @@
-import { parseOrThrow } from '../errors/index.js';
-import express, { type Router } from 'express';
 import { z } from 'zod';
-import { ctxOf } from '../http/index.js';
-import type { OpenApiRegistry } from '../http/index.js';
 import { AclEntryModel, type AclEntryRecord } from '../acl/index.js';
 import { requireSignedIn } from '../auth/index.js';
-import { type ResourceService } from '../resources/index.js';
-import { type Ctx, type Deps } from '../context/index.js';
+import type { ResourceService } from '../resources/index.js';
+import type { Ctx } from '../context/index.js';
 import type { Filter, ListQuery } from '../storage/index.js';
 import { MessageModel, type Message, type MessageRecord, type ParsedMessage } from './messages.js';
 
@@ -18,16 +14,17 @@ export function searchDocument(parsed: Pick<ParsedMessage, 'fields' | 'text'>): 
 }
 
 const bool = z.enum(['true', 'false']).transform((v) => v === 'true');
+const instant = z.coerce.date().meta({ type: 'string', format: 'date-time' });
+/** The search's query parameters; an unknown one is refused (400 api-106). */
 export const searchQuery = z
   .object({
-    /** Absent: the caller's own mailbox (the one they own). */
-    mailboxUid: z.string().min(1).optional(),
+    mailboxUid: z.string().min(1).optional().describe('absent: the mailboxes the caller owns'),
     q: z.string().max(500).optional(),
     folderUid: z.string().min(1).optional(),
     from: z.string().trim().toLowerCase().max(320).optional(),
     to: z.string().trim().toLowerCase().max(320).optional(),
-    after: z.coerce.date().optional(),
-    before: z.coerce.date().optional(),
+    after: instant.optional().describe('sent at or after'),
+    before: instant.optional().describe('sent before'),
     hasAttachments: bool.optional(),
     unread: bool.optional(),
     flagged: bool.optional(),
@@ -76,32 +73,16 @@ export async function searchMessages(
   return words ? repo.search(words, q) : repo.list(q);
 }
 
-export function searchRouter(service: ResourceService, deps: Deps, openapi: OpenApiRegistry): Router {
-  const router = express.Router();
-  router.get('/api/mail/search', async (req, res, next) => {
-    try {
-      const ctx = ctxOf(req, deps);
-      const { mailboxUid, ...s } = parseOrThrow(searchQuery, req.query, 'invalid search');
-      // A named mailbox is checked with trusted roles stripped: not yours is 404, for administrators too.
-      if (mailboxUid) await service.load(ctx, service.registry.get('mailboxes'), mailboxUid, 'read');
-      const mailboxUids = mailboxUid ? [mailboxUid] : await ownMailboxes(ctx);
-      const decl = service.registry.get('messages');
-      res.json(mailboxUids.length ? (await searchMessages(ctx, { ...s, mailboxUids })).map((m) => service.view(decl, m as never)) : []);
-    } catch (e) {
-      next(e);
-    }
-  });
-  openapi.add('get', '/api/mail/search', {
-    operationId: 'mail_search',
-    summary:
-      'Search one mailbox: free text over subject, addresses and the plain text of unencrypted bodies, with filters; newest first, paginated (page from 0)',
-    description:
-      'Without mailboxUid the mailboxes the caller owns are searched (none owned: an empty list); a mailbox shared with them is searched by naming it.',
-    tags: ['mail/search'],
-    auth: 'signed-in',
-    parameters: Object.keys(searchQuery.shape).map((name) => ({ name, in: 'query' as const, required: false, schema: { type: 'string' } })),
-    responses: { 200: { description: 'messages, newest first' } },
-  });
-
-  return router;
+/**
+ * The search as a caller asks it: a named mailbox is checked with trusted roles stripped (not yours
+ * is 404, for administrators too); without one, the mailboxes the caller owns. Messages as the
+ * generic routes show them.
+ */
+export async function searchFor(ctx: Ctx, service: ResourceService, query: SearchQuery): Promise<Record<string, unknown>[]> {
+  const { mailboxUid, ...s } = query;
+  if (mailboxUid) await service.load(ctx, service.registry.get('mailboxes'), mailboxUid, 'read');
+  const mailboxUids = mailboxUid ? [mailboxUid] : await ownMailboxes(ctx);
+  if (!mailboxUids.length) return [];
+  const decl = service.registry.get('messages');
+  return (await searchMessages(ctx, { ...s, mailboxUids })).map((m) => service.view(decl, m as never));
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import MimeNode from 'nodemailer/lib/mime-node/index.js';
 import { z } from 'zod';
-import { ApiError, parseOrThrow } from '../errors/index.js';
+import { ApiError } from '../errors/index.js';
 import type { OutboundHook } from '../ingest/index.js';
 import { MailboxModel, type Mailbox } from '../mail/index.js';
 import { type ResourceService } from '../resources/index.js';
@@ -19,7 +19,8 @@ export const respondBody = z
     comment: z.string().trim().max(2000).optional(),
   })
   .strict();
-export type Response = z.infer<typeof respondBody>['response'];
+export type RespondInput = z.infer<typeof respondBody>;
+export type Response = RespondInput['response'];
 
 /** What the event shows after the answer: a declined meeting leaves the busy view, like Outlook and Thunderbird do. */
 const STATUS_AFTER: Record<Response, EventData['status']> = { accepted: 'confirmed', tentative: 'tentative', declined: 'cancelled' };
@@ -59,9 +60,8 @@ export async function respondToInvitation(
   service: ResourceService,
   outbound: OutboundHook,
   uid: string,
-  body: unknown,
+  input: RespondInput,
 ): Promise<Record<string, unknown>> {
-  const input = parseOrThrow(respondBody, body, 'invalid response');
   const decl = service.registry.get('calendar-events');
   const ev = (await service.load(ctx, decl, uid, 'write')) as unknown as EventData & { uid: string; version: number; mailboxUid: string };
   const box = await ctx.store.repo<Mailbox>(MailboxModel).get(ev.mailboxUid);

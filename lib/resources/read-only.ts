@@ -37,3 +37,19 @@ export function dropUnchangedReadOnly(decl: ResourceDecl, shownRecord: Record<st
   }
   return out;
 }
+
+/**
+ * Refuses (400 api-106) a body naming a field the resource does not have, before anything is read:
+ * an unknown field is refused the same way whether or not the record exists, as on every route.
+ * Known are the model's fields, uid/createdAt/updatedAt, version and what the view adds.
+ */
+export function refuseUnknownFields(decl: ResourceDecl, body: unknown): void {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return;
+  const known = new Set([...MANAGED, 'version', ...Object.keys(decl.model.fields), ...Object.keys(decl.view?.({}) ?? {})]);
+  const unknown = Object.keys(body).filter((k) => !known.has(k));
+  if (unknown.length)
+    throw invalid(
+      `invalid ${decl.entity} update: ${unknown.map((k) => `unrecognized key "${k}"`).join('; ')}`,
+      unknown.map((k) => ({ path: '(body)', message: `Unrecognized key: "${k}"` })),
+    );
+}

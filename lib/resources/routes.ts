@@ -1,5 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { ctxOf } from '../http/index.js';
+import { z } from 'zod';
+import { parseOrThrow } from '../errors/index.js';
+import { withContext } from '../http/index.js';
 import { jsonSchema, type AuthRequirement, type OpenApiRegistry, type OperationDoc } from '../http/index.js';
 import { operationsOf, pathOf, type Operation, type ResourceDecl } from './define.js';
 import { type Ctx, type Deps } from '../context/index.js';
@@ -9,6 +11,8 @@ import { queryableColumns } from '../storage/index.js';
 import type { ResourceService } from './service.js';
 
 type Handler = (ctx: Ctx, req: Request, res: Response) => Promise<void>;
+
+const deleteBody = z.strictObject({ version: z.unknown().optional() });
 
 const bulkResult = {
   type: 'object',
@@ -39,21 +43,23 @@ function authOf(decl: ResourceDecl, op: Operation, trustedRoles: readonly string
   return 'signed-in';
 }
 
-function docFor(decl: ResourceDecl, op: Operation, auth: AuthRequirement): OperationDoc {
-  const s = schemasOf(decl);
-  const record = jsonSchema(s.record);
-  const base = { tags: [decl.group ? `${decl.group}/${decl.name}` : decl.name], auth };
-  const id = `${decl.group || 'api'}_${decl.name}_${op}`.replace(/-/g, '_');
-  const scopeNote =
-    decl.scope === 'mailbox' ? ' Mailbox-scoped: checked with trusted roles stripped; a record the caller cannot see answers 404.' : '';
-  const note = decl.accessNote ? ` ${decl.accessNote}` : '';
+/** The record's name under components/schemas: its group and name in PascalCase (mail/calendar-events → MailCalendarEvents). */
+const componentName = (decl: ResourceDecl) =>
+  `${decl.group ?? ''}-${decl.name}`
+    .split(/[-/]/)
+    .filter(Boolean)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('');
+
+/** The query parameters of list and count: page, sort, the admin view, and a filter per queryable field. */
+function listParamsOf(decl: ResourceDecl): NonNullable<OperationDoc['parameters']> {
   const filters = Object.entries(queryFields(decl)).map(([name, c]) => ({
     name,
     in: 'query' as const,
     description: `filter by ${name} (repeat for any of several values)`,
     schema: { type: c.kind === 'integer' ? 'integer' : c.kind === 'number' ? 'number' : c.kind === 'boolean' ? 'boolean' : 'string' },
   }));
-  const listParams = [
+  return [
     {
       name: 'limit',
       in: 'query' as const,
@@ -79,7 +85,18 @@ function docFor(decl: ResourceDecl, op: Operation, auth: AuthRequirement): Opera
       : []),
     ...filters,
   ];
-  const versionBody = { type: 'object', required: ['version'], properties: { version: { type: 'integer' } } };
+}
+
+function docFor(decl: ResourceDecl, op: Operation, auth: AuthRequirement, openapi: OpenApiRegistry): OperationDoc {
+  const s = schemasOf(decl);
+  const record = openapi.component(componentName(decl), jsonSchema(s.record));
+  const base = { tags: [decl.group ? `${decl.group}/${decl.name}` : decl.name], auth };
+  const id = `${decl.group || 'api'}_${decl.name}_${op}`.replace(/-/g, '_');
+  const scopeNote =
+    decl.scope === 'mailbox' ? ' Mailbox-scoped: checked with trusted roles stripped; a record the caller cannot see answers 404.' : '';
+  const note = decl.accessNote ? ` ${decl.accessNote}` : '';
+  const listParams = listParamsOf(decl);
+  const versionBody = { type: 'object', required: ['version'], properties: { version: { type: 'integer' } }, additionalProperties: false };
   switch (op) {
     case 'list':
       return {
@@ -133,7 +150,12 @@ function docFor(decl: ResourceDecl, op: Operation, auth: AuthRequirement): Opera
         summary: `Update one property of a ${decl.entity}`,
         description: note.trim() || undefined,
         requestBody: {
-          schema: { type: 'object', required: ['value', 'version'], properties: { value: {}, version: { type: 'integer' } } },
+          schema: {
+            type: 'object',
+            required: ['value', 'version'],
+            properties: { value: {}, version: { type: 'integer' } },
+            additionalProperties: false,
+          },
         },
         responses: { 200: { description: 'updated', schema: record } },
       };
@@ -143,7 +165,7 @@ function docFor(decl: ResourceDecl, op: Operation, auth: AuthRequirement): Opera
         operationId: id,
         summary: `Update many ${decl.name}`,
         description: `An array of {uid, version, ...fields}; each item succeeds or fails on its own.${note}`,
-        requestBody: { schema: { type: 'array', maxItems: 1000, items: { type: 'object', required: ['uid', 'version'] } } },
+        requestBody: { schema: { type: 'array', maxItems: 1000, items: jsonSchema(s.update.extend({ uid: z.string() }), 'input') } },
         responses: { 200: { description: 'a result per item', schema: bulkResult } },
       };
     case 'delete':
@@ -166,7 +188,12 @@ function docFor(decl: ResourceDecl, op: Operation, auth: AuthRequirement): Opera
           schema: {
             type: 'array',
             maxItems: 1000,
-            items: { type: 'object', required: ['uid', 'version'], properties: { uid: { type: 'string' }, version: { type: 'integer' } } },
+            items: {
+              type: 'object',
+              required: ['uid', 'version'],
+              properties: { uid: { type: 'string' }, version: { type: 'integer' } },
+              additionalProperties: false,
+            },
           },
         },
         responses: { 200: { description: 'a result per item', schema: bulkResult } },
@@ -198,13 +225,6 @@ function datesAsText(rows: Array<Record<string, unknown>>, fields: readonly stri
  */
 export function resourceRouter(decls: readonly ResourceDecl[], service: ResourceService, deps: Deps, openapi: OpenApiRegistry): Router {
   const byBase = new Map<string, Router>();
-  const wrap = (fn: Handler) => async (req: Request, res: Response, next: (e?: unknown) => void) => {
-    try {
-      await fn(ctxOf(req, deps), req, res);
-    } catch (e) {
-      next(e);
-    }
-  };
   const trusted = deps.config.get('trusted_roles');
   for (const decl of decls) {
     const base = pathOf(decl);
@@ -213,8 +233,8 @@ export function resourceRouter(decls: readonly ResourceDecl[], service: Resource
     byBase.set(base.toLowerCase(), sub);
     const add = (op: Operation, method: 'head' | 'get' | 'post' | 'put' | 'delete', path: string, fn: Handler) => {
       if (!ops.has(op)) return;
-      sub[method](path, wrap(fn));
-      openapi.add(method, path, docFor(decl, op, authOf(decl, op, trusted)));
+      sub[method](path, withContext(deps, 'signed-in', fn));
+      openapi.add(method, path, docFor(decl, op, authOf(decl, op, trusted), openapi));
     };
     const q = (req: Request) => req.query as QueryParams;
     add('head', 'head', base, async (ctx, req, res) => {
@@ -246,7 +266,9 @@ export function resourceRouter(decls: readonly ResourceDecl[], service: Resource
     );
     add('bulkDelete', 'delete', base, async (ctx, req, res) => void res.json({ results: await service.bulkDelete(ctx, decl, req.body) }));
     add('delete', 'delete', `${base}/:id`, async (ctx, req, res) => {
-      const raw = (req.body as { version?: unknown } | undefined)?.version ?? req.query.version;
+      // The body, when there is one, holds the version only: another field is refused like everywhere else.
+      const body = req.body === undefined ? {} : parseOrThrow(deleteBody, req.body, `delete takes {"version": n}`);
+      const raw = body.version ?? req.query.version;
       const version = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : raw;
       await service.remove(ctx, decl, String(req.params.id), version);
       res.status(204).end();

@@ -9,7 +9,7 @@ import type { Ctx } from '../context/index.js';
 import { parseListQuery, type QueryParams } from './query.js';
 import type { ResourceRegistry } from './registry.js';
 import { schemasOf } from './schemas.js';
-import { dropUnchangedReadOnly } from './read-only.js';
+import { dropUnchangedReadOnly, refuseUnknownFields } from './read-only.js';
 
 export const BULK_MAX = 1000;
 
@@ -233,6 +233,7 @@ export class ResourceService {
 
   async update(ctx: Ctx, decl: ResourceDecl, uid: string, body: unknown, params: QueryParams = {}): Promise<Record<string, unknown>> {
     checkSensitive(ctx, decl, 'update');
+    refuseUnknownFields(decl, body);
     if (params.scope !== undefined) {
       if (params.scope !== 'admin' || !decl.adminFields?.length)
         throw invalid(`scope=${String(params.scope)} is not supported here`, [

@@ -3,7 +3,7 @@ export { dkimSign, dkimKeyPath, hasDkimKey } from './dkim.js';
 export { OutboundJobModel, OUTBOUND_STATES, SEND_MODELS, type OutboundJob, type OutboundState, type Refused } from './models.js';
 export { advance, attemptKey, placeMessage, scanOutbound, type SendDeps, type Job } from './dispatch.js';
 export { adoptHandoffs, closeHandoff, relayJobUid } from './relay.js';
-export { sendDraft, sendBody, jobUidOf } from './service.js';
+export { sendDraft, sendBody, jobUidOf, type SendBody } from './service.js';
 export { outboundTransport } from './dev-transport.js';
 export { buildReport, fileReport } from './dsn.js';
 export { permitAddresses } from './permit.js';

@@ -33,7 +33,7 @@ export async function recallMessage(
   deps: SendDeps,
   decls: { messages: ResourceDecl; load(ctx: Ctx, d: ResourceDecl, uid: string, right: 'write'): Promise<Record<string, unknown>> },
   uid: string,
-): Promise<Record<string, unknown>> {
+): Promise<{ recalled: string[]; notRecalled: string[]; messageId: string }> {
   const msg = (await decls.load(ctx, decls.messages, uid, 'write')) as unknown as MessageRecord;
   const sent = await folderOf(ctx.store, msg.mailboxUid, { folderRole: 'sent' });
   if (msg.folderUid !== sent.uid) throw new ApiError('api-120', 'only a message in Sent Items can be recalled');

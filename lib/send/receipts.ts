@@ -126,7 +126,7 @@ export async function answerReceipt(
   decls: { messages: ResourceDecl; load(ctx: Ctx, d: ResourceDecl, uid: string, right: 'write'): Promise<Record<string, unknown>> },
   uid: string,
   send: boolean,
-): Promise<Record<string, unknown>> {
+): Promise<{ uid: string; messageUid: string; to: string; state: ReadReceipt['state'] }> {
   const msg = (await decls.load(ctx, decls.messages, uid, 'write')) as unknown as MessageRecord;
   if (!msg.receiptTo) throw new ApiError('api-120', 'this message asks for no read receipt (or its sender is not verified)');
   if (!msg.seen) throw new ApiError('api-120', 'a read receipt is sent for a message that was read: mark it seen first');

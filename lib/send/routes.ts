@@ -1,18 +1,19 @@
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
-import { ApiError, parseOrThrow } from '../errors/index.js';
-import { ctxOf } from '../http/index.js';
-import type { OpenApiRegistry } from '../http/index.js';
+import { ApiError } from '../errors/index.js';
+import { defineRoute, type OpenApiRegistry } from '../http/index.js';
 import { mailPort, recordingOutbound } from '../ingest/index.js';
+import { RECEIPT_STATES } from '../mail/index.js';
 import { type ResourceService } from '../resources/index.js';
 import { type Deps } from '../context/index.js';
 import { realScanners } from '../scan/index.js';
 import { outboundTransport } from './dev-transport.js';
 import type { SendDeps } from './dispatch.js';
+import { OUTBOUND_STATES } from './models.js';
 import { recallMessage } from './recall.js';
 import { answerReceipt } from './receipts.js';
-import { sendDraft } from './service.js';
+import { sendBody, sendDraft } from './service.js';
 
 /** What the send path needs beyond the common deps: inbound hand-off, transport, scanners. */
 export function sendDepsOf(deps: Deps, over: Partial<SendDeps> = {}): SendDeps {
@@ -26,6 +27,23 @@ export function sendDepsOf(deps: Deps, over: Partial<SendDeps> = {}): SendDeps {
     ...over,
   };
 }
+
+/** What a send answers (200 sent, 202 queued or scheduled): the Outbox record of the send. */
+const sendAnswer = z.object({
+  uid: z.string(),
+  state: z.enum([...OUTBOUND_STATES, 'scheduled']),
+  messageUid: z.string().nullable(),
+  messageId: z.string(),
+  accepted: z.array(z.string()),
+  refused: z.array(z.object({ rcpt: z.string(), reason: z.string(), permanent: z.boolean() })),
+  pending: z.array(z.string()),
+  nextAttemptAt: z.iso.datetime(),
+  attempts: z.number().int(),
+  sendAt: z.iso.datetime().optional().describe('a scheduled send: when it goes'),
+});
+
+/** The answer to a read-receipt request: send it (the default) or decline. */
+const receiptBody = z.strictObject({ send: z.boolean().default(true) }).default({ send: true });
 
 /**
  * Spec: Service-specific routes — send and recall. The send route is limited per user (Spec:
@@ -63,72 +81,63 @@ export function sendRouter(
     });
   const tags = ['mail/messages'];
 
-  router.post('/api/mail/messages/:id/send', perUser, async (req: Request, res: Response, next) => {
-    try {
-      const r = await sendDraft(ctxOf(req, deps), send, decls(), String(req.params.id), req.body);
-      res.status(r.status).json(r.body);
-    } catch (e) {
-      next(e);
-    }
-  });
-  openapi.add('post', '/api/mail/messages/:id/send', {
+  defineRoute(router, deps, openapi, {
+    method: 'post',
+    path: '/api/mail/messages/:id/send',
     operationId: 'mail_messages_send',
     summary:
       'Send a draft: From and Sender checked (403), outbound scan (422), relay (502 with reasons when no recipient is accepted); background → 202 and the Outbox; a draft with a future sendAt (set through compose, or sendAt here) → 202 state scheduled: it stays in Drafts until then (deleting or replacing it cancels the send)',
     tags,
     auth: 'signed-in',
-    requestBody: {
-      schema: { type: 'object', properties: { background: { type: 'boolean' }, sendAt: { type: 'string', format: 'date-time' } } },
+    before: [perUser],
+    body: sendBody,
+    rawResponse: {
+      description: '200 sent: {uid, state, accepted, refused, pending}; 202 queued in the Outbox, or scheduled (state scheduled, sendAt)',
+      schema: sendAnswer,
     },
-    responses: {
-      200: { description: 'sent: {uid, state, accepted, refused, pending}' },
-      202: { description: 'queued in the Outbox' },
-      422: {
-        description:
-          "api-114: refused by the outbound scan; api-121: refused by the encryption policy (plaintext where it says automatic and the recipient's key is known or pinned, ciphertext where it says prohibited)",
-      },
+    errors: {
+      422: "api-114: refused by the outbound scan; api-121: refused by the encryption policy (plaintext where it says automatic and the recipient's key is known or pinned, ciphertext where it says prohibited)",
+      502: 'api-115: no recipient was accepted (details: each recipient and why)',
+    },
+    handler: async (ctx, { params, body }, _req, res) => {
+      const r = await sendDraft(ctx, send, decls(), params.id, body);
+      res.status(r.status).json(r.body);
     },
   });
 
-  router.post('/api/mail/messages/:id/recall', async (req: Request, res: Response, next) => {
-    try {
-      res.json(await recallMessage(ctxOf(req, deps), send, decls(), String(req.params.id)));
-    } catch (e) {
-      next(e);
-    }
-  });
-  openapi.add('post', '/api/mail/messages/:id/recall', {
+  defineRoute(router, deps, openapi, {
+    method: 'post',
+    path: '/api/mail/messages/:id/recall',
     operationId: 'mail_messages_recall',
     summary:
       "Recall a message in Sent Items: internal recipients' unread copies are withdrawn by a control message; the sender gets a report",
     tags,
     auth: 'signed-in',
-    responses: { 200: { description: '{recalled, recipients}' } },
+    response: z.object({
+      recalled: z.array(z.string()).describe('internal recipients a recall was sent to'),
+      notRecalled: z.array(z.string()).describe('external recipients: cannot be recalled'),
+      messageId: z.string(),
+    }),
+    handler: (ctx, { params }) => recallMessage(ctx, send, decls(), params.id),
   });
 
-  const receiptBody = z
-    .object({ send: z.boolean().default(true) })
-    .strict()
-    .default({ send: true });
-  router.post('/api/mail/messages/:id/receipt', async (req: Request, res: Response, next) => {
-    try {
-      const body = parseOrThrow(receiptBody, req.body ?? {}, 'invalid receipt answer');
-      res.json(await answerReceipt(ctxOf(req, deps), decls(), String(req.params.id), body.send));
-    } catch (e) {
-      next(e);
-    }
-  });
-  openapi.add('post', '/api/mail/messages/:id/receipt', {
+  defineRoute(router, deps, openapi, {
+    method: 'post',
+    path: '/api/mail/messages/:id/receipt',
     operationId: 'mail_messages_receipt',
     tags,
     auth: 'signed-in',
     summary:
       "Answer a read-receipt request of a message that was read: send (an RFC 8098 receipt, manual-action) or decline. Where the mailbox's receiptSettings say always or never the send job decides alone; at most one receipt per message",
-    requestBody: { schema: { type: 'object', properties: { send: { type: 'boolean', default: true } } } },
-    responses: {
-      200: { description: '{uid, messageUid, to, state: approved | declined}' },
-      409: { description: 'api-120: no receipt asked for, not read yet, or already sent or declined' },
-    },
+    body: receiptBody,
+    response: z.object({
+      uid: z.string(),
+      messageUid: z.string(),
+      to: z.string(),
+      state: z.enum(RECEIPT_STATES).describe('approved or declined'),
+    }),
+    errors: { 409: 'api-120: no receipt asked for, not read yet, or already sent or declined' },
+    handler: (ctx, { params, body }) => answerReceipt(ctx, decls(), params.id, body.send),
   });
   return router;
 }

@@ -16,10 +16,11 @@ export const sendBody = z
   .object({
     background: z.boolean().default(false),
     /** Scheduled send (older clients; compose sets the draft's sendAt): written to the draft, handled like the Outbox once reached. */
-    sendAt: z.coerce.date().optional(),
+    sendAt: z.coerce.date().meta({ type: 'string', format: 'date-time' }).optional(),
   })
   .strict()
   .default({ background: false });
+export type SendBody = z.output<typeof sendBody>;
 
 export interface SendAnswer {
   status: 200 | 202;
@@ -58,9 +59,8 @@ export async function sendDraft(
     load(ctx: Ctx, d: ResourceDecl, uid: string, right: 'write'): Promise<Record<string, unknown>>;
   },
   uid: string,
-  input: unknown,
+  body: SendBody,
 ): Promise<SendAnswer> {
-  const body = sendBody.parse(input ?? {});
   let msg = (await decls.load(ctx, decls.messages, uid, 'write')) as unknown as MessageRecord;
   if (!msg.draft) throw new ApiError('api-120', 'only a draft can be sent');
   // Scheduled send (Spec: Outbound message, row 3): the time is the draft's sendAt (set through

@@ -1,10 +1,9 @@
-import express, { type Request, type Router } from 'express';
+import express, { type Router } from 'express';
 import { z } from 'zod';
 import { requireTrusted } from '../auth/index.js';
 import { writeAudit } from '../audit/index.js';
 import { ApiError, isApiError, parseOrThrow } from '../errors/index.js';
-import { ctxOf } from '../http/index.js';
-import { jsonSchema, type AuthRequirement, type OpenApiRegistry } from '../http/index.js';
+import { defineRoute, type AuthRequirement, type OpenApiRegistry } from '../http/index.js';
 import { type Ctx, type Deps } from '../context/index.js';
 import { defineModel, type ModelDef } from '../storage/index.js';
 
@@ -41,8 +40,10 @@ export interface Singleton<S extends z.ZodRawShape = z.ZodRawShape> {
   /** The request body of a change: any subset of the fields, and the version read (stale: 409 api-108). */
   readonly updateSchema: z.ZodObject;
   read(deps: Pick<Deps, 'store'>): Promise<SingletonView<S>>;
-  /** Trusted role, fresh elevation, audited. */
+  /** Trusted role, fresh elevation, audited: `input` is checked against updateSchema first. */
   write(ctx: Ctx, input: unknown): Promise<SingletonView<S>>;
+  /** The same with a change already parsed by updateSchema (a route's body). */
+  apply(ctx: Ctx, change: Record<string, unknown>): Promise<SingletonView<S>>;
 }
 
 /** zod 4 applies defaults to omitted optional fields: a patch must never reset what the client left out. */
@@ -79,9 +80,12 @@ export function defineSingleton<S extends z.ZodRawShape>(decl: SingletonDecl<S>)
 
   async function write(ctx: Ctx, input: unknown): Promise<SingletonView<S>> {
     requireTrusted(ctx.principal, ctx.config, { fresh: true });
-    const { version, ...patch } = parseOrThrow(updateSchema, input, `invalid ${decl.name}`) as Record<string, unknown> & {
-      version?: number;
-    };
+    return apply(ctx, parseOrThrow(updateSchema, input, `invalid ${decl.name}`));
+  }
+
+  async function apply(ctx: Ctx, change: Record<string, unknown>): Promise<SingletonView<S>> {
+    requireTrusted(ctx.principal, ctx.config, { fresh: true });
+    const { version, ...patch } = change as Record<string, unknown> & { version?: number };
     for (const k of Object.keys(patch)) if (patch[k] === undefined) delete patch[k];
     try {
       return await ctx.store.transaction(async (tx) => {
@@ -116,61 +120,48 @@ export function defineSingleton<S extends z.ZodRawShape>(decl: SingletonDecl<S>)
       throw e;
     }
   }
-  return { decl, model, updateSchema, read, write };
+  return { decl, model, updateSchema, read, write, apply };
 }
 
 const AUTH_OF: Record<SingletonRead, AuthRequirement> = { none: 'none', 'signed-in': 'signed-in', trusted: 'trusted' };
 
-/** GET and PUT /api/system/<name> for each singleton, with their OpenAPI entries. */
+/** A date on the wire: ISO 8601 text (a Date is sent so by JSON.stringify). */
+const isoDate: z.ZodType<string, string | Date> = z.iso.datetime();
+
+/** GET and PUT /api/system/<name> for each singleton. */
 export function singletonRouter(list: readonly Singleton[], deps: Deps, openapi: OpenApiRegistry): Router {
   const router = express.Router();
   for (const s of list) {
     const path = `/api/system/${s.decl.name}`;
-    const readAccess = (req: Request) => {
-      if (s.decl.read === 'none') return;
-      const ctx = ctxOf(req, deps);
-      if (s.decl.read === 'trusted') requireTrusted(ctx.principal, ctx.config, { fresh: false });
-    };
-    router.get(path, async (req, res, next) => {
-      try {
-        readAccess(req);
-        res.json(await s.read(deps));
-      } catch (e) {
-        next(e);
-      }
-    });
-    router.put(path, async (req, res, next) => {
-      try {
-        res.json(await s.write(ctxOf(req, deps), req.body));
-      } catch (e) {
-        next(e);
-      }
-    });
     const id = s.decl.name.replace(/-/g, '_');
-    const record = {
-      ...jsonSchema(z.object(s.decl.fields)),
-      description: 'The record, with version (0 before the first change) and updatedAt',
-    };
-    openapi.add('get', path, {
+    const record = z
+      .object({ ...s.decl.fields, version: z.number().int().min(0), updatedAt: isoDate.nullable() })
+      .describe('The record, with version (0 before the first change) and updatedAt');
+
+    defineRoute(router, deps, openapi, {
+      method: 'get',
+      path,
       operationId: `${id}_read`,
       summary: s.decl.summary,
       description: s.decl.description,
       tags: ['system'],
       auth: AUTH_OF[s.decl.read],
-      responses: { 200: { description: 'the record', schema: record } },
+      response: record,
+      handler: (ctx) => s.read(ctx),
     });
-    openapi.add('put', path, {
+
+    defineRoute(router, deps, openapi, {
+      method: 'put',
+      path,
       operationId: `${id}_write`,
       summary: `Change the ${s.decl.name} (audited with before and after)`,
       description: 'Any subset of the fields; version is the one read (stale: 409 api-108; omitted: applies to what is stored).',
       tags: ['system'],
       auth: 'trusted-fresh',
-      requestBody: { schema: jsonSchema(s.updateSchema, 'input') },
-      responses: {
-        200: { description: 'the record after the change', schema: record },
-        400: { description: 'api-106: invalid field values' },
-        409: { description: 'api-108: stale version' },
-      },
+      body: s.updateSchema,
+      response: record,
+      errors: { 400: 'api-106: invalid field values', 409: 'api-108: stale version' },
+      handler: (ctx, { body }) => s.apply(ctx, body),
     });
   }
   return router;

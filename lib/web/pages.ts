@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import express, { type RequestHandler, type Router } from 'express';
 import { readBranding, type Branding } from '../settings/index.js';
-import type { OpenApiRegistry } from '../http/index.js';
+import { defineRoute, type OpenApiRegistry } from '../http/index.js';
 import type { Deps } from '../context/index.js';
 
 /**
@@ -69,28 +69,27 @@ function policyFor(authUrl: string): (nonce: string) => string {
 }
 
 /** The pages and /assets/*. Mounted before sign-in (the shells are public), behind the given limiter. */
-export function pagesRouter(deps: Pick<Deps, 'store' | 'config'>, openapi: OpenApiRegistry, limiter: RequestHandler): Router {
+export function pagesRouter(deps: Deps, openapi: OpenApiRegistry, limiter: RequestHandler): Router {
   const router = express.Router();
   const authUrl = deps.config.get('mail:auth_server_url').replace(/\/+$/, '');
   const policy = policyFor(authUrl);
   for (const [path, page] of Object.entries(PAGES)) {
-    router.get(path, limiter, async (_req, res, next) => {
-      try {
-        const nonce = randomBytes(16).toString('base64');
-        const html = renderPage(page, await readBranding(deps), { nonce, authUrl });
-        res.set('Content-Security-Policy', policy(nonce)).type('html').send(html);
-      } catch (e) {
-        next(e);
-      }
-    });
-    openapi.add('get', path, {
+    defineRoute(router, deps, openapi, {
+      method: 'get',
+      path,
       operationId: `page_${page.app}`,
       summary: `The ${page.title.toLowerCase()} page (HTML; branding applied)`,
-      tags: ['pages'],
-      auth: 'none',
       description:
         'Public shell: the browser app in it signs in through the jwt cookie (sending the user to the sign-in service when it answers 401) and reads everything through the API.',
-      responses: { 200: { description: 'text/html', contentType: 'text/html', schema: { type: 'string' } } },
+      tags: ['pages'],
+      auth: 'none',
+      before: [limiter],
+      rawResponse: { description: 'text/html', contentType: 'text/html' },
+      handler: async (ctx, _input, _req, res) => {
+        const nonce = randomBytes(16).toString('base64');
+        const html = renderPage(page, await readBranding(ctx), { nonce, authUrl });
+        res.set('Content-Security-Policy', policy(nonce)).type('html').send(html);
+      },
     });
   }
   router.use(

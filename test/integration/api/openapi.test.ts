@@ -6,7 +6,7 @@ import { productRegistry } from '../../../lib/catalog.js';
 import { operationsOf, pathOf, type Operation } from '../../../lib/resources/index.js';
 import { buildApiApp } from '../../../daemons/api/app.js';
 import { sqlBackends } from '../../helpers/databases.js';
-import { startTestApi, type TestApi } from '../../helpers/api.js';
+import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 
 const backends = await sqlBackends();
 
@@ -157,6 +157,127 @@ describe.each(backends.slice(0, 1))('OpenAPI document and viewer ($name)', (back
         expect(r.status, `${o.method} ${o.path}`).toBe(403);
         if (o.method !== 'head') expect(r.body.code, `${o.method} ${o.path}`).toBe('api-103');
       }
+    });
+  });
+
+  describe('request and response bodies', () => {
+    type Schema = { type?: string | string[]; additionalProperties?: unknown; items?: Schema; oneOf?: Schema[]; anyOf?: Schema[] };
+    type Op = {
+      method: string;
+      path: string;
+      auth: string;
+      daemon?: string;
+      body?: Schema;
+      contentType?: string;
+      responses: Record<string, { content?: Record<string, { schema?: object }> }>;
+    };
+    const all = (): Op[] =>
+      Object.entries(doc.paths).flatMap(([path, o]) =>
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an OpenAPI operation
+        Object.entries(o as Record<string, any>).map(([method, d]) => {
+          const content = d.requestBody?.content ?? {};
+          const contentType = Object.keys(content)[0];
+          return {
+            method,
+            path,
+            auth: d['x-svcmail-auth'],
+            daemon: d['x-svcmail-daemon'],
+            body: content[contentType]?.schema,
+            contentType,
+            responses: d.responses,
+          };
+        }),
+      );
+    /** The objects a JSON body may be: itself, its array items, each alternative. */
+    const objectsOf = (s: Schema): Schema[] => [
+      ...(s.type === 'object' ? [s] : []),
+      ...(s.items ? objectsOf(s.items) : []),
+      ...[...(s.oneOf ?? []), ...(s.anyOf ?? [])].flatMap(objectsOf),
+    ];
+
+    it('every JSON request body is closed: the document says an unknown field is refused', () => {
+      const json = all().filter((o) => o.body && o.contentType === 'application/json' && !o.daemon);
+      expect(json.length).toBeGreaterThan(60);
+      const open = json.flatMap((o) =>
+        objectsOf(o.body!)
+          .filter((s) => s.additionalProperties !== false)
+          .map(() => `${o.method} ${o.path}`),
+      );
+      expect([...new Set(open)]).toEqual([]);
+    });
+
+    it('every success answer says what it carries: a schema, another content type, or no body', () => {
+      const missing = all().flatMap((o) =>
+        Object.entries(o.responses)
+          .filter(([status]) => /^2\d\d$/.test(status) && status !== '204' && o.method !== 'head')
+          .filter(([, r]) => !r.content || Object.values(r.content).some((c) => !c.schema))
+          .map(([status]) => `${o.method} ${o.path} ${status}`),
+      );
+      expect(missing).toEqual([]);
+    });
+
+    /** The generic operations that act on one stored record: they check the body against the record, so they need one. */
+    const recordLevel = () =>
+      new Set(
+        productRegistry()
+          .all()
+          .flatMap((d) =>
+            (['update', 'updateProperty', 'delete'] as const)
+              .filter((op) => operationsOf(d).includes(op))
+              .map((op) => `${METHOD_OF[op][0]} ${pathOf(d)}${METHOD_OF[op][1]}`),
+          ),
+      );
+    const bulk = (o: Op) => /^(put|delete)$/.test(o.method) && o.body?.type === 'array';
+
+    it('every JSON body route refuses an unknown field and a body of the wrong shape with 400 api-106, before anything else', async () => {
+      const admin = await api.token({ uid: 'root-admin', roles: ['admin'], elevated: true });
+      const skip = recordLevel();
+      const json = all().filter(
+        (o) =>
+          o.body && o.contentType === 'application/json' && !o.daemon && o.auth !== 'ingest-secret' && !skip.has(`${o.method} ${o.path}`),
+      );
+      expect(json.length).toBeGreaterThan(40);
+      const wrong: string[] = [];
+      for (const o of json) {
+        const fill = o.path.replace(/\{\w+\}/g, 'x');
+        const array = o.body!.type === 'array';
+        const unknown = await api.call(o.method.toUpperCase(), fill, {
+          token: admin,
+          body: array ? [{ uid: 'x', version: 1, notAField: 1 }] : { notAField: 1 },
+        });
+        // A bulk route answers each item on its own (Spec: bulk operations): the item is refused, not the request.
+        const refused = bulk(o)
+          ? unknown.status === 200 && unknown.body.results?.[0]?.code === 'api-106'
+          : unknown.status === 400 && unknown.body.code === 'api-106';
+        if (!refused) wrong.push(`${o.method} ${o.path} {notAField}: ${unknown.status} ${JSON.stringify(unknown.body).slice(0, 120)}`);
+        const shape = await api.call(o.method.toUpperCase(), fill, { token: admin, body: array ? {} : [] });
+        if (shape.status !== 400 || shape.body.code !== 'api-106')
+          wrong.push(`${o.method} ${o.path} wrong shape: ${shape.status} ${shape.body?.code}`);
+      }
+      expect(wrong).toEqual([]);
+    });
+
+    it('the generic routes of one record refuse an unknown field the same way (a real label)', async () => {
+      const p = await seedUsers(api);
+      const label = await api.call('POST', '/api/mail/labels', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, name: 'l1' } });
+      expect(label.status).toBe(201);
+      const at = `/api/mail/labels/${label.body.uid}`;
+      const v = label.body.version;
+      for (const [method, path, body] of [
+        ['PUT', at, { name: 'l2', version: v, notAField: 1 }],
+        ['PUT', `${at}/name`, { value: 'l2', version: v, notAField: 1 }],
+        ['DELETE', at, { version: v, notAField: 1 }],
+        ['POST', '/api/mail/labels', { mailboxUid: p.aliceBox.uid, name: 'l3', notAField: 1 }],
+      ] as const) {
+        const r = await api.call(method, path, { token: p.alice, body });
+        expect(r.status, `${method} ${path}`).toBe(400);
+        expect(r.body, `${method} ${path}`).toMatchObject({
+          code: 'api-106',
+          details: expect.arrayContaining([expect.objectContaining({ path: expect.stringMatching(/notAField|\(body\)|^$/) })]),
+        });
+      }
+      // and nothing changed
+      expect((await api.call('GET', at, { token: p.alice })).body).toMatchObject({ name: 'l1', version: v });
     });
   });
 

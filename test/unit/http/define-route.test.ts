@@ -73,6 +73,19 @@ beforeAll(async () => {
   });
   defineRoute(router, deps, openapi, {
     method: 'delete',
+    path: '/things/:id',
+    operationId: 'things_delete',
+    summary: 'Delete a thing (the version may come in a body)',
+    tags: ['things'],
+    auth: 'signed-in',
+    body: z.strictObject({ version: z.number().int() }),
+    bodyOptional: true,
+    headers: [{ name: 'X-Reason', description: 'why, for the audit log' }],
+    response: z.object({ version: z.number().nullable() }),
+    handler: async (_ctx, { body }) => ({ version: body?.version ?? null }),
+  });
+  defineRoute(router, deps, openapi, {
+    method: 'delete',
     path: '/admin/things/:id',
     operationId: 'things_purge',
     summary: 'Purge a thing',
@@ -128,6 +141,24 @@ describe('defineRoute', () => {
     expect(misspelt).toMatchObject({ status: 400, body: { code: 'api-106', details: [{ path: '(query)' }] } });
     expect(misspelt.body.message).toContain('dryrun');
     expect(await call('GET', '/things/t1?x=1', null)).toMatchObject({ status: 400, body: { code: 'api-106' } });
+  });
+
+  it('an optional body may be left out, but one that is sent is checked', async () => {
+    expect(await call('DELETE', '/things/t1', 'user')).toEqual({ status: 200, body: { version: null } });
+    expect(await call('DELETE', '/things/t1', 'user', { version: 4 })).toEqual({ status: 200, body: { version: 4 } });
+    expect(await call('DELETE', '/things/t1', 'user', { version: 4, why: 'x' })).toMatchObject({ status: 400, body: { code: 'api-106' } });
+    const op = (
+      openapi.document({ title: 't', version: '0' }) as {
+        paths: Record<string, Record<string, { requestBody: { required: boolean }; parameters: object[] }>>;
+      }
+    ).paths['/things/{id}'].delete;
+    expect(op.requestBody.required).toBe(false);
+    expect(op.parameters).toContainEqual({
+      name: 'X-Reason',
+      description: 'why, for the audit log',
+      in: 'header',
+      schema: { type: 'string' },
+    });
   });
 
   it('checks access before reading input: 401 api-100, 403 api-103, 403 api-104', async () => {
