@@ -136,7 +136,7 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   const service = new ResourceService(registry);
   const plugins = new PluginHost(deps, service, opts.plugins ?? productPlugins());
   const routers: Router[] = [
-    serverInfoRouter(deps.config, openapi),
+    serverInfoRouter(deps, openapi),
     // Feature routers go before the generic routes: /occurrences, /export, /import, /matter-search are not ids.
     pimRouter(service, deps, openapi),
     messageRouter(service, deps, openapi),

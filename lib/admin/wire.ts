@@ -1,10 +1,8 @@
+import { isoDate } from '../http/index.js';
 import { z } from 'zod';
 import { SETUP_STEPS } from './setup-state.js';
 
 // The administration answers as they go on the wire: the routes' response schemas.
-
-/** A date on the wire: ISO 8601 text (a Date is sent so by JSON.stringify). */
-export const isoDate: z.ZodType<string, string | Date> = z.iso.datetime();
 
 export const setupView = z
   .object({

@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 // What every escrow route documents alike. Each needs a trusted role with fresh elevation (Spec:
 // Authentication — escrow is sensitive administration), and a record bound to a scope the caller
 // does not hold answers 404 like a missing one (access.ts).
@@ -11,6 +9,3 @@ const COMMON_ERRORS: Record<number, string> = {
 
 /** The documented error answers of an escrow route: the common ones, with the route's own on top. */
 export const escrowErrors = (own: Record<number, string> = {}): Record<number, string> => ({ ...COMMON_ERRORS, ...own });
-
-/** A date on the wire: ISO 8601 text (a Date is sent so by JSON.stringify). */
-export const isoDate: z.ZodType<string, string | Date> = z.iso.datetime();

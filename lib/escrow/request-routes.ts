@@ -1,10 +1,10 @@
 import type { Router } from 'express';
 import { z } from 'zod';
-import { defineRoute, type OpenApiRegistry } from '../http/index.js';
+import { isoDate, defineRoute, type OpenApiRegistry } from '../http/index.js';
 import { messageFields } from '../mail/index.js';
 import { schemasOf } from '../resources/index.js';
 import type { Deps } from '../context/index.js';
-import { escrowErrors, isoDate } from './http.js';
+import { escrowErrors } from './http.js';
 import { STATES } from './models.js';
 import { approveRequest, closeMatter, matterSearchQuery, releaseMaterial, searchMatter, withdrawRequest } from './request-actions.js';
 import { mattersResource } from './resources.js';

@@ -1,9 +1,9 @@
 import type { Router } from 'express';
 import { z } from 'zod';
-import { defineRoute, type OpenApiRegistry } from '../http/index.js';
+import { isoDate, defineRoute, type OpenApiRegistry } from '../http/index.js';
 import type { Deps } from '../context/index.js';
 import { assignedMailboxes, assignMailbox, unassignMailbox } from './assignments.js';
-import { escrowErrors, isoDate } from './http.js';
+import { escrowErrors } from './http.js';
 import { STATES, scopeChangeFields } from './models.js';
 import { approveChange, changeInput, listChanges, proposeChange, withdrawChange } from './scope-changes.js';
 

@@ -1,12 +1,10 @@
 // The answers of the key routes as they go on the wire (dates are ISO text): the routes declare them,
 // and the OpenAPI document is generated from them.
+import { isoDate } from '../http/index.js';
 import { z } from 'zod';
 import { signingEnrollmentFields } from './enrollment.js';
 import { discoveredKeyFields } from './models.js';
 import { encryptionPolicyFields } from './policy.js';
-
-/** A date on the wire: ISO 8601 text (a Date is sent so by JSON.stringify). */
-const isoDate: z.ZodType<string, string | Date> = z.iso.datetime();
 
 const recordBase = {
   uid: z.string(),

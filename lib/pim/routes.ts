@@ -1,6 +1,6 @@
 import express, { type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { defineRoute, type OpenApiRegistry } from '../http/index.js';
+import { isoDate, defineRoute, type OpenApiRegistry } from '../http/index.js';
 import { mailPort, recordingOutbound } from '../ingest/index.js';
 import { schemasOf, type ResourceService } from '../resources/index.js';
 import { calendarEventsResource } from './resources.js';
@@ -16,8 +16,6 @@ const rangeQuery = mailboxQuery
   .extend({ from: when, to: when })
   .refine((q) => q.to > q.from && q.to.getTime() - q.from.getTime() <= 366 * 86_400_000, 'to must be after from, at most a year later');
 
-/** A date on the wire: ISO 8601 text (a Date is sent so by JSON.stringify). */
-const isoDate: z.ZodType<string, string | Date> = z.iso.datetime();
 const occurrence = z.object({
   eventUid: z.string(),
   summary: z.string(),

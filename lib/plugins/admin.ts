@@ -1,3 +1,4 @@
+import { isoDate } from '../http/index.js';
 import { z } from 'zod';
 import { schema } from '../config/index.js';
 import { notFound } from '../errors/index.js';
@@ -14,9 +15,6 @@ export const pluginName = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, 'a plugin n
 
 /** The body of a change: the state wanted. */
 export const pluginStateChange = z.strictObject({ enabled: z.boolean() });
-
-/** A date on the wire: ISO 8601 text (a Date is sent so by JSON.stringify). */
-const isoDate: z.ZodType<string, string | Date> = z.iso.datetime();
 
 /** One plugin as the administration shows it, on the wire. */
 export const pluginView = z.object({

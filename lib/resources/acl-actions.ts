@@ -1,6 +1,7 @@
 // Reading and changing a record's own ACL (/api/acls). The caller needs the share right on the
 // record, checked like any access to it — so for mailboxes and folders trusted roles never count.
 // Every change is audited. The routes in acl-routes.ts call these.
+import { isoDate } from '../http/index.js';
 import { z } from 'zod';
 import { AclEntryModel, RIGHTS, subjectSchema, type AclEntryRecord } from '../acl/index.js';
 import { writeAudit } from '../audit/index.js';
@@ -13,8 +14,6 @@ import type { ResourceRegistry } from './registry.js';
 
 const rights = z.array(z.enum(RIGHTS)).min(1).max(RIGHTS.length);
 const version = z.number().int().positive();
-/** A date as it goes on the wire (ISO text); the actions hand Dates, which JSON turns into that text. */
-const isoDate: z.ZodType<string, string | Date> = z.iso.datetime();
 
 /** POST /api/acls: one entry per subject and record. */
 export const aclGrantBody = z.strictObject({ resource: z.string().min(1), resourceUid: z.string().min(1), subject: subjectSchema, rights });

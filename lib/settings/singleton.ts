@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { requireTrusted } from '../auth/index.js';
 import { writeAudit } from '../audit/index.js';
 import { ApiError, isApiError, parseOrThrow } from '../errors/index.js';
-import { defineRoute, type AuthRequirement, type OpenApiRegistry } from '../http/index.js';
+import { isoDate, defineRoute, type AuthRequirement, type OpenApiRegistry } from '../http/index.js';
 import { type Ctx, type Deps } from '../context/index.js';
 import { defineModel, type ModelDef } from '../storage/index.js';
 
@@ -124,9 +124,6 @@ export function defineSingleton<S extends z.ZodRawShape>(decl: SingletonDecl<S>)
 }
 
 const AUTH_OF: Record<SingletonRead, AuthRequirement> = { none: 'none', 'signed-in': 'signed-in', trusted: 'trusted' };
-
-/** A date on the wire: ISO 8601 text (a Date is sent so by JSON.stringify). */
-const isoDate: z.ZodType<string, string | Date> = z.iso.datetime();
 
 /** GET and PUT /api/system/<name> for each singleton. */
 export function singletonRouter(list: readonly Singleton[], deps: Deps, openapi: OpenApiRegistry): Router {
