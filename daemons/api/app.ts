@@ -138,7 +138,7 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   const routers: Router[] = [
     serverInfoRouter(deps, openapi),
     // Feature routers go before the generic routes: /occurrences, /export, /import, /matter-search are not ids.
-    pimRouter(service, deps, openapi),
+    pimRouter(service, deps, openapi, ingestDeps.outbound),
     messageRouter(service, deps, openapi),
     sendRouter(service, deps, openapi, {
       limiter: limits.perUser('send', deps.config.get('mail:send:rate_limit:window_ms'), deps.config.get('mail:send:rate_limit:max')),

@@ -6,8 +6,9 @@ import type { Deps } from '../context/index.js';
 import { bareAddress, domainOf, headerValue, type HeaderBlock } from './headers.js';
 import { overrideKeys, type RoundReads } from './round-reads.js';
 import { AutoReplyModel, AutoReplySentModel, ControlMessageModel, CorrespondentModel, InvitationModel, type AutoReply } from './models.js';
-import { systemMessage, type OutboundHook } from './outbound.js';
-import { applyItip, calendarPartsOf, type InboundItip } from '../pim/invitations.js';
+import type { OutboundHook } from '../mail/index.js';
+import { systemMessage } from './outbound.js';
+import { applyItip, calendarPartsOf, type InboundItip } from '../pim/index.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 

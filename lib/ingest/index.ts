@@ -15,7 +15,7 @@ export { resolveRecipient, knownAddresses, expandRecipient, servedDomains, type 
 export { evaluateTransportRules, type TransportDecision } from './transport-rules.js';
 export { verifySender, type SenderVerification } from './verify.js';
 export { mailPort, filingAvailable, type MailPort, type FileRequest, type FiledCopy } from './mail-port.js';
-export { recordingOutbound, systemMessage, nonDeliveryReport, type OutboundHook, type OutboundMessage } from './outbound.js';
+export { recordingOutbound, systemMessage, nonDeliveryReport } from './outbound.js';
 export { deliverEntry, prepare, type WorkerDeps, type PrepareCache, type Prepared, type RoundWrites } from './deliver.js';
 export { isAutomated, senderListVerdict, controlKindOf, type ControlHooks, type ControlKind } from './delivery-rules.js';
 export { INGEST_RESOURCES, ingestQueueResource, quarantineResource, transportRulesResource, distributionListsResource } from './admin.js';

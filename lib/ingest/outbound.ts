@@ -1,30 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { isApiError } from '../errors/index.js';
 import type { Deps } from '../context/index.js';
+import type { OutboundHook } from '../mail/index.js';
 import type { MailPort } from './mail-port.js';
 import { OutboundHandoffModel } from './models.js';
 import { wakeWorkers } from './wake.js';
-
-export type OutboundKind = 'ndr' | 'list-relay' | 'auto-reply' | 'reject-notice' | 'forward' | 'acme-reply' | 'itip-reply' | 'receipt';
-
-export interface OutboundMessage {
-  /** Idempotency: a second send with the same id is ignored. */
-  id?: string;
-  kind: OutboundKind;
-  envelopeFrom: string;
-  envelopeTo: string[];
-  raw: Buffer;
-}
-
-/**
- * Where the inbound path hands mail going out (non-delivery reports, list relays, out-of-office
- * replies, reject notices). Each message is recorded as an outbound hand-off record (raw stored once)
- * and the send job relays it (lib/send): the inbound path never waits on the transport, and a message
- * recorded before a crash is still relayed after it.
- */
-export interface OutboundHook {
-  send(msg: OutboundMessage): Promise<void>;
-}
 
 export function recordingOutbound(deps: Pick<Deps, 'store' | 'config'>, port: MailPort): OutboundHook {
   return {

@@ -51,6 +51,7 @@ export {
 export { ReadReceiptModel, RECEIPT_STATES, noteReceiptOwed, receiptUid, type ReadReceipt } from './receipts.js';
 export { searchMessages, searchDocument, searchQuery, type SearchQuery } from './search.js';
 export { searchRouter } from './search-routes.js';
+export type { OutboundHook, OutboundKind, OutboundMessage } from './outbound-port.js';
 export { directory, directoryRouter, type DirectoryEntry } from './directory.js';
 export { composeRouter } from './compose-routes.js';
 export { buildDraft, draftBody, parseEncryptedDraft, fileDraft, mailboxFor, type DraftBody, type ComposeDecls } from './compose.js';

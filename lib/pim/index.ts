@@ -12,4 +12,4 @@ export { pimRouter } from './routes.js';
 export { eventsToIcs, icsToEvents, occurrences, type EventData } from './ics.js';
 export { contactsToVcf, vcfToContacts, type ContactData } from './vcard.js';
 export * from './models.js';
-export { eventRecordOf } from './invitations.js';
+export { applyItip, calendarPartsOf, eventRecordOf, type InboundItip } from './invitations.js';

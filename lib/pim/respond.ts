@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import MimeNode from 'nodemailer/lib/mime-node/index.js';
 import { z } from 'zod';
 import { ApiError } from '../errors/index.js';
-import type { OutboundHook } from '../ingest/index.js';
+import type { OutboundHook } from '../mail/index.js';
 import { MailboxModel, type Mailbox } from '../mail/index.js';
 import { type ResourceService } from '../resources/index.js';
 import { type Ctx } from '../context/index.js';

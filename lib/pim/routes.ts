@@ -1,7 +1,7 @@
 import express, { type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { isoDate, defineRoute, type OpenApiRegistry } from '../http/index.js';
-import { mailPort, recordingOutbound } from '../ingest/index.js';
+import type { OutboundHook } from '../mail/index.js';
 import { schemasOf, type ResourceService } from '../resources/index.js';
 import { calendarEventsResource } from './resources.js';
 import { type Deps } from '../context/index.js';
@@ -43,14 +43,15 @@ interface PimRoutes {
   service: ResourceService;
   pim: ReturnType<typeof pimExchange>;
   text: RequestHandler;
+  /** Where iTIP replies go out (the api daemon hands the ingest folder's recording hook). */
+  outbound: OutboundHook;
 }
 
 const events = ['mail/calendar-events'];
 const contacts = ['mail/contacts'];
 
 /** The mailbox calendar: occurrences, ICS export and import, answers to invitations. */
-function calendarRoutes({ router, deps, openapi, service, pim, text }: PimRoutes): void {
-  const outbound = recordingOutbound(deps, mailPort(deps));
+function calendarRoutes({ router, deps, openapi, service, pim, text, outbound }: PimRoutes): void {
   defineRoute(router, deps, openapi, {
     method: 'get',
     path: '/api/mail/calendar-events/occurrences',
@@ -153,9 +154,9 @@ function feedRoute({ router, deps, openapi }: PimRoutes): void {
  * Calendar and contact exchange formats: ICS export/import and occurrence expansion, vCard
  * export/import, and the public feed of calendar share links. Mount before the generic routes.
  */
-export function pimRouter(service: ResourceService, deps: Deps, openapi: OpenApiRegistry): Router {
+export function pimRouter(service: ResourceService, deps: Deps, openapi: OpenApiRegistry, outbound: OutboundHook): Router {
   const text = express.text({ type: ['text/calendar', 'text/vcard', 'text/x-vcard', 'text/plain'], limit: TEXT_LIMIT });
-  const routes: PimRoutes = { router: express.Router(), deps, openapi, service, pim: pimExchange(service), text };
+  const routes: PimRoutes = { router: express.Router(), deps, openapi, service, pim: pimExchange(service), text, outbound };
   calendarRoutes(routes);
   contactRoutes(routes);
   feedRoute(routes);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config/index.js';
-import type { OutboundHook } from '../ingest/index.js';
+import type { OutboundHook } from '../mail/index.js';
 import type { ReplyMailer } from '../keys/index.js';
 import { hasDkimKey } from './dkim.js';
 
