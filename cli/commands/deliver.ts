@@ -34,22 +34,38 @@ export interface DeliverReport {
   error: { code?: string; message?: string } | null;
 }
 
-function reportOf(out: DeliverOutcome, queueId: string | undefined): DeliverReport {
-  const sp = out.message.indexOf(' ');
-  const status = sp < 0 ? out.message : out.message.slice(0, sp);
+/** The outcome the exit code stands for: delivered (0), deferred (75) or bounced (any other). */
+const outcomeOf = (exitCode: number): DeliverReport['outcome'] =>
+  exitCode === EXIT.ok ? 'delivered' : exitCode === EXIT.tempfail ? 'deferred' : 'bounced';
+
+/** What the service answered: the transaction, queued count and per-recipient results when it accepted (202), else its error body. */
+function answerOf(out: DeliverOutcome): Pick<DeliverReport, 'transactionId' | 'queued' | 'recipients' | 'httpStatus' | 'error'> {
   const body = out.answer?.body ?? null;
   const accepted = out.answer?.status === 202;
   return {
-    outcome: out.exitCode === EXIT.ok ? 'delivered' : out.exitCode === EXIT.tempfail ? 'deferred' : 'bounced',
-    exitCode: out.exitCode,
-    status,
-    text: sp < 0 ? '' : out.message.slice(sp + 1),
-    queueId: queueId ?? null,
     transactionId: typeof body?.transactionId === 'string' ? body.transactionId : null,
     queued: accepted && typeof body?.queued === 'number' ? body.queued : null,
     recipients: accepted && Array.isArray(body?.results) ? (body.results as DeliverReport['recipients']) : [],
     httpStatus: out.answer?.status ?? null,
     error: !accepted && body ? { code: body.code as string | undefined, message: body.message as string | undefined } : null,
+  };
+}
+
+/** The --json report of a hand-off: its outcome, the status code and text of its message, and the service's answer. */
+function reportOf(out: DeliverOutcome, queueId: string | undefined): DeliverReport {
+  const sp = out.message.indexOf(' ');
+  const { transactionId, queued, recipients, httpStatus, error } = answerOf(out);
+  return {
+    outcome: outcomeOf(out.exitCode),
+    exitCode: out.exitCode,
+    status: sp < 0 ? out.message : out.message.slice(0, sp),
+    text: sp < 0 ? '' : out.message.slice(sp + 1),
+    queueId: queueId ?? null,
+    transactionId,
+    queued,
+    recipients,
+    httpStatus,
+    error,
   };
 }
 

@@ -1,7 +1,7 @@
 // The interactive face of `svcmail setup`: asks what the flags did not say, then runs the same
 // lib/setup code the --non-interactive path runs, showing each step as it happens.
 import { useRef, useState } from 'react';
-import { Box, Text, render, useApp, useInput } from 'ink';
+import { Box, Text, render, useApp, useInput, type Key } from 'ink';
 import { readConfigFile, type SetupInput, type SetupResult } from '../../lib/setup/index.js';
 import { renderSetup, setupOrFail } from '../setup-flow.js';
 import { EXIT } from '../output.js';
@@ -95,10 +95,10 @@ function hostOf(url?: string): string {
   }
 }
 
-function Wizard({ input, done }: { input: SetupInput; done: (code: number, text: string) => void }) {
-  const { exit } = useApp();
+/** The answers the flags and the existing configuration file already give; the wizard asks only for the rest. */
+function knownAnswers(input: SetupInput): Answers {
   const stored = readConfigFile(input.configFile);
-  const known: Answers = {
+  return {
     domain: input.domains[0],
     host: input.host ?? (stored.get('mail:host') as string | undefined),
     baseUrl: input.baseUrl ?? (stored.get('mail:base_url') as string | undefined),
@@ -109,6 +109,41 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
     authSecret: input.authSecret ?? (stored.has('auth:secret') ? '(stored)' : undefined),
     datastoreUrl: input.datastoreUrl ?? (stored.has('mail:host') ? '' : undefined),
   };
+}
+
+/** The setup input from the flags and the answers (an empty answer: the setting's default; "(stored)": keep the stored secret). */
+function setupInputOf(input: SetupInput, a: Answers): SetupInput {
+  return {
+    ...input,
+    domains: [...new Set([a.domain!, ...input.domains])],
+    host: a.host,
+    authUrl: a.authUrl,
+    baseUrl: a.baseUrl || undefined,
+    authAudience: a.authAudience || undefined,
+    authIssuer: a.authIssuer || undefined,
+    redisUrl: a.redisUrl || undefined,
+    authSecret: a.authSecret === '(stored)' ? undefined : a.authSecret,
+    datastoreUrl: a.datastoreUrl || undefined,
+  };
+}
+
+type KeyCommand = 'submit' | 'erase' | 'clear' | 'cancel' | 'keep' | 'ignore' | 'type';
+
+/** What a key press asks for: an editing command, nothing, or 'type' for text to take character by character. */
+function commandOf(ch: string, key: Key): KeyCommand {
+  if (key.return) return 'submit';
+  if (key.backspace || key.delete) return 'erase';
+  if (key.ctrl && ch === 'u') return 'clear';
+  if (key.escape || (key.ctrl && ch === 'c')) return 'cancel';
+  if (key.rightArrow || key.tab || key.end) return 'keep';
+  if (!ch || key.ctrl || key.meta) return 'ignore';
+  return 'type';
+}
+
+/** Asks the questions the flags and the configuration file leave open, one at a time, then runs the setup showing its steps. */
+function Wizard({ input, done }: { input: SetupInput; done: (code: number, text: string) => void }) {
+  const { exit } = useApp();
+  const known = knownAnswers(input);
   const todo = QUESTIONS.filter((q) => known[q.key] === undefined);
   const [answers, setAnswers] = useState<Answers>(known);
   const [index, setIndex] = useState(0);
@@ -144,18 +179,7 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
     if (started) return;
     setStarted(true);
     setPhase('working');
-    const final: SetupInput = {
-      ...input,
-      domains: [...new Set([a.domain!, ...input.domains])],
-      host: a.host,
-      authUrl: a.authUrl,
-      baseUrl: a.baseUrl || undefined,
-      authAudience: a.authAudience || undefined,
-      authIssuer: a.authIssuer || undefined,
-      redisUrl: a.redisUrl || undefined,
-      authSecret: a.authSecret === '(stored)' ? undefined : a.authSecret,
-      datastoreUrl: a.datastoreUrl || undefined,
-    };
+    const final = setupInputOf(input, a);
     setupOrFail(final, (step, detail) => setLog((l) => [...l.slice(-12), `${step}: ${detail}`])).then(
       (r: SetupResult) => finish(0, renderSetup(r)),
       (e: Error) => finish(1, `svcmail: ${e.message}`),
@@ -186,15 +210,8 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
     return true;
   };
 
-  useInput((ch, key) => {
-    if (phase !== 'asking' || !todo[at.current]) return;
-    if (key.return) return void submit();
-    if (key.backspace || key.delete) return erase();
-    if (key.ctrl && ch === 'u') return setValue('');
-    if (key.escape || (key.ctrl && ch === 'c')) return finish(EXIT.cancelled, 'setup cancelled; nothing was written');
-    if (key.rightArrow || key.tab || key.end) return setValue(typed.current);
-    if (!ch || key.ctrl || key.meta) return;
-    // Keys can arrive several to a chunk (fast typing, paste, a terminal driver): take them one by one.
+  /** Keys can arrive several to a chunk (fast typing, paste, a terminal driver): takes them one by one. */
+  const typeChunk = (ch: string) => {
     for (const c of ch) {
       if (c === '\r' || c === '\n') {
         if (!submit() || phase !== 'asking') return;
@@ -203,6 +220,17 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
       else if (c === '\x7f' || c === '\b') erase();
       else if (c >= ' ') typeChar(c);
     }
+  };
+
+  useInput((ch, key) => {
+    if (phase !== 'asking' || !todo[at.current]) return;
+    const command = commandOf(ch, key);
+    if (command === 'submit') return void submit();
+    if (command === 'erase') return erase();
+    if (command === 'clear') return setValue('');
+    if (command === 'cancel') return finish(EXIT.cancelled, 'setup cancelled; nothing was written');
+    if (command === 'keep') return setValue(typed.current);
+    if (command === 'type') typeChunk(ch);
   });
 
   const q = todo[index];

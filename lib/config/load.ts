@@ -112,55 +112,73 @@ function readDevSecret(dataDir: string): string | null {
   }
 }
 
-export function loadConfig(opts: LoadOptions = {}): Config {
-  const env = opts.env ?? process.env;
-  const nodeEnv = env.NODE_ENV ?? 'production';
-  const file = opts.file ?? env.SVCMAIL_CONFIG;
+type Decl = (typeof schema)[SettingName];
+
+/** The settings gathered so far, each with where its value came from (for the validation message). */
+interface Layers {
+  values: Map<SettingName, unknown>;
+  origin: Map<SettingName, string>;
+  /** Lays the values of one source over the ones before it. */
+  put(src: Map<SettingName, unknown>, where: string): void;
+}
+
+/** The declared defaults, as the bottom layer. */
+function defaultLayers(): Layers {
   const values = new Map<SettingName, unknown>();
   const origin = new Map<SettingName, string>();
-  const put = (src: Map<SettingName, unknown>, where: string) => {
-    for (const [k, v] of src) {
-      values.set(k, v);
-      origin.set(k, where);
-    }
-  };
-
-  for (const [name, decl] of Object.entries(schema) as [SettingName, (typeof schema)[SettingName]][]) {
+  for (const [name, decl] of Object.entries(schema) as [SettingName, Decl][]) {
     if (decl.default !== undefined) values.set(name, structuredClone(decl.default));
   }
-  if (file) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(readFileSync(file, 'utf8'));
-    } catch (e) {
-      const reason = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (e as Error).message;
-      throw new ConfigError(`config file ${file}: ${reason}`);
-    }
-    if (!isPlainObject(parsed)) throw new ConfigError(`config file ${file}: must hold a JSON object`);
-    put(flatten(parsed, `config file ${file}`), `config file ${file}`);
+  return {
+    values,
+    origin,
+    put(src, where) {
+      for (const [k, v] of src) {
+        values.set(k, v);
+        origin.set(k, where);
+      }
+    },
+  };
+}
+
+/** The settings of a JSON config file (a missing or unreadable file is a start-up error). */
+function readConfigJson(file: string): Map<SettingName, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    const reason = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (e as Error).message;
+    throw new ConfigError(`config file ${file}: ${reason}`);
   }
-  if (opts.values) put(new Map(Object.entries(opts.values).filter(([, v]) => v !== undefined) as [SettingName, unknown][]), 'values');
+  if (!isPlainObject(parsed)) throw new ConfigError(`config file ${file}: must hold a JSON object`);
+  return flatten(parsed, `config file ${file}`);
+}
+
+/** Lays the SVCMAIL__a__b__c environment variables over the layers, each as its own source. */
+function putEnvironment(layers: Layers, env: NodeJS.ProcessEnv): void {
   for (const [key, raw] of Object.entries(env)) {
     if (!key.startsWith('SVCMAIL__') || raw === undefined) continue;
     const name = key.slice('SVCMAIL__'.length).split('__').join(':');
     if (!(name in schema)) throw new ConfigError(`environment ${key}: unknown setting ${name}`);
-    put(new Map([[name as SettingName, parseText(name as SettingName, raw)]]), `environment ${key}`);
+    layers.put(new Map([[name as SettingName, parseText(name as SettingName, raw)]]), `environment ${key}`);
   }
-  for (const flag of opts.set ?? []) {
+}
+
+/** Lays the --set a:b:c=value flags over the layers, in order. */
+function putFlags(layers: Layers, flags: string[]): void {
+  for (const flag of flags) {
     const eq = flag.indexOf('=');
     if (eq < 1) throw new ConfigError(`--set ${flag}: expected a:b:c=value`);
     const name = flag.slice(0, eq);
     if (!(name in schema)) throw new ConfigError(`--set ${flag}: unknown setting ${name}`);
-    put(new Map([[name as SettingName, parseText(name as SettingName, flag.slice(eq + 1))]]), `--set ${name}`);
+    layers.put(new Map([[name as SettingName, parseText(name as SettingName, flag.slice(eq + 1))]]), `--set ${name}`);
   }
+}
 
-  const isDev = DEV_ENVS.has(nodeEnv);
-  // Not under NODE_ENV=test: a developer's ./data must not leak into the suite's configurations.
-  if ((nodeEnv === 'development' || nodeEnv === 'dev') && values.get('auth:secret') === undefined) {
-    const dev = readDevSecret(String(values.get('data_dir')));
-    if (dev) put(new Map([['auth:secret', dev]]), `development secret ${devSecretFile(String(values.get('data_dir')))}`);
-  }
-  for (const [name, decl] of Object.entries(schema) as [SettingName, (typeof schema)[SettingName]][]) {
+/** Checks every setting against its schema (and that those required in production are set), keeping the parsed values. */
+function validate(layers: Layers, isDev: boolean): void {
+  const { values, origin } = layers;
+  for (const [name, decl] of Object.entries(schema) as [SettingName, Decl][]) {
     const v = values.get(name);
     if (v === undefined) {
       if ('requiredInProduction' in decl && decl.requiredInProduction && !isDev) {
@@ -172,5 +190,26 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     if (!res.success) throw new ConfigError(`${name}: ${describeIssue(res.error)} (from ${origin.get(name) ?? 'default'})`);
     values.set(name, res.data);
   }
+}
+
+/** Loads the configuration: defaults, then the file, programmatic values, the environment and --set flags, each over the one before; then validates it. */
+export function loadConfig(opts: LoadOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const nodeEnv = env.NODE_ENV ?? 'production';
+  const file = opts.file ?? env.SVCMAIL_CONFIG;
+  const layers = defaultLayers();
+  const { values } = layers;
+  if (file) layers.put(readConfigJson(file), `config file ${file}`);
+  if (opts.values)
+    layers.put(new Map(Object.entries(opts.values).filter(([, v]) => v !== undefined) as [SettingName, unknown][]), 'values');
+  putEnvironment(layers, env);
+  putFlags(layers, opts.set ?? []);
+
+  // Not under NODE_ENV=test: a developer's ./data must not leak into the suite's configurations.
+  if ((nodeEnv === 'development' || nodeEnv === 'dev') && values.get('auth:secret') === undefined) {
+    const dev = readDevSecret(String(values.get('data_dir')));
+    if (dev) layers.put(new Map([['auth:secret', dev]]), `development secret ${devSecretFile(String(values.get('data_dir')))}`);
+  }
+  validate(layers, DEV_ENVS.has(nodeEnv));
   return new Config(values, nodeEnv, file);
 }

@@ -1,7 +1,7 @@
 import { isApiError } from '../errors/index.js';
 import { exceedsQuota, MailboxModel, type Mailbox } from '../mail/index.js';
 import { scanMessage, type Scanners, type ScanVerdict } from '../scan/index.js';
-import type { Patch } from '../storage/index.js';
+import type { Patch, Row } from '../storage/index.js';
 import type { IngestDeps } from './accept.js';
 import {
   classifyFocused,
@@ -17,7 +17,7 @@ import {
   type ControlHooks,
 } from './delivery-rules.js';
 import { crashPoint } from '../crash-points/index.js';
-import type { FiledCopy } from './mail-port.js';
+import type { FiledCopy, MailPort } from './mail-port.js';
 import type { PreparedMail } from './prepare.js';
 import type { RoundReads } from './round-reads.js';
 import { rewriteFrom } from './from-rewrite.js';
@@ -115,69 +115,66 @@ const verdictOf = (v: ScanVerdict, extra?: string): Record<string, unknown> => (
   ...(extra ? { reason: extra } : {}),
 });
 
-/**
- * Spec: Inbound message state table and per-mailbox delivery rules, in order. Returns the patch
- * that finishes the entry. Filing is idempotent per entry uid, so a re-run after a crash files once.
- */
-export async function deliverEntry(
-  deps: WorkerDeps,
-  entry: IngestEntry & { uid: string },
-  cache: PrepareCache,
-  round?: RoundWrites,
-  reads?: RoundReads,
-): Promise<Patch<IngestEntry>> {
-  const prep = await prepare(deps, entry, cache);
-  const { headers, verdict } = prep;
-  const { parsed } = prep.mail;
-  if (entry.transportQuarantine) return quarantine(deps, entry, prep, 'transport-rule', null);
-  if (verdict.quarantine) return quarantine(deps, entry, prep, verdict.virus ? 'virus' : 'virus-scan-failed', verdict.virus);
+/** One entry on its way to its mailbox: what the delivery rules read as they run in order. */
+interface Delivery {
+  deps: WorkerDeps;
+  entry: IngestEntry & { uid: string };
+  prep: Prepared;
+  box: Row<Mailbox>;
+  auth: SenderVerification;
+  /** The From address, else the envelope sender. */
+  sender: string;
+  junk: boolean;
+  round?: RoundWrites;
+  reads?: RoundReads;
+}
 
-  const box = reads ? reads.mailbox(entry.mailboxUid) : await deps.store.repo<Mailbox>(MailboxModel).get(entry.mailboxUid);
-  if (!box) return { state: 'discarded', lastError: 'the mailbox no longer exists', finishedAt: new Date() };
-  const auth = verifySender(deps.config, headers);
-  const sender = senderOf(headers, entry.envelopeFrom);
-  // 1. blocked and safe senders: deliver versus junk only.
-  const junk = senderListVerdict(box, sender, auth.verified, verdict.spam !== 'clean');
-  // 2. control messages are consumed, not filed.
-  if (!junk) {
-    // The served domains decide only whether a verified disposition report is a read receipt for us: read them then only.
-    const control = controlKindOf(
-      headers,
-      auth.verified,
-      auth.verified && isDispositionReport(headers) ? new Set((await servedDomains(deps)).keys()) : new Set(),
-    );
-    if (
-      control &&
-      (await consumeControl(deps, deps.control, entry.uid, { ...control, mailboxUid: entry.mailboxUid, sender, rawRef: entry.rawRef }))
-    ) {
-      return { state: 'consumed', verdict: verdictOf(verdict, control.kind), finishedAt: new Date() };
-    }
+type RuleOutcome = Awaited<ReturnType<MailPort['applyRules']>>;
+
+/** Delivery rule 2: consumes a control message (recall, read receipt for us, ACME challenge); the finishing patch when it was one. */
+async function consumeIfControl(d: Delivery): Promise<Patch<IngestEntry> | null> {
+  const { deps, entry, prep, auth } = d;
+  // The served domains decide only whether a verified disposition report is a read receipt for us: read them then only.
+  const control = controlKindOf(
+    prep.headers,
+    auth.verified,
+    auth.verified && isDispositionReport(prep.headers) ? new Set((await servedDomains(deps)).keys()) : new Set(),
+  );
+  if (
+    control &&
+    (await consumeControl(deps, deps.control, entry.uid, {
+      ...control,
+      mailboxUid: entry.mailboxUid,
+      sender: d.sender,
+      rawRef: entry.rawRef,
+    }))
+  ) {
+    return { state: 'consumed', verdict: verdictOf(prep.verdict, control.kind), finishedAt: new Date() };
   }
-  // 3. filter rules on mail that is not junk (size conditions see the raw message size).
-  const rules = junk ? {} : await deps.port.applyRules(entry.mailboxUid, parsed, entry.size, reads?.filterRules(entry.mailboxUid));
-  if (rules.forwardTo?.length) {
-    // Filter-rule forward: handed to the outbound path once per entry (the id is derived from it).
-    // Spec: Trusting sender verification — an unverified sender's forwarding copy gets a rewritten From.
-    const raw = auth.verified ? prep.raw : rewriteFrom(prep.raw, { via: box.address, address: `no-reply@${domainOf(box.address)}` });
-    await deps.outbound.send({
-      id: `fwd-${entry.uid.slice(0, 56)}`,
-      kind: 'forward',
-      envelopeFrom: box.address,
-      envelopeTo: rules.forwardTo,
-      raw,
-    });
-  }
-  if (rules.discard) return { state: 'discarded', verdict: verdictOf(verdict, 'filter rule'), finishedAt: new Date() };
-  const copies = rules.copyTo ?? [];
-  // 4. quota: every copy a rule files counts (the mailbox as read above, a moment ago).
-  const size = entry.size * (1 + copies.length);
-  if (reads ? !reads.reserve(entry.mailboxUid, size) : exceedsQuota(box, size)) return quarantine(deps, entry, prep, 'over-quota', null);
-  // 5. filing; mail arriving in the Inbox is classified Focused or Other.
-  const automated = isAutomated(headers, entry.envelopeFrom);
+  return null;
+}
+
+/** Filter-rule forward: hands the message to the outbound path once per entry (the id is derived from it). */
+async function forwardCopy(d: Delivery, forwardTo: string[]): Promise<void> {
+  const { box, prep, entry } = d;
+  // Spec: Trusting sender verification — an unverified sender's forwarding copy gets a rewritten From.
+  const raw = d.auth.verified ? prep.raw : rewriteFrom(prep.raw, { via: box.address, address: `no-reply@${domainOf(box.address)}` });
+  await d.deps.outbound.send({
+    id: `fwd-${entry.uid.slice(0, 56)}`,
+    kind: 'forward',
+    envelopeFrom: box.address,
+    envelopeTo: forwardTo,
+    raw,
+  });
+}
+
+/** Delivery rule 5: files the message (Inbox mail classified Focused or Other) and one more record per filter-rule copy. */
+async function fileCopies(d: Delivery, rules: RuleOutcome, copies: string[], automated: boolean): Promise<FiledCopy[]> {
+  const { deps, entry, prep, junk, round, reads } = d;
   const folderRole = junk ? 'junk' : 'inbox';
   const focused =
-    folderRole === 'inbox' && !rules.folderUid ? await classifyFocused(deps, entry.mailboxUid, sender, automated, reads) : undefined;
-  const receiptTo = junk ? null : receiptAddress(headers, auth);
+    folderRole === 'inbox' && !rules.folderUid ? await classifyFocused(deps, entry.mailboxUid, d.sender, automated, reads) : undefined;
+  const receiptTo = junk ? null : receiptAddress(prep.headers, d.auth);
   const deferText = round ? (uid: string, doc: string) => round.text(uid, doc) : undefined;
   const common = {
     mailboxUid: entry.mailboxUid,
@@ -194,58 +191,111 @@ export async function deliverEntry(
   const filed = await deps.port.file({ ...common, folderUid: junk ? undefined : rules.folderUid, focused, idempotencyKey: entry.uid });
   crashPoint('ingest.between-copies');
   // Filter-rule copy: one more message record per folder, sharing the raw blob (each holds a reference).
-  const copied: FiledCopy[] = [];
+  const all: FiledCopy[] = [filed];
   for (const folderUid of copies)
-    copied.push(await deps.port.file({ ...common, folderUid, idempotencyKey: `${entry.uid}:copy:${folderUid}` }));
+    all.push(await deps.port.file({ ...common, folderUid, idempotencyKey: `${entry.uid}:copy:${folderUid}` }));
   crashPoint('ingest.after-file');
-  // 6. out-of-office, invitations and known correspondents for delivered non-junk mail.
-  if (!junk) {
-    await maybeAutoReply(
-      deps,
-      deps.outbound,
-      { mailboxUid: entry.mailboxUid, mailboxAddress: box.address, sender, automated, subject: headerValue(headers, 'subject') },
-      reads,
-    );
-    await processInvitations(
-      deps,
-      entry.uid,
-      {
-        mailboxUid: entry.mailboxUid,
-        addresses: [box.address, ...box.aliases, entry.recipient],
-        from: auth.fromAddress,
-        verified: auth.verified,
-      },
-      filed.messageUid,
-      parsed,
-    );
-    if (!automated && sender) {
-      if (round) round.correspondent(entry.mailboxUid, sender);
-      else await recordCorrespondent(deps, entry.mailboxUid, sender);
-    }
+  return all;
+}
+
+/** Delivery rule 6: out-of-office, invitations and known correspondents for delivered non-junk mail. */
+async function afterDelivery(d: Delivery, automated: boolean, filed: FiledCopy): Promise<void> {
+  const { deps, entry, box, sender, round, reads } = d;
+  await maybeAutoReply(
+    deps,
+    deps.outbound,
+    { mailboxUid: entry.mailboxUid, mailboxAddress: box.address, sender, automated, subject: headerValue(d.prep.headers, 'subject') },
+    reads,
+  );
+  await processInvitations(
+    deps,
+    entry.uid,
+    {
+      mailboxUid: entry.mailboxUid,
+      addresses: [box.address, ...box.aliases, entry.recipient],
+      from: d.auth.fromAddress,
+      verified: d.auth.verified,
+    },
+    filed.messageUid,
+    d.prep.mail.parsed,
+  );
+  if (!automated && sender) {
+    if (round) round.correspondent(entry.mailboxUid, sender);
+    else await recordCorrespondent(deps, entry.mailboxUid, sender);
   }
-  // 7. the mail event stream.
-  crashPoint('ingest.before-event');
+}
+
+/** Delivery rule 7: appends each filed copy (the first is the delivery, the rest filter-rule copies) to the mail event stream. */
+function publishDelivered(d: Delivery, copies: FiledCopy[]): void {
+  const { deps, entry, junk } = d;
+  const [filed] = copies;
   const delivered = () => {
-    for (const copy of [filed, ...copied]) {
+    for (const copy of copies) {
       deps.events.emitMail('message.delivered', {
         mailboxUid: entry.mailboxUid,
         messageUid: copy.messageUid,
         folderUid: copy.folderUid ?? null,
-        folderRole,
+        folderRole: junk ? 'junk' : 'inbox',
         junk,
         entryUid: entry.uid,
-        from: sender,
-        subject: headerValue(headers, 'subject'),
+        from: d.sender,
+        subject: headerValue(d.prep.headers, 'subject'),
         ...(copy === filed ? {} : { copy: true }),
       });
     }
   };
-  if (round) round.publish(delivered);
+  if (d.round) d.round.publish(delivered);
   else delivered();
+}
+
+/**
+ * Spec: Inbound message state table and per-mailbox delivery rules, in order. Returns the patch
+ * that finishes the entry. Filing is idempotent per entry uid, so a re-run after a crash files once.
+ */
+export async function deliverEntry(
+  deps: WorkerDeps,
+  entry: IngestEntry & { uid: string },
+  cache: PrepareCache,
+  round?: RoundWrites,
+  reads?: RoundReads,
+): Promise<Patch<IngestEntry>> {
+  const prep = await prepare(deps, entry, cache);
+  const { headers, verdict } = prep;
+  if (entry.transportQuarantine) return quarantine(deps, entry, prep, 'transport-rule', null);
+  if (verdict.quarantine) return quarantine(deps, entry, prep, verdict.virus ? 'virus' : 'virus-scan-failed', verdict.virus);
+
+  const box = reads ? reads.mailbox(entry.mailboxUid) : await deps.store.repo<Mailbox>(MailboxModel).get(entry.mailboxUid);
+  if (!box) return { state: 'discarded', lastError: 'the mailbox no longer exists', finishedAt: new Date() };
+  const auth = verifySender(deps.config, headers);
+  const sender = senderOf(headers, entry.envelopeFrom);
+  // 1. blocked and safe senders: deliver versus junk only.
+  const junk = senderListVerdict(box, sender, auth.verified, verdict.spam !== 'clean');
+  const d: Delivery = { deps, entry, prep, box, auth, sender, junk, round, reads };
+  // 2. control messages are consumed, not filed.
+  const consumed = junk ? null : await consumeIfControl(d);
+  if (consumed) return consumed;
+  // 3. filter rules on mail that is not junk (size conditions see the raw message size).
+  const rules = junk
+    ? {}
+    : await deps.port.applyRules(entry.mailboxUid, prep.mail.parsed, entry.size, reads?.filterRules(entry.mailboxUid));
+  if (rules.forwardTo?.length) await forwardCopy(d, rules.forwardTo);
+  if (rules.discard) return { state: 'discarded', verdict: verdictOf(verdict, 'filter rule'), finishedAt: new Date() };
+  const copies = rules.copyTo ?? [];
+  // 4. quota: every copy a rule files counts (the mailbox as read above, a moment ago).
+  const size = entry.size * (1 + copies.length);
+  if (reads ? !reads.reserve(entry.mailboxUid, size) : exceedsQuota(box, size)) return quarantine(deps, entry, prep, 'over-quota', null);
+  // 5. filing.
+  const automated = isAutomated(headers, entry.envelopeFrom);
+  const filedCopies = await fileCopies(d, rules, copies, automated);
+  // 6. what follows delivery of non-junk mail.
+  if (!junk) await afterDelivery(d, automated, filedCopies[0]);
+  // 7. the mail event stream.
+  crashPoint('ingest.before-event');
+  publishDelivered(d, filedCopies);
   return {
     state: junk ? 'junk' : 'delivered',
-    folderRole,
-    messageUid: filed.messageUid,
+    folderRole: junk ? 'junk' : 'inbox',
+    messageUid: filedCopies[0].messageUid,
     verdict: verdictOf(verdict),
     finishedAt: new Date(),
   };

@@ -32,6 +32,9 @@ export function verdictClass(v: Record<string, unknown> | null | undefined): 'cl
 
 export const workerId = (): string => `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
+/** The mailboxes' settings a round reads once for all its entries. */
+type RoundReads = Awaited<ReturnType<typeof readRound>>;
+
 const inKeyOrder = <V>(m: Map<string, V>): V[] => [...m.keys()].sort().map((k) => m.get(k)!);
 
 async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -43,15 +46,64 @@ async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>)
   );
 }
 
-/**
- * The scan job (Spec: Inbound message; every 10 s and when woken). Claims queued entries with a
- * lease, so several workers are safe and a killed worker's entries come back when the lease ends;
- * a failure retries after retry_backoff_seconds × attempts, then the entry is failed.
- */
-export async function runScanRound(deps: WorkerDeps, owner: string): Promise<ScanRound> {
-  const repo = deps.store.repo<IngestEntry>(IngestEntryModel);
+/** What a round gathers while its entries are delivered, written once at its end (counters, correspondents, full-text documents) and its events. */
+interface RoundState {
+  // Counted where the job decides, once per entry, and written once per round (not per message).
+  counts: Map<string, { name: CounterName; labels: Record<string, string>; n: number }>;
+  correspondents: Map<string, { mailboxUid: string; address: string; n: number }>;
+  texts: Map<string, string>;
+  /** The RoundWrites the round's deliveries write into. */
+  writes: RoundWrites;
+  /** Adds one to a counter. */
+  count(name: CounterName, labels: Record<string, string>): void;
+  /** Sends the events of the copies filed so far. */
+  sendEvents(): void;
+}
+
+/** A round's empty collections of counters, correspondents, texts and events to publish. */
+function roundState(): RoundState {
+  const counts: RoundState['counts'] = new Map();
+  const correspondents: RoundState['correspondents'] = new Map();
+  const texts = new Map<string, string>();
+  // The round's copies are filed with asynchronous commits: their events go out only once a
+  // synchronous commit came after them (the round's closing one, or a failed entry's
+  // release), or, had that commit failed, once the attempt is over (the copies are committed and
+  // the next synchronous commit of any writer makes them durable).
+  const published: Array<() => void> = [];
+  return {
+    counts,
+    correspondents,
+    texts,
+    writes: {
+      publish(send) {
+        published.push(send);
+      },
+      correspondent(mailboxUid, address) {
+        const key = `${mailboxUid}\0${address}`;
+        const c = correspondents.get(key) ?? { mailboxUid, address, n: 0 };
+        c.n += 1;
+        correspondents.set(key, c);
+      },
+      text(messageUid, document) {
+        texts.set(messageUid, document);
+      },
+    },
+    count(name, labels) {
+      const key = `${name}|${JSON.stringify(labels)}`;
+      const c = counts.get(key) ?? { name, labels, n: 0 };
+      c.n += 1;
+      counts.set(key, c);
+    },
+    sendEvents() {
+      for (const send of published.splice(0)) send();
+    },
+  };
+}
+
+/** Claims the queued entries that are due, oldest first, with a lease for this owner. */
+function claimDue(deps: WorkerDeps, owner: string): Promise<Array<Row<IngestEntry>>> {
   const cfg = deps.config;
-  const entries = await repo.claim(
+  return deps.store.repo<IngestEntry>(IngestEntryModel).claim(
     { state: 'queued', nextAttemptAt: { $lte: new Date() } },
     {
       owner,
@@ -60,55 +112,23 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
       sort: [{ field: 'createdAt', dir: 'asc' }],
     },
   );
-  const round: ScanRound = { claimed: entries.length, finished: 0, retried: 0, failed: 0 };
-  const cache: PrepareCache = new Map();
-  // Counted where the job decides, once per entry, and written once per round (not per message).
-  const counts = new Map<string, { name: CounterName; labels: Record<string, string>; n: number }>();
-  const count = (name: CounterName, labels: Record<string, string>) => {
-    const key = `${name}|${JSON.stringify(labels)}`;
-    const c = counts.get(key) ?? { name, labels, n: 0 };
-    c.n += 1;
-    counts.set(key, c);
-  };
-  const correspondents = new Map<string, { mailboxUid: string; address: string; n: number }>();
-  const texts = new Map<string, string>();
-  // The round's copies are filed with asynchronous commits: their events go out only once a
-  // synchronous commit came after them (the round's closing one below, or a failed entry's
-  // release), or, had that commit failed, once the attempt is over (the copies are committed and
-  // the next synchronous commit of any writer makes them durable).
-  const published: Array<() => void> = [];
-  const sendEvents = () => {
-    for (const send of published.splice(0)) send();
-  };
-  const writes: RoundWrites = {
-    publish(send) {
-      published.push(send);
-    },
-    correspondent(mailboxUid, address) {
-      const key = `${mailboxUid}\0${address}`;
-      const c = correspondents.get(key) ?? { mailboxUid, address, n: 0 };
-      c.n += 1;
-      correspondents.set(key, c);
-    },
-    text(messageUid, document) {
-      texts.set(messageUid, document);
-    },
-  };
-  const done: Array<{ uid: string; patch: Patch<IngestEntry> }> = [];
-  // First every message of the round is loaded, parsed and scanned, `concurrency` at a time (the
-  // scanners' connections and the parses in memory are what that bounds); a failure stays in the
-  // round's cache and fails each of its entries below, once. Then every entry is delivered at
-  // once: their reads are the database's, and their filing transactions arrive side by side, so
-  // SQLite's group commit writes them in a few commits instead of one commit per copy.
+}
+
+/**
+ * Loads, parses and scans every message of the round, `concurrency` at a time (the scanners'
+ * connections and the parses in memory are what that bounds); a failure stays in the round's cache
+ * and fails each of its entries, once. Then reads the mailboxes' settings for every entry once for
+ * the round (lib/ingest/round-reads.ts); should that fail, each entry reads its own (and fails and
+ * is retried as it would have).
+ */
+async function prepareRound(deps: WorkerDeps, entries: Array<Row<IngestEntry>>, cache: PrepareCache): Promise<RoundReads | undefined> {
   const messages = [...new Map(entries.map((e) => [e.rawRef, e])).values()];
-  await pool(messages, cfg.get('mail:jobs:scan:concurrency'), (entry) =>
+  await pool(messages, deps.config.get('mail:jobs:scan:concurrency'), (entry) =>
     prepare(deps, entry, cache).then(
       () => undefined,
       () => undefined,
     ),
   );
-  // The mailboxes' settings for every entry, read once for the round (lib/ingest/round-reads.ts);
-  // should that fail, each entry reads its own (and fails and is retried as it would have).
   const senders = await Promise.all(
     entries.map((e) =>
       cache.get(e.rawRef)!.then(
@@ -117,60 +137,69 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
       ),
     ),
   );
-  const reads = await readRound(
+  return readRound(
     deps,
     entries.map((e, i) => ({ mailboxUid: e.mailboxUid, sender: senders[i] })),
   ).catch((e: unknown) => {
     deps.log.warn({ err: (e as Error).message }, "scan round: reading the mailboxes' settings failed; each entry reads its own");
     return undefined;
   });
-  await pool(entries, entries.length, async (entry: Row<IngestEntry>) => {
-    try {
-      done.push({ uid: entry.uid, patch: await deliverEntry(deps, entry, cache, writes, reads) });
-    } catch (e) {
-      const attempts = entry.attempts + 1;
-      const failed = attempts >= cfg.get('mail:ingest:max_attempts');
-      const message = (e as Error)?.message ?? String(e);
-      deps.log.warn(
-        { entry: entry.uid, attempts, err: message },
-        failed ? 'ingest entry failed for good' : 'ingest entry failed; retrying later',
-      );
-      await repo
-        .release(
-          entry.uid,
-          owner,
-          failed
-            ? { attempts, state: 'failed', lastError: message.slice(0, 2000), finishedAt: new Date() }
-            : {
-                attempts,
-                lastError: message.slice(0, 2000),
-                nextAttemptAt: new Date(Date.now() + cfg.get('mail:ingest:retry_backoff_seconds') * 1000 * attempts),
-              },
-        )
-        .catch(() => undefined);
-      if (failed) {
-        round.failed++;
-        count('svcmail_deliveries_total', { outcome: 'failed' });
-      } else round.retried++;
-    }
-  });
-  if (!done.length && !counts.size) {
-    sendEvents();
-    return round;
-  }
-  for (const { patch } of done) {
-    const verdict = verdictClass(patch.verdict);
-    if (verdict) count('svcmail_scan_verdicts_total', { verdict });
-    if (patch.state) count('svcmail_deliveries_total', { outcome: patch.state });
-  }
-  // The delivered entries are released, their copies' full-text documents written, their
-  // correspondents recorded and the round's counts raised in one commit (one commit per round
-  // instead of two per entry; the full-text index flushes once per round, not once per copy: on
-  // SQLite that flush is most of a filing commit's cost). Until then a filed copy is listed but
-  // not yet found by search. Shared rows are written in key order so that two workers' rounds
-  // never wait on each other in opposite orders (PostgreSQL).
-  // A crash (or a failed commit) before it leaves the entries claimed: when their lease ends they
-  // are delivered again, and filing, auto-replies and invitations recognise what was done.
+}
+
+/** Releases an entry whose delivery failed: queued again after retry_backoff_seconds × attempts, or failed once max_attempts is reached. */
+async function releaseFailed(
+  deps: WorkerDeps,
+  owner: string,
+  entry: Row<IngestEntry>,
+  e: unknown,
+  round: ScanRound,
+  state: RoundState,
+): Promise<void> {
+  const cfg = deps.config;
+  const attempts = entry.attempts + 1;
+  const failed = attempts >= cfg.get('mail:ingest:max_attempts');
+  const message = (e as Error)?.message ?? String(e);
+  deps.log.warn(
+    { entry: entry.uid, attempts, err: message },
+    failed ? 'ingest entry failed for good' : 'ingest entry failed; retrying later',
+  );
+  await deps.store
+    .repo<IngestEntry>(IngestEntryModel)
+    .release(
+      entry.uid,
+      owner,
+      failed
+        ? { attempts, state: 'failed', lastError: message.slice(0, 2000), finishedAt: new Date() }
+        : {
+            attempts,
+            lastError: message.slice(0, 2000),
+            nextAttemptAt: new Date(Date.now() + cfg.get('mail:ingest:retry_backoff_seconds') * 1000 * attempts),
+          },
+    )
+    .catch(() => undefined);
+  if (failed) {
+    round.failed++;
+    state.count('svcmail_deliveries_total', { outcome: 'failed' });
+  } else round.retried++;
+}
+
+/**
+ * Releases the delivered entries, writes their copies' full-text documents, records their
+ * correspondents and raises the round's counts in one commit (one commit per round instead of two
+ * per entry; the full-text index flushes once per round, not once per copy: on SQLite that flush is
+ * most of a filing commit's cost). Until then a filed copy is listed but not yet found by search.
+ * Shared rows are written in key order so that two workers' rounds never wait on each other in
+ * opposite orders (PostgreSQL). A crash (or a failed commit) before it leaves the entries claimed:
+ * when their lease ends they are delivered again, and filing, auto-replies and invitations
+ * recognise what was done. The round's events go out after it either way.
+ */
+async function commitRound(
+  deps: WorkerDeps,
+  owner: string,
+  done: Array<{ uid: string; patch: Patch<IngestEntry> }>,
+  round: ScanRound,
+  state: RoundState,
+): Promise<void> {
   try {
     await deps.store.transaction(async (tx) => {
       const txRepo = tx.repo<IngestEntry>(IngestEntryModel);
@@ -180,13 +209,13 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
           owner,
         )
       ).length;
-      await writeRoundTexts(tx, texts);
+      await writeRoundTexts(tx, state.texts);
       await recordCorrespondents(
         { store: tx },
-        inKeyOrder(correspondents).map((c) => ({ mailboxUid: c.mailboxUid, address: c.address, messages: c.n })),
+        inKeyOrder(state.correspondents).map((c) => ({ mailboxUid: c.mailboxUid, address: c.address, messages: c.n })),
       );
       // A crash before this commit loses the round's counts: metrics, not records.
-      for (const c of inKeyOrder(counts)) await countEvent({ store: tx, log: deps.log }, c.name, c.labels, c.n);
+      for (const c of inKeyOrder(state.counts)) await countEvent({ store: tx, log: deps.log }, c.name, c.labels, c.n);
     });
   } catch (e) {
     deps.log.error(
@@ -194,8 +223,42 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
       'scan round: delivered entries not released; they are delivered again when their lease ends',
     );
   } finally {
-    sendEvents();
+    state.sendEvents();
   }
+}
+
+/**
+ * The scan job (Spec: Inbound message; every 10 s and when woken). Claims queued entries with a
+ * lease, so several workers are safe and a killed worker's entries come back when the lease ends;
+ * a failure retries after retry_backoff_seconds × attempts, then the entry is failed.
+ */
+export async function runScanRound(deps: WorkerDeps, owner: string): Promise<ScanRound> {
+  const entries = await claimDue(deps, owner);
+  const round: ScanRound = { claimed: entries.length, finished: 0, retried: 0, failed: 0 };
+  const cache: PrepareCache = new Map();
+  const state = roundState();
+  const done: Array<{ uid: string; patch: Patch<IngestEntry> }> = [];
+  // First every message is prepared; then every entry is delivered at once: their reads are the
+  // database's, and their filing transactions arrive side by side, so SQLite's group commit
+  // writes them in a few commits instead of one commit per copy.
+  const reads = await prepareRound(deps, entries, cache);
+  await pool(entries, entries.length, async (entry: Row<IngestEntry>) => {
+    try {
+      done.push({ uid: entry.uid, patch: await deliverEntry(deps, entry, cache, state.writes, reads) });
+    } catch (e) {
+      await releaseFailed(deps, owner, entry, e, round, state);
+    }
+  });
+  if (!done.length && !state.counts.size) {
+    state.sendEvents();
+    return round;
+  }
+  for (const { patch } of done) {
+    const verdict = verdictClass(patch.verdict);
+    if (verdict) state.count('svcmail_scan_verdicts_total', { verdict });
+    if (patch.state) state.count('svcmail_deliveries_total', { outcome: patch.state });
+  }
+  await commitRound(deps, owner, done, round, state);
   return round;
 }
 

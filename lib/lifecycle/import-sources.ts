@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
-import { manifestSchema, type Manifest, type ManifestMessage } from './manifest.js';
+import { manifestSchema, type Manifest, type ManifestFolder, type ManifestMessage } from './manifest.js';
 import { splitMbox } from '../mail/index.js';
 import type { ImportRequest } from './models.js';
 
@@ -105,98 +105,116 @@ async function openZip(file: string): Promise<{ zip: yauzl.ZipFile; entries: yau
   return { zip, entries };
 }
 
-/** Each message of an upload: an mbox, one .eml, or a zip of .eml and .mbox files (with an export manifest, per folder). */
-export async function* importItems(
+const tooLarge = (limits: ImportLimits) => `larger than mail:mailbox_import:max_message_bytes (${limits.maxMessageBytes} bytes)`;
+
+/** An upload that is one .eml: one message, unless it is over the size limit. */
+async function* emlItems(file: string, limits: ImportLimits, onBytes: (n: number) => void): AsyncGenerator<SourceItem> {
+  const size = (await stat(file)).size;
+  onBytes(size);
+  yield size > limits.maxMessageBytes
+    ? { index: 0, entry: 'message 1', error: tooLarge(limits) }
+    : { index: 0, entry: 'message 1', raw: await readFile(file) };
+}
+
+/** An upload that is one mbox file: its messages as it streams in, counting the bytes read. */
+async function* mboxItems(file: string, limits: ImportLimits, onBytes: (n: number) => void): AsyncGenerator<SourceItem> {
+  const stream = createReadStream(file, { highWaterMark: 256 * 1024 });
+  const counted = (async function* () {
+    for await (const c of stream) {
+      onBytes((c as Buffer).length);
+      yield c as Buffer;
+    }
+  })();
+  try {
+    yield* fromMbox(counted, 'mbox', limits, 0);
+  } finally {
+    stream.destroy();
+  }
+}
+
+/** The zip's export manifest when it has one, parsed; a manifest that does not parse is the uploader's mistake. */
+async function readManifest(zip: yauzl.ZipFile, entries: yauzl.Entry[]): Promise<Manifest | null> {
+  const manifestEntry = entries.find((e) => e.fileName === 'manifest.json');
+  if (!manifestEntry) return null;
+  const text = (await readAll(await zip.openReadStreamPromise(manifestEntry), MANIFEST_MAX)).toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
+  const r = manifestSchema.safeParse(parsed);
+  if (!r.success)
+    throw new InputError(
+      'manifest.json is not an svcmail export manifest; upload again with useManifest=false to file every message into the chosen folder',
+    );
+  return r.data;
+}
+
+/** Counts unpacked bytes and stops the import once they pass max_unpacked_bytes (the zip-bomb guard). */
+function unpackGuard(limits: ImportLimits): (n: number) => void {
+  let unpacked = 0;
+  return (n) => {
+    unpacked += n;
+    if (unpacked > limits.maxUnpackedBytes)
+      throw new InputError(
+        `the zip unpacks to more than mail:mailbox_import:max_unpacked_bytes (${limits.maxUnpackedBytes} bytes); the import stopped there`,
+      );
+  };
+}
+
+/** One .eml entry of a zip as an item: its bytes, or why they cannot be read. */
+async function zipEml(zip: yauzl.ZipFile, e: yauzl.Entry, index: number, limits: ImportLimits): Promise<SourceItem> {
+  const base = { index, entry: e.fileName };
+  if (e.uncompressedSize > limits.maxMessageBytes) return { ...base, error: tooLarge(limits) };
+  try {
+    return { ...base, raw: await readAll(await zip.openReadStreamPromise(e), limits.maxMessageBytes) };
+  } catch (err) {
+    return { ...base, error: `unreadable zip entry: ${(err as Error).message}` };
+  }
+}
+
+/** The messages of one .mbox entry of a zip, numbered from `first`, filed where the manifest's folder says when it names one. */
+async function* zipMbox(
+  zip: yauzl.ZipFile,
+  e: yauzl.Entry,
+  first: number,
+  folder: ManifestFolder | undefined,
+  limits: ImportLimits,
+  guard: (n: number) => void,
+): AsyncGenerator<SourceItem> {
+  const stream = await zip.openReadStreamPromise(e);
+  const counted = (async function* () {
+    for await (const c of stream) {
+      guard((c as Buffer).length);
+      yield c as Buffer;
+    }
+  })();
+  yield* fromMbox(counted, e.fileName, limits, first, folder ? { path: folder.path, role: folder.role } : undefined, folder?.messages);
+}
+
+/** A zip upload: its .eml and .mbox entries in order (with an export manifest, per folder); other files are not mail. */
+async function* zipItems(
   file: string,
-  req: Pick<ImportRequest, 'format' | 'useManifest'>,
+  useManifest: boolean,
   limits: ImportLimits,
   onBytes: (n: number) => void,
 ): AsyncGenerator<SourceItem> {
-  if (req.format === 'eml') {
-    const size = (await stat(file)).size;
-    onBytes(size);
-    yield size > limits.maxMessageBytes
-      ? { index: 0, entry: 'message 1', error: `larger than mail:mailbox_import:max_message_bytes (${limits.maxMessageBytes} bytes)` }
-      : { index: 0, entry: 'message 1', raw: await readFile(file) };
-    return;
-  }
-  if (req.format === 'mbox') {
-    const stream = createReadStream(file, { highWaterMark: 256 * 1024 });
-    const counted = (async function* () {
-      for await (const c of stream) {
-        onBytes((c as Buffer).length);
-        yield c as Buffer;
-      }
-    })();
-    try {
-      yield* fromMbox(counted, 'mbox', limits, 0);
-    } finally {
-      stream.destroy();
-    }
-    return;
-  }
   const { zip, entries } = await openZip(file);
   try {
-    let manifest: Manifest | null = null;
-    const manifestEntry = entries.find((e) => e.fileName === 'manifest.json');
-    if (manifestEntry && req.useManifest) {
-      const text = (await readAll(await zip.openReadStreamPromise(manifestEntry), MANIFEST_MAX)).toString('utf8');
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = null;
-      }
-      const r = manifestSchema.safeParse(parsed);
-      if (!r.success)
-        throw new InputError(
-          'manifest.json is not an svcmail export manifest; upload again with useManifest=false to file every message into the chosen folder',
-        );
-      manifest = r.data;
-    }
+    const manifest = useManifest ? await readManifest(zip, entries) : null;
     const byFile = new Map((manifest?.folders ?? []).map((f) => [f.file, f]));
+    const guard = unpackGuard(limits);
     let index = 0;
-    let unpacked = 0;
-    const guard = (n: number) => {
-      unpacked += n;
-      if (unpacked > limits.maxUnpackedBytes)
-        throw new InputError(
-          `the zip unpacks to more than mail:mailbox_import:max_unpacked_bytes (${limits.maxUnpackedBytes} bytes); the import stopped there`,
-        );
-    };
     for (const e of entries) {
       if (skippedName(e.fileName)) continue;
       const lower = e.fileName.toLowerCase();
       if (lower.endsWith('.eml')) {
         guard(e.uncompressedSize);
         onBytes(e.compressedSize);
-        const base = { index: index++, entry: e.fileName };
-        if (e.uncompressedSize > limits.maxMessageBytes) {
-          yield { ...base, error: `larger than mail:mailbox_import:max_message_bytes (${limits.maxMessageBytes} bytes)` };
-          continue;
-        }
-        try {
-          yield { ...base, raw: await readAll(await zip.openReadStreamPromise(e), limits.maxMessageBytes) };
-        } catch (err) {
-          yield { ...base, error: `unreadable zip entry: ${(err as Error).message}` };
-        }
+        yield await zipEml(zip, e, index++, limits);
       } else if (lower.endsWith('.mbox')) {
-        const folder = byFile.get(e.fileName);
-        const stream = await zip.openReadStreamPromise(e);
-        const counted = (async function* () {
-          for await (const c of stream) {
-            guard((c as Buffer).length);
-            yield c as Buffer;
-          }
-        })();
-        for await (const item of fromMbox(
-          counted,
-          e.fileName,
-          limits,
-          index,
-          folder ? { path: folder.path, role: folder.role } : undefined,
-          folder?.messages,
-        )) {
+        for await (const item of zipMbox(zip, e, index, byFile.get(e.fileName), limits, guard)) {
           index = item.index + 1;
           yield item;
         }
@@ -207,6 +225,18 @@ export async function* importItems(
   } finally {
     zip.close();
   }
+}
+
+/** Each message of an upload: an mbox, one .eml, or a zip of .eml and .mbox files (with an export manifest, per folder). */
+export async function* importItems(
+  file: string,
+  req: Pick<ImportRequest, 'format' | 'useManifest'>,
+  limits: ImportLimits,
+  onBytes: (n: number) => void,
+): AsyncGenerator<SourceItem> {
+  if (req.format === 'eml') yield* emlItems(file, limits, onBytes);
+  else if (req.format === 'mbox') yield* mboxItems(file, limits, onBytes);
+  else yield* zipItems(file, req.useManifest, limits, onBytes);
 }
 
 /** The personal-information files of a zip upload (an export's calendar, contacts, notes and tasks, or any .ics/.vcf). */

@@ -175,68 +175,92 @@ const HASH = /#([0-9a-fA-F]{3,8})(?![\w-])/y;
 const NUMBER = /[+-]?(?:\d+(?:\.\d+)?|\.\d+)([a-zA-Z%]*)/y;
 const IDENT = /-?[a-zA-Z_][a-zA-Z0-9_-]*/y;
 
+/** A token and the position right after it. */
+type Read = [Token, number];
+
+/** The sticky pattern's match at position i, or null. */
+function matchAt(re: RegExp, s: string, i: number): RegExpExecArray | null {
+  re.lastIndex = i;
+  return re.exec(s);
+}
+
+/** A quoted font name starting at i (its quote), or null when unterminated or not a plain name. */
+function readString(s: string, i: number): Read | null {
+  const end = s.indexOf(s[i], i + 1);
+  if (end < 0) return null;
+  const v = s.slice(i + 1, end).trim();
+  if (!FONT_NAME.test(v)) return null;
+  return [{ t: 'str', v }, end + 1];
+}
+
+/** A number as a plain number or a dimension with a known unit (lower-cased); null for any other unit. */
+function numberToken(m: RegExpExecArray): Token | null {
+  const unit = m[1].toLowerCase();
+  const neg = m[0].startsWith('-') && /[1-9]/.test(m[0]);
+  if (unit === '') return { t: 'num', v: m[0], neg };
+  if (UNITS.has(unit)) return { t: 'dim', v: m[0].slice(0, m[0].length - m[1].length) + unit, neg };
+  return null;
+}
+
+/** The target of url(…) as an https: or cid: URL, or null. */
+function urlArgument(args: string): string | null {
+  // Quoted, a URL may hold spaces (the URL parser encodes them); unquoted, it may not.
+  const quoted = /^\s*(["'])([^"'\n]*)\1\s*$/.exec(args);
+  const target = quoted ? quoted[2].trim() : args.trim();
+  if (/["'()]/.test(target) || (!quoted && /\s/.test(target))) return null;
+  return cssUrl(target);
+}
+
+/** A function call whose `(` is at `open`: an rgb()/hsl() colour or a url(); any other function (or an unclosed one) is null. */
+function readFunction(s: string, name: string, open: number): Read | null {
+  const close = s.indexOf(')', open);
+  if (close < 0) return null;
+  const args = s.slice(open + 1, close);
+  const fn = name.toLowerCase();
+  if (COLOR_FUNCTIONS.has(fn) && /^[\d\s.,%/+-]+$/.test(args)) {
+    return [{ t: 'color', v: `${fn}(${args.trim().replace(/\s+/g, ' ')})` }, close + 1];
+  }
+  if (fn !== 'url') return null;
+  const url = urlArgument(args);
+  return url === null ? null : [{ t: 'url', v: url }, close + 1];
+}
+
+/** The token (other than whitespace) that starts at i, or null when it is not one this file knows. */
+function readToken(s: string, i: number): Read | null {
+  const c = s[i];
+  if (c === ',' || c === '/') return [{ t: c === ',' ? 'comma' : 'slash' }, i + 1];
+  if (c === '#') {
+    const m = matchAt(HASH, s, i);
+    if (!m || ![3, 4, 6, 8].includes(m[1].length)) return null;
+    return [{ t: 'hash', v: m[0].toLowerCase() }, i + m[0].length];
+  }
+  if (c === '"' || c === "'") return readString(s, i);
+  const num = matchAt(NUMBER, s, i);
+  if (num) {
+    const tk = numberToken(num);
+    return tk ? [tk, i + num[0].length] : null;
+  }
+  const id = matchAt(IDENT, s, i);
+  if (!id) return null;
+  const end = i + id[0].length;
+  return s[end] === '(' ? readFunction(s, id[0], end) : [{ t: 'ident', v: id[0] }, end];
+}
+
 /** The tokens of a decoded value, or null when any part of it is not one this file knows. */
 export function tokenize(s: string): Token[] | null {
   const out: Token[] = [];
   let i = 0;
-  const at = (re: RegExp) => {
-    re.lastIndex = i;
-    const m = re.exec(s);
-    if (m) i += m[0].length;
-    return m;
-  };
   while (i < s.length) {
-    const c = s[i];
-    let m: RegExpExecArray | null;
-    if (at(SPACE)) {
+    const space = matchAt(SPACE, s, i);
+    if (space) {
       if (out.at(-1)?.t !== 'ws') out.push({ t: 'ws' });
-    } else if (c === ',' || c === '/') {
-      out.push({ t: c === ',' ? 'comma' : 'slash' });
-      i++;
-    } else if (c === '#') {
-      m = at(HASH);
-      if (!m || ![3, 4, 6, 8].includes(m[1].length)) return null;
-      out.push({ t: 'hash', v: m[0].toLowerCase() });
-    } else if (c === '"' || c === "'") {
-      const end = s.indexOf(c, i + 1);
-      if (end < 0) return null;
-      const v = s.slice(i + 1, end).trim();
-      if (!FONT_NAME.test(v)) return null;
-      out.push({ t: 'str', v });
-      i = end + 1;
-    } else if ((m = at(NUMBER))) {
-      const unit = m[1].toLowerCase();
-      const neg = m[0].startsWith('-') && /[1-9]/.test(m[0]);
-      if (unit === '') out.push({ t: 'num', v: m[0], neg });
-      else if (UNITS.has(unit)) out.push({ t: 'dim', v: m[0].slice(0, m[0].length - m[1].length) + unit, neg });
-      else return null;
-    } else if ((m = at(IDENT))) {
-      const name = m[0];
-      if (s[i] !== '(') {
-        out.push({ t: 'ident', v: name });
-        continue;
-      }
-      const close = s.indexOf(')', i);
-      if (close < 0) return null;
-      const args = s.slice(i + 1, close);
-      const fn = name.toLowerCase();
-      i = close + 1;
-      if (COLOR_FUNCTIONS.has(fn) && /^[\d\s.,%/+-]+$/.test(args)) {
-        out.push({ t: 'color', v: `${fn}(${args.trim().replace(/\s+/g, ' ')})` });
-      } else if (fn === 'url') {
-        // Quoted, a URL may hold spaces (the URL parser encodes them); unquoted, it may not.
-        const quoted = /^\s*(["'])([^"'\n]*)\1\s*$/.exec(args);
-        const target = quoted ? quoted[2].trim() : args.trim();
-        if (/["'()]/.test(target) || (!quoted && /\s/.test(target))) return null;
-        const url = cssUrl(target);
-        if (url === null) return null;
-        out.push({ t: 'url', v: url });
-      } else {
-        return null;
-      }
-    } else {
-      return null;
+      i += space[0].length;
+      continue;
     }
+    const read = readToken(s, i);
+    if (!read) return null;
+    out.push(read[0]);
+    i = read[1];
   }
   return out;
 }
@@ -263,6 +287,20 @@ function serialize(tokens: Token[]): string {
     .trim();
 }
 
+/** Whether a token may stand in the property's value: its kind, its sign, a unitless number, an outline's width. */
+function tokenAllowed(name: string, kinds: Kind[], tk: Token): boolean {
+  if (tk.t === 'ws') return true;
+  if (!kinds.includes(tk.t)) return false;
+  if ((tk.t === 'dim' || tk.t === 'num') && tk.neg && NO_NEGATIVE.test(name)) return false;
+  if (tk.t === 'num' && /[1-9]/.test(tk.v) && !UNITLESS.has(name)) return false;
+  return !(
+    name === 'outline' &&
+    tk.t === 'dim' &&
+    /[1-9]/.test(tk.v) &&
+    !(tk.v.endsWith('px') && !tk.neg && parseFloat(tk.v) <= MAX_OUTLINE_PX)
+  );
+}
+
 /** One declaration as `prop:value`, or null when it is not allowed. */
 export function cleanDeclaration(prop: string, value: string, important = false): string | null {
   const name = decodeCss(prop).trim().toLowerCase();
@@ -270,19 +308,7 @@ export function cleanDeclaration(prop: string, value: string, important = false)
   if (!kinds) return null;
   const tokens = tokenize(decodeCss(value));
   if (!tokens || !tokens.some((tk) => tk.t !== 'ws')) return null;
-  for (const tk of tokens) {
-    if (tk.t === 'ws') continue;
-    if (!kinds.includes(tk.t)) return null;
-    if ((tk.t === 'dim' || tk.t === 'num') && tk.neg && NO_NEGATIVE.test(name)) return null;
-    if (tk.t === 'num' && /[1-9]/.test(tk.v) && !UNITLESS.has(name)) return null;
-    if (
-      name === 'outline' &&
-      tk.t === 'dim' &&
-      /[1-9]/.test(tk.v) &&
-      !(tk.v.endsWith('px') && !tk.neg && parseFloat(tk.v) <= MAX_OUTLINE_PX)
-    )
-      return null;
-  }
+  if (!tokens.every((tk) => tokenAllowed(name, kinds, tk))) return null;
   return `${name}:${serialize(tokens)}${important ? ' !important' : ''}`;
 }
 

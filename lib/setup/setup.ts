@@ -6,7 +6,7 @@ import { loadConfig, schema, type Config, type SettingName } from '../config/ind
 import { INGEST_SECRET_DEFAULT } from '../config/index.js';
 import { productModels, productRegistry } from '../catalog.js';
 import { checklistFor, type ChecklistItem } from '../dns/index.js';
-import { openStore } from '../storage/index.js';
+import { openStore, type Store } from '../storage/index.js';
 import { readConfigFile, SERVICE_USER, systemUser, writeConfigFile } from './config-file.js';
 import { ensureCa, ensureDkimKey } from './keys.js';
 import { caDir, dkimDir, dkimKeyFiles } from '../config/index.js';
@@ -82,27 +82,18 @@ function hostOfUrl(url: string): string {
   }
 }
 
-/**
- * svcmail setup: fills the configuration, generates what is missing (ingest secret, server id,
- * local CA, a DKIM key per domain), records the domains, and returns the DNS checklist. Running it
- * again changes nothing unless asked: keys and secrets are replaced only with rotate.
- */
-export async function runSetup(input: SetupInput, progress: Progress = () => undefined): Promise<SetupResult> {
-  const steps: SetupStep[] = [];
-  const note = (step: string, state: StepState, detail: string) => {
-    steps.push({ step, state, detail });
-    progress(step, `${state}: ${detail}`);
-  };
-  const file = resolve(input.configFile);
-  progress('config', `reading ${file}`);
-  const values = readConfigFile(file);
-  const before = new Map(values);
-  const set = (name: SettingName, value: unknown) => {
-    if (value !== undefined && value !== '') values.set(name, value);
-  };
+type Values = Map<SettingName, unknown>;
+type Note = (step: string, state: StepState, detail: string) => void;
+type DomainRecord = { name: string; verified: boolean; dkimSelector: string; dkimPublicKey?: string | null };
 
-  const domains = [...new Set(input.domains.map((d) => d.trim().toLowerCase()).filter(Boolean))];
-  if (domains.length === 0) throw new SetupError('name the mail domain with --domain');
+/** Sets a value the user gave (undefined or empty: left as it is). */
+function setGiven(values: Values, name: SettingName, value: unknown): void {
+  if (value !== undefined && value !== '') values.set(name, value);
+}
+
+/** Fills the settings the command line names (host, URLs, audience, issuer, data_dir, datastore, Redis), defaulting what is still unset. */
+function fillSettings(input: SetupInput, values: Values, file: string, domains: string[]): void {
+  const set = (name: SettingName, value: unknown) => setGiven(values, name, value);
   const host = input.host ?? (values.get('mail:host') as string | undefined);
   if (!host) throw new SetupError('name the public host name with --host (for example mail.example.org)');
 
@@ -122,16 +113,21 @@ export async function runSetup(input: SetupInput, progress: Progress = () => und
     if (!name) throw new SetupError('--redis-url: this build has no Redis setting yet');
     set(name, input.redisUrl);
   }
+}
 
-  // The sign-in secret comes from the sign-in service; a different one replaces the stored one only with rotate.
+/** The sign-in secret comes from the sign-in service; a different one replaces the stored one only with rotate. */
+function fillAuthSecret(input: SetupInput, values: Values): void {
   const storedSecret = values.get('auth:secret') as string | undefined;
   if (input.authSecret && storedSecret && input.authSecret !== storedSecret && !input.rotate) {
     throw new SetupError('auth:secret: the configuration holds a different secret; pass --rotate to replace it');
   }
-  if (input.authSecret) set('auth:secret', input.authSecret);
+  if (input.authSecret) setGiven(values, 'auth:secret', input.authSecret);
   if (!values.get('auth:secret'))
     throw new SetupError('give the secret shared with the sign-in service with --auth-secret (at least 16 characters)');
+}
 
+/** Generates the ingest secret (missing, the default, too short, or with rotate) and the server id (when missing). */
+function ensureGenerated(input: SetupInput, values: Values, note: Note): void {
   const ingest = values.get('mail:transport:ingest:secret') as string | undefined;
   if (!ingest || ingest === INGEST_SECRET_DEFAULT || ingest.length < 16 || input.rotate) {
     values.set('mail:transport:ingest:secret', randomSecret());
@@ -146,8 +142,10 @@ export async function runSetup(input: SetupInput, progress: Progress = () => und
     values.set('mail:server_id', randomSecret(12));
     note('server id', 'created', `mail:server_id ${values.get('mail:server_id') as string}`);
   } else note('server id', 'kept', `mail:server_id ${values.get('mail:server_id') as string}`);
+}
 
-  // Validate everything as the daemons will load it before anything is written.
+/** Validates the settings as the daemons will load them, writes the file (only then), and returns the configuration it holds. */
+function writeValidated(values: Values, file: string, hadFile: boolean, note: Note): Config {
   let config: Config;
   try {
     config = loadConfig({ values: Object.fromEntries(values) as never, env: { NODE_ENV: 'production' } });
@@ -157,8 +155,72 @@ export async function runSetup(input: SetupInput, progress: Progress = () => und
   if (!values.has('mail:pki:local_ca:dir')) values.set('mail:pki:local_ca:dir', caDir(config));
   mkdirSync(dirname(file), { recursive: true });
   const wrote = writeConfigFile(file, values);
-  note('configuration', wrote ? (before.size ? 'updated' : 'created') : 'kept', file);
-  config = loadConfig({ file, env: { NODE_ENV: 'production' } });
+  note('configuration', wrote ? (hadFile ? 'updated' : 'created') : 'kept', file);
+  return loadConfig({ file, env: { NODE_ENV: 'production' } });
+}
+
+/** Makes the domain's DKIM key, records the domain with its public key, and returns its DNS checklist and whether it is verified. */
+async function setUpDomain(
+  store: Store,
+  config: Config,
+  domain: string,
+  rotate: boolean,
+  note: Note,
+  progress: Progress,
+): Promise<{ checklist: ChecklistItem[]; verified: boolean }> {
+  const selector = config.get('mail:dkim:selector');
+  const files = dkimKeyFiles(config, domain, selector);
+  progress(`DKIM ${domain}`, 'generating a 2048-bit RSA key (a few seconds)');
+  note(`DKIM ${domain}`, await ensureDkimKey(files, rotate), files.key);
+  const publicKey = readFileSync(files.pub, 'utf8');
+  const repo = store.repo<DomainRecord>(DomainModel);
+  const existing = await repo.findOne({ name: domain });
+  if (!existing) {
+    await repo.create({
+      name: domain,
+      enabled: true,
+      verified: false,
+      aliases: [],
+      dkimSelector: selector,
+      dkimPublicKey: publicKey,
+    } as never);
+    note(`domain ${domain}`, 'created', 'recorded with its DKIM public key');
+  } else if (existing.dkimPublicKey !== publicKey || existing.dkimSelector !== selector) {
+    await repo.update(existing.uid, { dkimSelector: selector, dkimPublicKey: publicKey });
+    note(`domain ${domain}`, 'updated', 'DKIM public key recorded');
+  } else note(`domain ${domain}`, 'kept', 'already recorded');
+  const checklist = checklistFor({
+    domain,
+    host: config.get('mail:host'),
+    serverId: config.get('mail:server_id'),
+    dkimSelector: selector,
+    dkimPublicKey: publicKey,
+  });
+  return { checklist, verified: Boolean(existing?.verified) };
+}
+
+/**
+ * svcmail setup: fills the configuration, generates what is missing (ingest secret, server id,
+ * local CA, a DKIM key per domain), records the domains, and returns the DNS checklist. Running it
+ * again changes nothing unless asked: keys and secrets are replaced only with rotate.
+ */
+export async function runSetup(input: SetupInput, progress: Progress = () => undefined): Promise<SetupResult> {
+  const steps: SetupStep[] = [];
+  const note: Note = (step, state, detail) => {
+    steps.push({ step, state, detail });
+    progress(step, `${state}: ${detail}`);
+  };
+  const file = resolve(input.configFile);
+  progress('config', `reading ${file}`);
+  const values = readConfigFile(file);
+  const hadFile = values.size > 0;
+
+  const domains = [...new Set(input.domains.map((d) => d.trim().toLowerCase()).filter(Boolean))];
+  if (domains.length === 0) throw new SetupError('name the mail domain with --domain');
+  fillSettings(input, values, file, domains);
+  fillAuthSecret(input, values);
+  ensureGenerated(input, values, note);
+  const config = writeValidated(values, file, hadFile, note);
   mkdirSync(resolve(config.get('data_dir')), { recursive: true, mode: 0o750 });
 
   const ca = caDir(config);
@@ -167,41 +229,13 @@ export async function runSetup(input: SetupInput, progress: Progress = () => und
 
   const checklist: ChecklistItem[] = [];
   const unverified: string[] = [];
-  const selector = config.get('mail:dkim:selector');
   progress('datastore', 'opening the datastore');
   const store = await openStore(config, productModels(productRegistry()));
   try {
     for (const domain of domains) {
-      const files = dkimKeyFiles(config, domain, selector);
-      progress(`DKIM ${domain}`, 'generating a 2048-bit RSA key (a few seconds)');
-      note(`DKIM ${domain}`, await ensureDkimKey(files, Boolean(input.rotate)), files.key);
-      const publicKey = readFileSync(files.pub, 'utf8');
-      const repo = store.repo<{ name: string; verified: boolean; dkimSelector: string; dkimPublicKey?: string | null }>(DomainModel);
-      const existing = await repo.findOne({ name: domain });
-      if (!existing?.verified) unverified.push(domain);
-      if (!existing) {
-        await repo.create({
-          name: domain,
-          enabled: true,
-          verified: false,
-          aliases: [],
-          dkimSelector: selector,
-          dkimPublicKey: publicKey,
-        } as never);
-        note(`domain ${domain}`, 'created', 'recorded with its DKIM public key');
-      } else if (existing.dkimPublicKey !== publicKey || existing.dkimSelector !== selector) {
-        await repo.update(existing.uid, { dkimSelector: selector, dkimPublicKey: publicKey });
-        note(`domain ${domain}`, 'updated', 'DKIM public key recorded');
-      } else note(`domain ${domain}`, 'kept', 'already recorded');
-      checklist.push(
-        ...checklistFor({
-          domain,
-          host: config.get('mail:host'),
-          serverId: config.get('mail:server_id'),
-          dkimSelector: selector,
-          dkimPublicKey: publicKey,
-        }),
-      );
+      const d = await setUpDomain(store, config, domain, Boolean(input.rotate), note, progress);
+      if (!d.verified) unverified.push(domain);
+      checklist.push(...d.checklist);
     }
   } finally {
     await store.close();

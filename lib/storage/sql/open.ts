@@ -24,38 +24,41 @@ export interface SqlStoreOptions {
   preparedStatements?: boolean;
 }
 
-export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
-  const dialect: SqlDialect = /^postgres(ql)?:/.test(opts.url) ? 'postgres' : 'sqlite';
+/** The TypeORM data source for the URL's dialect (not initialised yet); a SQLite file's directory is created. */
+function dataSourceFor(opts: SqlStoreOptions, dialect: SqlDialect): DataSource {
   const entities = opts.models.map((m) => entityFor(m, dialect));
-  let ds: DataSource;
   if (dialect === 'postgres') {
-    // The schema is synchronized below, under a lock that serialises every process and host.
-    ds = new DataSource({ type: 'postgres', url: opts.url, entities, synchronize: false, poolSize: opts.poolSize ?? 10, logging: false });
-  } else {
-    const file = opts.url.replace(/^sqlite:/, '');
-    if (!file) throw new Error('sqlite URL needs a file path (sqlite:/path/file.sqlite) or :memory:');
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    ds = new DataSource({
-      type: 'better-sqlite3',
-      database: file,
-      entities,
-      synchronize: opts.synchronize,
-      enableWAL: file !== ':memory:',
-      logging: false,
-      prepareDatabase: (db: { pragma: (s: string) => unknown }) => {
-        db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-        // NORMAL: a commit writes the WAL without an fsync on the main thread; WalSync syncs it
-        // before any write is reported done (wal-sync.ts explains why that is as durable as FULL).
-        db.pragma(file === ':memory:' ? 'synchronous = FULL' : 'synchronous = NORMAL');
-      },
-    });
+    // The schema is synchronized later, under a lock that serialises every process and host.
+    return new DataSource({ type: 'postgres', url: opts.url, entities, synchronize: false, poolSize: opts.poolSize ?? 10, logging: false });
   }
-  // Several daemons starting on one fresh SQLite file each create the schema; a writer that finds
-  // the file locked waits and tries again instead of failing start-up.
+  const file = opts.url.replace(/^sqlite:/, '');
+  if (!file) throw new Error('sqlite URL needs a file path (sqlite:/path/file.sqlite) or :memory:');
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  return new DataSource({
+    type: 'better-sqlite3',
+    database: file,
+    entities,
+    synchronize: opts.synchronize,
+    enableWAL: file !== ':memory:',
+    logging: false,
+    prepareDatabase: (db: { pragma: (s: string) => unknown }) => {
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      // NORMAL: a commit writes the WAL without an fsync on the main thread; WalSync syncs it
+      // before any write is reported done (wal-sync.ts explains why that is as durable as FULL).
+      db.pragma(file === ':memory:' ? 'synchronous = FULL' : 'synchronous = NORMAL');
+    },
+  });
+}
+
+/**
+ * Initialises the data source. Several daemons starting on one fresh SQLite file each create the
+ * schema; a writer that finds the file locked waits and tries again instead of failing start-up.
+ */
+async function initialize(ds: DataSource): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await ds.initialize();
-      break;
+      return;
     } catch (e) {
       const busy = /SQLITE_BUSY|database is locked/i.test(`${(e as { code?: string }).code ?? ''} ${(e as Error).message}`);
       if (ds.isInitialized) await ds.destroy().catch(() => undefined);
@@ -63,9 +66,12 @@ export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
       await new Promise((r) => setTimeout(r, 100 * attempt + Math.floor(Math.random() * 100)));
     }
   }
-  const prepared = opts.preparedStatements ?? true;
+}
+
+/** Brings the schema up to date (PostgreSQL: synchronized under the cross-process lock), with full-text and value indexes; closes the data source on failure. */
+async function ensureSchema(ds: DataSource, dialect: SqlDialect, opts: SqlStoreOptions, prepared: boolean): Promise<void> {
   const readers = new Map<string, SelectRunner>();
-  const ensureSchema = async () => {
+  const ensure = async () => {
     if (dialect === 'postgres' && opts.synchronize) await ds.synchronize();
     await ensureFullText(ds, dialect, opts.models);
     await ensureValueIndexes(ds, dialect, opts.models, (m, after) => {
@@ -75,11 +81,20 @@ export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
     });
   };
   try {
-    await (dialect === 'postgres' ? underSchemaLock(opts.url, ensureSchema) : ensureSchema());
+    await (dialect === 'postgres' ? underSchemaLock(opts.url, ensure) : ensure());
   } catch (e) {
     await ds.destroy().catch(() => undefined);
     throw mapError(e);
   }
+}
+
+/** Opens the store: the data source, the schema, then (for a SQLite file) WAL syncing, the writer lock and checkpoints. */
+export async function openSqlStore(opts: SqlStoreOptions): Promise<SqlStore> {
+  const dialect: SqlDialect = /^postgres(ql)?:/.test(opts.url) ? 'postgres' : 'sqlite';
+  const ds = dataSourceFor(opts, dialect);
+  await initialize(ds);
+  const prepared = opts.preparedStatements ?? true;
+  await ensureSchema(ds, dialect, opts, prepared);
   const models = new Map(opts.models.map((m) => [m.name, m]));
   const sqliteFile = dialect === 'sqlite' ? opts.url.replace(/^sqlite:/, '') : null;
   const fileDb = sqliteFile && sqliteFile !== ':memory:' ? sqliteFile : null;
