@@ -6,7 +6,7 @@ import { messagesResource } from './messages-resource.js';
 import { foldersResource } from './folders.js';
 import type { Deps } from '../context/index.js';
 import { blobsOf } from './filing.js';
-import { messageActions, openAttachment } from './message-actions.js';
+import { messageActions, openAttachment, type MessageActions } from './message-actions.js';
 
 /**
  * A download never renders in the browser: attachment disposition, no sniffing, a sandbox CSP. The
@@ -19,15 +19,28 @@ function downloadHeaders(res: Response, filename: string, contentType: string): 
 
 const folderTarget = z.strictObject({ folderUid: z.string().min(1) });
 
+interface MessageRoutes {
+  router: Router;
+  deps: Deps;
+  openapi: OpenApiRegistry;
+  act: MessageActions;
+}
+
+// The answers' shapes come from the declarations; the registry (which may lack them) is read per request.
+const message = schemasOf(messagesResource).record;
+const folder = schemasOf(foldersResource).record;
+const tags = ['mail/messages'];
+
 /** The message routes beyond the generic ones: move, copy, raw source, body, attachment, Deleted Items, empty a folder. */
 export function messageRouter(service: ResourceService, deps: Deps, openapi: OpenApiRegistry): Router {
-  const router = express.Router();
-  const act = messageActions(service);
-  // The answers' shapes come from the declarations; the registry (which may lack them) is read per request.
-  const message = schemasOf(messagesResource).record;
-  const folder = schemasOf(foldersResource).record;
-  const tags = ['mail/messages'];
+  const routes: MessageRoutes = { router: express.Router(), deps, openapi, act: messageActions(service) };
+  placementRoutes(routes);
+  contentRoutes(routes);
+  return routes.router;
+}
 
+/** Where a message is: move, copy, Deleted Items, empty a folder. */
+function placementRoutes({ router, deps, openapi, act }: MessageRoutes): void {
   defineRoute(router, deps, openapi, {
     method: 'post',
     path: '/api/mail/messages/:id/move',
@@ -53,6 +66,36 @@ export function messageRouter(service: ResourceService, deps: Deps, openapi: Ope
     handler: (ctx, { params, body }) => act.copy(ctx, params.id, body.folderUid),
   });
 
+  defineRoute(router, deps, openapi, {
+    method: 'post',
+    path: '/api/mail/messages/:id/trash',
+    operationId: 'mail_messages_trash',
+    summary:
+      'Delete the Deleted Items way: a message elsewhere moves to Deleted Items (200, the moved message); one already there is removed for good (204)',
+    tags,
+    auth: 'signed-in',
+    rawResponse: { description: '200 with the message moved to Deleted Items, or 204 when it was removed permanently', schema: message },
+    handler: async (ctx, { params }, _req, res) => {
+      const moved = await act.trash(ctx, params.id);
+      if (moved) res.json(moved);
+      else res.status(204).end();
+    },
+  });
+
+  defineRoute(router, deps, openapi, {
+    method: 'post',
+    path: '/api/mail/folders/:id/empty',
+    operationId: 'mail_folders_empty',
+    summary: 'Delete every message of a folder (permanently; Deleted Items is emptied this way)',
+    tags: ['mail/folders'],
+    auth: 'signed-in',
+    response: z.object({ removed: z.number().int(), folder }),
+    handler: (ctx, { params }) => act.emptyFolder(ctx, params.id),
+  });
+}
+
+/** What a message holds: the raw source, the body, one attachment. */
+function contentRoutes({ router, deps, openapi, act }: MessageRoutes): void {
   defineRoute(router, deps, openapi, {
     method: 'get',
     path: '/api/mail/messages/:id/raw',
@@ -102,32 +145,4 @@ export function messageRouter(service: ResourceService, deps: Deps, openapi: Ope
       await streamTo(res, a.content);
     },
   });
-
-  defineRoute(router, deps, openapi, {
-    method: 'post',
-    path: '/api/mail/messages/:id/trash',
-    operationId: 'mail_messages_trash',
-    summary:
-      'Delete the Deleted Items way: a message elsewhere moves to Deleted Items (200, the moved message); one already there is removed for good (204)',
-    tags,
-    auth: 'signed-in',
-    rawResponse: { description: '200 with the message moved to Deleted Items, or 204 when it was removed permanently', schema: message },
-    handler: async (ctx, { params }, _req, res) => {
-      const moved = await act.trash(ctx, params.id);
-      if (moved) res.json(moved);
-      else res.status(204).end();
-    },
-  });
-
-  defineRoute(router, deps, openapi, {
-    method: 'post',
-    path: '/api/mail/folders/:id/empty',
-    operationId: 'mail_folders_empty',
-    summary: 'Delete every message of a folder (permanently; Deleted Items is emptied this way)',
-    tags: ['mail/folders'],
-    auth: 'signed-in',
-    response: z.object({ removed: z.number().int(), folder }),
-    handler: (ctx, { params }) => act.emptyFolder(ctx, params.id),
-  });
-  return router;
 }

@@ -87,16 +87,31 @@ function listParamsOf(decl: ResourceDecl): NonNullable<OperationDoc['parameters'
   ];
 }
 
+/** What every operation's document of one resource shares. */
+interface DocParts {
+  decl: ResourceDecl;
+  record: object;
+  base: Pick<OperationDoc, 'tags' | 'auth'>;
+  id: string;
+  note: string;
+}
+
 function docFor(decl: ResourceDecl, op: Operation, auth: AuthRequirement, openapi: OpenApiRegistry): OperationDoc {
-  const s = schemasOf(decl);
-  const record = openapi.component(componentName(decl), jsonSchema(s.record));
-  const base = { tags: [decl.group ? `${decl.group}/${decl.name}` : decl.name], auth };
-  const id = `${decl.group || 'api'}_${decl.name}_${op}`.replace(/-/g, '_');
+  const parts: DocParts = {
+    decl,
+    record: openapi.component(componentName(decl), jsonSchema(schemasOf(decl).record)),
+    base: { tags: [decl.group ? `${decl.group}/${decl.name}` : decl.name], auth },
+    id: `${decl.group || 'api'}_${decl.name}_${op}`.replace(/-/g, '_'),
+    note: decl.accessNote ? ` ${decl.accessNote}` : '',
+  };
+  return op === 'list' || op === 'head' || op === 'get' ? readDoc(parts, op) : writeDoc(parts, op);
+}
+
+/** The reads: list, count, one record. */
+function readDoc({ decl, record, base, id, note }: DocParts, op: 'list' | 'head' | 'get'): OperationDoc {
   const scopeNote =
     decl.scope === 'mailbox' ? ' Mailbox-scoped: checked with trusted roles stripped; a record the caller cannot see answers 404.' : '';
-  const note = decl.accessNote ? ` ${decl.accessNote}` : '';
   const listParams = listParamsOf(decl);
-  const versionBody = { type: 'object', required: ['version'], properties: { version: { type: 'integer' } }, additionalProperties: false };
   switch (op) {
     case 'list':
       return {
@@ -125,6 +140,14 @@ function docFor(decl: ResourceDecl, op: Operation, auth: AuthRequirement, openap
         parameters: decl.adminView ? listParams.filter((p) => p.name === 'scope') : undefined,
         responses: { 200: { description: decl.entity, schema: record } },
       };
+  }
+}
+
+/** The writes: create, update (whole, one property, many), delete (one, many). */
+function writeDoc({ decl, record, base, id, note }: DocParts, op: Exclude<Operation, 'list' | 'head' | 'get'>): OperationDoc {
+  const s = schemasOf(decl);
+  const versionBody = { type: 'object', required: ['version'], properties: { version: { type: 'integer' } }, additionalProperties: false };
+  switch (op) {
     case 'create':
       return {
         ...base,
