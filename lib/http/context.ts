@@ -27,8 +27,3 @@ export function contextFor(req: Request, deps: Deps, auth: AuthRequirement): Ctx
     requestId: req.requestId ?? '',
   };
 }
-
-/** The service context of a signed-in request (401 api-100 without a principal). */
-export function ctxOf(req: Request, deps: Deps): Ctx {
-  return contextFor(req, deps, 'signed-in') as Ctx;
-}
