@@ -140,6 +140,52 @@ function commandOf(ch: string, key: Key): KeyCommand {
   return 'type';
 }
 
+/** Shows the questions already answered, a secret as stars and an empty answer as "(default)". */
+function Answered({ questions, answers }: { questions: Question[]; answers: Answers }) {
+  return (
+    <>
+      {questions.map((d) => (
+        <Text key={d.key}>
+          <Text color="green">✔ </Text>
+          {d.label}: {d.secret ? '********' : answers[d.key] || '(default)'}
+        </Text>
+      ))}
+    </>
+  );
+}
+
+/** Shows the current question with its hint, what was typed (a proposed default dimmed) and the last refusal. */
+function Prompt({ q, value, untouched, error }: { q: Question; value: string; untouched: boolean; error: string | null }) {
+  return (
+    <Box flexDirection="column">
+      <Text>
+        <Text color="cyan">? </Text>
+        {q.label} <Text dimColor>({q.hint})</Text>
+      </Text>
+      <Text>
+        › <Text dimColor={untouched}>{q.secret ? '*'.repeat(value.length) : value}</Text>
+        <Text inverse> </Text>
+        {untouched && <Text dimColor> Enter keeps it, typing replaces it, → edits it</Text>}
+      </Text>
+      {error && <Text color="red"> {error}</Text>}
+    </Box>
+  );
+}
+
+/** Shows the setup steps so far, the last one marked as running while the setup works. */
+function StepLog({ log, working }: { log: string[]; working: boolean }) {
+  return (
+    <>
+      {log.map((l, i) => (
+        <Text key={i} dimColor={i < log.length - 1}>
+          {i === log.length - 1 && working ? '… ' : '  '}
+          {l}
+        </Text>
+      ))}
+    </>
+  );
+}
+
 /** Asks the questions the flags and the configuration file leave open, one at a time, then runs the setup showing its steps. */
 function Wizard({ input, done }: { input: SetupInput; done: (code: number, text: string) => void }) {
   const { exit } = useApp();
@@ -238,33 +284,9 @@ function Wizard({ input, done }: { input: SetupInput; done: (code: number, text:
     <Box flexDirection="column">
       <Text bold>svcmail setup</Text>
       <Text dimColor>configuration file: {input.configFile}</Text>
-      {todo.slice(0, phase === 'asking' ? index : todo.length).map((d) => (
-        <Text key={d.key}>
-          <Text color="green">✔ </Text>
-          {d.label}: {d.secret ? '********' : answers[d.key] || '(default)'}
-        </Text>
-      ))}
-      {phase === 'asking' && q && (
-        <Box flexDirection="column">
-          <Text>
-            <Text color="cyan">? </Text>
-            {q.label} <Text dimColor>({q.hint})</Text>
-          </Text>
-          <Text>
-            › <Text dimColor={untouched}>{q.secret ? '*'.repeat(value.length) : value}</Text>
-            <Text inverse> </Text>
-            {untouched && <Text dimColor> Enter keeps it, typing replaces it, → edits it</Text>}
-          </Text>
-          {error && <Text color="red"> {error}</Text>}
-        </Box>
-      )}
-      {phase !== 'asking' &&
-        log.map((l, i) => (
-          <Text key={i} dimColor={i < log.length - 1}>
-            {i === log.length - 1 && phase === 'working' ? '… ' : '  '}
-            {l}
-          </Text>
-        ))}
+      <Answered questions={todo.slice(0, phase === 'asking' ? index : todo.length)} answers={answers} />
+      {phase === 'asking' && q && <Prompt q={q} value={value} untouched={untouched} error={error} />}
+      {phase !== 'asking' && <StepLog log={log} working={phase === 'working'} />}
     </Box>
   );
 }

@@ -110,6 +110,99 @@ async function signatureOf(ctx: Ctx, mailboxUid: string, sig: string | boolean):
   return { text: s.text, html: s.html };
 }
 
+/** A draft's content while it is built from the request, its signature and the message it answers or forwards. */
+interface DraftParts {
+  text: string;
+  html: string | null;
+  subject: string;
+  to: Addr[];
+  attachments: DraftAttachment[];
+  inReplyTo?: string;
+  references?: string[];
+}
+
+/** Returns the draft's From: the request's (the mailbox address or one of its aliases) or the mailbox address. */
+function fromOf(body: DraftBody, box: Mailbox): string {
+  const from = body.from ?? box.address;
+  if (from !== box.address && !box.aliases.includes(from))
+    throw invalid(`${from} is not an address of this mailbox`, [{ path: 'from', message: 'not the mailbox address or an alias' }]);
+  return from;
+}
+
+/** Appends the signature: to the text after the "-- " line, to the HTML (when there is one) in a signature block. */
+function appendSignature(parts: DraftParts, sig: { text: string; html: string }): void {
+  parts.text = `${parts.text}\n\n-- \n${sig.text}`;
+  if (parts.html !== null)
+    parts.html = `${parts.html}<div class="signature">${sig.html || escapeHtml(sig.text).replace(/\n/g, '<br>')}</div>`;
+}
+
+/** Loads the message the draft answers (replyTo) or forwards (forwardOf), or null when it does neither. */
+async function originalOf(ctx: Ctx, decls: ComposeDecls, body: DraftBody, mailboxUid: string): Promise<Source | null> {
+  if (body.replyTo) return source(ctx, decls, body.replyTo, mailboxUid, 'replyTo');
+  if (body.forwardOf) return source(ctx, decls, body.forwardOf, mailboxUid, 'forwardOf');
+  return null;
+}
+
+/** Makes the draft a reply: "Re:" subject, the original sender when To is empty, In-Reply-To and References, the original quoted. */
+function quoteReply(parts: DraftParts, orig: Source): void {
+  const m = orig.msg;
+  const when = new Date(m.date).toUTCString();
+  parts.subject = parts.subject || prefixed('Re', m.subject);
+  if (!parts.to.length && m.from) parts.to.push(m.from);
+  if (m.messageId) {
+    parts.inReplyTo = m.messageId;
+    parts.references = [...m.references, m.messageId];
+  }
+  parts.text = `${parts.text}\n\nOn ${when}, ${fmt(m.from)} wrote:\n${orig.parsed.text
+    .replace(/\r?\n$/, '')
+    .split(/\r?\n/)
+    .map((l) => `> ${l}`)
+    .join('\n')}\n`;
+  if (parts.html !== null)
+    parts.html = `${parts.html}<p>On ${escapeHtml(when)}, ${escapeHtml(fmt(m.from))} wrote:</p><blockquote type="cite">${quotedHtml(orig.parsed)}</blockquote>`;
+}
+
+/** Makes the draft a forward: "Fwd:" subject, References, the original under a forwarded-message header, its attachments kept. */
+function quoteForward(parts: DraftParts, orig: Source): void {
+  const m = orig.msg;
+  const when = new Date(m.date).toUTCString();
+  parts.subject = parts.subject || prefixed('Fwd', m.subject);
+  if (m.messageId) parts.references = [...m.references, m.messageId];
+  const head = [
+    '---------- Forwarded message ---------',
+    `From: ${fmt(m.from)}`,
+    `Date: ${when}`,
+    `Subject: ${m.subject}`,
+    `To: ${m.to.map(fmt).join(', ')}`,
+  ];
+  parts.text = `${parts.text}\n\n${head.join('\n')}\n\n${orig.parsed.text}`;
+  if (parts.html !== null)
+    parts.html = `${parts.html}<blockquote type="cite">${head.map(escapeHtml).join('<br>')}<br><br>${quotedHtml(orig.parsed)}</blockquote>`;
+  parts.attachments.push(...attachmentsOf(orig.parsed));
+}
+
+/** Builds the MIME source of the finished parts with MailComposer, Bcc kept. */
+function composeMime(parts: DraftParts, body: DraftBody, box: Mailbox, from: string): Promise<Buffer> {
+  const { html, inReplyTo, references } = parts;
+  const mail: Mail.Options = {
+    from: { address: from, name: from === box.address ? box.name : '' },
+    to: parts.to,
+    cc: body.cc.map(asAddr),
+    bcc: body.bcc.map(asAddr),
+    subject: parts.subject,
+    text: parts.text,
+    ...(html !== null ? { html } : {}),
+    ...(inReplyTo ? { inReplyTo } : {}),
+    ...(references ? { references } : {}),
+    date: new Date(),
+    attachments: parts.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content })),
+  };
+  const composer = new MailComposer(mail).compile();
+  // Bcc stays in a draft (sending needs it); MailComposer drops it unless asked.
+  composer.keepBcc = true;
+  return composer.build();
+}
+
 /** The MIME source of a draft (MailComposer), from the request and what it refers to. */
 export async function buildDraft(
   ctx: Ctx,
@@ -118,76 +211,20 @@ export async function buildDraft(
   box: Mailbox & { uid: string },
   kept: DraftAttachment[],
 ): Promise<Buffer> {
-  const from = body.from ?? box.address;
-  if (from !== box.address && !box.aliases.includes(from))
-    throw invalid(`${from} is not an address of this mailbox`, [{ path: 'from', message: 'not the mailbox address or an alias' }]);
-  let text = body.text;
-  let html = body.html === null ? null : sanitizeMailHtml(body.html);
-  let subject = body.subject;
-  const to = body.to.map(asAddr);
-  const attachments = [...kept];
-  let inReplyTo: string | undefined;
-  let references: string[] | undefined;
-  const sig = await signatureOf(ctx, box.uid, body.signature);
-  if (sig) {
-    text = `${text}\n\n-- \n${sig.text}`;
-    if (html !== null) html = `${html}<div class="signature">${sig.html || escapeHtml(sig.text).replace(/\n/g, '<br>')}</div>`;
-  }
-  const orig = body.replyTo
-    ? await source(ctx, decls, body.replyTo, box.uid, 'replyTo')
-    : body.forwardOf
-      ? await source(ctx, decls, body.forwardOf, box.uid, 'forwardOf')
-      : null;
-  if (orig) {
-    const m = orig.msg;
-    const when = new Date(m.date).toUTCString();
-    if (body.replyTo) {
-      subject = subject || prefixed('Re', m.subject);
-      if (!to.length && m.from) to.push(m.from);
-      if (m.messageId) {
-        inReplyTo = m.messageId;
-        references = [...m.references, m.messageId];
-      }
-      text = `${text}\n\nOn ${when}, ${fmt(m.from)} wrote:\n${orig.parsed.text
-        .replace(/\r?\n$/, '')
-        .split(/\r?\n/)
-        .map((l) => `> ${l}`)
-        .join('\n')}\n`;
-      if (html !== null)
-        html = `${html}<p>On ${escapeHtml(when)}, ${escapeHtml(fmt(m.from))} wrote:</p><blockquote type="cite">${quotedHtml(orig.parsed)}</blockquote>`;
-    } else {
-      subject = subject || prefixed('Fwd', m.subject);
-      if (m.messageId) references = [...m.references, m.messageId];
-      const head = [
-        '---------- Forwarded message ---------',
-        `From: ${fmt(m.from)}`,
-        `Date: ${when}`,
-        `Subject: ${m.subject}`,
-        `To: ${m.to.map(fmt).join(', ')}`,
-      ];
-      text = `${text}\n\n${head.join('\n')}\n\n${orig.parsed.text}`;
-      if (html !== null)
-        html = `${html}<blockquote type="cite">${head.map(escapeHtml).join('<br>')}<br><br>${quotedHtml(orig.parsed)}</blockquote>`;
-      attachments.push(...attachmentsOf(orig.parsed));
-    }
-  }
-  const mail: Mail.Options = {
-    from: { address: from, name: from === box.address ? box.name : '' },
-    to,
-    cc: body.cc.map(asAddr),
-    bcc: body.bcc.map(asAddr),
-    subject,
-    text,
-    ...(html !== null ? { html } : {}),
-    ...(inReplyTo ? { inReplyTo } : {}),
-    ...(references ? { references } : {}),
-    date: new Date(),
-    attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content })),
+  const from = fromOf(body, box);
+  const parts: DraftParts = {
+    text: body.text,
+    html: body.html === null ? null : sanitizeMailHtml(body.html),
+    subject: body.subject,
+    to: body.to.map(asAddr),
+    attachments: [...kept],
   };
-  const composer = new MailComposer(mail).compile();
-  // Bcc stays in a draft (sending needs it); MailComposer drops it unless asked.
-  composer.keepBcc = true;
-  return composer.build();
+  const sig = await signatureOf(ctx, box.uid, body.signature);
+  if (sig) appendSignature(parts, sig);
+  const orig = await originalOf(ctx, decls, body, box.uid);
+  if (orig && body.replyTo) quoteReply(parts, orig);
+  else if (orig) quoteForward(parts, orig);
+  return composeMime(parts, body, box, from);
 }
 
 /** The mailbox of a new draft: its Drafts folder must be open to the caller for new items (404 otherwise, trusted roles stripped). */

@@ -30,32 +30,51 @@ export function queryFields(decl: ResourceDecl): Readonly<Record<string, ColumnI
 const intLimit = (field: string) => (field === 'version' ? 2 ** 31 - 1 : Number.MAX_SAFE_INTEGER);
 const DATE_MIN = Date.UTC(-4712, 0, 1);
 
+/** Reads an integer or number filter value; integers must fit the SQL column. */
+function numberValue(field: string, col: ColumnInfo, raw: string): number {
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || (col.kind === 'integer' && !Number.isInteger(n)))
+    throw invalid(`${field} must be ${col.kind === 'integer' ? 'an integer' : 'a number'}`, [{ path: field, message: 'not a number' }]);
+  if (col.kind === 'integer' && Math.abs(n) > intLimit(field))
+    throw invalid(`${field} must be between -${intLimit(field)} and ${intLimit(field)}`, [{ path: field, message: 'out of range' }]);
+  return n;
+}
+
+/** Reads a boolean filter value: true/1 or false/0. */
+function booleanValue(field: string, raw: string): boolean {
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw invalid(`${field} must be true or false`, [{ path: field, message: 'not a boolean' }]);
+}
+
+/** Reads a date filter value, no earlier than PostgreSQL's timestamptz can hold. */
+function dateValue(field: string, raw: string): Date {
+  const t = Date.parse(raw);
+  if (Number.isNaN(t)) throw invalid(`${field} must be a date`, [{ path: field, message: 'not a date' }]);
+  if (t < DATE_MIN) throw invalid(`${field} must be a date after 4713 BC`, [{ path: field, message: 'out of range' }]);
+  return new Date(t);
+}
+
+/** Reads a text filter value, refusing NUL characters. */
+function textValue(field: string, raw: string): string {
+  // PostgreSQL text cannot hold NUL (the query would fail with a 500).
+  if (raw.includes('\0')) throw invalid(`${field} must not contain NUL characters`, [{ path: field, message: 'NUL character' }]);
+  return raw;
+}
+
+/** Turns one query-string value into the field's type ("null" for a nullable field); a value that does not fit is a 400. */
 function coerce(field: string, col: ColumnInfo, raw: string): Scalar {
   if (raw === 'null' && col.nullable) return null;
   switch (col.kind) {
     case 'integer':
-    case 'number': {
-      const n = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(n) || (col.kind === 'integer' && !Number.isInteger(n)))
-        throw invalid(`${field} must be ${col.kind === 'integer' ? 'an integer' : 'a number'}`, [{ path: field, message: 'not a number' }]);
-      if (col.kind === 'integer' && Math.abs(n) > intLimit(field))
-        throw invalid(`${field} must be between -${intLimit(field)} and ${intLimit(field)}`, [{ path: field, message: 'out of range' }]);
-      return n;
-    }
+    case 'number':
+      return numberValue(field, col, raw);
     case 'boolean':
-      if (raw === 'true' || raw === '1') return true;
-      if (raw === 'false' || raw === '0') return false;
-      throw invalid(`${field} must be true or false`, [{ path: field, message: 'not a boolean' }]);
-    case 'date': {
-      const t = Date.parse(raw);
-      if (Number.isNaN(t)) throw invalid(`${field} must be a date`, [{ path: field, message: 'not a date' }]);
-      if (t < DATE_MIN) throw invalid(`${field} must be a date after 4713 BC`, [{ path: field, message: 'out of range' }]);
-      return new Date(t);
-    }
+      return booleanValue(field, raw);
+    case 'date':
+      return dateValue(field, raw);
     default:
-      // PostgreSQL text cannot hold NUL (the query would fail with a 500).
-      if (raw.includes('\0')) throw invalid(`${field} must not contain NUL characters`, [{ path: field, message: 'NUL character' }]);
-      return raw;
+      return textValue(field, raw);
   }
 }
 
