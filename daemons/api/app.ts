@@ -35,7 +35,7 @@ import {
   type PluginManifest,
 } from '../../lib/plugins/index.js';
 import { forwardProtocolRequests } from './front-door.js';
-import { except, gateGroup, series } from '../../lib/http/index.js';
+import { except, series } from '../../lib/http/index.js';
 import { impersonationRouter, lifecycleRouter } from '../../lib/lifecycle/index.js';
 import { pagesRouter } from '../../lib/web/index.js';
 import { isPeerDaemon, notReadyPhrase, PEER_DAEMONS, peerReadiness } from '../../lib/setup/doctor/index.js';
@@ -88,7 +88,7 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
     { daemon: 'api' },
   );
   // Without nginx the protocol paths go on to the protocols daemon, body unread (Architecture: Supervision).
-  // What every request passes through first, as one layer (lib/http/route-gate.ts, series).
+  // What every request passes through first, as one layer (lib/http/compose.ts, series).
   app.use(
     series([
       // First, so the forwarder's own answers (502 api-122 when the protocols daemon is down) carry
@@ -109,12 +109,12 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
     probe: (required: string[]) => peerReadiness(deps.config, deps.store, required.filter(isPeerDaemon)),
     notReadyPhrase,
   };
-  app.use(gateGroup([statusRouter(deps, openapi, peers)])); // entered by /api/status only
+  app.use(statusRouter(deps, openapi, peers));
 
   // Spec: Internal mail hand-off. Before the JSON parser and the JWT middleware: raw body, ingest-secret guard.
   const mailData = mailPort(deps);
   const ingestDeps = { ...deps, port: mailData, outbound: recordingOutbound(deps, mailData) };
-  app.use(gateGroup([ingestRouter(ingestDeps, openapi)])); // entered by /internal/mta paths only
+  app.use(ingestRouter(ingestDeps, openapi));
 
   app.use(
     series([express.json({ limit: deps.config.get('body_limit_bytes'), type: ['application/json', 'application/*+json'] }), rejectNul]),
@@ -132,7 +132,7 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
       limits.general,
     ]),
   );
-  // The feature routers, in order, as one layer: each is entered only by paths its routes can match (lib/http/route-gate.ts).
+  // The feature routers, in order.
   const service = new ResourceService(registry);
   const plugins = new PluginHost(deps, service, opts.plugins ?? productPlugins());
   const routers: Router[] = [
@@ -164,7 +164,7 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
     metrics.router(deps, openapi),
     openApiRouter(openapi, { title: 'svcmail API', version: PRODUCT.version }),
   );
-  app.use(gateGroup(routers));
+  app.use(...routers);
 
   app.use(notFoundHandler);
   app.use(errorHandler);

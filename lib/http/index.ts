@@ -8,6 +8,6 @@ export * from './middleware.js';
 export * from './openapi.js';
 export * from './outbound.js';
 export * from './rate-limit.js';
-export * from './route-gate.js';
+export * from './compose.js';
 export * from './upgrade-limit.js';
 export * from './well-known.js';

@@ -244,7 +244,7 @@ function datesAsText(rows: Array<Record<string, unknown>>, fields: readonly stri
  * The generic routes of the spec for each resource, described in OpenAPI. Each resource's routes
  * are a router of their own (full paths), found by the request path's resource prefix in one map
  * lookup: Express would try each resource's layer in turn. Looked through like a router (`stack`:
- * every resource's route layers) by route listings and the gates in lib/http/route-gate.ts.
+ * every resource's route layers) by route listings.
  */
 export function resourceRouter(decls: readonly ResourceDecl[], service: ResourceService, deps: Deps, openapi: OpenApiRegistry): Router {
   const byBase = new Map<string, Router>();
