@@ -1,11 +1,12 @@
 // Real rspamd and clamd for the inbound tests (see ../shared/TESTING.md, Scanners). Started once per
 // test file on free loopback ports; rspamd's hyperscan cache lives in a fixed directory under the
 // system temp dir so only the first start of a machine pays the ~30 s compile.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startDnsServer, type DnsServer } from './dns-server.js';
 import { programPath, requirePrograms } from './peers.js';
 
 export const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
@@ -14,6 +15,8 @@ export const EICAR = 'X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST
 export interface Scanners {
   rspamdUrl: string;
   clamdAddress: string;
+  /** The loopback resolver rspamd asks. */
+  resolver: DnsServer;
   stop(): Promise<void>;
 }
 
@@ -68,19 +71,55 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-export async function startRspamd(): Promise<{ url: string; stop(): Promise<void> }> {
+export interface Rspamd {
+  url: string;
+  /** The loopback resolver rspamd asks: every question it saw (test/helpers/dns-server.ts). */
+  resolver: DnsServer;
+  /** The configuration directory (rspamd.conf, local.d/), for rspamadm configdump. */
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/** rspamadm's view of the configuration as rspamd merged it: one section (e.g. "options") as JSON. */
+export function rspamdConfigDump(dir: string, section: string): Record<string, unknown> {
+  const out = execFileSync('rspamadm', [...rspamdVars(dir), 'configdump', '-j', '-c', join(dir, 'rspamd.conf'), section], {
+    encoding: 'utf8',
+  });
+  return JSON.parse(out) as Record<string, unknown>;
+}
+
+/** The paths rspamd and rspamadm are given: state in `dir`, the hyperscan cache shared by every run. */
+function rspamdVars(dir: string): string[] {
   const cache = join(tmpdir(), 'svcmail-rspamd-cache');
   mkdirSync(cache, { recursive: true });
+  return [`--var=DBDIR=${cache}`, `--var=RUNDIR=${dir}/run`, `--var=LOGDIR=${dir}/log`, `--var=LOCAL_CONFDIR=${dir}`];
+}
+
+/**
+ * rspamd on a free loopback port. It asks DNS only of a resolver on loopback (nothing leaves the
+ * machine): one started here answering NXDOMAIN, or `opts.resolver`. The setting goes where the stock
+ * rspamd.conf merges local settings ($LOCAL_CONFDIR/local.d/options.inc, priority 1): a second
+ * `dns {}` beside the stock options.inc would be ignored, and rspamd would ask resolv.conf's resolver.
+ */
+export async function startRspamd(opts: { resolver?: DnsServer } = {}): Promise<Rspamd> {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-rspamd-'));
-  for (const d of ['run', 'log']) mkdirSync(join(dir, d));
+  for (const d of ['run', 'log', 'local.d']) mkdirSync(join(dir, d));
+  const resolver = opts.resolver ?? (await startDnsServer());
   const port = await freePort();
+  writeFileSync(
+    join(dir, 'local.d', 'options.inc'),
+    `dns { nameserver = ["${resolver.address}"]; timeout = 1s; retransmits = 2; sockets = 2; }\n`,
+  );
+  // The stock fuzzy rule names rspamd.com's servers, which rspamd resolves through the system's
+  // resolver when it reads its configuration: a closed loopback port keeps the module on and local.
+  writeFileSync(join(dir, 'local.d', 'fuzzy_check.conf'), 'rule "rspamd.com" { servers = "127.0.0.1:9"; }\n');
   writeFileSync(
     join(dir, 'rspamd.conf'),
     `.include "$CONFDIR/common.conf"
 options {
   pidfile = "$RUNDIR/rspamd.pid";
   .include "$CONFDIR/options.inc"
-  dns { nameserver = ["127.0.0.1:9"]; timeout = 0.3s; retransmits = 1; sockets = 2; }
+  .include(try=true; priority=1,duplicate=merge) "$LOCAL_CONFDIR/local.d/options.inc"
 }
 logging { type = "file"; filename = "$LOGDIR/rspamd.log"; level = "error"; }
 worker "normal" {
@@ -91,35 +130,17 @@ worker "normal" {
 `,
   );
   const child = track(
-    spawn(
-      'rspamd',
-      [
-        '-f',
-        '-i',
-        '-u',
-        'root',
-        '-g',
-        'root',
-        '-c',
-        join(dir, 'rspamd.conf'),
-        '--var',
-        `DBDIR=${cache}`,
-        '--var',
-        `RUNDIR=${dir}/run`,
-        '--var',
-        `LOGDIR=${dir}/log`,
-        '--var',
-        `LOCAL_CONFDIR=${dir}`,
-      ],
-      { stdio: 'ignore' },
-    ),
+    spawn('rspamd', ['-f', '-i', '-u', 'root', '-g', 'root', '-c', join(dir, 'rspamd.conf'), ...rspamdVars(dir)], { stdio: 'ignore' }),
   );
   const url = `http://127.0.0.1:${port}`;
   await waitFor(async () => (await fetch(`${url}/ping`, { signal: AbortSignal.timeout(1000) })).ok, 'rspamd', 120_000, child);
   return {
     url,
+    resolver,
+    dir,
     stop: async () => {
       await stopChild(child);
+      if (!opts.resolver) await resolver.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -171,6 +192,7 @@ export async function startScanners(): Promise<Scanners> {
   return {
     rspamdUrl: r.url,
     clamdAddress: c.address,
+    resolver: r.resolver,
     stop: async () => {
       await Promise.all([r.stop(), c.stop()]);
     },

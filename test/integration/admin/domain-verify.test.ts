@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEntryModel } from '../../../lib/audit/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { startTestApi, type TestApi } from '../../helpers/api.js';
-import { startDnsServer } from '../appliance/dns-server.js';
+import { startDnsServer } from '../../helpers/dns-server.js';
 
 // Spec: Internal mail hand-off (GET /internal/mta/domain) — only enabled, verified domains accept
 // inbound mail. POST /api/admin/dns-checklist/verify checks the records live and verifies a domain

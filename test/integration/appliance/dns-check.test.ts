@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkItems, checklistFor, parseNameserver, txtChunks } from '../../../lib/dns/index.js';
-import { startDnsServer, type Zone } from './dns-server.js';
+import { startDnsServer, type Zone } from '../../helpers/dns-server.js';
 import { setupArgs, svcmail } from './helpers.js';
 
 const txt = (value: string) => ({ type: 'TXT' as const, data: txtChunks(value) });

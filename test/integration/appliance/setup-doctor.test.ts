@@ -12,7 +12,7 @@ import { txtChunks } from '../../../lib/dns/index.js';
 import { CHECK_IDS } from '../../../lib/setup/doctor/ids.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { freePort, scannersInstalled, startClamd, startRspamd } from '../../helpers/scanners.js';
-import { startDnsServer } from './dns-server.js';
+import { startDnsServer } from '../../helpers/dns-server.js';
 import {
   hashTree,
   mode,

@@ -4,13 +4,27 @@ import dnsPacket from 'dns-packet';
 
 export type Zone = Record<string, Array<{ type: 'MX' | 'TXT' | 'CNAME' | 'SRV'; data: unknown }>>;
 
-/** A tiny authoritative DNS server over UDP on 127.0.0.1 (dns-packet): answers from `zone`, NXDOMAIN for unknown names. */
-export async function startDnsServer(zone: Zone): Promise<{ address: string; zone: Zone; close(): Promise<void> }> {
+export interface DnsServer {
+  /** host:port on 127.0.0.1 */
+  address: string;
+  zone: Zone;
+  /** Every question asked, as "TYPE name", in order. */
+  queries: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A tiny authoritative DNS server over UDP on 127.0.0.1 (dns-packet): answers from `zone`, NXDOMAIN
+ * for unknown names, after `delayMs` (a caching resolver's answer time); records every question.
+ */
+export async function startDnsServer(zone: Zone = {}, opts: { delayMs?: number } = {}): Promise<DnsServer> {
   const sock = createSocket('udp4');
+  const queries: string[] = [];
   sock.on('message', (msg, rinfo) => {
     const q = dnsPacket.decode(msg);
     const question = q.questions![0];
     const name = question.name.toLowerCase();
+    queries.push(`${question.type} ${name}`);
     const records = zone[name];
     const answers = (records ?? [])
       .filter((r) => r.type === question.type)
@@ -22,8 +36,15 @@ export async function startDnsServer(zone: Zone): Promise<{ address: string; zon
       questions: q.questions,
       answers: answers as never,
     });
-    sock.send(reply, rinfo.port, rinfo.address);
+    const send = () => sock.send(reply, rinfo.port, rinfo.address);
+    if (opts.delayMs) setTimeout(send, opts.delayMs).unref();
+    else send();
   });
   await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
-  return { address: `127.0.0.1:${(sock.address() as AddressInfo).port}`, zone, close: () => new Promise((r) => sock.close(() => r())) };
+  return {
+    address: `127.0.0.1:${(sock.address() as AddressInfo).port}`,
+    zone,
+    queries,
+    close: () => new Promise((r) => sock.close(() => r())),
+  };
 }
