@@ -163,7 +163,7 @@ export function defineRoute<A extends AuthRequirement, P = undefined, Q = undefi
   spec: RouteSpec<A, P, Q, B, R>,
 ): void {
   const doc = operationDoc(spec as RouteSpec<AuthRequirement, unknown, unknown, unknown, unknown>);
-  const status = Number(Object.keys(doc.responses)[0]);
+  const status = spec.status ?? 200;
   const params = (spec.params as AnyObject | undefined) ?? paramsSchema(spec.path);
   // Like a body, a query names only what the route reads: a misspelt parameter is refused, not ignored.
   const query = ((spec.query as AnyObject | undefined) ?? z.object({})).strict();
@@ -173,6 +173,8 @@ export function defineRoute<A extends AuthRequirement, P = undefined, Q = undefi
       query: parseOrThrow(query, req.query, 'query'),
       body: spec.body && !(spec.bodyOptional && isEmptyBody(req.body)) ? parseOrThrow(spec.body, req.body, 'request body') : undefined,
     } as RouteInput<P, Q, B>;
+    const rawSchema = spec.rawResponse?.schema;
+    if (CHECK_RESPONSES && rawSchema) checkJsonWrites(res, rawSchema, `${spec.method.toUpperCase()} ${spec.path}`);
     const out = await spec.handler(ctx, input, req, res);
     if (res.headersSent || spec.rawResponse) return;
     if (!spec.response) return void res.status(status).end();
@@ -181,6 +183,15 @@ export function defineRoute<A extends AuthRequirement, P = undefined, Q = undefi
   });
   router[spec.method](spec.path, ...(spec.before ?? []), run);
   openapi.add(spec.method, spec.path, doc);
+}
+
+/** A handler that writes its own JSON success answer (rawResponse.schema): checked as it is sent. */
+function checkJsonWrites(res: Response, schema: z.ZodType, route: string): void {
+  const json = res.json.bind(res);
+  res.json = (body: unknown) => {
+    if (res.statusCode < 300) checkResponse(schema, body, route);
+    return json(body);
+  };
 }
 
 function checkResponse(schema: z.ZodType, value: unknown, route: string): void {

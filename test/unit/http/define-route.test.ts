@@ -85,6 +85,19 @@ beforeAll(async () => {
     handler: async (_ctx, { body }) => ({ version: body?.version ?? null }),
   });
   defineRoute(router, deps, openapi, {
+    method: 'post',
+    path: '/things/:id/touch',
+    operationId: 'things_touch',
+    summary: 'Touch a thing: 200 with it, or 204 when there was nothing to touch (answers outside its schema for id "bad")',
+    tags: ['things'],
+    auth: 'none',
+    rawResponse: { description: '200 with the thing, or 204', schema: z.object({ id: z.string() }) },
+    handler: async (_ctx, { params }, _req, res) => {
+      if (params.id === 'none') return void res.status(204).end();
+      res.json(params.id === 'bad' ? { id: 1 } : { id: params.id });
+    },
+  });
+  defineRoute(router, deps, openapi, {
     method: 'delete',
     path: '/admin/things/:id',
     operationId: 'things_purge',
@@ -174,6 +187,10 @@ describe('defineRoute', () => {
     const bad = await call('GET', '/things/bad', null);
     expect(bad).toMatchObject({ status: 500, body: { code: 'api-199' } });
     expect(JSON.stringify(bad.body)).not.toContain('schema');
+    // and a JSON answer the handler writes itself (rawResponse.schema) is checked as it is sent
+    expect(await call('POST', '/things/t2/touch', null)).toEqual({ status: 200, body: { id: 't2' } });
+    expect((await call('POST', '/things/none/touch', null)).status).toBe(204);
+    expect(await call('POST', '/things/bad/touch', null)).toMatchObject({ status: 500, body: { code: 'api-199' } });
   });
 
   it('documents the operation from the same zod schemas', () => {
