@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { signToken } from '../lib/auth/index.js';
 import { productModels, productRegistry } from '../lib/catalog.js';
@@ -282,6 +282,19 @@ export default async function ingest(args: string[]): Promise<Record<string, unk
   }
 }
 
+/** Runs `fn` on a fresh database of the backend and drops it after. */
+async function onFreshDb<T>(
+  b: { url: () => Promise<{ url: string; drop(): Promise<void> }> },
+  fn: (url: string) => Promise<T>,
+): Promise<T> {
+  const db = await b.url();
+  try {
+    return await fn(db.url);
+  } finally {
+    await db.drop();
+  }
+}
+
 async function measure(
   count: number,
   which: string,
@@ -297,41 +310,44 @@ async function measure(
     recipients_per_message: '1-3',
   };
   out.dovecot_lmtp = dovecotInstalled() ? await dovecot(count, messages) : 'not measured: dovecot-lmtpd is not installed';
-  const scanners = scans.includes('real') ? await startScanners() : null;
-  try {
-    const backends: Array<{ name: string; url: () => Promise<{ url: string; drop(): Promise<void> }> }> = [];
-    if (which === 'all' || which === 'sqlite')
-      backends.push({
-        name: 'sqlite',
-        url: async () => {
-          const d = mkdtempSync(join(tmpdir(), 'svcmail-bench-db-'));
-          return { url: `sqlite:${join(d, 'b.sqlite')}`, drop: async () => rmSync(d, { recursive: true, force: true }) };
-        },
-      });
-    if ((which === 'all' || which === 'postgres') && (await postgresAvailable())) {
-      // The daemons reach a server on this machine over its Unix socket (BENCH_PG_TCP=1: 127.0.0.1).
-      backends.push({
-        name: 'postgres',
-        url: async () => {
-          const db = await freshPostgres();
-          const url = process.env.BENCH_PG_TCP ? db.url : overLocalSocket(db.url);
-          out.postgres_connection = url === db.url ? 'tcp' : 'unix socket';
-          return { url, drop: db.drop };
-        },
-      });
-    }
-    for (const b of backends) {
-      for (const s of scans) {
-        const db = await b.url();
+  const backends: Array<{ name: string; url: () => Promise<{ url: string; drop(): Promise<void> }> }> = [];
+  if (which === 'all' || which === 'sqlite')
+    backends.push({
+      name: 'sqlite',
+      url: async () => {
+        const d = mkdtempSync(join(tmpdir(), 'svcmail-bench-db-'));
+        return { url: `sqlite:${join(d, 'b.sqlite')}`, drop: async () => rmSync(d, { recursive: true, force: true }) };
+      },
+    });
+  if ((which === 'all' || which === 'postgres') && (await postgresAvailable())) {
+    // The daemons reach a server on this machine over its Unix socket (BENCH_PG_TCP=1: 127.0.0.1).
+    backends.push({
+      name: 'postgres',
+      url: async () => {
+        const db = await freshPostgres();
+        const url = process.env.BENCH_PG_TCP ? db.url : overLocalSocket(db.url);
+        out.postgres_connection = url === db.url ? 'tcp' : 'unix socket';
+        return { url, drop: db.drop };
+      },
+    });
+  }
+  for (const b of backends) {
+    if (scans.includes('dev')) out[`${b.name}_dev`] = await onFreshDb(b, (url) => run(url, 'dev', count, messages, null));
+    // Real rspamd (every stock module, a worker per core) and clamd, asking a resolver on loopback that
+    // answers NXDOMAIN at once, then one that answers after 30 ms like a working caching resolver.
+    if (scans.includes('real'))
+      for (const [key, delayMs] of [
+        ['real', 0],
+        ['real_dns30', 30],
+      ] as const) {
+        const scanners = await startScanners({ resolverDelayMs: delayMs, rspamdWorkers: cpus().length });
         try {
-          out[`${b.name}_${s}`] = await run(db.url, s, count, messages, s === 'real' ? scanners : null);
+          const figures = await onFreshDb(b, (url) => run(url, 'real', count, messages, scanners));
+          out[`${b.name}_${key}`] = { ...figures, rspamd_workers: cpus().length, dns_questions: scanners.resolver.queries.length };
         } finally {
-          await db.drop();
+          await scanners.stop();
         }
       }
-    }
-  } finally {
-    await scanners?.stop();
   }
   // The headline figure: filed messages/s with the development scanner, as a ratio to Dovecot's (a peer
   // measured in the same run: TESTING.md, Load and benchmarks).

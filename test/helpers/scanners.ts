@@ -101,7 +101,7 @@ function rspamdVars(dir: string): string[] {
  * rspamd.conf merges local settings ($LOCAL_CONFDIR/local.d/options.inc, priority 1): a second
  * `dns {}` beside the stock options.inc would be ignored, and rspamd would ask resolv.conf's resolver.
  */
-export async function startRspamd(opts: { resolver?: DnsServer } = {}): Promise<Rspamd> {
+export async function startRspamd(opts: { resolver?: DnsServer; workers?: number } = {}): Promise<Rspamd> {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-rspamd-'));
   for (const d of ['run', 'log', 'local.d']) mkdirSync(join(dir, d));
   const resolver = opts.resolver ?? (await startDnsServer());
@@ -125,7 +125,7 @@ logging { type = "file"; filename = "$LOGDIR/rspamd.log"; level = "error"; }
 worker "normal" {
   bind_socket = "127.0.0.1:${port}";
   .include "$CONFDIR/worker-normal.inc"
-  count = 1;
+  count = ${opts.workers ?? 1};
 }
 `,
   );
@@ -187,14 +187,20 @@ export async function startClamd(): Promise<{ address: string; stop(): Promise<v
   };
 }
 
-export async function startScanners(): Promise<Scanners> {
-  const [r, c] = await Promise.all([startRspamd(), startClamd()]);
+/**
+ * rspamd and clamd. `resolverDelayMs` makes the loopback resolver answer after that long, like a
+ * working caching resolver (0: at once); `rspamdWorkers` normal workers (one per core in production).
+ */
+export async function startScanners(opts: { resolverDelayMs?: number; rspamdWorkers?: number } = {}): Promise<Scanners> {
+  const resolver = await startDnsServer({}, { delayMs: opts.resolverDelayMs });
+  const [r, c] = await Promise.all([startRspamd({ resolver, workers: opts.rspamdWorkers }), startClamd()]);
   return {
     rspamdUrl: r.url,
     clamdAddress: c.address,
-    resolver: r.resolver,
+    resolver,
     stop: async () => {
       await Promise.all([r.stop(), c.stop()]);
+      await resolver.close();
     },
   };
 }
