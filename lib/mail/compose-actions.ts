@@ -24,7 +24,6 @@ export interface UploadedBody {
 
 /** A draft as the compose routes answer it: the record as it was filed. */
 export type DraftAnswer = Record<string, unknown>;
-const answer = (m: MessageRecord): DraftAnswer => ({ ...m });
 
 /** The content types an encrypted draft comes as: the whole client-made message. */
 const ENCRYPTED_TYPES = ['application/pkcs7-mime', 'application/x-pkcs7-mime', 'message/rfc822'];
@@ -57,6 +56,8 @@ async function keptAttachments(ctx: Ctx, old: MessageRecord): Promise<DraftAttac
 export function composeActions(service: ResourceService) {
   const decls = () => declsOf(service);
   const existing = (ctx: Ctx, uid: string, version: number | undefined) => existingDraft(ctx, decls(), uid, version);
+  /** A draft as every message route answers it: hidden fields dropped, safe attachment names added. */
+  const answer = (m: MessageRecord): DraftAnswer => service.view(decls().messages, m as never);
 
   /** Files the new source, then removes the old draft exactly like DELETE (counters, usage, blob, events). */
   async function replace(ctx: Ctx, old: MessageRecord, raw: Buffer, encrypted: boolean, sendAt = old.sendAt): Promise<DraftAnswer> {

@@ -122,6 +122,10 @@ describe.each(backends)('compose and directory on $name', (backend) => {
     expect(withAtt.uid).not.toBe(c.uid);
     expect(withAtt).toMatchObject({ subject: 'v1', hasAttachments: true, draft: true });
     expect(withAtt.attachments[0]).toMatchObject({ filename: 'data.bin', contentType: 'application/octet-stream', size: 300_000 });
+    // answered as every message route answers a message: the safe name added, hidden fields left out
+    expect(withAtt.attachments[0]).toMatchObject({ safeFilename: 'data.bin' });
+    expect(withAtt).not.toHaveProperty('ingestKey');
+    expect(c).not.toHaveProperty('ingestKey');
     expect((await api.call('GET', `/api/mail/messages/${c.uid}`, { token: p.alice })).status).toBe(404);
     expect(await api.deps.store.repo(BlobModel).get(c.blobId)).toBeNull();
     expect(await folder(drafts.uid)).toMatchObject({ totalCount: before.totalCount });
