@@ -259,6 +259,18 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
     await tab.emulateMedia({ media: view.media, colorScheme: view.colorScheme });
   }
 
+  /**
+   * A page evaluation that cannot hang the test: a message that navigates the tab away (a meta refresh
+   * to a blocked address) can leave Playwright waiting for a document that never comes; after 15 s
+   * it counts as a failed render (a navigation problem), which is what it is.
+   */
+  function settled<T>(evaluation: Promise<T>): Promise<T> {
+    return Promise.race([
+      evaluation,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the page did not answer within 15 s')), 15_000).unref()),
+    ]);
+  }
+
   /** Renders `message` (as given: the caller sanitizes) and answers every problem seen. */
   async function render(tab: Page, id: string, message: string, probe?: string): Promise<string[]> {
     docs.set(id, page(message));
@@ -274,14 +286,14 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
     probed = undefined;
     try {
       await tab.goto(url, { waitUntil: 'load' });
-      await tab.evaluate(INTERACT);
+      await settled(tab.evaluate(INTERACT));
       const { width, height } = tab.viewportSize()!;
       for (const [x, y] of [
         [0.1, 0.2],
         [0.9, 0.6],
       ])
         await tab.mouse.move(x * width, y * height);
-      const seen = (await tab.evaluate(INSPECT)) as { problems: string[]; declared: string[]; pwned: string[]; sheets: number };
+      const seen = (await settled(tab.evaluate(INSPECT))) as { problems: string[]; declared: string[]; pwned: string[]; sheets: number };
       slot.problems.push(...seen.pwned.map((p) => `script: ${p}`), ...seen.problems);
       for (const u of seen.declared) slot.expected.add(u);
       // Only a stylesheet reaches elements other than the one whose style attribute it is (and its
@@ -290,23 +302,28 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
       if (styled) {
         await tab.mouse.move(...linkAt);
         const was = new Set(hoveredBaseline);
-        const changed = ((await tab.evaluate(HOVERED)) as string[]).filter((p) => !was.has(p));
+        const changed = ((await settled(tab.evaluate(HOVERED))) as string[]).filter((p) => !was.has(p));
         if (changed.length) slot.problems.push(`scope: chrome-a:hover changed: ${changed.slice(0, 4).join('; ')}`);
         await tab.mouse.move(0, 0);
       }
       slot.problems.push(
-        ...(await differences(tab, baseline.get('wide')!, (await tab.evaluate(SNAPSHOT(styled ? [] : 'outline'))) as Snapshot, 'wide')),
+        ...(await differences(
+          tab,
+          baseline.get('wide')!,
+          (await settled(tab.evaluate(SNAPSHOT(styled ? [] : 'outline')))) as Snapshot,
+          'wide',
+        )),
       );
       if (styled) {
         for (const view of VIEWS.slice(1)) {
           await setView(tab, view);
           slot.problems.push(
-            ...(await differences(tab, baseline.get(view.name)!, (await tab.evaluate(SNAPSHOT([]))) as Snapshot, view.name)),
+            ...(await differences(tab, baseline.get(view.name)!, (await settled(tab.evaluate(SNAPSHOT([])))) as Snapshot, view.name)),
           );
         }
         await setView(tab, VIEWS[0]);
       }
-      if (probe) probed = await tab.evaluate(probe);
+      if (probe) probed = await settled(tab.evaluate(probe));
     } catch (e) {
       slot.problems.push(`navigation: rendering failed: ${(e as Error).message.split('\n')[0]}`);
     } finally {
