@@ -10,7 +10,7 @@ import { listen } from '../shared/listen.js';
 import type { RunningDaemon } from '../shared/run.js';
 import { startScanLoop } from './scan-loop.js';
 import { startHeartbeat } from '../../lib/settings/index.js';
-import { retentionJob, startPeriodicJob } from '../../lib/jobs/index.js';
+import { blobSweepJob, retentionJob, startPeriodicJob } from '../../lib/jobs/index.js';
 import { startSendLoop } from '../../lib/jobs/index.js';
 import { acmeReplyMailer, sendControlHooks, sendDepsOf } from '../../lib/send/index.js';
 import { startEnrollmentLoop, type EnrollmentLoop } from '../../lib/jobs/index.js';
@@ -20,7 +20,7 @@ import { startLifecycleLoop } from '../../lib/lifecycle/index.js';
 
 /**
  * The worker daemon: the jobs — the ingest scan (every 10 s and when the api daemon wakes it), sends,
- * signing enrolment, retention, escrow matter exports and mailbox lifecycle.
+ * signing enrolment, retention, the blob sweep, escrow matter exports and mailbox lifecycle.
  */
 export async function startWorker(config: Config): Promise<RunningDaemon> {
   const log = createLogger({ level: config.get('log:level'), name: 'svcmail-worker' });
@@ -50,6 +50,7 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
       loop.owner,
     );
   const retention = startPeriodicJob(base, retentionJob(base), loop.owner);
+  const blobSweep = startPeriodicJob(base, blobSweepJob(base), loop.owner); // released raw messages (lib/storage/blob/release.ts)
   const exportLoop = startEscrowExportLoop(base, loop.owner); // escrow matter exports (Spec: /api/escrow/ matter-export-requests)
   const lifecycle = startLifecycleLoop({ ...base, models }, loop.owner); // mailbox exports, imports, erasures
   const wakeAddress = config.get('mail:jobs:wake_address');
@@ -82,6 +83,7 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
       await loop.stop();
       await sendLoop.stop();
       await retention.stop();
+      await blobSweep.stop();
       await exportLoop.stop();
       await lifecycle.stop();
       await heartbeat.stop();

@@ -1,10 +1,15 @@
 import { ADMIN_ONLY } from '../settings/index.js';
 import { ApiError } from '../errors/index.js';
-import { AddressModel } from '../mail/index.js';
+import { AddressModel, freeRaw } from '../mail/index.js';
 import { defineResource } from '../resources/index.js';
 import { type Ctx } from '../context/index.js';
 import { DistributionListModel, IngestEntryModel, QuarantineModel, TransportRuleModel } from './models.js';
 import { servedDomains } from './resolve.js';
+
+/** A deleted entry or held copy frees its raw message unless something else still needs it. */
+async function freeRawOfDeleted(ctx: Ctx, action: string, before: Record<string, unknown> | null): Promise<void> {
+  if (action === 'delete' && before) await freeRaw(ctx, [before.rawRef as string]);
+}
 
 // Spec: administration resources. Each needs a trusted role with fresh elevation (sensitive ops).
 const ALL = ['list', 'head', 'get', 'create', 'update', 'updateProperty', 'bulkUpdate', 'delete', 'bulkDelete'] as const;
@@ -21,6 +26,7 @@ export const ingestQueueResource = defineResource({
   audit: true,
   operations: ['list', 'head', 'get', 'delete'],
   sensitive: ['list', 'head', 'get', 'delete'],
+  hooks: { afterCommit: freeRawOfDeleted },
 });
 
 export const quarantineResource = defineResource({
@@ -36,6 +42,7 @@ export const quarantineResource = defineResource({
   hiddenFields: ['headers', 'rawRef'],
   operations: ['list', 'head', 'get', 'delete', 'bulkDelete'],
   sensitive: ['list', 'head', 'get', 'delete', 'bulkDelete'],
+  hooks: { afterCommit: freeRawOfDeleted },
 });
 
 export const transportRulesResource = defineResource({

@@ -41,7 +41,9 @@ export const IngestEntryModel = defineModel({
   table: 'ingest_entries',
   fields: ingestEntryFields,
   lease: true,
-  indexes: [{ fields: ['state', 'nextAttemptAt'] }, { fields: ['transactionId'] }, { fields: ['mailboxUid'] }],
+  indexes: [{ fields: ['state', 'nextAttemptAt'] }, { fields: ['transactionId'] }, { fields: ['mailboxUid'] }, { fields: ['rawRef'] }],
+  // Finished entries hand the raw message on (to a message, a quarantine item, a control message) or drop it.
+  blobHolders: [{ field: 'rawRef', while: { state: { $in: ['queued', 'failed'] } } }],
 });
 
 /** A message held for an administrator (virus, failed virus scan, transport rule, over quota). */
@@ -64,7 +66,8 @@ export const QuarantineModel = defineModel({
   name: 'quarantine_item',
   table: 'quarantine_items',
   fields: quarantineFields,
-  indexes: [{ fields: ['mailboxUid'] }],
+  indexes: [{ fields: ['mailboxUid'] }, { fields: ['rawRef'] }],
+  blobHolders: [{ field: 'rawRef' }],
 });
 
 /** Transport rules run once per message before recipients are resolved (Spec: Per-mailbox delivery rules). */
@@ -181,7 +184,8 @@ export const ControlMessageModel = defineModel({
   name: 'control_message',
   table: 'control_messages',
   fields: controlMessageFields,
-  indexes: [{ fields: ['kind', 'handled'] }],
+  indexes: [{ fields: ['kind', 'handled'] }, { fields: ['rawRef'] }],
+  blobHolders: [{ field: 'rawRef', while: { handled: false } }],
 });
 
 /** Mail the inbound path hands to the outbound side (NDRs, list relays, auto-replies, reject notices). */
@@ -197,7 +201,8 @@ export const OutboundHandoffModel = defineModel({
   name: 'outbound_handoff',
   table: 'outbound_handoffs',
   fields: outboundHandoffFields,
-  indexes: [{ fields: ['state'] }],
+  indexes: [{ fields: ['state'] }, { fields: ['rawRef'] }],
+  blobHolders: [{ field: 'rawRef', while: { state: 'queued' } }],
 });
 
 export const INGEST_MODELS = [

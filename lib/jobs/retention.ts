@@ -1,9 +1,9 @@
 import { readRetentionPolicy, retentionDays, RETENTION_CLASSES, ROLE_OF_CLASS, type RetentionClass } from '../settings/index.js';
 import { AuditEntryModel, type AuditEntry } from '../audit/index.js';
 import { MatterModel, type Matter } from '../escrow/index.js';
-import { blobsOf, FolderModel, MessageModel, publishFolder, unfile, type Folder, type Message } from '../mail/index.js';
+import { FolderModel, freeRaw, MessageModel, publishFolder, unfile, type Folder, type Message } from '../mail/index.js';
 import type { Deps } from '../context/index.js';
-import { BlobModel, type Row, type Store } from '../storage/index.js';
+import { type Row, type Store } from '../storage/index.js';
 import type { PeriodicJob } from './periodic.js';
 
 // The retention job (Spec: /api/system/retention-policy). Deletes messages past the age of
@@ -88,7 +88,10 @@ async function ageOutFolder(
         action: 'delete',
         data: { uid: m.uid, folderUid: m.folderUid, mailboxUid: m.mailboxUid },
       });
-    for (const b of new Set(gone.map((m) => m.blobId))) if (!(await deps.store.repo(BlobModel).get(b))) await blobsOf(deps).remove(b);
+    await freeRaw(
+      deps,
+      gone.map((m) => m.blobId),
+    );
     removed += gone.length;
     result.bytes += gone.reduce((n, m) => n + m.size, 0);
     if (batch.length < batchSize) break;

@@ -1,10 +1,10 @@
 import { AclEntryModel } from '../acl/index.js';
 import { MatterModel, type Matter } from '../escrow/index.js';
 import { DistributionListModel, type DistributionList } from '../ingest/index.js';
-import { blobsOf, MailboxModel, MessageModel, unfile, type Mailbox, type Message } from '../mail/index.js';
+import { freeRaw, MailboxModel, MessageModel, unfile, type Mailbox, type Message } from '../mail/index.js';
 import { IssuedCertificateModel, pkiBackend, revokeCertificate, type IssuedCertificate } from '../pki/index.js';
 import type { Deps } from '../context/index.js';
-import { BlobModel, type ModelDef, type Row, type Store } from '../storage/index.js';
+import { type ModelDef, type Row, type Store } from '../storage/index.js';
 import { JobAborted, type Touch } from './export-job.js';
 import { exportPath, removeFile, uploadPath } from './files.js';
 import { ErasureRequestModel, ExportRequestModel, ImportRequestModel, type ErasureRequest } from './models.js';
@@ -139,36 +139,13 @@ async function dropReferences(e: Erasure, addresses: string[]): Promise<void> {
   if (await store.repo(MailboxModel).delete(M)) e.count('mailboxes', 1);
 }
 
-/** Whether any record of any model still names the blob in one of its blob columns. */
-async function blobReferenced(deps: ErasureDeps, referencing: ModelDef[], id: string): Promise<boolean> {
-  let used = false;
-  for (const m of referencing) {
-    for (const c of BLOB_COLUMNS) if (c in m.columns && (await deps.store.repo(m).count({ [c]: id }))) used = true;
-    if (used) break;
-  }
-  return used;
-}
-
-/** Step 6: deletes the blob files nothing refers to any more; returns how many. */
-async function removeUnreferencedBlobs(deps: ErasureDeps, candidates: Set<string>): Promise<number> {
-  let removed = 0;
-  const referencing = deps.models.filter((m) => BLOB_COLUMNS.some((c) => c in m.columns));
-  for (const id of candidates) {
-    if (!/^[0-9a-f]{64}$/.test(id) || (await deps.store.repo(BlobModel).get(id))) continue;
-    if (await blobReferenced(deps, referencing, id)) continue;
-    if (!blobsOf(deps).locate(id)) continue;
-    await blobsOf(deps).remove(id);
-    removed += 1;
-  }
-  return removed;
-}
-
 /**
  * Erases a mailbox: first the ways in (addresses, key directory, ACL entries — the owner loses access
  * at once, delivery stops resolving), with a tombstone per address in the same transaction; then
  * every message through the delete path that keeps counts and blob references right; then every
- * record of every model that carries the mailbox's uid; then the mailbox. Blob files no record
- * refers to any more are deleted; a blob another mailbox still references survives. Each step is
+ * record of every model that carries the mailbox's uid; then the mailbox. Blob files nothing needs
+ * any more are released (deleted by the blob sweep after its grace period, lib/storage/blob/release.ts);
+ * a blob another mailbox still references survives. Each step is
  * idempotent, so a worker that dies midway leaves work the next run finishes.
  *
  * Kept on purpose: the audit log (append-only, Spec: Audit log) and the erasure request itself, which
@@ -209,6 +186,6 @@ export async function runErasure(
   await deleteMessages(e);
   await deleteEverythingElse(e);
   await e.step();
-  const blobFilesRemoved = await removeUnreferencedBlobs(deps, e.candidates);
+  const blobFilesRemoved = await freeRaw(deps, e.candidates);
   return { deleted, blobFilesRemoved };
 }

@@ -1,7 +1,7 @@
 import { ApiError } from '../errors/index.js';
 import { crashPoint } from '../crash-points/index.js';
 import type { Deps } from '../context/index.js';
-import { addBlobRefs, BlobStore, type Row, type StoredBlob, type Store } from '../storage/index.js';
+import { addBlobRefs, BlobStore, releaseBlobs, type Row, type StoredBlob, type Store } from '../storage/index.js';
 import { withSafeNames } from './attachment-names.js';
 import { FolderModel, type Folder, type FolderRole } from './folders.js';
 import { MailboxModel, type Mailbox } from './mailboxes.js';
@@ -21,6 +21,14 @@ export function blobsOf(deps: Pick<Deps, 'config'>): BlobStore {
 /** The raw message into the blob store, once per content (idempotent by sha256). */
 export function storeRaw(deps: Pick<Deps, 'config'>, raw: Buffer): Promise<StoredRaw> {
   return blobsOf(deps).put(raw);
+}
+
+/**
+ * Frees the raw messages of deleted messages that nothing needs any more: no other message, and no
+ * queued, quarantined or outgoing copy (releaseBlobs). Call after the deleting transaction committed.
+ */
+export function freeRaw(deps: Pick<Deps, 'config' | 'store'>, blobIds: Iterable<string>): Promise<number> {
+  return releaseBlobs(deps.store, blobsOf(deps), blobIds);
 }
 
 export function loadRaw(deps: Pick<Deps, 'config'>, blobId: string): Promise<Buffer> {

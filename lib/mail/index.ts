@@ -14,6 +14,7 @@ export { MessageModel, messageFields, parseMessage, parseMail, fromParsedMail, t
 export {
   storeRaw,
   loadRaw,
+  freeRaw,
   fileMessage,
   exceedsQuota,
   wouldExceedQuota,

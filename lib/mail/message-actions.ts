@@ -5,8 +5,8 @@ import { MailParser, type AttachmentStream } from 'mailparser';
 import { ApiError, notFound } from '../errors/index.js';
 import { checkRecord, type ResourceService } from '../resources/index.js';
 import type { Ctx } from '../context/index.js';
-import { addBlobRefs, BlobModel } from '../storage/index.js';
-import { blobsOf, countIn, folderOf, publishFolder, publishMessage, type MessageRecord } from './filing.js';
+import { addBlobRefs } from '../storage/index.js';
+import { blobsOf, countIn, folderOf, freeRaw, publishFolder, publishMessage, type MessageRecord } from './filing.js';
 import { FolderModel, type Folder } from './folders.js';
 import { MailboxModel } from './mailboxes.js';
 import { moveMessage, unfile } from './messages-resource.js';
@@ -94,7 +94,7 @@ export function messageActions(service: ResourceService) {
             }
           }
         });
-        for (const b of new Set(freed)) if (!(await ctx.store.repo(BlobModel).get(b))) await blobsOf(ctx).remove(b);
+        await freeRaw(ctx, freed);
       }
       const after = await ctx.store.repo<Folder>(FolderModel).get(folder.uid);
       publishFolder(ctx, after);

@@ -1,7 +1,7 @@
 import { defineResource, type AnyRecord } from '../resources/index.js';
 import { type Ctx } from '../context/index.js';
-import { BlobModel, dropBlobRef, type Store } from '../storage/index.js';
-import { blobsOf, countIn, publishFolder, publishMessage, type MessageRecord } from './filing.js';
+import { dropBlobRef, type Store } from '../storage/index.js';
+import { countIn, freeRaw, publishFolder, publishMessage, type MessageRecord } from './filing.js';
 import { FolderModel, type Folder } from './folders.js';
 import { MailboxModel } from './mailboxes.js';
 import { withSafeNames } from './attachment-names.js';
@@ -53,7 +53,7 @@ export const messagesResource = defineResource({
       }
       if (action === 'delete' && before) {
         publishFolder(ctx, await ctx.store.repo<Folder>(FolderModel).get(before.folderUid as string));
-        if (!(await ctx.store.repo(BlobModel).get(before.blobId as string))) await blobsOf(ctx).remove(before.blobId as string);
+        await freeRaw(ctx, [before.blobId as string]);
       }
     },
   },

@@ -75,7 +75,9 @@ export const OutboundJobModel = defineModel({
   table: 'outbound_jobs',
   fields: outboundJobFields,
   lease: true,
-  indexes: [{ fields: ['state', 'nextAttemptAt'] }, { fields: ['messageUid'] }, { fields: ['mailboxUid'] }],
+  indexes: [{ fields: ['state', 'nextAttemptAt'] }, { fields: ['messageUid'] }, { fields: ['mailboxUid'] }, { fields: ['rawRef'] }],
+  // Until the transport took it (or it failed for good) a retry sends these exact bytes again.
+  blobHolders: [{ field: 'rawRef', while: { state: { $in: ['queued', 'handing', 'handed', 'review'] } } }],
 });
 
 export const SEND_MODELS = [OutboundJobModel, ReadReceiptModel];

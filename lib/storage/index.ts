@@ -8,6 +8,7 @@ import { openSqlStore } from './sql/open.js';
 export * from './model.js';
 export * from './port.js';
 export { BlobStore, BlobWriter, BlobModel, addBlobRefs, dropBlobRef, type StoredBlob, type StagedBlob } from './blob/index.js';
+export { blobInUse, releaseBlobs, sweepReleasedBlobs } from './blob/release.js';
 
 /** The SQL URL in force: empty means the embedded SQLite file under data_dir. */
 export function sqlUrl(config: Config): string {

@@ -29,6 +29,17 @@ export interface ValueIndexDecl {
 }
 
 /**
+ * A field whose value names a blob the record still needs: the blob's file is kept while any record
+ * of the model names it and matches `while` (every record when absent). Raw messages waiting in a
+ * queue, held in quarantine or waiting to be relayed are needed by records other than the messages
+ * that count blob references (Spec: a crash at any point loses no accepted mail).
+ */
+export interface BlobHolderDecl {
+  field: string;
+  while?: Record<string, unknown>;
+}
+
+/**
  * A model: one table (SQL) or collection (document), declared once. Every record also carries
  * uid (server-minted UUIDv7), version, createdAt and updatedAt; lease models carry claimedBy and
  * leaseUntil for queue-like claims.
@@ -42,6 +53,7 @@ export interface ModelDef<S extends z.ZodRawShape = z.ZodRawShape> {
   /** Records carry a full-text document (Repo.setText / Repo.search; SQLite FTS5, PostgreSQL tsvector). */
   fullText?: boolean;
   valueIndexes?: ValueIndexDecl[];
+  blobHolders?: BlobHolderDecl[];
   columns: Record<string, ColumnInfo>;
 }
 
@@ -92,20 +104,9 @@ export function columnOf(schema: z.ZodType): ColumnInfo {
   return { kind, nullable };
 }
 
-export function defineModel<S extends z.ZodRawShape>(decl: {
-  name: string;
-  table: string;
-  fields: S;
-  indexes?: IndexDecl[];
-  lease?: boolean;
-  fullText?: boolean;
-  valueIndexes?: ValueIndexDecl[];
-}): ModelDef<S> {
-  for (const reserved of [...BASE_FIELDS, ...LEASE_FIELDS]) {
-    if (reserved in decl.fields) throw new Error(`model ${decl.name}: field ${reserved} is reserved`);
-  }
-  const columns: Record<string, ColumnInfo> = {};
-  for (const [k, s] of Object.entries(decl.fields)) columns[k] = columnOf(s as z.ZodType);
+type ModelDecl<S extends z.ZodRawShape> = Omit<ModelDef<S>, 'columns'>;
+
+function checkIndexes(decl: ModelDecl<z.ZodRawShape>, columns: Record<string, ColumnInfo>): void {
   for (const idx of decl.indexes ?? []) {
     for (const f of idx.fields) {
       if (
@@ -117,6 +118,14 @@ export function defineModel<S extends z.ZodRawShape>(decl: {
       }
     }
   }
+  for (const h of decl.blobHolders ?? []) {
+    // Looked up by value whenever a blob may be freed: without an index that is a scan of the table.
+    if (!(decl.indexes ?? []).some((i) => i.fields[0] === h.field))
+      throw new Error(`model ${decl.name}: blob holder ${h.field} needs an index starting with it`);
+  }
+}
+
+function checkValueIndexes(decl: ModelDecl<z.ZodRawShape>, columns: Record<string, ColumnInfo>): void {
   for (const vi of decl.valueIndexes ?? []) {
     // A value index is named in filters like a field, so it must not shadow a filterable column.
     if (columns[vi.name] && columns[vi.name].kind !== 'json')
@@ -126,6 +135,16 @@ export function defineModel<S extends z.ZodRawShape>(decl: {
     if (vi.scope && columns[vi.scope].kind !== 'text')
       throw new Error(`model ${decl.name}: value index scope ${vi.scope} must be a text field`);
   }
+}
+
+export function defineModel<S extends z.ZodRawShape>(decl: ModelDecl<S>): ModelDef<S> {
+  for (const reserved of [...BASE_FIELDS, ...LEASE_FIELDS]) {
+    if (reserved in decl.fields) throw new Error(`model ${decl.name}: field ${reserved} is reserved`);
+  }
+  const columns: Record<string, ColumnInfo> = {};
+  for (const [k, s] of Object.entries(decl.fields)) columns[k] = columnOf(s as z.ZodType);
+  checkIndexes(decl, columns);
+  checkValueIndexes(decl, columns);
   return { ...decl, columns };
 }
 

@@ -124,6 +124,8 @@ export interface TransactionOptions {
 export interface Store {
   readonly kind: 'sqlite' | 'postgres' | 'document';
   repo<T extends object>(model: ModelDef): Repo<T>;
+  /** The models the store was opened with. */
+  models(): readonly ModelDef[];
   /** Runs fn with a store whose writes commit or roll back together. */
   transaction<R>(fn: (tx: Store) => Promise<R>, opts?: TransactionOptions): Promise<R>;
   /**

@@ -16,6 +16,14 @@ export const adminSettings = {
     default: 500,
     doc: 'Messages the retention job deletes per transaction.',
   }),
+  'mail:jobs:blob_sweep:interval_seconds': setting(z.number().int().positive(), {
+    default: 600,
+    doc: 'Period of the blob sweep, which deletes the files of raw messages nothing needs any more once their grace period is over; one worker copy runs it per period.',
+  }),
+  'mail:jobs:blob_sweep:grace_seconds': setting(z.number().int().nonnegative(), {
+    default: 900,
+    doc: 'How long a released blob file is kept before the sweep deletes it: a record naming the same bytes that is committed meanwhile (the same message handed off again) gets it back.',
+  }),
   'mail:heartbeat:interval_seconds': setting(z.number().int().positive(), {
     default: 30,
     doc: 'How often each daemon records its heartbeat; a daemon silent for three periods counts as down (diagnostics, svcmail doctor).',

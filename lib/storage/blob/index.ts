@@ -229,9 +229,12 @@ export class BlobStore {
     try {
       return await read(this.#legacyPath(id));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ApiError('api-107', 'No such blob');
-      throw e;
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
+    // Released while a record that needs it was being written (release.ts): readable until the sweep puts it back.
+    const copy = (await this.released()).find((r) => r.id === id);
+    if (copy) return read(copy.file).catch(() => Promise.reject(new ApiError('api-107', 'No such blob')));
+    throw new ApiError('api-107', 'No such blob');
   }
 
   stream(id: string): ReadStream {
@@ -241,6 +244,45 @@ export class BlobStore {
   async remove(id: string): Promise<void> {
     await rm(this.path(id), { force: true });
     await rm(this.#legacyPath(id), { force: true });
+  }
+
+  /** Where released blobs wait out their grace period (release.ts). */
+  get releasedDir(): string {
+    return join(this.root, 'released');
+  }
+
+  /**
+   * Moves the blob's file out of its place into the released folder (release.ts deletes it after a
+   * grace period unless a record needs it again by then). Answers false when there was no file.
+   */
+  async setAside(id: string): Promise<boolean> {
+    const file = this.locate(id);
+    if (!file) return false;
+    await this.#inDir(this.releasedDir, () => rename(file, join(this.releasedDir, this.#releasedName(id))));
+    return true;
+  }
+
+  /** Puts a released file back in its place unless the blob was written there again meanwhile. */
+  async restore(releasedFile: string, id: string): Promise<void> {
+    if (this.locate(id)) await rm(releasedFile, { force: true });
+    else await this.#place(releasedFile, this.path(id));
+  }
+
+  /** A released file's name: the blob id, then when it was released (a blob released twice has two). */
+  #releasedName(id: string): string {
+    return `${id}.${Date.now()}-${randomBytes(4).toString('hex')}`;
+  }
+
+  /** Released files with the blob each holds and when it was released. */
+  async released(): Promise<Array<{ file: string; id: string; at: number }>> {
+    const names = await readdir(this.releasedDir).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return [] as string[];
+      throw e;
+    });
+    return names.flatMap((name) => {
+      const m = /^([0-9a-f]{64})\.(\d+)-[0-9a-f]+$/.exec(name);
+      return m ? [{ file: join(this.releasedDir, name), id: m[1], at: Number(m[2]) }] : [];
+    });
   }
 }
 

@@ -475,6 +475,10 @@ export class SqlStore implements Store {
     return r as unknown as Repo<T>;
   }
 
+  models(): readonly ModelDef[] {
+    return [...this.ctx.models.values()];
+  }
+
   /**
    * A view of this store for one caller (an API request): its reads of kept results share one stamp
    * until it writes (kept.ts, ReadSession), so a request reads the stamp or snapshot once, not

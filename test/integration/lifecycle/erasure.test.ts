@@ -9,10 +9,10 @@ import { productModels, productRegistry } from '../../../lib/catalog.js';
 import { AuditEntryModel } from '../../../lib/audit/index.js';
 import { MatterModel } from '../../../lib/escrow/index.js';
 import { exportPath, uploadPath } from '../../../lib/lifecycle/index.js';
-import { ErasedAddressModel } from '../../../lib/mail/index.js';
+import { blobsOf, ErasedAddressModel } from '../../../lib/mail/index.js';
 import { KeyDirectoryModel, KeyVaultModel } from '../../../lib/keys/index.js';
 import { IssuedCertificateModel } from '../../../lib/pki/index.js';
-import { BlobModel } from '../../../lib/storage/index.js';
+import { BlobModel, sweepReleasedBlobs } from '../../../lib/storage/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { deliverRaw } from '../../helpers/messages.js';
 import { ingestFixture, type IngestFixture } from '../ingest/setup.js';
@@ -189,6 +189,13 @@ describe.each(backends)('erasure on $name', (backend) => {
     expect(after.has(sha(crlf(ONLY_ALICE)))).toBe(false);
     expect(after.has(sha(QUEUED)) || after.has(sha(crlf(QUEUED)))).toBe(false);
     expect(after.has(sha(crlf(SHARED)))).toBe(true);
+    // Released files wait out the sweep's grace period (a racing hand-off of the same bytes gets them back), then go.
+    const swept = await sweepReleasedBlobs(store, blobsOf(api().deps), { graceMs: 0 });
+    expect(swept).toMatchObject({ deleted: 2, restored: 0 });
+    const gone = [...blobFiles(fx.dataDir)].filter((n) =>
+      [sha(crlf(ONLY_ALICE)), sha(QUEUED), sha(crlf(QUEUED))].some((id) => n.startsWith(id)),
+    );
+    expect(gone).toEqual([]);
     expect((await store.repo<{ refs: number }>(BlobModel).get(sha(crlf(SHARED))))!.refs).toBe(1);
     expect(sha((await download(api(), p.bob, `/api/mail/messages/${bobMessage}/raw`)).buf)).toBe(sha(crlf(SHARED)));
     expect(existsSync(exportPath(api().config, exportUid))).toBe(false);

@@ -2,7 +2,22 @@ import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../lib/config/index.js';
 import { DEV_UNREACHABLE_RECHECK_MS, realScanners, ScannerUnreachable } from '../../../lib/scan/index.js';
-import { freePort } from '../../helpers/scanners.js';
+
+// The "unreachable" scanners live on an address of their own: the suite's other servers listen on
+// 127.0.0.1, so a port found free here cannot be taken by a parallel test before the counter
+// below listens on it (which once made a scan wait for an unrelated server's answer).
+const HOST = '127.0.0.57';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, HOST, () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
 
 // A listener that only counts connections (and hangs up): it shows whether the client tried at all.
 function counter(port: number): Promise<{ server: Server; connections: () => number }> {
@@ -11,7 +26,7 @@ function counter(port: number): Promise<{ server: Server; connections: () => num
     n++;
     s.destroy();
   });
-  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve({ server, connections: () => n })));
+  return new Promise((resolve) => server.listen(port, HOST, () => resolve({ server, connections: () => n })));
 }
 
 describe('scanners that cannot be connected to', () => {
@@ -26,8 +41,9 @@ describe('scanners that cannot be connected to', () => {
       values: {
         'auth:secret': 'x'.repeat(32),
         'mail:transport:ingest:secret': 'y'.repeat(32),
-        'mail:scan:rspamd:url': `http://127.0.0.1:${rspamd}`,
-        'mail:scan:clamd:address': `127.0.0.1:${clamd}`,
+        'mail:scan:rspamd:url': `http://${HOST}:${rspamd}`,
+        'mail:scan:clamd:address': `${HOST}:${clamd}`,
+        'mail:scan:timeout_ms': 2000,
       },
     });
     let clock = 1_000_000;
