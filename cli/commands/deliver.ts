@@ -69,6 +69,15 @@ function reportOf(out: DeliverOutcome, queueId: string | undefined): DeliverRepo
   };
 }
 
+interface DeliverOptions {
+  from: string;
+  queueId?: string;
+  clientAddress?: string;
+  clientHelo?: string;
+  clientHostname?: string;
+  url?: string;
+}
+
 /**
  * svcmail deliver: the Postfix pipe(8) command. Streams stdin to /internal/mta/deliver and exits
  * with a sysexits code Postfix understands (0 delivered, 75 try again later, 67 unknown user ...).
@@ -80,10 +89,16 @@ export function registerDeliver(program: Command): void {
   program
     .command('deliver')
     .description(
-      'hand one message from stdin to the service (Postfix pipe(8): argv=svcmail deliver -f ${sender} -q ${queue_id} -- ${recipient})',
+      'hand one message from stdin to the service (Postfix pipe(8): argv=svcmail deliver -f ${sender} -q ${queue_id} --client-address=${client_address} --client-helo=${client_helo} --client-hostname=${client_hostname} -- ${recipient})',
     )
     .requiredOption('-f, --from <sender>', 'envelope sender (empty for bounces)')
     .option('-q, --queue-id <id>', 'MTA queue id; a retry of the same id creates no duplicate')
+    .option(
+      '--client-address <ip>',
+      "the SMTP client's IP address, for the spam scan's SPF, DMARC and IP-list checks ('unknown' or empty: not known)",
+    )
+    .option('--client-helo <name>', 'the name the SMTP client gave in HELO/EHLO')
+    .option('--client-hostname <name>', "the SMTP client's verified reverse-DNS name ('unknown': none)")
     .option('--url <url>', 'api daemon address (default http://<listen:api>)')
     .argument('<recipients...>', 'envelope recipients')
     .exitOverride(function (this: Command, err: CommanderError) {
@@ -96,7 +111,7 @@ export function registerDeliver(program: Command): void {
       }
       throw err;
     })
-    .action(async (recipients: string[], opts: { from: string; queueId?: string; url?: string }, cmd: Command) => {
+    .action(async (recipients: string[], opts: DeliverOptions, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
       let out: DeliverOutcome;
       try {
@@ -104,6 +119,7 @@ export function registerDeliver(program: Command): void {
           sender: opts.from === '<>' ? '' : opts.from,
           recipients,
           queueId: opts.queueId,
+          client: { address: opts.clientAddress, helo: opts.clientHelo, hostname: opts.clientHostname },
           message: process.stdin,
         });
       } catch (e) {

@@ -66,6 +66,14 @@ const EXTRA: Record<string, Section[]> = {
   ],
   deliver: [
     {
+      title: 'The SMTP session',
+      body: [
+        ...para(
+          "--client-address, --client-helo and --client-hostname carry what Postfix knew of the SMTP client (pipe(8) macros ${client_address}, ${client_helo}, ${client_hostname}; see /usr/share/doc/svcmail/postfix/master.cf.snippet). The worker gives them to rspamd with the message, so SPF, DKIM, DMARC and the IP blocklists judge the real sender; without them rspamd sees a local client and skips those checks. 'unknown', Postfix's word for a value it does not have, counts as absent.",
+        ),
+      ],
+    },
+    {
       title: 'Output',
       body: [
         ...para(
@@ -89,7 +97,7 @@ const EXTRA: Record<string, Section[]> = {
         ...tp(String(EXIT.usage), 'usage error (5.3.0): -f or a recipient is missing'),
         ...tp(
           String(EXIT.dataerr),
-          'the service found the hand-off malformed (400, 5.6.0): an empty message or a malformed envelope address',
+          'the service found the hand-off malformed (400, 5.6.0): an empty message, a malformed envelope address, or a --client-address or --client-hostname that is not an address or host name',
         ),
         ...tp(String(EXIT.nouser), 'no recipient was accepted: unknown users (5.1.1) or a domain not served here (5.1.2)'),
         ...tp(String(EXIT.unavailable), 'the message is larger than mail:ingest:max_message_bytes (413, 5.3.4)'),

@@ -13,6 +13,7 @@ import { expandRecipient, knownAddresses, resolveRecipient, servedDomains, type 
 import { evaluateTransportRules, type TransportDecision, type TransportInput } from './transport-rules.js';
 import { verifySender, type SenderVerification } from './verify.js';
 import { wakeWorkers } from './wake.js';
+import type { SmtpClient } from './envelope.js';
 
 export interface Handoff {
   /**
@@ -25,6 +26,8 @@ export interface Handoff {
   recipients: string[];
   /** Identifier of the SMTP transaction from the MTA (Postfix queue id); else derived from the bytes. */
   transactionId?: string;
+  /** The SMTP client the MTA received it from, when the MTA said. */
+  client?: SmtpClient;
 }
 
 export interface RecipientResult {
@@ -76,10 +79,14 @@ function newEntry(
   fields: Pick<
     IngestEntry,
     'transactionId' | 'mailboxUid' | 'recipient' | 'envelopeFrom' | 'rawRef' | 'size' | 'transportQuarantine' | 'tag' | 'viaList'
-  >,
+  > &
+    Partial<Pick<IngestEntry, 'clientAddress' | 'clientHelo' | 'clientHostname'>>,
 ): IngestEntry & { uid: string } {
   return {
     uid,
+    clientAddress: null,
+    clientHelo: null,
+    clientHostname: null,
     ...fields,
     state: 'queued',
     attempts: 0,
@@ -242,6 +249,9 @@ async function queueMailboxes(deps: IngestDeps, msg: Incoming, resolved: Resolve
         mailboxUid,
         recipient: how.recipient,
         envelopeFrom,
+        clientAddress: msg.h.client?.address ?? null,
+        clientHelo: msg.h.client?.helo ?? null,
+        clientHostname: msg.h.client?.hostname ?? null,
         rawRef: stored.ref,
         size: stored.size,
         transportQuarantine: rules.quarantine !== null,

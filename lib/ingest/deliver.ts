@@ -64,7 +64,15 @@ export function prepare(deps: WorkerDeps, entry: IngestEntry, cache: PrepareCach
       // HTML is sanitized before any client can see it (the filed copy carries the clean HTML).
       const [mail, verdict] = await Promise.all([
         deps.port.prepare(raw),
-        scanMessage(deps.config, deps.log, deps.scanners, { raw, from: entry.envelopeFrom || undefined, rcpt: [entry.recipient] }),
+        scanMessage(deps.config, deps.log, deps.scanners, {
+          raw,
+          from: entry.envelopeFrom || undefined,
+          rcpt: [entry.recipient],
+          ip: entry.clientAddress ?? undefined,
+          helo: entry.clientHelo ?? undefined,
+          hostname: entry.clientHostname ?? undefined,
+          queueId: entry.transactionId,
+        }),
       ]);
       return { raw, mail, headers: readHeaders(raw), verdict };
     })();

@@ -1,6 +1,7 @@
 // Reading the values of an MTA hand-off (Spec: Internal mail hand-off): the envelope headers of
 // /internal/mta/deliver and the query values of the lookup routes. Malformed values answer 400
 // api-106 naming the header or parameter.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ApiError, invalid } from '../errors/index.js';
 
@@ -55,10 +56,67 @@ const addressList = (value: string | undefined, what: string, max: number): stri
   return list;
 };
 
+/** The SMTP session the MTA received the message in (what rspamd needs for SPF, DKIM, DMARC and IP lists). */
+export interface SmtpClient {
+  /** The client's IP address. */
+  address: string | null;
+  /** The name it gave in HELO/EHLO, as given. */
+  helo: string | null;
+  /** Its reverse-DNS name as the MTA verified it. */
+  hostname: string | null;
+}
+
 export interface Envelope {
   from: string;
   recipients: string[];
   transactionId?: string;
+  client: SmtpClient;
+}
+
+/** Postfix writes `unknown` for a value it does not have (a local submission, a failed lookup). */
+const absent = (v: string | undefined) => v === undefined || v.trim() === '' || v.trim().toLowerCase() === 'unknown';
+
+const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.?$/i;
+/**
+ * HELO names are whatever the remote client sent: one that is not printable ASCII without spaces is
+ * left out (never a refusal — the sender controls it, and its message must not bounce for it).
+ */
+const HELO = /^[\x21-\x7e]{1,255}$/;
+
+function decodedOrUndefined(v: string | undefined): string | undefined {
+  try {
+    return v === undefined ? undefined : decodeURIComponent(v);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The SMTP client of a hand-off from X-Envelope-Client-Address, -Helo and -Hostname (Postfix pipe(8):
+ * ${client_address}, ${client_helo} percent-encoded, ${client_hostname}); each optional, `unknown` meaning absent.
+ * A malformed address or host name (the MTA's own findings) is api-106 naming the header: it means a
+ * misconfigured MTA, and a wrong address would silently weaken the scan.
+ */
+export function smtpClientOf(header: (name: string) => string | undefined): SmtpClient {
+  const address = header('x-envelope-client-address');
+  const helo = decodedOrUndefined(header('x-envelope-client-helo'));
+  const hostname = header('x-envelope-client-hostname');
+  const bad = (path: string, message: string) => invalid(`${path}: ${message}`, [{ path, message }]);
+  // IPv6 in brackets or with a zone (fe80::1%eth0) is how some MTAs print it; rspamd takes the bare address.
+  const ip = absent(address)
+    ? null
+    : address!
+        .trim()
+        .replace(/^\[(.*)\]$/, '$1')
+        .replace(/^ipv6:/i, '')
+        .replace(/%.*$/, '');
+  if (ip !== null && !isIP(ip)) throw bad('X-Envelope-Client-Address', 'must be an IPv4 or IPv6 address');
+  if (!absent(hostname) && !HOSTNAME.test(hostname!.trim())) throw bad('X-Envelope-Client-Hostname', 'must be a host name');
+  return {
+    address: ip,
+    helo: absent(helo) || !HELO.test(helo!.trim()) ? null : helo!.trim(),
+    hostname: absent(hostname) ? null : hostname!.trim().toLowerCase(),
+  };
 }
 
 /** The envelope of a hand-off from its headers (Spec: Internal mail hand-off); api-106 when malformed. */
@@ -74,7 +132,12 @@ export function envelopeOf(header: (name: string) => string | undefined, maxReci
   // Not percent-decoded, and Node's HTTP parser refuses control characters in header values: a value
   // outside this pattern is ignored (the transaction is then the message bytes plus the envelope).
   const txHeader = header('x-transaction-id');
-  return { from, recipients, transactionId: txHeader && /^[\w.:@-]{1,200}$/.test(txHeader) ? txHeader : undefined };
+  return {
+    from,
+    recipients,
+    transactionId: txHeader && /^[\w.:@-]{1,200}$/.test(txHeader) ? txHeader : undefined,
+    client: smtpClientOf(header),
+  };
 }
 
 /** A query value of the lookup routes (decoded by the query parser): trimmed, lower-cased, control characters refused. */

@@ -44,6 +44,7 @@ export async function deliverStaged(deps: IngestDeps, body: StagedBlob, envelope
       envelopeFrom: envelope.from,
       recipients: envelope.recipients,
       transactionId: envelope.transactionId,
+      client: envelope.client,
     });
   } finally {
     await body.discard();

@@ -18,6 +18,10 @@ export const ingestEntryFields = {
   /** The envelope recipient as the MTA gave it (before alias, list and plus resolution). */
   recipient: z.string(),
   envelopeFrom: z.string(),
+  /** The SMTP client the MTA received it from (hand-off headers X-Envelope-Client-*): given to the spam scanner. */
+  clientAddress: z.string().nullable().default(null),
+  clientHelo: z.string().nullable().default(null),
+  clientHostname: z.string().nullable().default(null),
   rawRef: z.string(),
   size: z.number().int().nonnegative(),
   state: z.enum(INGEST_STATES).default('queued'),

@@ -41,6 +41,20 @@ const ENVELOPE_HEADERS = [
     name: 'X-Transaction-Id',
     description: 'the SMTP transaction (e.g. the Postfix queue id); a retried hand-off of it creates no duplicate',
   },
+  {
+    name: 'X-Envelope-Client-Address',
+    description:
+      "the SMTP client's IP address (Postfix ${client_address}); given to rspamd as IP for SPF, DMARC and the IP lists. 'unknown' counts as absent; not an address: 400 api-106",
+  },
+  {
+    name: 'X-Envelope-Client-Helo',
+    description:
+      'the HELO/EHLO name the client gave, percent-encoded (${client_helo}); one that is not printable ASCII without spaces is left out',
+  },
+  {
+    name: 'X-Envelope-Client-Hostname',
+    description: "the client's verified reverse-DNS name (${client_hostname}); 'unknown' counts as absent; not a host name: 400 api-106",
+  },
 ];
 
 /**
@@ -99,7 +113,7 @@ export function ingestRouter(deps: IngestDeps, openapi: OpenApiRegistry, opts: {
     status: 202,
     response: handoffResult,
     errors: {
-      400: err400('X-Envelope-From or X-Envelope-To'),
+      400: err400('X-Envelope-From, X-Envelope-To, X-Envelope-Client-Address or X-Envelope-Client-Hostname'),
       403: err403,
       413: 'message over mail:ingest:max_message_bytes',
       429: 'too many wrong secrets',

@@ -85,7 +85,14 @@ export interface DeliverOutcome {
  */
 export async function deliverToService(
   target: MtaTarget,
-  opts: { sender: string; recipients: string[]; queueId?: string; message: Readable },
+  opts: {
+    sender: string;
+    recipients: string[];
+    queueId?: string;
+    /** The SMTP client (Postfix ${client_address}, ${client_helo}, ${client_hostname}). */
+    client?: { address?: string; helo?: string; hostname?: string };
+    message: Readable;
+  },
 ): Promise<DeliverOutcome> {
   const headers: Record<string, string> = {
     'content-type': 'message/rfc822',
@@ -94,6 +101,11 @@ export async function deliverToService(
     'x-envelope-to': opts.recipients.map((r) => encodeURIComponent(r)).join(','),
   };
   if (opts.queueId) headers['x-transaction-id'] = opts.queueId;
+  const { address, helo, hostname } = opts.client ?? {};
+  // Percent-encoded: a HELO is the remote client's text and may hold bytes a header cannot carry.
+  if (address) headers['x-envelope-client-address'] = address;
+  if (helo) headers['x-envelope-client-helo'] = encodeURIComponent(helo);
+  if (hostname) headers['x-envelope-client-hostname'] = hostname;
   let a: Answer;
   try {
     a = await call(target, 'POST', '/internal/mta/deliver', headers, opts.message);

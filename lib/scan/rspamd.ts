@@ -10,11 +10,23 @@ export interface SpamResult {
   unreachable?: boolean;
 }
 
+/** A message and what the SMTP session said about it (rspamd's protocol headers of the same names). */
 export interface SpamInput {
   raw: Buffer;
+  /** Envelope sender (From). */
   from?: string;
+  /** Envelope recipients (Rcpt). */
   rcpt?: string[];
+  /** The SMTP client's address (IP): without it rspamd sees our own loopback address and skips SPF, DMARC and the IP lists. */
   ip?: string;
+  /** HELO/EHLO name (Helo). */
+  helo?: string;
+  /** The client's verified reverse-DNS name (Hostname). */
+  hostname?: string;
+  /** The MTA's queue id / transaction (Queue-Id): rspamd logs it. */
+  queueId?: string;
+  /** The authenticated sender of outgoing mail (User): rspamd treats the message as authenticated. */
+  user?: string;
 }
 
 const SPAM_ACTIONS = new Set(['reject']);
@@ -51,6 +63,10 @@ export async function rspamdCheck(config: Config, input: SpamInput): Promise<Spa
   const headers: Record<string, string> = { 'content-type': 'message/rfc822' };
   if (input.from) headers.From = input.from;
   if (input.ip) headers.IP = input.ip;
+  if (input.helo) headers.Helo = input.helo;
+  if (input.hostname) headers.Hostname = input.hostname;
+  if (input.queueId) headers['Queue-Id'] = input.queueId;
+  if (input.user) headers.User = input.user;
   const pw = config.get('mail:scan:rspamd:password');
   if (pw) headers.Password = pw;
   const init: RequestInit & { duplex?: string } = {

@@ -27,9 +27,14 @@ async function save(deps: SendDeps, j: Job, patch: Partial<OutboundJob>): Promis
   return repo(deps).update(j.uid, patch, { expectedVersion: j.version });
 }
 
-/** Outbound scan (Spec: Outbound message, row 1): spam, malware or a scanner failure refuses the send. */
+/**
+ * Outbound scan (Spec: Outbound message, row 1): spam, malware or a scanner failure refuses the send.
+ * The sender is an authenticated user of ours (its From was checked against the caller's rights):
+ * rspamd gets it as User, as a submission server's milter passes the SASL login, so it applies its
+ * rules for outgoing mail (and per-user rate limits) instead of checking SPF against our own address.
+ */
 export async function scanOutbound(deps: SendDeps, raw: Buffer, from: string, rcpts: string[]): Promise<string | null> {
-  const v = await scanMessage(deps.config, deps.log, deps.scanners, { raw, from: from || undefined, rcpt: rcpts });
+  const v = await scanMessage(deps.config, deps.log, deps.scanners, { raw, from: from || undefined, rcpt: rcpts, user: from || undefined });
   if (v.virus) return `malware found: ${v.virus}`;
   if (v.virusScanFailed) return 'the virus scanner could not run';
   if (v.spam !== 'clean')

@@ -74,6 +74,9 @@ rmSync(manTmp, { recursive: true, force: true });
 const doc = join(stage, 'usr/share/doc/svcmail');
 mkdirSync(doc, { recursive: true });
 copyFileSync(join(here, 'copyright'), join(doc, 'copyright'));
+// The Postfix snippets an administrator appends to main.cf and master.cf (svcmail-deliver(1) points here).
+mkdirSync(join(doc, 'postfix'));
+for (const f of readdirSync(join(here, '..', 'postfix'))) copyFileSync(join(here, '..', 'postfix', f), join(doc, 'postfix', f));
 
 const debian = join(stage, 'DEBIAN');
 mkdirSync(debian);

@@ -2,7 +2,7 @@
 // test file on free loopback ports; rspamd's hyperscan cache lives in a fixed directory under the
 // system temp dir so only the first start of a machine pays the ~30 s compile.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +77,8 @@ export interface Rspamd {
   resolver: DnsServer;
   /** The configuration directory (rspamd.conf, local.d/), for rspamadm configdump. */
   dir: string;
+  /** rspamd's log so far (level `logLevel`; at info, one line per scanned message naming qid, ip, user and from). */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -101,7 +103,7 @@ function rspamdVars(dir: string): string[] {
  * rspamd.conf merges local settings ($LOCAL_CONFDIR/local.d/options.inc, priority 1): a second
  * `dns {}` beside the stock options.inc would be ignored, and rspamd would ask resolv.conf's resolver.
  */
-export async function startRspamd(opts: { resolver?: DnsServer; workers?: number } = {}): Promise<Rspamd> {
+export async function startRspamd(opts: { resolver?: DnsServer; workers?: number; logLevel?: 'error' | 'info' } = {}): Promise<Rspamd> {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-rspamd-'));
   for (const d of ['run', 'log', 'local.d']) mkdirSync(join(dir, d));
   const resolver = opts.resolver ?? (await startDnsServer());
@@ -121,7 +123,7 @@ options {
   .include "$CONFDIR/options.inc"
   .include(try=true; priority=1,duplicate=merge) "$LOCAL_CONFDIR/local.d/options.inc"
 }
-logging { type = "file"; filename = "$LOGDIR/rspamd.log"; level = "error"; }
+logging { type = "file"; filename = "$LOGDIR/rspamd.log"; level = "${opts.logLevel ?? 'error'}"; }
 worker "normal" {
   bind_socket = "127.0.0.1:${port}";
   .include "$CONFDIR/worker-normal.inc"
@@ -138,6 +140,7 @@ worker "normal" {
     url,
     resolver,
     dir,
+    log: () => (existsSync(join(dir, 'log', 'rspamd.log')) ? readFileSync(join(dir, 'log', 'rspamd.log'), 'utf8') : ''),
     stop: async () => {
       await stopChild(child);
       if (!opts.resolver) await resolver.close();

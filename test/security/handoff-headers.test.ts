@@ -5,7 +5,7 @@
 // api-106 naming the header or parameter on every /internal/mta route, before any recipient is
 // resolved.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IngestEntryModel, proxyHeaderIn } from '../../lib/ingest/index.js';
+import { IngestEntryModel, proxyHeaderIn, type IngestEntry } from '../../lib/ingest/index.js';
 import { sqlBackends } from '../helpers/databases.js';
 import { ingestFixture, INGEST_SECRET, message, type IngestFixture } from '../integration/ingest/setup.js';
 
@@ -175,11 +175,39 @@ describe.each(backends)('/internal/mta hand-off headers ($name)', (backend) => {
       [{ 'x-envelope-to': 'not-an-address' }, 'X-Envelope-To'],
       [{ 'x-envelope-to': 'alice%zz%40example.test' }, 'X-Envelope-To'],
       [{ 'x-envelope-to': 'alice%40example.test', 'x-envelope-from': 'a%20b%40remote.example' }, 'X-Envelope-From'],
+      // The SMTP client as the MTA found it: a wrong value would silently weaken the spam scan.
+      [{ 'x-envelope-to': 'alice%40example.test', 'x-envelope-client-address': '203.0.113.300' }, 'X-Envelope-Client-Address'],
+      [{ 'x-envelope-to': 'alice%40example.test', 'x-envelope-client-address': 'mx.remote.example' }, 'X-Envelope-Client-Address'],
+      [{ 'x-envelope-to': 'alice%40example.test', 'x-envelope-client-hostname': 'mx..remote.example' }, 'X-Envelope-Client-Hostname'],
+      [{ 'x-envelope-to': 'alice%40example.test', 'x-envelope-client-hostname': 'mx remote example' }, 'X-Envelope-Client-Hostname'],
     ];
     for (const [headers, path] of cases) {
       const r = await deliverRawHeaders(headers);
       expect(r.status, JSON.stringify(headers)).toBe(400);
       expect(r.body.details?.[0]?.path, JSON.stringify(headers)).toBe(path);
+    }
+  });
+
+  it("a HELO name is the remote client's text: one that is not printable ASCII is left out, never a refusal", async () => {
+    const entryOf = async (tx: string) =>
+      (await f.api.deps.store.repo<IngestEntry>(IngestEntryModel).findOne({ transactionId: `mta:${tx}` }))!;
+    let n = 0;
+    for (const [helo, stored] of [
+      ['mx.remote.example', 'mx.remote.example'],
+      ['%5B192.0.2.1%5D', '[192.0.2.1]'],
+      [encodeURIComponent('mx.exämple.test'), null],
+      [encodeURIComponent('two words'), null],
+      ['%0D%0AX-Injected%3A%201', null],
+      ['%zz', null],
+    ] as const) {
+      const tx = `helo-${n++}-${Date.now()}`;
+      const r = await deliverRawHeaders({
+        'x-envelope-to': 'alice%40example.test',
+        'x-envelope-client-helo': helo,
+        'x-transaction-id': tx,
+      });
+      expect(r.status, helo).toBe(202);
+      expect((await entryOf(tx)).clientHelo, helo).toBe(stored);
     }
   });
 

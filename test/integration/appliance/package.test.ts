@@ -53,6 +53,8 @@ describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
       '/usr/share/man/man1/svcmail-admin.1.gz',
       '/usr/share/man/man5/svcmail.conf.5.gz',
       '/usr/share/doc/svcmail/copyright',
+      '/usr/share/doc/svcmail/postfix/master.cf.snippet',
+      '/usr/share/doc/svcmail/postfix/main.cf.snippet',
     ])
       expect(list, path).toContain(path);
     // No TypeScript sources (they would switch on development behaviour) and no development dependencies.

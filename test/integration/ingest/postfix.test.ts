@@ -144,7 +144,9 @@ run('a real Postfix delivering through svcmail deliver', () => {
     const masterSnippet = readFileSync(join(ROOT, 'packaging/postfix/master.cf.snippet'), 'utf8')
       .replace('user=svcmail', 'user=nobody')
       .replace('argv=/usr/bin/svcmail deliver', `argv=${process.execPath} ${BIN} deliver --url http://127.0.0.1:${proxy.current.port}`);
-    expect(masterSnippet).toContain('-f ${sender} -q ${queue_id} -- ${recipient}');
+    expect(masterSnippet).toContain(
+      '-f ${sender} -q ${queue_id} --client-address=${client_address} --client-helo=${client_helo} --client-hostname=${client_hostname} -- ${recipient}',
+    );
     writeFileSync(
       join(dir, 'etc', 'main.cf'),
       [
@@ -254,6 +256,9 @@ run('a real Postfix delivering through svcmail deliver', () => {
     // The queue id Postfix logged for the message is the transaction id svcmail keyed it by, and
     // Postfix counts it delivered (svcmail deliver exited 0).
     const queueId = queued.transactionId.slice('mta:'.length);
+    // The SMTP session as pipe(8) expanded it (${client_address}, ${client_helo}): given to rspamd with the message.
+    expect(queued.clientAddress).toBe('127.0.0.1');
+    expect(queued.clientHelo, 'smtp-source says HELO').toMatch(/^[\x21-\x7e]+$/);
     await waitFor('Postfix to log the delivery', async () =>
       new RegExp(`${queueId}: to=<alice@example.test>.*relay=svcmail.*status=sent \\(delivered via svcmail service`).test(maillog()),
     );
