@@ -1,6 +1,6 @@
 import { isApiError } from '../errors/index.js';
 import { exceedsQuota, MailboxModel, type Mailbox } from '../mail/index.js';
-import { scanMessage, type Scanners, type ScanVerdict } from '../scan/index.js';
+import { scanLimitOf, scanMessage, type Scanners, type ScanVerdict } from '../scan/index.js';
 import type { Patch, Row } from '../storage/index.js';
 import type { IngestDeps } from './accept.js';
 import {
@@ -64,15 +64,18 @@ export function prepare(deps: WorkerDeps, entry: IngestEntry, cache: PrepareCach
       // HTML is sanitized before any client can see it (the filed copy carries the clean HTML).
       const [mail, verdict] = await Promise.all([
         deps.port.prepare(raw),
-        scanMessage(deps.config, deps.log, deps.scanners, {
-          raw,
-          from: entry.envelopeFrom || undefined,
-          rcpt: [entry.recipient],
-          ip: entry.clientAddress ?? undefined,
-          helo: entry.clientHelo ?? undefined,
-          hostname: entry.clientHostname ?? undefined,
-          queueId: entry.transactionId,
-        }),
+        // Every round of the worker shares one limit on scans in flight, adapted to the scanners' latency.
+        scanLimitOf(deps.config).run(() =>
+          scanMessage(deps.config, deps.log, deps.scanners, {
+            raw,
+            from: entry.envelopeFrom || undefined,
+            rcpt: [entry.recipient],
+            ip: entry.clientAddress ?? undefined,
+            helo: entry.clientHelo ?? undefined,
+            hostname: entry.clientHostname ?? undefined,
+            queueId: entry.transactionId,
+          }),
+        ),
       ]);
       return { raw, mail, headers: readHeaders(raw), verdict };
     })();

@@ -115,20 +115,11 @@ function claimDue(deps: WorkerDeps, owner: string): Promise<Array<Row<IngestEntr
 }
 
 /**
- * Loads, parses and scans every message of the round, `concurrency` at a time (the scanners'
- * connections and the parses in memory are what that bounds); a failure stays in the round's cache
- * and fails each of its entries, once. Then reads the mailboxes' settings for every entry once for
- * the round (lib/ingest/round-reads.ts); should that fail, each entry reads its own (and fails and
+ * Reads the mailboxes' settings for every entry of a group once (lib/ingest/round-reads.ts), each
+ * with the sender of its prepared message; should that fail, each entry reads its own (and fails and
  * is retried as it would have).
  */
-async function prepareRound(deps: WorkerDeps, entries: Array<Row<IngestEntry>>, cache: PrepareCache): Promise<RoundReads | undefined> {
-  const messages = [...new Map(entries.map((e) => [e.rawRef, e])).values()];
-  await pool(messages, deps.config.get('mail:jobs:scan:concurrency'), (entry) =>
-    prepare(deps, entry, cache).then(
-      () => undefined,
-      () => undefined,
-    ),
-  );
+async function readGroup(deps: WorkerDeps, entries: Array<Row<IngestEntry>>, cache: PrepareCache): Promise<RoundReads | undefined> {
   const senders = await Promise.all(
     entries.map((e) =>
       cache.get(e.rawRef)!.then(
@@ -228,21 +219,21 @@ async function commitRound(
 }
 
 /**
- * The scan job (Spec: Inbound message; every 10 s and when woken). Claims queued entries with a
- * lease, so several workers are safe and a killed worker's entries come back when the lease ends;
- * a failure retries after retry_backoff_seconds × attempts, then the entry is failed.
+ * Delivers a group of entries whose messages are prepared and commits them together: their
+ * filing transactions arrive side by side, so SQLite's group commit writes them in a few commits
+ * instead of one per copy, and the group's releases, texts and counts take one more.
  */
-export async function runScanRound(deps: WorkerDeps, owner: string): Promise<ScanRound> {
-  const entries = await claimDue(deps, owner);
-  const round: ScanRound = { claimed: entries.length, finished: 0, retried: 0, failed: 0 };
-  const cache: PrepareCache = new Map();
+async function fileGroup(
+  deps: WorkerDeps,
+  owner: string,
+  group: Array<Row<IngestEntry>>,
+  cache: PrepareCache,
+  round: ScanRound,
+): Promise<void> {
   const state = roundState();
   const done: Array<{ uid: string; patch: Patch<IngestEntry> }> = [];
-  // First every message is prepared; then every entry is delivered at once: their reads are the
-  // database's, and their filing transactions arrive side by side, so SQLite's group commit
-  // writes them in a few commits instead of one commit per copy.
-  const reads = await prepareRound(deps, entries, cache);
-  await pool(entries, entries.length, async (entry: Row<IngestEntry>) => {
+  const reads = await readGroup(deps, group, cache);
+  await pool(group, group.length, async (entry: Row<IngestEntry>) => {
     try {
       done.push({ uid: entry.uid, patch: await deliverEntry(deps, entry, cache, state.writes, reads) });
     } catch (e) {
@@ -251,7 +242,7 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
   });
   if (!done.length && !state.counts.size) {
     state.sendEvents();
-    return round;
+    return;
   }
   for (const { patch } of done) {
     const verdict = verdictClass(patch.verdict);
@@ -259,6 +250,61 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
     if (patch.state) state.count('svcmail_deliveries_total', { outcome: patch.state });
   }
   await commitRound(deps, owner, done, round, state);
+}
+
+/**
+ * How long the first prepared entry of a group waits for others to finish their scans before the
+ * group is filed: long enough that a round's fast scans, finishing within milliseconds of one
+ * another, make one group (one commit); short beside a slow scan, which then holds nobody else.
+ */
+const GROUP_LINGER_MS = 25;
+
+/**
+ * The scan job (Spec: Inbound message; every 10 s and when woken). Claims queued entries with a
+ * lease, so several workers are safe and a killed worker's entries come back when the lease ends;
+ * a failure retries after retry_backoff_seconds × attempts, then the entry is failed.
+ *
+ * Every message of the round is parsed and scanned at once (the worker's scan limit decides how
+ * many scans really run, lib/scan/limit.ts), and entries are filed as their scans finish, in
+ * groups of what finished together: one slow scan (a scanner's time limit) holds its own entries
+ * only, not the round's finished ones.
+ */
+export async function runScanRound(deps: WorkerDeps, owner: string): Promise<ScanRound> {
+  const entries = await claimDue(deps, owner);
+  const round: ScanRound = { claimed: entries.length, finished: 0, retried: 0, failed: 0 };
+  const cache: PrepareCache = new Map();
+  const byRaw = new Map<string, Array<Row<IngestEntry>>>();
+  for (const e of entries) byRaw.set(e.rawRef, [...(byRaw.get(e.rawRef) ?? []), e]);
+  const ready: Array<Row<IngestEntry>> = [];
+  let wake = (): void => undefined;
+  const settled = () => undefined;
+  for (const list of byRaw.values())
+    void prepare(deps, list[0], cache)
+      .then(settled, settled)
+      .then(() => {
+        ready.push(...list);
+        wake();
+      });
+  let left = entries.length;
+  while (left > 0) {
+    if (!ready.length) await new Promise<void>((r) => (wake = r));
+    if (ready.length < left) {
+      // Linger a moment for the scans finishing beside this one (or until every remaining one is in).
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, GROUP_LINGER_MS);
+        wake = () => {
+          if (ready.length >= left) {
+            clearTimeout(timer);
+            r();
+          }
+        };
+      });
+    }
+    wake = () => undefined;
+    const group = ready.splice(0);
+    left -= group.length;
+    await fileGroup(deps, owner, group, cache, round);
+  }
   return round;
 }
 

@@ -6,6 +6,7 @@ import { rspamdCheck, ScannerUnreachable, type SpamInput, type SpamResult } from
 export { sanitizeMailHtml } from './sanitize.js';
 export { rspamdCheck, ScannerUnreachable, isConnectFailure, type SpamResult, type SpamInput } from './rspamd.js';
 export { clamdScan, type VirusResult } from './clamd.js';
+export { AdaptiveLimit, scanLimitOf } from './limit.js';
 
 export const SCAN_ENGINE_UNAVAILABLE = 'SCAN_ENGINE_UNAVAILABLE';
 

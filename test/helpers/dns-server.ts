@@ -15,9 +15,13 @@ export interface DnsServer {
 
 /**
  * A tiny authoritative DNS server over UDP on 127.0.0.1 (dns-packet): answers from `zone`, NXDOMAIN
- * for unknown names, after `delayMs` (a caching resolver's answer time); records every question.
+ * for unknown names, after `delayMs` (a caching resolver's answer time); names `silent` matches get
+ * no answer at all (a dead authoritative server: the asker waits out its time limit). Records every question.
  */
-export async function startDnsServer(zone: Zone = {}, opts: { delayMs?: number } = {}): Promise<DnsServer> {
+export async function startDnsServer(
+  zone: Zone = {},
+  opts: { delayMs?: number; silent?: (name: string) => boolean } = {},
+): Promise<DnsServer> {
   const sock = createSocket('udp4');
   const queries: string[] = [];
   sock.on('message', (msg, rinfo) => {
@@ -25,6 +29,7 @@ export async function startDnsServer(zone: Zone = {}, opts: { delayMs?: number }
     const question = q.questions![0];
     const name = question.name.toLowerCase();
     queries.push(`${question.type} ${name}`);
+    if (opts.silent?.(name)) return;
     const records = zone[name];
     const answers = (records ?? [])
       .filter((r) => r.type === question.type)

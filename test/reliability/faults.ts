@@ -106,7 +106,7 @@ export function faultyStore(inner: Store, f: StoreFaults): Store {
       // A request's view of the store (synchronous): as faulty as the store.
       if (prop === 'session') return target.session ? () => faultyStore(target.session!(), f) : undefined;
       if (typeof v !== 'function') return v;
-      if (prop === 'close') return v.bind(target);
+      if (prop === 'close' || prop === 'models') return v.bind(target); // not a datastore call (models() answers synchronously)
       return (...args: unknown[]) =>
         f.run({ method: String(prop), model: null }, () => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args));
     },

@@ -39,7 +39,14 @@ export const ingestSettings = {
     default: 2,
     doc: 'Rounds one worker runs side by side while the queue has work (one parses and scans while another writes to the database).',
   }),
-  'mail:jobs:scan:concurrency': setting(z.number().int().positive(), { default: 8, doc: 'Entries one worker processes at the same time.' }),
+  'mail:jobs:scan:concurrency': setting(z.number().int().positive(), {
+    default: 8,
+    doc: "Fewest scans one worker keeps in flight; it starts at this × rounds_in_flight and adapts to the scanners' latency up to max_concurrency.",
+  }),
+  'mail:jobs:scan:max_concurrency': setting(z.number().int().positive().max(1024), {
+    default: 64,
+    doc: 'Most scans one worker keeps in flight: the limit grows toward it while scanner latency holds steady (time spent waiting on DNS) and shrinks when latency climbs (the scanners are busy).',
+  }),
   'mail:jobs:scan:lease_seconds': setting(z.number().int().positive(), {
     default: 120,
     doc: "Lease on a claimed ingest entry; a killed worker's entries are picked up again after it.",
