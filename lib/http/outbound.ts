@@ -39,6 +39,9 @@ export function outboundPolicy(config: Config): OutboundPolicy {
       const addr = ipaddr.process(address);
       if (allowed.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits))) return null;
       const range = addr.range();
+      // ::a.b.c.d (IPv4-compatible, deprecated by RFC 4291) is unicast to ipaddr.js; nothing public uses it.
+      if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0))
+        return `${address} is an IPv4-compatible (deprecated) address`;
       return range === 'unicast' ? null : `${address} is a ${range} address`;
     },
   };
@@ -79,12 +82,31 @@ export async function checkedAddresses(url: URL, policy: OutboundPolicy, resolve
   return addresses;
 }
 
-/** One HTTP(S) request to a target named by untrusted input; see the top of this file. */
+/** Errors that mean no connection was made to that address: the next checked address is tried. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ECONNRESET']);
+
+/**
+ * One HTTP(S) request to a target named by untrusted input; see the top of this file. The checked
+ * addresses are tried in the order the resolver gave them until one takes the connection (a host
+ * with an IPv6 address this machine cannot reach, and an IPv4 one it can).
+ */
 export async function checkedRequest(target: string, opts: CheckedRequest): Promise<CheckedAnswer> {
   const url = new URL(target);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundRefused(`${url.protocol} URLs are not fetched`);
   const signal = AbortSignal.any([AbortSignal.timeout(opts.timeoutMs), ...(opts.signal ? [opts.signal] : [])]);
-  const [address] = await checkedAddresses(url, outboundPolicy(opts.config), opts.resolve, signal);
+  const addresses = await checkedAddresses(url, outboundPolicy(opts.config), opts.resolve, signal);
+  for (let i = 0; ; i++) {
+    try {
+      return await requestTo(url, addresses[i], opts, signal);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (i + 1 >= addresses.length || !code || !NOT_CONNECTED.has(code) || (e as { connected?: boolean }).connected) throw e;
+    }
+  }
+}
+
+/** The request to one checked address. */
+function requestTo(url: URL, address: string, opts: CheckedRequest, signal: AbortSignal): Promise<CheckedAnswer> {
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<CheckedAnswer>((resolve, reject) => {
@@ -122,7 +144,10 @@ export async function checkedRequest(target: string, opts: CheckedRequest): Prom
         res.on('error', reject);
       },
     );
-    req.on('error', reject);
+    let connected = false;
+    req.on('socket', (sock) => sock.once('connect', () => (connected = true)));
+    // An error once connected (a reset mid-answer) is not retried elsewhere: the request may have been read.
+    req.on('error', (e) => reject(Object.assign(e, { connected })));
     req.end(opts.body);
   });
 }

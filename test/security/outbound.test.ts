@@ -74,6 +74,10 @@ describe('which addresses the server connects to for others', () => {
     '64:ff9b::a00:1',
     '2002:a00:1::1',
     '2001::1',
+    // IPv4-compatible (::a.b.c.d, deprecated): never a public destination, loopback or not.
+    '::7f00:1',
+    '::a00:1',
+    '::808:808',
   ])('%s is refused', (address) => {
     expect(policy.refusal(address)).toMatch(/address$/);
   });
@@ -112,6 +116,42 @@ describe('which addresses the server connects to for others', () => {
     ]) {
       expect(parseSvcRecord(`v=SVCv1; id=x; host=${host};`), host).toBeNull();
     }
+  });
+});
+
+describe('a host with several checked addresses', () => {
+  // A closed network that allows two loopback addresses; the name's first address takes no connection.
+  const config = loadConfig({ env: { NODE_ENV: 'test' }, values: { 'mail:security:outbound:allowed_ranges': ['127.0.0.60/30'] } });
+  let server: HttpServer;
+  let port = 0;
+  const seen: string[] = [];
+  beforeAll(async () => {
+    server = createHttpServer((req, res) => {
+      seen.push(req.socket.localAddress ?? '');
+      res.end('here');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.62', r));
+    port = portOf(server);
+  });
+  afterAll(() => server?.close());
+  const request = (addresses: string[]) =>
+    checkedRequest(`http://multi.example.test:${port}/`, { config, resolve: async () => addresses, timeoutMs: 5000, maxBytes: 1024 });
+
+  it('tries the next address when one refuses the connection', async () => {
+    const r = await request(['127.0.0.61', '127.0.0.62']);
+    expect(r.status).toBe(200);
+    expect(r.body.toString()).toBe('here');
+    expect(seen.at(-1)).toBe('127.0.0.62');
+  });
+
+  it('answers the last refusal when no address takes the connection', async () => {
+    await expect(request(['127.0.0.61', '127.0.0.63'])).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it('checks every address before connecting to any: one outside the allowed ranges refuses the host', async () => {
+    const before = seen.length;
+    await expect(request(['127.0.0.62', '127.0.0.1'])).rejects.toBeInstanceOf(OutboundRefused);
+    expect(seen.length).toBe(before);
   });
 });
 
