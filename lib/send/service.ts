@@ -169,11 +169,14 @@ async function prepareOutgoing(ctx: Ctx, deps: SendDeps, draft: DraftSource, bac
   return { messageId: out.messageId, rawRef: stored.blobId, size: stored.size };
 }
 
-/** Says when the send job takes the record: a scheduled send at its time, a background send now, a synchronous one after its lease. */
+/**
+ * Says when the send job may take the record: a scheduled send at its time; any other only after
+ * the lease, so no worker (of this copy or another) starts it before the request's own writes are
+ * committed — a background send is made due once the draft is in the Outbox (queueInBackground),
+ * and should this process die first, the job takes the record when the lease ends.
+ */
 function dueAt(timing: Timing, leaseMs: number): Date {
-  // A synchronous send is due only after its lease: should this process die, the job takes it then.
-  if (!timing.background) return new Date(Date.now() + leaseMs);
-  return timing.scheduled ? timing.sendAt! : new Date();
+  return timing.scheduled ? timing.sendAt! : new Date(Date.now() + leaseMs);
 }
 
 /** Builds the Outbox record of the send, queued and not yet attempted. */
@@ -233,8 +236,12 @@ async function queueInBackground(
   // Outbox and sends it like a background send (deleting or replacing the draft cancels it).
   if (timing.scheduled) return { status: 202, body: { ...view(job), state: 'scheduled', sendAt: timing.sendAt } };
   await placeMessage(deps, job, 'outbox', false);
+  // Due now that the draft is in the Outbox: the job never races the request's own move.
+  const due = await ctx.store
+    .repo<OutboundJob>(OutboundJobModel)
+    .update(job.uid, { nextAttemptAt: new Date() }, { expectedVersion: job.version });
   wakeWorkers(ctx.config, 'send');
-  return { status: 202, body: view(job) };
+  return { status: 202, body: view(due) };
 }
 
 /** Lists why no recipient was accepted: the refusals, and the last error for each recipient still pending. */

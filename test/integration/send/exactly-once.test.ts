@@ -3,33 +3,15 @@
 // after it read the message is never retried blind (the MTA log decides, else review). Real HTTP
 // server speaking the cloud API contract, a sendmail-compatible recorder, both SQL backends.
 import { appendFileSync, readdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drainSends } from '../../../lib/jobs/send.js';
 import { attemptKey, jobUidOf, OutboundJobModel, sendControlHooks, sendDepsOf, type OutboundJob } from '../../../lib/send/index.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
 import { sqlBackends } from '../../helpers/databases.js';
-import { draft, messagesIn, recorder, type Recorder } from './helpers.js';
+import { cloudApi, draft, messagesIn, recorder, type Recorder } from './helpers.js';
 
 const backends = await sqlBackends();
-
-/** The cloud API double: records each call's key and recipients; answers from a script, then 200. */
-function cloudApi() {
-  const calls: Array<{ key: string | undefined; to: string[]; raw: string }> = [];
-  const script: Array<(to: string[]) => [number, unknown]> = [];
-  const server: Server = createServer((req, res) => {
-    let data = '';
-    req.on('data', (c) => (data += c));
-    req.on('end', () => {
-      const body = JSON.parse(data) as { raw: string; envelopeTo: string[] };
-      calls.push({ key: req.headers['idempotency-key'] as string | undefined, to: body.envelopeTo, raw: body.raw });
-      const [status, answer] = script.shift()?.(body.envelopeTo) ?? [200, { accepted: body.envelopeTo, refused: [] }];
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-    });
-  });
-  return { calls, script, server };
-}
 
 describe.each(backends.map((b) => [b.name, b] as const))('exactly once at the transport on %s', (_name, backend) => {
   describe('cloud mail API', () => {

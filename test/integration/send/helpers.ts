@@ -1,5 +1,6 @@
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { FolderModel, MessageModel, type Folder, type Message } from '../../../lib/mail/index.js';
 import type { Deps } from '../../../lib/context/index.js';
@@ -68,4 +69,21 @@ export async function folderByRole(deps: Deps, mailboxUid: string, role: string)
 export async function messagesIn(deps: Deps, mailboxUid: string, role: string): Promise<Array<Row<Message>>> {
   const f = await folderByRole(deps, mailboxUid, role);
   return deps.store.repo<Message>(MessageModel).list({ filter: { folderUid: f.uid }, limit: 1000 });
+}
+
+/** The cloud API double: records each call's key and recipients; answers from a script, then 200. */
+export function cloudApi() {
+  const calls: Array<{ key: string | undefined; to: string[]; raw: string }> = [];
+  const script: Array<(to: string[]) => [number, unknown]> = [];
+  const server: Server = createServer((req, res) => {
+    let data = '';
+    req.on('data', (c) => (data += c));
+    req.on('end', () => {
+      const body = JSON.parse(data) as { raw: string; envelopeTo: string[] };
+      calls.push({ key: req.headers['idempotency-key'] as string | undefined, to: body.envelopeTo, raw: body.raw });
+      const [status, answer] = script.shift()?.(body.envelopeTo) ?? [200, { accepted: body.envelopeTo, refused: [] }];
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+  });
+  return { calls, script, server };
 }
