@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { DAEMON_NODE_ARGS } from '../cli/daemons.js';
 import { signToken } from '../lib/auth/index.js';
 import { productModels, productRegistry } from '../lib/catalog.js';
 import { loadConfig } from '../lib/config/index.js';
@@ -46,7 +47,8 @@ function daemon(bin: string, env: string, sets: Record<string, unknown>, core: s
   const args = Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]);
   // BENCH_PROF_DIR=dir writes a V8 CPU profile of each daemon there (node --cpu-prof) for analysis.
   const prof = process.env.BENCH_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF_DIR}`] : [];
-  return spawn('taskset', ['-c', core, process.execPath, ...prof, join(appRoot, 'bin', bin), ...args], {
+  // The node arguments the systemd units give every daemon (cli/daemons.ts): measured as the package runs.
+  return spawn('taskset', ['-c', core, process.execPath, ...DAEMON_NODE_ARGS, ...prof, join(appRoot, 'bin', bin), ...args], {
     env: { ...process.env, NODE_ENV: env, SVCMAIL_CONFIG: '' },
     stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 2 : 'ignore', 'inherit'],
   });

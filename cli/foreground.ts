@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { prettyFactory } from 'pino-pretty';
 import { devSecretFile, type Config } from '../lib/config/index.js';
-import { DAEMONS } from './daemons.js';
+import { DAEMON_NODE_ARGS, DAEMONS } from './daemons.js';
 import { configFrom, type GlobalOptions } from './output.js';
 
 // The executables are bin/ at the package root: one folder up from cli/ in a checkout, two from
@@ -68,7 +68,7 @@ export async function foreground(g: GlobalOptions, only?: string, logFormat: Log
       for (const c of children.values()) c.kill('SIGTERM');
     };
     for (const d of chosen) {
-      const child = spawn(process.execPath, [BIN + d.bin, ...args], {
+      const child = spawn(process.execPath, [...DAEMON_NODE_ARGS, BIN + d.bin, ...args], {
         stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
         env: { ...process.env, [FOREGROUND_ENV]: '1' },
       });

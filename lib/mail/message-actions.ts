@@ -1,7 +1,7 @@
 // What the message routes beyond the generic ones do: move, copy, Deleted Items, empty a folder,
 // read the body and open one attachment. Service functions: the routes in message-routes.ts call them.
 import type { Readable } from 'node:stream';
-import { MailParser, type AttachmentStream } from 'mailparser';
+import type { AttachmentStream } from 'mailparser';
 import { ApiError, notFound } from '../errors/index.js';
 import { checkRecord, type ResourceService } from '../resources/index.js';
 import type { Ctx } from '../context/index.js';
@@ -14,6 +14,7 @@ import { MessageModel, parseMessage, type Message } from './messages.js';
 import { sanitizeMailHtml } from '../scan/index.js';
 import { safeFilename, withSafeNames } from './attachment-names.js';
 import { searchDocument } from './search.js';
+import { mailparser } from './mime-parser.js';
 
 const EMPTY_BATCH = 500;
 
@@ -117,13 +118,14 @@ export type MessageActions = ReturnType<typeof messageActions>;
  * One attachment of a stored message, read out of the raw source as a stream; the parts before it are
  * drained unread. Resolves when the attachment starts; 404 api-107 when the source has no such part.
  */
-export function openAttachment(
+export async function openAttachment(
   ctx: Ctx,
   msg: MessageRecord,
   attachmentId: string,
 ): Promise<{ filename: string; contentType: string; content: Readable }> {
   const want = msg.attachments.find((a) => a.id === attachmentId);
-  if (!want) return Promise.reject(notFound('No such attachment'));
+  if (!want) throw notFound('No such attachment');
+  const { MailParser } = await mailparser();
   return new Promise((resolve, reject) => {
     const parser = new MailParser({ skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: true });
     let n = 0;

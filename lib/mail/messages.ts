@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import type { AddressObject, ParsedMail, simpleParser } from 'mailparser';
 import { z } from 'zod';
 import { ApiError } from '../errors/index.js';
 import { defineModel, type Row } from '../storage/index.js';
 import { safeFilename } from './attachment-names.js';
+import { mailparser } from './mime-parser.js';
 
 const address = z.object({ address: z.string(), name: z.string() });
 
@@ -168,7 +169,8 @@ export function parseMail(raw: Buffer, options: Parameters<typeof simpleParser>[
       () => reject(new ApiError('api-106', `The message cannot be parsed: the MIME parser did not finish within ${limitMs} ms`)),
       limitMs,
     );
-    simpleParser(raw, options)
+    mailparser()
+      .then((m) => m.simpleParser(raw, options))
       .then(resolve, reject)
       .finally(() => clearTimeout(timer));
   });

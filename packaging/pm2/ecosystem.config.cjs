@@ -40,6 +40,8 @@ function apps(env = process.env, uid = process.getuid(), passwd = '/etc/passwd',
     script: path.join(root, 'bin', `svcmail-${name}.js`),
     args: ['--config', env.SVCMAIL_CONFIG || '/etc/svcmail/svcmail.conf'],
     interpreter: 'node',
+    // The node arguments of the systemd units (cli/daemons.ts DAEMON_NODE_ARGS): a capped young generation.
+    node_args: ['--max-semi-space-size=4'],
     exec_mode: 'fork',
     instances: 1,
     ...account(env, uid, passwd, group),

@@ -1,5 +1,3 @@
-import pg from 'pg';
-
 /** Any constant: the advisory lock every svcmail process takes on PostgreSQL to change the schema. */
 const SCHEMA_LOCK_KEY = 0x5c3a11;
 
@@ -12,6 +10,8 @@ const SCHEMA_LOCK_KEY = 0x5c3a11;
  * mode, where a session-level lock would outlive the client on the pooler's server connection.
  */
 export async function underSchemaLock(url: string, fn: () => Promise<void>): Promise<void> {
+  // Loaded here, on PostgreSQL only (TypeORM's driver loads it so too): a daemon on SQLite never needs pg.
+  const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
   client.on('error', () => undefined); // a lost lock connection fails the query below, not the process
   await client.connect();

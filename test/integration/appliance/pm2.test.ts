@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DAEMON_NODE_ARGS } from '../../../cli/daemons.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { freePort } from '../../helpers/scanners.js';
 import { ROOT, setupArgs, svcmail } from './helpers.js';
@@ -68,6 +69,7 @@ interface App {
   name: string;
   script: string;
   args: string[];
+  node_args: string[];
   uid?: string;
   gid?: string;
   cwd?: string;
@@ -126,6 +128,8 @@ describe('the pm2 ecosystem file runs the daemons as the svcmail user when pm2 r
     expect(apps.map((a) => [a.script, a.args])).toEqual(
       ['api', 'worker', 'push', 'protocols'].map((d) => [join(ROOT, `bin/svcmail-${d}.js`), ['--config', '/srv/svcmail.conf']]),
     );
+    // the node arguments of the systemd units and `svcmail start --foreground`
+    for (const a of apps) expect(a.node_args).toEqual([...DAEMON_NODE_ARGS]);
     expect(ecosystem.apps).toEqual(ecosystem.appsFor(process.env, process.getuid!(), '/etc/passwd', '/etc/group'));
   });
 });

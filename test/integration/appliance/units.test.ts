@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DAEMON_NODE_ARGS } from '../../../cli/daemons.js';
 import { writeManPages } from '../../../cli/man/index.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { ROOT } from './helpers.js';
@@ -38,7 +39,9 @@ describe('systemd units', () => {
       expect(text).toContain(line);
     }
     expect(text).toMatch(/^WatchdogSec=\d+s$/m);
-    expect(text).toContain(`ExecStart=/usr/bin/node /usr/lib/svcmail/bin/svcmail-${d}.js --config /etc/svcmail/svcmail.conf`);
+    expect(text).toContain(
+      `ExecStart=/usr/bin/node ${DAEMON_NODE_ARGS.join(' ')} /usr/lib/svcmail/bin/svcmail-${d}.js --config /etc/svcmail/svcmail.conf`,
+    );
     expect(readFileSync(join(ROOT, 'systemd/svcmail.target'), 'utf8')).toContain(`svcmail-${d}.service`);
   });
 });
