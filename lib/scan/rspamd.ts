@@ -1,3 +1,5 @@
+import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { Config } from '../config/index.js';
 
 /** What rspamd said about one message (Spec: Inbound message, spam row). */
@@ -57,11 +59,12 @@ export function isConnectFailure(e: unknown): boolean {
   return false;
 }
 
-/** rspamd over its HTTP protocol: POST /checkv2 with the raw message and envelope headers. */
-export async function rspamdCheck(config: Config, input: SpamInput): Promise<SpamResult> {
-  const url = `${config.get('mail:scan:rspamd:url').replace(/\/+$/, '')}/checkv2`;
-  const headers: Record<string, string> = { 'content-type': 'message/rfc822' };
+/** The headers of a /checkv2 request: rspamd's protocol names for the envelope and the SMTP session. */
+function checkHeaders(config: Config, input: SpamInput, length: number): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = { 'content-type': 'message/rfc822', 'content-length': length };
   if (input.from) headers.From = input.from;
+  // One Rcpt header per recipient, as rspamd's milter sends them (node:http repeats an array's lines).
+  if (input.rcpt?.length) headers.Rcpt = input.rcpt;
   if (input.ip) headers.IP = input.ip;
   if (input.helo) headers.Helo = input.helo;
   if (input.hostname) headers.Hostname = input.hostname;
@@ -69,24 +72,52 @@ export async function rspamdCheck(config: Config, input: SpamInput): Promise<Spa
   if (input.user) headers.User = input.user;
   const pw = config.get('mail:scan:rspamd:password');
   if (pw) headers.Password = pw;
-  const init: RequestInit & { duplex?: string } = {
-    method: 'POST',
-    headers,
-    body: new Uint8Array(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength),
-    redirect: 'error',
-    signal: AbortSignal.timeout(config.get('mail:scan:timeout_ms')),
-  };
-  // rspamd takes repeated Rcpt headers; fetch joins them, so send the first (it is informative only).
-  if (input.rcpt?.length) headers.Rcpt = input.rcpt[0];
-  let res: Response;
-  try {
-    res = await fetch(url, init);
-  } catch (e) {
-    if (isConnectFailure(e)) throw new ScannerUnreachable('rspamd', e);
-    throw e;
-  }
-  if (!res.ok) throw new Error(`rspamd answered ${res.status}`);
-  const body = (await res.json()) as { action?: string; score?: number; symbols?: Record<string, unknown> };
+  return headers;
+}
+
+/**
+ * rspamd over its HTTP protocol: POST /checkv2 with the raw message and envelope headers. node:http,
+ * not fetch: rspamd closes every connection after its answer, and fetch's stream machinery cost the
+ * worker about 1 ms of CPU more per scan (a third of its CPU per filed copy with real scanners).
+ */
+export function rspamdCheck(config: Config, input: SpamInput): Promise<SpamResult> {
+  const url = new URL(`${config.get('mail:scan:rspamd:url').replace(/\/+$/, '')}/checkv2`);
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<SpamResult>((resolve, reject) => {
+    const req = send(
+      url,
+      {
+        method: 'POST',
+        headers: checkHeaders(config, input, input.raw.length),
+        agent: false,
+        signal: AbortSignal.timeout(config.get('mail:scan:timeout_ms')),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          if (res.statusCode !== 200) return reject(new Error(`rspamd answered ${res.statusCode}`));
+          try {
+            resolve(resultOf(JSON.parse(Buffer.concat(chunks).toString('utf8')) as RspamdAnswer));
+          } catch (e) {
+            reject(new Error(`rspamd answered what is not JSON: ${(e as Error).message}`));
+          }
+        });
+      },
+    );
+    req.on('error', (e) => reject(isConnectFailure(e) ? new ScannerUnreachable('rspamd', e) : e));
+    req.end(input.raw);
+  });
+}
+
+interface RspamdAnswer {
+  action?: string;
+  score?: number;
+  symbols?: Record<string, unknown>;
+}
+
+function resultOf(body: RspamdAnswer): SpamResult {
   const action = body.action ?? 'no action';
   const verdict = SPAM_ACTIONS.has(action) ? 'spam' : SUSPECT_ACTIONS.has(action) ? 'suspect' : 'clean';
   return { verdict, action, score: typeof body.score === 'number' ? body.score : null, symbols: Object.keys(body.symbols ?? {}).sort() };

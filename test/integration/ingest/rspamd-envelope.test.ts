@@ -91,8 +91,17 @@ describe.runIf(present)('the SMTP session reaches rspamd', () => {
 
   it('outgoing mail is scanned as the authenticated sender (User), not checked as a stranger', async () => {
     const raw = Buffer.from(message({ from: 'alice@example.test', to: 'carol@remote.example', subject: 'outgoing' }));
-    const refused = await scanOutbound(w as unknown as SendDeps, raw, 'alice@example.test', ['carol@remote.example']);
+    const refused = await scanOutbound(w as unknown as SendDeps, raw, 'alice@example.test', [
+      'carol@remote.example',
+      'dave@remote.example',
+    ]);
     expect(refused).toBeNull();
-    expect(rspamd.log()).toMatch(/user: alice@example\.test, from: <alice@example\.test>/);
+    const line = rspamd
+      .log()
+      .split('\n')
+      .find((l) => l.includes('user: alice@example.test'));
+    expect(line).toMatch(/user: alice@example\.test, from: <alice@example\.test>/);
+    // Every recipient, one Rcpt header each (as rspamd's milter passes them).
+    expect(line).toMatch(/rcpts: <carol@remote\.example,dave@remote\.example>/);
   });
 });
