@@ -3,8 +3,8 @@ import type { Config } from '../config/index.js';
 /**
  * How many scans a worker keeps in flight, adapted to what the scanners give (hill climbing on
  * throughput, as .NET's thread pool sizes itself). Every window of completions (at least 20, and
- * twice the limit) it measures scans per second; while the limit was the bottleneck it moves the
- * limit by a quarter: on in the same direction when throughput rose (by at least 0.4× the step's
+ * the limit) it measures scans per second; while the limit was the bottleneck it moves the
+ * limit by a quarter (by half until a step first gains nothing): on in the same direction when throughput rose (by at least 0.4× the step's
  * share), back when it fell by more than 5 %, and down when it stayed flat (more scans in flight
  * that give nothing more only queue inside the scanners). The window after a change is not judged
  * (it ran partly at the old limit); at a bound it cannot pass it stays, looking below every 16th
@@ -68,6 +68,8 @@ export class AdaptiveLimit {
   #lastStep = 1;
   /** A window right after a change still runs partly at the old limit: it is measured, not judged. */
   #settling = false;
+  /** Climbing fast (half steps) until a step gains nothing. */
+  #slowStart = true;
 
   #adjust(rate: number): void {
     if (this.#settling) {
@@ -88,10 +90,13 @@ export class AdaptiveLimit {
       else this.#direction = -1;
     }
     if (this.#direction) {
-      const step = Math.max(1, Math.round(this.#limit / 4));
+      // Until the first step that gained nothing, steps are half the limit: a burst of mail meets the
+      // right limit within a few hundred scans, not a thousand.
+      const step = Math.max(1, Math.round(this.#limit / (this.#slowStart ? 2 : 4)));
       this.#limit = Math.min(this.#max, Math.max(this.#min, this.#limit + this.#direction * step));
     }
     if (!flat) this.#held = 0;
+    if (flat || fell) this.#slowStart = false;
     this.#lastStep = (this.#limit - before) / before;
     this.#settling = this.#limit !== before;
     this.#previousRate = rate;
@@ -99,7 +104,7 @@ export class AdaptiveLimit {
 
   #completed(): void {
     this.#windowCount += 1;
-    if (this.#windowCount < Math.max(20, 2 * this.#limit)) return;
+    if (this.#windowCount < Math.max(20, this.#limit)) return;
     const now = this.#now();
     const rate = this.#windowCount / Math.max(now - this.#windowStart, 1e-3);
     if (this.#saturated) this.#adjust(rate);
