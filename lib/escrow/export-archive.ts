@@ -8,7 +8,7 @@ import type { Row } from '../storage/index.js';
 import { MatterModel, type Matter, type MatterExport } from './models.js';
 
 // A matter export (Spec: /api/escrow/ matter-export-requests) is a folder under
-// <data_dir>/escrow-exports/<uid>/ with two files:
+// <mail:escrow:export_dir or data_dir/escrow-exports>/<uid>/ with two files:
 //   messages.mbox  — mboxrd: each custodian message within the matter's date range, raw as stored
 //                    (S/MIME stays ciphertext: the holders' client decrypts with the released keys);
 //                    lines starting with ">*From " get one more ">".
@@ -22,7 +22,7 @@ const UID = /^[A-Za-z0-9-]{1,100}$/;
 
 export function exportDir(config: Config, uid: string): string {
   if (!UID.test(uid)) throw new Error('bad export uid');
-  return join(resolve(config.get('data_dir')), 'escrow-exports', uid);
+  return join(resolve(config.get('mail:escrow:export_dir') || join(config.get('data_dir'), 'escrow-exports')), uid);
 }
 
 export const exportFile = (config: Config, uid: string, part: ExportPart): string => join(exportDir(config, uid), EXPORT_PARTS[part]);

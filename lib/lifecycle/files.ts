@@ -6,12 +6,12 @@ import type { Config } from '../config/index.js';
 const UID = /^[0-9a-zA-Z-]{8,64}$/;
 
 /**
- * Where lifecycle files live: data_dir/exports/<uid>.zip (built archives) and
- * data_dir/imports/<uid>.upload (uploads waiting for the import job). Under data_dir like the blob
- * store, so several hosts share them the same way (shared storage for scale-out).
+ * Where lifecycle files live: exports/<uid>.zip (built archives) and imports/<uid>.upload (uploads
+ * waiting for the import job) under mail:lifecycle:dir (else data_dir): a directory several hosts
+ * share, as they share the blob store (mail:blobs:dir).
  */
 export function lifecycleDir(config: Config, kind: 'exports' | 'imports'): string {
-  return join(resolve(config.get('data_dir')), kind);
+  return join(resolve(config.get('mail:lifecycle:dir') || config.get('data_dir')), kind);
 }
 
 export function exportPath(config: Config, uid: string): string {

@@ -39,6 +39,18 @@ export const applianceSettings = {
     default: '',
     doc: 'Directory of the DKIM keys, one <domain>.<selector>.key (private, 0600) and .pub per domain; empty means <data_dir>/dkim.',
   }),
+  'mail:blobs:dir': setting(z.string(), {
+    default: '',
+    doc: 'Directory of the blob store (raw messages, content-addressed; released files wait in released/); empty means <data_dir>/blobs. Copies of svcmail on several hosts share it: a file system with atomic rename and fsync that every host sees at once (a local disk, or NFSv4 mounted with sync and no attribute caching of directories), writable by the svcmail user.',
+  }),
+  'mail:lifecycle:dir': setting(z.string(), {
+    default: '',
+    doc: 'Directory of mailbox exports (exports/<uid>.zip) and import uploads waiting for the import job (imports/<uid>.upload); empty means <data_dir>. Shared by every host whose api or worker daemon serves lifecycle requests, like mail:blobs:dir.',
+  }),
+  'mail:escrow:export_dir': setting(z.string(), {
+    default: '',
+    doc: 'Directory of escrow matter exports (one folder per export); empty means <data_dir>/escrow-exports. Shared by every host, like mail:blobs:dir.',
+  }),
   'mail:dkim:selector': setting(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/), {
     default: 'mail',
     doc: 'DKIM selector of the keys svcmail setup generates (the TXT record lives at <selector>._domainkey.<domain>).',

@@ -1,10 +1,10 @@
 import { X509Certificate } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { DomainModel } from '../../settings/index.js';
 import { productModels, productRegistry } from '../../catalog.js';
 import { schema, type SettingName } from '../../config/index.js';
-import { openSqlStore } from '../../storage/index.js';
+import { BlobStore, openSqlStore } from '../../storage/index.js';
 import { sqlUrl } from '../../storage/index.js';
 import { caDir, dkimKeyFiles } from '../../config/index.js';
 import { fail, ok, skip, warn, type Check, type CheckResult, type DoctorContext } from './types.js';
@@ -85,7 +85,7 @@ export const checkDatastore: Check = async ({ config }) => {
 
 export const checkBlobStore: Check = async ({ config }) => {
   const title = 'blob store writable with free space';
-  const dir = resolve(config.get('data_dir'));
+  const dir = new BlobStore(config).root; // mail:blobs:dir, else <data_dir>/blobs
   try {
     mkdirSync(dir, { recursive: true });
     const probe = join(dir, `.doctor-${process.pid}`);
@@ -99,7 +99,12 @@ export const checkBlobStore: Check = async ({ config }) => {
   const need = config.get('mail:doctor:min_free_bytes');
   const gib = (n: number) => `${(n / 2 ** 30).toFixed(1)} GiB`;
   return free < need
-    ? fail('blobs', title, `${dir}: ${gib(free)} free, below ${gib(need)}`, 'free space or move data_dir to a larger file system')
+    ? fail(
+        'blobs',
+        title,
+        `${dir}: ${gib(free)} free, below ${gib(need)}`,
+        'free space or move mail:blobs:dir (or data_dir) to a larger file system',
+      )
     : ok('blobs', title, `${dir}: writable, ${gib(free)} free`);
 };
 

@@ -68,7 +68,8 @@ async function syncDir(dir: string): Promise<void> {
 export class BlobStore {
   readonly root: string;
   constructor(config: Config) {
-    this.root = join(resolve(config.get('data_dir')), 'blobs');
+    // mail:blobs:dir: a directory every host of a scaled-out deployment shares (else <data_dir>/blobs).
+    this.root = resolve(config.get('mail:blobs:dir') || join(config.get('data_dir'), 'blobs'));
   }
 
   /**
