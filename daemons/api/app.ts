@@ -111,15 +111,17 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   };
   app.use(statusRouter(deps, openapi, peers));
 
-  // Spec: Internal mail hand-off. Before the JSON parser and the JWT middleware: raw body, ingest-secret guard.
+  // The rate limits and failed-attempt counters (one Redis connection with redis:url, shared by every copy).
+  const limits = createRateLimits(deps.config, deps.log);
+  // Spec: Internal mail hand-off. Before the JSON parser and the JWT middleware: raw body, ingest-secret
+  // guard (wrong secrets counted in limits.failures('ingest'), so every api copy counts together).
   const mailData = mailPort(deps);
   const ingestDeps = { ...deps, port: mailData, outbound: recordingOutbound(deps, mailData) };
-  app.use(ingestRouter(ingestDeps, openapi));
+  app.use(ingestRouter(ingestDeps, openapi, { failures: limits.failures('ingest') }));
 
   app.use(
     series([express.json({ limit: deps.config.get('body_limit_bytes'), type: ['application/json', 'application/*+json'] }), rejectNul]),
   );
-  const limits = createRateLimits(deps.config, deps.log);
   // The pages and their assets are public shells (no user data): before sign-in, so an expired
   // cookie still gets the page that sends the user to sign in; counted as anonymous callers.
   app.use(except(['/api/', '/internal/'], pagesRouter(deps, openapi, limits.general)));

@@ -1,9 +1,9 @@
 import { createServer } from 'node:http';
 import { productModels, productRegistry } from '../../lib/catalog.js';
 import type { Config } from '../../lib/config/index.js';
-import { createEventBus } from '../../lib/events/index.js';
-import { mailPort, recordingOutbound, type WakeJob, type WorkerDeps } from '../../lib/ingest/index.js';
-import { createLogger } from '../../lib/log/index.js';
+import { createEventBus, type SharedEventBus } from '../../lib/events/index.js';
+import { isWakeJob, mailPort, recordingOutbound, type WakeJob, type WorkerDeps } from '../../lib/ingest/index.js';
+import { createLogger, type Logger } from '../../lib/log/index.js';
 import { realScanners } from '../../lib/scan/index.js';
 import { openStore } from '../../lib/storage/index.js';
 import { listen } from '../shared/listen.js';
@@ -17,6 +17,27 @@ import { startEnrollmentLoop, type EnrollmentLoop } from '../../lib/jobs/index.j
 import { acmeClientFromConfig } from '../../lib/keys/index.js';
 import { startEscrowExportLoop } from '../../lib/jobs/index.js';
 import { startLifecycleLoop } from '../../lib/lifecycle/index.js';
+
+/**
+ * Listens for wake-ups on the shared channel (Redis only; null without it). A name that is not one
+ * of the jobs is ignored with a warning; a subscription that fails leaves the worker on its periods
+ * and its wake-up address.
+ */
+async function listenForWakes(
+  events: SharedEventBus,
+  wakers: Record<WakeJob, () => void>,
+  log: Logger,
+): Promise<(() => Promise<void>) | null> {
+  try {
+    return await events.onWake((job) => {
+      if (isWakeJob(job)) wakers[job]();
+      else log.warn({ job: job.slice(0, 64) }, 'wake-up for an unknown job ignored');
+    });
+  } catch (e) {
+    log.warn({ err: (e as Error).message }, 'wake-up channel not subscribed; running on the periods and the wake-up address');
+    return null;
+  }
+}
 
 /**
  * The worker daemon: the jobs — the ingest scan (every 10 s and when the api daemon wakes it), sends,
@@ -55,11 +76,12 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
   const lifecycle = startLifecycleLoop({ ...base, models }, loop.owner); // mailbox exports, imports, erasures
   const wakeAddress = config.get('mail:jobs:wake_address');
   const wakers: Record<WakeJob, () => void> = { scan: loop.wake, send: sendLoop.wake, export: exportLoop.wake, lifecycle: lifecycle.wake };
+  // With redis:url, wake-ups from every copy of every daemon arrive on the shared channel (lib/ingest/wake.ts).
+  const stopWakes = await listenForWakes(events, wakers, log);
   const server = createServer((req, res) => {
     // POST /wake/<job> wakes that job (lib/ingest/wake.ts); POST /wake, every job.
     const job = req.method === 'POST' ? /^\/wake(?:\/([a-z]+))?$/.exec(req.url ?? '') : null;
-    const woken =
-      job && (!job[1] ? () => Object.values(wakers).forEach((w) => w()) : Object.hasOwn(wakers, job[1]) ? wakers[job[1] as WakeJob] : null);
+    const woken = job && (!job[1] ? () => Object.values(wakers).forEach((w) => w()) : isWakeJob(job[1]) ? wakers[job[1]] : null);
     if (woken) {
       woken();
       res.writeHead(204).end();
@@ -79,6 +101,7 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
   return {
     address,
     async close() {
+      await stopWakes?.();
       server.close();
       await loop.stop();
       await sendLoop.stop();

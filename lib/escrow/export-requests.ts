@@ -45,7 +45,7 @@ export async function createExport(ctx: Ctx, accessRequestUid: string): Promise<
     });
     return created;
   });
-  wakeWorkers(ctx.config, 'export');
+  wakeWorkers(ctx, 'export');
   return exportView(exp);
 }
 

@@ -1,9 +1,33 @@
 import { Redis } from 'ioredis';
 import type { Logger } from '../log/index.js';
-import type { Transport, WireMessage } from './types.js';
+import type { Transport, WakeHandler, WireMessage } from './types.js';
 
 /** Publishes not yet answered while Redis is away: beyond this, new events are not queued (memory stays bounded). */
 const IN_FLIGHT_MAX = 10_000;
+
+/** A wake-up publish not answered within this counts as received by nobody (the caller falls back). */
+const WAKE_TIMEOUT_MS = 500;
+
+/** Resolves with `p`'s value, or `fallback` after `ms` (p is left to settle on its own). */
+async function within<T>(p: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<T>((res) => (timer = setTimeout(() => res(fallback), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The job a wake-up message names (`{"job":"scan","t":<ms>}`), or null when the message is not one. */
+function wakeJobOf(message: Buffer): string | null {
+  try {
+    const m: unknown = JSON.parse(message.toString('utf8'));
+    const job = m && typeof m === 'object' ? (m as { job?: unknown }).job : undefined;
+    return typeof job === 'string' && job.length > 0 && job.length <= 64 ? job : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * QUIT when Redis answers (within a second); a Redis that is gone or does not answer is just
@@ -25,13 +49,16 @@ export async function closeRedis(r: Redis): Promise<void> {
 
 /**
  * Redis pub/sub (production, many hosts). Each entity channel is its own Redis channel, so a push
- * copy receives only the events its clients watch; the mail event stream is one channel.
+ * copy receives only the events its clients watch; the mail event stream is one channel. Worker
+ * wake-ups travel on `<prefix>wake`, listened to only by the processes that run jobs (onWake).
  */
 export class RedisTransport implements Transport {
   readonly name = 'redis' as const;
   readonly #pub: Redis;
   readonly #sub: Redis;
   readonly #prefix: string;
+  readonly #wakeChannel: string;
+  readonly #wakeHandlers = new Set<WakeHandler>();
   #deliver: (msg: WireMessage) => void = () => undefined;
 
   constructor(
@@ -43,13 +70,15 @@ export class RedisTransport implements Transport {
     this.#pub = new Redis(url, opts);
     this.#sub = new Redis(url, opts);
     this.#prefix = prefix;
+    this.#wakeChannel = `${prefix}wake`;
     for (const r of [this.#pub, this.#sub]) r.on('error', (e: Error) => this.log?.warn({ err: e.message }, 'redis event channel'));
   }
 
   async start(deliver: (msg: WireMessage) => void): Promise<void> {
     this.#deliver = deliver;
     await Promise.all([this.#pub.connect(), this.#sub.connect()]);
-    this.#sub.on('messageBuffer', (_channel: Buffer, message: Buffer) => {
+    this.#sub.on('messageBuffer', (channel: Buffer, message: Buffer) => {
+      if (channel.toString('utf8') === this.#wakeChannel) return this.#woken(message);
       try {
         this.#deliver(JSON.parse(message.toString('utf8')) as WireMessage);
       } catch {
@@ -59,8 +88,55 @@ export class RedisTransport implements Transport {
     await this.#sub.subscribe(`${this.#prefix}mail`);
   }
 
+  #woken(message: Buffer): void {
+    const job = wakeJobOf(message);
+    if (job === null) {
+      this.log?.warn('redis wake-up channel: malformed message ignored');
+      return;
+    }
+    for (const handler of this.#wakeHandlers) {
+      try {
+        handler(job);
+      } catch (e) {
+        this.log?.warn({ err: (e as Error).message }, 'redis wake-up channel: handler failed');
+      }
+    }
+  }
+
   #inFlight = 0;
   #dropped = 0;
+
+  wakeAll(job: string): Promise<number> | null {
+    // Not connected (or too much unanswered): not queued behind an outage, the caller falls back at once.
+    if (this.#pub.status !== 'ready' || this.#inFlight >= IN_FLIGHT_MAX) return null;
+    this.#inFlight += 1;
+    const published = this.#pub
+      .publish(this.#wakeChannel, JSON.stringify({ job, t: Date.now() }))
+      .catch(() => 0)
+      .finally(() => void (this.#inFlight -= 1));
+    return within(published, WAKE_TIMEOUT_MS, 0);
+  }
+
+  async onWake(handler: WakeHandler): Promise<() => Promise<void>> {
+    this.#wakeHandlers.add(handler);
+    if (this.#wakeHandlers.size === 1) {
+      try {
+        await this.#sub.subscribe(this.#wakeChannel);
+      } catch (e) {
+        this.#wakeHandlers.delete(handler);
+        throw e;
+      }
+    }
+    return async () => {
+      if (!this.#wakeHandlers.delete(handler) || this.#wakeHandlers.size) return;
+      // Bounded: with Redis gone the command would wait in the offline queue for ever.
+      await within(
+        this.#sub.unsubscribe(this.#wakeChannel).catch(() => undefined),
+        1000,
+        undefined,
+      );
+    };
+  }
 
   send(msg: WireMessage): void {
     // While Redis is away the client queues publishes; past IN_FLIGHT_MAX they are dropped (pub/sub

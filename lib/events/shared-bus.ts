@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/index.js';
 import { LocalEventBus } from './local-bus.js';
-import type { ChannelHandler, EntityEvent, EventBus, MailEventKind, MailHandler, Transport, WireMessage } from './types.js';
+import type { ChannelHandler, EntityEvent, EventBus, MailEventKind, MailHandler, Transport, WakeHandler, WireMessage } from './types.js';
 
 /**
  * The shared event channel (Spec: Events 9). Local handlers get events at once; the transport
@@ -62,6 +62,15 @@ export class SharedEventBus implements EventBus {
 
   onMail(kind: MailEventKind, handler: MailHandler): () => void {
     return this.#local.onMail(kind, handler);
+  }
+
+  wakeAll(job: string): Promise<number> | null {
+    if (this.#closed) return null;
+    return this.transport.wakeAll?.(job) ?? null;
+  }
+
+  async onWake(handler: WakeHandler): Promise<(() => Promise<void>) | null> {
+    return (await this.transport.onWake?.(handler)) ?? null;
   }
 
   async close(): Promise<void> {

@@ -24,8 +24,24 @@ export interface EventBus {
   onMail(kind: MailEventKind, handler: MailHandler): () => void;
   /** Resolves once events published from now on to a subscribed channel will reach this process. */
   whenSubscribed?(channel: string): Promise<void>;
+  /**
+   * Publishes a wake-up for the worker job `job` to every process listening with onWake, this one
+   * included. Only the Redis channel carries them (redis:url); null when it was not sent (no Redis,
+   * Redis not connected, too many publishes unanswered). The promise never rejects: it resolves with
+   * how many processes received it, 0 when the publish failed or was not answered in time.
+   */
+  wakeAll?(job: string): Promise<number> | null;
+  /**
+   * Calls `handler` with the job of each wake-up published on the shared channel (any process); an
+   * unparsable message is dropped with a warning, the job name is not checked here. Resolves once
+   * Redis has confirmed the subscription, with the function that ends it; null without Redis.
+   */
+  onWake?(handler: WakeHandler): Promise<(() => Promise<void>) | null>;
   close(): Promise<void>;
 }
+
+/** Receives the job name of a wake-up (lib/ingest/wake.ts names the jobs; the worker checks it). */
+export type WakeHandler = (job: string) => void;
 
 /** What travels between processes. `o` is the sending bus (a bus ignores its own echo), `t` the publish time (ms). */
 export type WireMessage =
@@ -42,5 +58,8 @@ export interface Transport {
   unwatch(channel: string): void;
   /** Resolves when a watched channel is really listened to (Redis confirms subscriptions asynchronously). */
   ready?(channel: string): Promise<void>;
+  /** Worker wake-ups between processes and hosts (EventBus.wakeAll, onWake): Redis only. */
+  wakeAll?(job: string): Promise<number> | null;
+  onWake?(handler: WakeHandler): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

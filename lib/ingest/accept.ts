@@ -333,7 +333,7 @@ export async function acceptHandoff(deps: IngestDeps, h: Handoff): Promise<Hando
   if (resolved.unknown.length && msg.envelopeFrom) queued += await queueNonDeliveryReport(deps, msg, resolved);
   // Whoever handed it over (the MTA's route, a local send, a recall), the scan job files it now
   // rather than at its next period.
-  if (queued) wakeWorkers(deps.config, 'scan');
+  if (queued) wakeWorkers(deps, 'scan');
   return { transactionId: msg.transactionId, results: resolved.results, queued };
 }
 

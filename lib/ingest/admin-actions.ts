@@ -27,7 +27,7 @@ export async function retryEntry(ctx: Ctx, uid: string) {
     resourceUid: entry.uid,
     details: { previousState: entry.state },
   });
-  wakeWorkers(ctx.config, 'scan');
+  wakeWorkers(ctx, 'scan');
   return { uid: updated.uid, version: updated.version, state: updated.state };
 }
 

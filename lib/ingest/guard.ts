@@ -3,6 +3,8 @@ import type { RequestHandler } from 'express';
 import { INGEST_SECRET_DEFAULT } from '../config/index.js';
 import { ConfigError, type Config } from '../config/index.js';
 import { ApiError } from '../errors/index.js';
+import { MemoryFailureCounters, type FailureCounters } from '../http/index.js';
+import type { Logger } from '../log/index.js';
 
 /**
  * Any of these means the request came through an HTTP proxy (Spec: Internal hand-off): each names
@@ -80,23 +82,69 @@ export function checkIngestSecret(config: Config): void {
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
+export interface IngestGuardOptions {
+  /**
+   * Wrong-secret counters. Pass the rate limits' `failures('ingest')` so that, with redis:url set,
+   * every api copy counts the same addresses together; without it they are kept in this process.
+   */
+  failures?: FailureCounters;
+  log?: Logger;
+}
+
+/** The shared counters' outage: one warning per minute at most. */
+function outageOf(log?: Logger) {
+  let last = 0;
+  return (err: unknown): void => {
+    if (Date.now() - last >= 60_000) {
+      last = Date.now();
+      log?.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'ingest-secret failure counters unavailable (Redis): counting wrong secrets in this process meanwhile',
+      );
+    }
+  };
+}
+
 /**
  * The /internal/mta guard: no proxy headers (unless mail:internal:allow_forwarded), Bearer secret
- * compared in constant time, wrong secrets counted per address (429 once over the limit). It answers
- * 403, never 404: a 404 tells the MTA to reject permanently.
+ * compared in constant time, wrong secrets counted per address (429 once over the limit, then even
+ * the right secret until the window ends). It answers 403, never 404: a 404 tells the MTA to reject
+ * permanently. The counters are the failed-attempt counters of lib/http (Redis with redis:url, so
+ * every api copy counts together). While they do not answer (redis:command_timeout_ms) this process
+ * counts on its own: inbound mail keeps flowing (the lockout is defence in depth beside a 32-character
+ * secret; refusing every hand-off would stop all mail while Redis is away), and an attacker gets at
+ * most max_failures per copy for that time, as without redis:url.
  */
-export function ingestGuard(config: Config): RequestHandler {
+export function ingestGuard(config: Config, opts: IngestGuardOptions = {}): RequestHandler {
   const want = digest(config.get('mail:transport:ingest:secret'));
   const max = config.get('mail:internal:max_failures');
   const windowMs = config.get('mail:internal:failure_window_seconds') * 1000;
-  const failures = new Map<string, { count: number; resetAt: number }>();
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [ip, f] of failures) if (f.resetAt <= now) failures.delete(ip);
-  }, 60_000);
-  sweep.unref();
+  const failures = opts.failures ?? new MemoryFailureCounters();
+  if (!opts.failures && config.get('redis:url')) opts.log?.warn('wrong ingest secrets are counted per process although redis:url is set');
+  const outage = outageOf(opts.log);
+  const local = failures instanceof MemoryFailureCounters ? failures : new MemoryFailureCounters();
+  const counted = async <T>(op: (c: FailureCounters) => Promise<T>): Promise<T> => {
+    if (failures === local) return op(local);
+    try {
+      return await op(failures);
+    } catch (err) {
+      outage(err);
+      return op(local);
+    }
+  };
+  const admit = async (key: string, authorization: string): Promise<void> => {
+    const wait = await counted((c) => c.blockedFor(key, max));
+    if (wait > 0) {
+      throw new ApiError('api-109', 'Too many wrong ingest secrets from this address', {
+        headers: { 'Retry-After': String(Math.ceil(wait / 1000)) },
+      });
+    }
+    const m = /^bearer\s+(.+)$/i.exec(authorization);
+    if (m && timingSafeEqual(digest(m[1].trim()), want)) return;
+    await counted((c) => c.add(key, windowMs));
+    throw new ApiError('api-119', 'Forbidden: wrong or missing ingest secret', { details: [{ path: 'authorization', message: 'secret' }] });
+  };
   return (req, _res, next) => {
-    const ip = req.socket.remoteAddress ?? '';
     const proxied = config.get('mail:internal:allow_forwarded') ? undefined : proxyHeaderIn(req.headers);
     if (proxied) {
       return next(
@@ -105,20 +153,7 @@ export function ingestGuard(config: Config): RequestHandler {
         }),
       );
     }
-    const now = Date.now();
-    const f = failures.get(ip);
-    if (f && f.resetAt > now && f.count >= max) {
-      return next(
-        new ApiError('api-109', 'Too many wrong ingest secrets from this address', {
-          headers: { 'Retry-After': String(Math.ceil((f.resetAt - now) / 1000)) },
-        }),
-      );
-    }
-    const header = req.headers.authorization ?? '';
-    const m = /^bearer\s+(.+)$/i.exec(header);
-    if (m && timingSafeEqual(digest(m[1].trim()), want)) return next();
-    if (!f || f.resetAt <= now) failures.set(ip, { count: 1, resetAt: now + windowMs });
-    else f.count++;
-    next(new ApiError('api-119', 'Forbidden: wrong or missing ingest secret', { details: [{ path: 'authorization', message: 'secret' }] }));
+    // Per peer address (the MTA connects directly; no proxy header is taken).
+    admit(`a:${req.socket.remoteAddress ?? ''}`, req.headers.authorization ?? '').then(() => next(), next);
   };
 }

@@ -19,7 +19,7 @@ export { recordingOutbound, systemMessage, nonDeliveryReport } from './outbound.
 export { deliverEntry, prepare, type WorkerDeps, type PrepareCache, type Prepared, type RoundWrites } from './deliver.js';
 export { isAutomated, senderListVerdict, controlKindOf, type ControlHooks, type ControlKind } from './delivery-rules.js';
 export { INGEST_RESOURCES, ingestQueueResource, quarantineResource, transportRulesResource, distributionListsResource } from './admin.js';
-export { wakeWorkers, type WakeJob } from './wake.js';
+export { isWakeJob, wakeWorkers, type WakeDeps, type WakeJob } from './wake.js';
 export { readHeaders, headerValue } from './headers.js';
 export type { PreparedMail } from './prepare.js';
 export { INGEST_STATES, IngestEntryModel, OutboundHandoffModel } from './models.js';

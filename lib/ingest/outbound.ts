@@ -6,7 +6,7 @@ import type { MailPort } from './mail-port.js';
 import { OutboundHandoffModel } from './models.js';
 import { wakeWorkers } from './wake.js';
 
-export function recordingOutbound(deps: Pick<Deps, 'store' | 'config'>, port: MailPort): OutboundHook {
+export function recordingOutbound(deps: Pick<Deps, 'store' | 'config' | 'events'>, port: MailPort): OutboundHook {
   return {
     async send(msg) {
       const repo = deps.store.repo<Record<string, unknown>>(OutboundHandoffModel);
@@ -25,7 +25,7 @@ export function recordingOutbound(deps: Pick<Deps, 'store' | 'config'>, port: Ma
         if (!(isApiError(e) && e.code === 'api-112')) throw e;
         return;
       }
-      wakeWorkers(deps.config, 'send'); // the send job relays it
+      wakeWorkers(deps, 'send'); // the send job relays it
     },
   };
 }

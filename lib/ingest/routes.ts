@@ -1,6 +1,6 @@
 import express, { type Router } from 'express';
 import { z } from 'zod';
-import { defineRoute, type OpenApiRegistry } from '../http/index.js';
+import { defineRoute, type FailureCounters, type OpenApiRegistry } from '../http/index.js';
 import { blobsOf } from '../mail/index.js';
 import type { IngestDeps } from './accept.js';
 import { envelopeOf } from './envelope.js';
@@ -15,6 +15,7 @@ export { envelopeOf } from './envelope.js';
 const tags = ['internal/mta'];
 const auth = 'ingest-secret' as const;
 const err403 = 'guard refused (wrong secret, proxy header) or the domain is not served: api-119';
+const err429 = 'too many wrong secrets from this address (mail:internal:max_failures): api-109 with Retry-After';
 const err400 = (what: string) =>
   `api-106: ${what} malformed (not a plain address or domain, bad percent-encoding, or a control character after decoding); details name it`;
 /** A lookup's query value: a missing or repeated parameter is 400 api-106 with the detail "required". */
@@ -57,15 +58,21 @@ const ENVELOPE_HEADERS = [
   },
 ];
 
+export interface IngestRouterOptions {
+  onQueued?: () => void;
+  /** The wrong-secret counters: the rate limits' `failures('ingest')` (shared through Redis with redis:url). */
+  failures?: FailureCounters;
+}
+
 /**
  * Spec: Internal mail hand-off (no JWT). Mounted before the JSON body parser and the JWT
  * middleware: the body is a raw message, the guard is the ingest secret.
  */
-export function ingestRouter(deps: IngestDeps, openapi: OpenApiRegistry, opts: { onQueued?: () => void } = {}): Router {
+export function ingestRouter(deps: IngestDeps, openapi: OpenApiRegistry, opts: IngestRouterOptions = {}): Router {
   checkIngestSecret(deps.config);
   const router = express.Router();
-  const guard = ingestGuard(deps.config);
-  const onQueued = opts.onQueued ?? (() => wakeWorkers(deps.config, 'scan'));
+  const guard = ingestGuard(deps.config, { failures: opts.failures, log: deps.log });
+  const onQueued = opts.onQueued ?? (() => wakeWorkers(deps, 'scan'));
 
   defineRoute(router, deps, openapi, {
     method: 'get',
@@ -78,7 +85,7 @@ export function ingestRouter(deps: IngestDeps, openapi: OpenApiRegistry, opts: {
     before: [guard],
     query: lookupQuery('name'),
     response: z.object({ name: z.string(), accepted: z.boolean(), canonical: z.string() }),
-    errors: { 400: err400('name'), 403: err403, 429: 'too many wrong secrets' },
+    errors: { 400: err400('name'), 403: err403, 429: err429 },
     handler: (_ctx, { query }) => lookupDomain(deps, query.name),
   });
 
@@ -94,7 +101,7 @@ export function ingestRouter(deps: IngestDeps, openapi: OpenApiRegistry, opts: {
     before: [guard],
     query: lookupQuery('rcpt'),
     response: z.object({ rcpt: z.string(), exists: z.boolean(), kind: z.enum(['mailbox', 'list']) }),
-    errors: { 400: err400('rcpt'), 403: err403, 404: 'no such recipient (permanent)' },
+    errors: { 400: err400('rcpt'), 403: err403, 404: 'no such recipient (permanent)', 429: err429 },
     handler: (_ctx, { query }) => lookupRecipient(deps, query.rcpt),
   });
 
@@ -116,7 +123,7 @@ export function ingestRouter(deps: IngestDeps, openapi: OpenApiRegistry, opts: {
       400: err400('X-Envelope-From, X-Envelope-To, X-Envelope-Client-Address or X-Envelope-Client-Hostname'),
       403: err403,
       413: 'message over mail:ingest:max_message_bytes',
-      429: 'too many wrong secrets',
+      429: err429,
     },
     // The envelope is checked before the body is read; the body streams to a staged blob (never whole in memory).
     handler: async (_ctx, _input, req) => {

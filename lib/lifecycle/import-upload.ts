@@ -145,7 +145,7 @@ export async function receiveImport(ctx: Ctx, service: ResourceService, q: Uploa
     const rec = await record(ctx, q, tmp, await formatOf(tmp, q.format, TYPES[type]), bytes);
     const view = service.view(mailboxImportRequestsResource, rec as never);
     ctx.events.publish([rec.uid, rec.mailboxUid], { type: 'mailboxImportRequest', action: 'create', data: view });
-    wakeWorkers(ctx.config, 'lifecycle');
+    wakeWorkers(ctx, 'lifecycle');
     return view;
   } finally {
     await removeFile(tmp);

@@ -93,7 +93,7 @@ export async function exportOnBehalf(ctx: Ctx, service: ResourceService, mailbox
     action: 'create',
     data: service.view(dataExportRequestsResource, rec as never),
   });
-  wakeWorkers(ctx.config, 'lifecycle');
+  wakeWorkers(ctx, 'lifecycle');
   return await dataExportRequestsResource.adminView!(ctx, rec as never);
 }
 

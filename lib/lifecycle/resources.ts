@@ -79,7 +79,7 @@ export const dataExportRequestsResource = defineResource({
       return { ...data, state: 'pending', initiatedBy: 'owner', requestedBy: ctx.principal.uid };
     },
     async afterCommit(ctx, action, before) {
-      if (action === 'create') wakeWorkers(ctx.config, 'lifecycle');
+      if (action === 'create') wakeWorkers(ctx, 'lifecycle');
       if (action === 'delete' && before) await removeFile(exportPath(ctx.config, before.uid));
     },
   },
@@ -154,7 +154,7 @@ export const erasureRequestsResource = defineResource({
         throw new ApiError('api-120', `only a pending erasure can be withdrawn (this one is ${String(rec.state)})`);
     },
     afterCommit(ctx, action) {
-      if (action === 'create') wakeWorkers(ctx.config, 'lifecycle');
+      if (action === 'create') wakeWorkers(ctx, 'lifecycle');
     },
   },
 });

@@ -240,7 +240,7 @@ async function queueInBackground(
   const due = await ctx.store
     .repo<OutboundJob>(OutboundJobModel)
     .update(job.uid, { nextAttemptAt: new Date() }, { expectedVersion: job.version });
-  wakeWorkers(ctx.config, 'send');
+  wakeWorkers(ctx, 'send');
   return { status: 202, body: view(due) };
 }
 

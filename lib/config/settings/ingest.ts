@@ -11,11 +11,11 @@ export const ingestSettings = {
   }),
   'mail:internal:max_failures': setting(z.number().int().positive(), {
     default: 10,
-    doc: 'Wrong ingest secrets from one address within mail:internal:failure_window_seconds before further requests answer 429.',
+    doc: 'Wrong ingest secrets from one address within mail:internal:failure_window_seconds before further requests from it answer 429 api-109 (the right secret too, until the window ends). With redis:url every api copy counts together in Redis (<redis:prefix>fail:ingest:*); while Redis does not answer within redis:command_timeout_ms, each process counts on its own meanwhile (inbound mail keeps flowing). Without it each api process counts its own.',
   }),
   'mail:internal:failure_window_seconds': setting(z.number().int().positive(), {
     default: 300,
-    doc: 'Window for counting wrong ingest secrets per address.',
+    doc: 'Window for counting wrong ingest secrets per address; it starts with the first wrong secret, and a locked-out address waits for its end.',
   }),
   'mail:ingest:max_message_bytes': setting(z.number().int().positive(), {
     default: 52_428_800,
@@ -32,7 +32,7 @@ export const ingestSettings = {
   }),
   'mail:jobs:scan:interval_seconds': setting(z.number().positive(), {
     default: 10,
-    doc: 'Period of the scan job in the worker daemon (it also runs at once when woken).',
+    doc: 'Period of the scan job in the worker daemon (it also runs at once when woken: see mail:jobs:wake_address).',
   }),
   'mail:jobs:scan:batch_size': setting(z.number().int().positive(), { default: 64, doc: 'Ingest entries one worker claims per round.' }),
   'mail:jobs:scan:rounds_in_flight': setting(z.number().int().positive().max(16), {
@@ -53,7 +53,7 @@ export const ingestSettings = {
   }),
   'mail:jobs:wake_address': setting(z.union([socketAddress, z.literal('')]), {
     default: '127.0.0.1:8091',
-    doc: 'Where the worker daemon listens for wake-ups from the api daemon (host:port or unix socket; POST /wake/<scan|send|export|lifecycle> wakes that job, POST /wake every job; empty: no wake-ups, the period only).',
+    doc: 'Where the worker daemon listens for wake-ups from the daemons on its host (host:port or unix socket; POST /wake/<scan|send|export|lifecycle> wakes that job, POST /wake every job; empty: no wake-ups here). With redis:url, wake-ups go instead to the Redis channel <redis:prefix>wake, which every worker copy on every host listens to; this address is then only the fallback for a wake-up that reached no worker there (Redis not connected, no answer within 500 ms, nobody listening). With neither, the jobs run on their periods only.',
   }),
   'mail:scan:rspamd:url': setting(z.url(), {
     default: 'http://127.0.0.1:11333',

@@ -12,15 +12,15 @@ export const pushSettings = {
   }),
   'redis:url': setting(z.string(), {
     default: '',
-    doc: 'Redis URL (redis://host:6379/0) for the shared event channel and the rate-limit counters between processes and hosts; empty uses the embedded hub on a unix socket under data_dir (one host only). While Redis does not answer, rate limits fail open (requests pass, a warning is logged) and Basic app-password checks fail closed (503 api-113).',
+    doc: 'Redis URL (redis://host:6379/0) for the shared event channel, the worker wake-ups (channel <redis:prefix>wake: every worker copy hears every wake-up), the rate-limit counters and the failed-attempt counters (Basic app passwords, wrong ingest secrets) between processes and hosts; empty uses the embedded hub on a unix socket under data_dir (one host only), the wake-up address, and counters per process. While Redis does not answer, rate limits fail open (requests pass, a warning is logged), Basic app-password checks and /internal/mta fail closed (503 api-113), and wake-ups go to the local mail:jobs:wake_address.',
   }),
   'redis:command_timeout_ms': setting(z.number().int().positive(), {
     default: 1000,
-    doc: 'A rate-limit or failed-attempt counter command that Redis has not answered within this time fails (see redis:url for what then happens).',
+    doc: 'A rate-limit or failed-attempt counter command (Basic app passwords, wrong ingest secrets) that Redis has not answered within this time fails (see redis:url for what then happens).',
   }),
   'redis:prefix': setting(z.string(), {
     default: 'svcmail:',
-    doc: 'Prefix of the Redis pub/sub channel names, so several deployments can share one Redis.',
+    doc: 'Prefix of the Redis pub/sub channel names (events, <prefix>wake) and counter keys, so several deployments can share one Redis.',
   }),
   'events:hub:socket': setting(z.string(), {
     default: '',

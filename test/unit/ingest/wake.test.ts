@@ -1,8 +1,13 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../lib/config/index.js';
-import { wakeWorkers } from '../../../lib/ingest/wake.js';
+import { loadConfig, type Config } from '../../../lib/config/index.js';
+import { LocalEventBus } from '../../../lib/events/index.js';
+import { wakeWorkers as wakeWith, type WakeJob } from '../../../lib/ingest/wake.js';
+
+// Without redis:url (an in-process bus: no shared channel) every wake-up goes to the wake address.
+const events = new LocalEventBus();
+const wakeWorkers = (config: Config, job: WakeJob) => wakeWith({ config, events }, job);
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
