@@ -10,7 +10,7 @@ import { listen } from '../shared/listen.js';
 import type { RunningDaemon } from '../shared/run.js';
 import { startScanLoop } from './scan-loop.js';
 import { startHeartbeat } from '../../lib/settings/index.js';
-import { blobSweepJob, retentionJob, startPeriodicJob } from '../../lib/jobs/index.js';
+import { blobSweepJob, retentionJob, startLeaseTakeover, startPeriodicJob } from '../../lib/jobs/index.js';
 import { startSendLoop } from '../../lib/jobs/index.js';
 import { acmeReplyMailer, sendControlHooks, sendDepsOf } from '../../lib/send/index.js';
 import { startEnrollmentLoop, type EnrollmentLoop } from '../../lib/jobs/index.js';
@@ -74,6 +74,11 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
   const blobSweep = startPeriodicJob(base, blobSweepJob(base), loop.owner); // released raw messages (lib/storage/blob/release.ts)
   const exportLoop = startEscrowExportLoop(base, loop.owner); // escrow matter exports (Spec: /api/escrow/ matter-export-requests)
   const lifecycle = startLifecycleLoop({ ...base, models }, loop.owner); // mailbox exports, imports, erasures
+  // A worker that died holding leases (kill -9): its records are taken at once, not when the leases end.
+  const takeover = startLeaseTakeover(base, loop.owner, () => {
+    loop.wake();
+    sendLoop.wake();
+  });
   const wakeAddress = config.get('mail:jobs:wake_address');
   const wakers: Record<WakeJob, () => void> = { scan: loop.wake, send: sendLoop.wake, export: exportLoop.wake, lifecycle: lifecycle.wake };
   // With redis:url, wake-ups from every copy of every daemon arrive on the shared channel (lib/ingest/wake.ts).
@@ -107,6 +112,7 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
       await sendLoop.stop();
       await retention.stop();
       await blobSweep.stop();
+      await takeover.stop();
       await exportLoop.stop();
       await lifecycle.stop();
       await heartbeat.stop();

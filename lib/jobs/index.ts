@@ -3,6 +3,7 @@ import { JobScheduleModel } from './periodic.js';
 export { runScanRound, drainQueue, workerId, writeRoundTexts, type ScanRound } from './scan.js';
 export { runIfDue, startPeriodicJob, JobScheduleModel, type PeriodicJob, type PeriodicLoop, type JobSchedule } from './periodic.js';
 export { blobSweepJob } from './blob-sweep.js';
+export { startLeaseTakeover, takeOverDeadLeases, type LeaseTakeover } from './lease-takeover.js';
 export { runRetention, retentionJob, legalHolds, isHeld, type RetentionResult } from './retention.js';
 
 /** Records of the jobs themselves (schedules of the periodic jobs). */

@@ -35,6 +35,7 @@ export {
   listHeartbeats,
   isAlive,
   MISSED_BEATS,
+  instanceUid,
   type Heartbeat,
   type HeartbeatWriter,
   type HeartbeatOptions,
