@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { describeVerdicts, type DomainVerdict } from '../../lib/dns/index.js';
+import type { DomainVerdict } from '../../lib/dns/index.js';
 import { ADMIN_GROUPS, POLICIES, verbDescription, type AdminGroup } from '../admin/groups.js';
-import { adminClient, fieldPair, parseBytes, type ApiClient } from '../admin/client.js';
+import type { ApiClient } from '../admin/client.js';
 import { CliError, collect, configFrom, emit, EXIT, table, type GlobalOptions } from '../output.js';
 
 type Rec = Record<string, unknown> & { uid: string; version: number };
@@ -11,8 +11,13 @@ interface AdminOpts {
 
 const UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+// Loaded on use: the client signs its token with lib/auth, which the other commands (and the
+// supervisor) can do without; the declarations below need only cli/admin/groups.ts.
+const client = () => import('../admin/client.js');
+
 async function session(cmd: Command): Promise<{ g: GlobalOptions; api: ApiClient }> {
   const g = cmd.optsWithGlobals<GlobalOptions & AdminOpts>();
+  const { adminClient } = await client();
   return { g, api: await adminClient(configFrom(g), g.url) };
 }
 
@@ -29,7 +34,8 @@ export async function resolveRecord(api: ApiClient, grp: AdminGroup, id: string)
   return found[0];
 }
 
-const fieldsOf = (pairs: string[] = [], body?: string): Record<string, unknown> => {
+const fieldsOf = async (pairs: string[] = [], body?: string): Promise<Record<string, unknown>> => {
+  const { fieldPair } = await client();
   let base: Record<string, unknown> = {};
   if (body) {
     try {
@@ -85,7 +91,7 @@ function addGroup(admin: Command, grp: AdminGroup): Command {
             ? [arg, o as { field?: string[]; body?: string }, cmd!]
             : [undefined, arg as { field?: string[]; body?: string }, o as Command];
         const { g, api } = await session(command);
-        const body = { ...fieldsOf(opts.field, opts.body), ...(grp.createArg && value ? { [grp.createArg]: value } : {}) };
+        const body = { ...(await fieldsOf(opts.field, opts.body)), ...(grp.createArg && value ? { [grp.createArg]: value } : {}) };
         const r = (await api.call('POST', grp.path, body)) as Rec;
         emit(g, r, (x: Rec) => `${grp.name}: created ${grp.createArg ? (x[grp.createArg] as string) : x.uid} (uid ${x.uid})`);
       });
@@ -98,7 +104,7 @@ function addGroup(admin: Command, grp: AdminGroup): Command {
       .action(async (id: string, o: { field?: string[]; body?: string }, cmd: Command) => {
         const { g, api } = await session(cmd);
         const rec = await resolveRecord(api, grp, id);
-        const r = (await api.call('PUT', `${grp.path}/${rec.uid}`, { ...fieldsOf(o.field, o.body), version: rec.version })) as Rec;
+        const r = (await api.call('PUT', `${grp.path}/${rec.uid}`, { ...(await fieldsOf(o.field, o.body)), version: rec.version })) as Rec;
         emit(g, r, (x: Rec) => `${grp.name}: updated ${id} (version ${x.version})`);
       });
   }
@@ -124,8 +130,9 @@ function mailboxExtras(c: Command, grp: AdminGroup): void {
   // create maps --owner/--name/--quota onto the body
   c.commands
     .find((x) => x.name() === 'create')!
-    .hook('preAction', (_t, cmd) => {
+    .hook('preAction', async (_t, cmd) => {
       const o = cmd.opts<{ owner: string[]; name?: string; quota?: string; field?: string[] }>();
+      const { parseBytes } = await client();
       const extra = [
         `owners=${JSON.stringify(o.owner)}`,
         ...(o.name ? [`name=${JSON.stringify(o.name)}`] : []),
@@ -149,6 +156,7 @@ function mailboxExtras(c: Command, grp: AdminGroup): void {
     .description('set the quota of a mailbox (10G, 512M, 0 for none)')
     .action(async (id: string, size: string, _o: unknown, cmd: Command) => {
       const { g, api } = await session(cmd);
+      const { parseBytes } = await client();
       const rec = await resolveRecord(api, grp, id);
       const r = (await api.call('PUT', `${grp.path}/${rec.uid}?scope=admin`, {
         quotaBytes: parseBytes(size),
@@ -177,6 +185,7 @@ function domainExtras(c: Command, grp: AdminGroup): void {
         return;
       }
       const r = (await api.call('POST', '/api/admin/dns-checklist/verify', { domain: name })) as { domains: DomainVerdict[] };
+      const { describeVerdicts } = await import('../../lib/dns/index.js');
       emit(g, r, (x: { domains: DomainVerdict[] }) => describeVerdicts(x.domains).join('\n'));
       if (!r.domains.every((d) => d.verified)) process.exitCode = EXIT.failure;
     });
@@ -238,7 +247,7 @@ export function registerAdmin(program: Command): void {
       const { g, api } = await session(cmd);
       const cur = (await api.call('GET', `/api/system/${name}`)) as { version?: number };
       const r = await api.call('PUT', `/api/system/${name}`, {
-        ...fieldsOf(o.field, o.body),
+        ...(await fieldsOf(o.field, o.body)),
         ...(cur?.version ? { version: cur.version } : {}),
       });
       emit(g, r, () => `policies: ${name} updated`);

@@ -2,7 +2,6 @@ import { chmodSync, chownSync, existsSync, readFileSync, renameSync, rmSync, sta
 import type { Command } from 'commander';
 import { flatten, parseText } from '../../lib/config/index.js';
 import { loadConfig, schema, ConfigError, type SettingName } from '../../lib/config/index.js';
-import { checkStartupConfig } from '../../lib/setup/index.js';
 import { CliError, configFileOf, configFrom, emit, EXIT, SYSTEM_CONFIG, type GlobalOptions } from '../output.js';
 
 /** The file to edit: found as every other command finds it (--config, SVCMAIL_CONFIG, /etc/svcmail/svcmail.conf). */
@@ -85,9 +84,11 @@ export function registerConfig(program: Command): void {
   config
     .command('check')
     .description('validate the configuration as the daemons will load it; exit 78 when it is wrong')
-    .action((_o: unknown, cmd: Command) => {
+    .action(async (_o: unknown, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
       const c = configFrom(g);
+      // Loaded on use: lib/setup pulls in the datastore and the PKI, which the other commands can do without.
+      const { checkStartupConfig } = await import('../../lib/setup/index.js');
       try {
         checkStartupConfig(c);
       } catch (e) {

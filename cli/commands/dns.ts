@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { CheckedItem, ChecklistItem, DomainVerdict } from '../../lib/dns/index.js';
-import { cliPrincipal } from '../admin/client.js';
 import { CliError, collect, configFrom, emit, EXIT, table, type GlobalOptions } from '../output.js';
 
 export function renderChecklist(items: ChecklistItem[]): string {
@@ -47,7 +46,13 @@ export function registerDns(program: Command): void {
         { checkItems, describeVerdicts, dnsChecklist, nameservers, verifyCheckedDomains },
         { productModels, productRegistry },
         { openStore },
-      ] = await Promise.all([import('../../lib/dns/index.js'), import('../../lib/catalog.js'), import('../../lib/storage/index.js')]);
+        { cliPrincipal },
+      ] = await Promise.all([
+        import('../../lib/dns/index.js'),
+        import('../../lib/catalog.js'),
+        import('../../lib/storage/index.js'),
+        import('../admin/client.js'),
+      ]);
       const store = await openStore(config, productModels(productRegistry()));
       try {
         const items = await dnsChecklist(config, store, opts.domain);

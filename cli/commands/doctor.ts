@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig, schema, type Config, type SettingName } from '../../lib/config/index.js';
-import { readConfigFile } from '../../lib/setup/index.js';
-import { CHECK_IDS } from '../../lib/setup/doctor/index.js';
 import type { CheckResult } from '../../lib/setup/doctor/index.js';
+import { CHECK_IDS } from '../../lib/setup/doctor-ids/index.js';
 import { CliError, collect, configFileOf, emit, EXIT, type GlobalOptions } from '../output.js';
 
 const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' } as const;
@@ -14,7 +13,8 @@ export function renderDoctor(d: { ok: boolean; results: CheckResult[] }): string
 }
 
 /** Settings given explicitly (file, SVCMAIL__ environment, --set), so optional peers are checked only when configured. */
-function explicitSettings(file: string | undefined, set: string[] = []): Set<SettingName> {
+async function explicitSettings(file: string | undefined, set: string[] = []): Promise<Set<SettingName>> {
+  const { readConfigFile } = await import('../../lib/setup/index.js');
   const out = new Set<SettingName>(file ? [...readConfigFile(file).keys()] : []);
   for (const k of Object.keys(process.env)) if (k.startsWith('SVCMAIL__')) out.add(k.slice(9).split('__').join(':') as SettingName);
   for (const s of set) out.add(s.slice(0, s.indexOf('=')) as SettingName);
@@ -64,12 +64,12 @@ export function registerDoctor(program: Command): void {
       }
       const password = opts.signinPassword ?? process.env.SVCMAIL_DOCTOR_PASSWORD;
       // Loaded on use: the checks pull in the datastore and the PKI.
-      const { runDoctor } = await import('../../lib/setup/doctor/index.js');
+      const doctor = await import('../../lib/setup/doctor/index.js');
       results.push(
-        ...(await runDoctor(
+        ...(await doctor.runDoctor(
           {
             config,
-            explicit: explicitSettings(file, g.set),
+            explicit: await explicitSettings(file, g.set),
             nameservers: opts.resolver,
             signin: opts.signinUser && password ? { user: opts.signinUser, password } : undefined,
           },

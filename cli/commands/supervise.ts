@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
 import type { Config } from '../../lib/config/index.js';
-import { httpGetAt } from '../../lib/setup/doctor/index.js';
-import { isPeerDaemon, notReadyPhrase, probePeer } from '../../lib/setup/doctor/index.js';
 import { ALL_DAEMONS, detectManager, parsePm2List, parseSystemctlShow, plan, run, type Action, type DaemonStatus } from '../supervisor.js';
 import { CliError, configFrom, emit, EXIT, table, type GlobalOptions } from '../output.js';
 
@@ -23,6 +21,10 @@ export function readyTimeoutSeconds(env: NodeJS.ProcessEnv = process.env): numbe
   return n;
 }
 
+// Loaded on use, by start and restart once the daemons run: lib/setup/doctor pulls in the
+// datastore, the PKI and the product catalogue, which `svcmail start --foreground` can do without.
+const doctor = () => import('../../lib/setup/doctor/index.js');
+
 /** One look at readiness: whom we still wait for (empty: ready), why, and what answered. */
 interface Look {
   waiting: string[];
@@ -36,6 +38,7 @@ interface Look {
  * A daemon started alone is asked directly, with the probe /api/status would use.
  */
 async function look(config: Config, started: readonly string[]): Promise<Look> {
+  const { httpGetAt, isPeerDaemon, probePeer } = await doctor();
   if (started.includes('api')) {
     const address = config.get('listen:api');
     const others = started.filter(isPeerDaemon);
@@ -102,6 +105,7 @@ async function waitUntilReady(
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
   if (tty) process.stderr.write('\n');
+  const { notReadyPhrase } = await doctor();
   const which = last.waiting.includes('api') ? 'the api daemon' : notReadyPhrase(last.waiting).replace(/ (does|do) not answer$/, '');
   throw new CliError(
     `${label}: ${which} did not become ready within ${timeoutSeconds} s: ${last.why}; svcmail logs ${last.waiting[0]} says why, svcmail doctor checks the rest`,

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { signToken } from '../../lib/auth/index.js';
 import { CliError, configFrom, emit, EXIT, type GlobalOptions } from '../output.js';
 
 /** 1h, 30m, 900s, 2d or plain seconds. */
@@ -42,6 +41,8 @@ export function registerToken(program: Command): void {
           `--ttl ${opts.ttl} is longer than auth:options:max_token_age_seconds (${max} s): the server would refuse the token. Use --ttl ${max}s or less`,
           EXIT.usage,
         );
+      // Loaded on use: lib/auth (jose) only when a token is signed, not by every command.
+      const { signToken } = await import('../../lib/auth/index.js');
       const token = await signToken(config, { uid: opts.user, roles, elevated: opts.elevated, ttlSeconds });
       emit(g, { token, uid: opts.user, roles, elevated: Boolean(opts.elevated), expiresIn: ttlSeconds }, (d: { token: string }) => d.token);
     });

@@ -3,9 +3,9 @@ import { checkDaemons, checkDns, checkRedis, checkSignin, checkWorker } from './
 import { checkScanners } from './scanner-checks.js';
 import { checkAutodiscover } from './protocol-checks.js';
 import type { Check, CheckResult, DoctorContext } from './types.js';
-import { CHECK_IDS } from './ids.js';
+import { CHECK_IDS } from '../doctor-ids/index.js';
 
-export { CHECK_IDS } from './ids.js';
+export { CHECK_IDS } from '../doctor-ids/index.js';
 
 export type { CheckResult, CheckStatus, DoctorContext } from './types.js';
 

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHECK_IDS } from '../../../lib/setup/doctor/ids.js';
+import { CHECK_IDS } from '../../../lib/setup/doctor-ids/index.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { freePort } from '../../helpers/scanners.js';
 import {

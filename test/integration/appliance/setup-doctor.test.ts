@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { txtChunks } from '../../../lib/dns/index.js';
-import { CHECK_IDS } from '../../../lib/setup/doctor/ids.js';
+import { CHECK_IDS } from '../../../lib/setup/doctor-ids/index.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { freePort, scannersInstalled, startClamd, startRspamd } from '../../helpers/scanners.js';
 import { startDnsServer } from '../../helpers/dns-server.js';

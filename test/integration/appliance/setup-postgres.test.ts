@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHECK_IDS } from '../../../lib/setup/doctor/ids.js';
+import { CHECK_IDS } from '../../../lib/setup/doctor-ids/index.js';
 import { freshPostgres, postgresAvailable, type TestDatabase } from '../../helpers/databases.js';
 import { redisAvailable, TEST_REDIS_URL } from '../../helpers/redis.js';
 import { mode, setupArgs, svcmail } from './helpers.js';
