@@ -8,7 +8,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { prettyFactory } from 'pino-pretty';
 import { devSecretFile, type Config } from '../lib/config/index.js';
 import { DAEMON_NODE_ARGS, DAEMONS } from './daemons.js';
 import { configFrom, type GlobalOptions } from './output.js';
@@ -36,9 +35,13 @@ function ensureDevSecret(config: Config): void {
   );
 }
 
-/** One log line as shown: JSON as it came, or readable on a terminal (non-JSON lines pass through). */
-export function lineFormatter(pretty: boolean, colorize: boolean): (line: string) => string {
+/**
+ * One log line as shown: JSON as it came, or readable on a terminal (non-JSON lines pass through).
+ * pino-pretty is loaded only then: a supervisor under pm2 or in a container logs JSON for its life.
+ */
+export async function lineFormatter(pretty: boolean, colorize: boolean): Promise<(line: string) => string> {
   if (!pretty) return (line) => line;
+  const { prettyFactory } = await import('pino-pretty');
   const format = prettyFactory({ colorize, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,name', singleLine: true });
   return (line) => (line.startsWith('{') ? format(line).replace(/\n$/, '') : line);
 }
@@ -50,7 +53,42 @@ function prefixLines(stream: NodeJS.ReadableStream, prefix: string, out: NodeJS.
 /** A bound address as a URL to open: host:port → http://host:port; a socket path stays a path. */
 export const addressUrl = (address: string) => (/^(\[[^\]]+\]|[^/:]+):\d+$/.test(address) ? `http://${address}` : address);
 
-/** All daemons (or one) in this terminal; Ctrl-C stops them cleanly. Resolves with the exit code. */
+/** The first restart of a daemon that died waits this long; each quick death after it twice as long. */
+const RESTART_FIRST_MS = 1000;
+const RESTART_MAX_MS = 30_000;
+/** A daemon that ran this long before it died starts again from the first delay. */
+const RESTART_RESET_AFTER_MS = 60_000;
+/** Deaths in a row, each within RESTART_RESET_AFTER_MS of its start, after which everything stops. */
+const RESTART_LIMIT = 5;
+/** A daemon that exits 78 cannot start with this configuration: starting it again would not help. */
+const EX_CONFIG = 78;
+
+interface Restarts {
+  quickDeaths: number;
+  delayMs: number;
+}
+
+/**
+ * The next step after a daemon died unasked: restart it after a delay (systemd's Restart= with a
+ * growing RestartSec), or stop everything — a configuration it cannot start with (exit 78), or
+ * RESTART_LIMIT quick deaths in a row (systemd's start limit).
+ */
+export function afterDeath(r: Restarts, code: number | null, ranMs: number): { restartInMs: number } | { stop: string } {
+  if (code === EX_CONFIG) return { stop: 'it cannot start with this configuration' };
+  if (ranMs >= RESTART_RESET_AFTER_MS) Object.assign(r, { quickDeaths: 0, delayMs: RESTART_FIRST_MS });
+  r.quickDeaths += 1;
+  if (r.quickDeaths > RESTART_LIMIT) return { stop: `it died ${RESTART_LIMIT} times in a row within a minute of starting` };
+  const restartInMs = r.delayMs;
+  r.delayMs = Math.min(RESTART_MAX_MS, r.delayMs * 2);
+  return { restartInMs };
+}
+
+/**
+ * All daemons (or one) in this terminal; Ctrl-C stops them cleanly. A daemon that dies unasked is
+ * started again with back-off and the log says so (under pm2 or in a container the other daemons
+ * keep serving); one that cannot start with the configuration, or keeps dying at once, stops them
+ * all. Resolves with the exit code.
+ */
 export async function foreground(g: GlobalOptions, only?: string, logFormat: LogFormat = 'auto'): Promise<number> {
   ensureDevSecret(configFrom(g)); // configFrom fails here, once, with the one-line message, rather than in every child
   const args = [...(g.config ? ['--config', g.config] : []), ...(g.set ?? []).flatMap((s) => ['--set', s])];
@@ -58,40 +96,61 @@ export async function foreground(g: GlobalOptions, only?: string, logFormat: Log
   const pretty = logFormat === 'pretty' || (logFormat === 'auto' && process.stdout.isTTY === true);
   const children = new Map<string, ChildProcess>();
   const ready = new Map<string, string>();
+  const timers = new Set<NodeJS.Timeout>();
   let stopping = false;
   let worst = 0;
   const width = Math.max(...chosen.map((d) => d.name.length));
+  const formatLine = await lineFormatter(pretty, pretty && process.stdout.isTTY === true);
   await new Promise<void>((resolve) => {
+    const settleIfDone = () => {
+      if (stopping && children.size === 0) resolve();
+    };
     const stopAll = () => {
       if (stopping) return;
       stopping = true;
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
       for (const c of children.values()) c.kill('SIGTERM');
+      settleIfDone();
     };
-    for (const d of chosen) {
+    const start = (d: (typeof DAEMONS)[number], restarts: Restarts) => {
+      const startedAt = Date.now();
       const child = spawn(process.execPath, [...DAEMON_NODE_ARGS, BIN + d.bin, ...args], {
         stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
         env: { ...process.env, [FOREGROUND_ENV]: '1' },
       });
       children.set(d.name, child);
       const prefix = `[${d.name.padEnd(width)}]`;
-      prefixLines(child.stdout!, prefix, process.stdout, lineFormatter(pretty, pretty && process.stdout.isTTY === true));
+      prefixLines(child.stdout!, prefix, process.stdout, formatLine);
       prefixLines(child.stderr!, prefix, process.stderr, (line) => line);
       child.on('message', (m: { svcmail?: string; address?: string }) => {
-        if (m?.svcmail !== 'ready' || typeof m.address !== 'string' || ready.has(d.name)) return;
+        if (m?.svcmail !== 'ready' || typeof m.address !== 'string') return;
+        const again = ready.has(d.name);
         ready.set(d.name, m.address);
-        process.stdout.write(`${prefix} listening on ${addressUrl(m.address)}\n`);
-        if (ready.size === chosen.length) process.stdout.write(readyLine(ready));
+        process.stdout.write(`${prefix} listening on ${addressUrl(m.address)}${again ? ' again' : ''}\n`);
+        if (!again && ready.size === chosen.length) process.stdout.write(readyLine(ready));
       });
       child.on('exit', (code, signal) => {
         children.delete(d.name);
-        if (!stopping) {
-          process.stderr.write(`${prefix} exited (${signal ?? `code ${code}`}); stopping the others\n`);
+        if (stopping) return settleIfDone();
+        const next = afterDeath(restarts, code, Date.now() - startedAt);
+        const how = signal ?? `code ${code}`;
+        if ('stop' in next) {
+          process.stderr.write(`${prefix} exited (${how}); stopping the others: ${next.stop}\n`);
           worst = code && code !== 0 ? code : 1;
-          stopAll();
+          return stopAll();
         }
-        if (children.size === 0) resolve();
+        process.stderr.write(
+          `${prefix} exited (${how}); restarting it in ${next.restartInMs / 1000} s (${restarts.quickDeaths} of ${RESTART_LIMIT})\n`,
+        );
+        const t = setTimeout(() => {
+          timers.delete(t);
+          if (!stopping) start(d, restarts);
+        }, next.restartInMs);
+        timers.add(t);
       });
-    }
+    };
+    for (const d of chosen) start(d, { quickDeaths: 0, delayMs: RESTART_FIRST_MS });
     process.on('SIGINT', stopAll);
     process.on('SIGTERM', stopAll);
   });

@@ -252,6 +252,11 @@ describe.each(backends.slice(0, 1))('svcmail token against a running api ($name)
   });
 });
 
+/** The direct children of a process (Linux /proc). */
+function childPids(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
 describe('svcmail start --foreground', () => {
   it('starts the api daemon on listen:api; SIGINT stops everything with exit 0', async () => {
     const port = await freePort();
@@ -301,6 +306,15 @@ describe('svcmail start --foreground', () => {
       const token = await signToken(loadConfig({ file: f, env: { NODE_ENV: 'test' } }), { uid: 'root', roles: ['admin'], elevated: true });
       const signed = await fetch(`http://127.0.0.1:${port}/api/mail/domains`, { headers: { authorization: `Bearer ${token}` } });
       expect(signed.status).toBe(200);
+      // A daemon that dies unasked is started again (with back-off), and the others keep running.
+      const apiPid = childPids(child.pid!).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('svcmail-api.js'));
+      expect(apiPid, out).toBeDefined();
+      process.kill(apiPid!, 'SIGKILL');
+      for (let i = 0; i < 600 && !/\[api\s*\] listening on \S+ again/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toMatch(/\[api\s*\] exited \(SIGKILL\); restarting it in 1 s \(1 of 5\)/);
+      expect(out).toMatch(/\[api\s*\] listening on \S+ again/);
+      expect((await fetch(`http://127.0.0.1:${port}/api/status`)).status).toBe(200);
+      expect(child.exitCode).toBeNull();
     } finally {
       if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGINT');
     }
