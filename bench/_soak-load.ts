@@ -1,6 +1,8 @@
 // The load of the soak (bench/soak.ts): MTA hand-offs, API clients and push sockets.
 import { createHash } from 'node:crypto';
 import WebSocket from 'ws';
+import { signToken } from '../lib/auth/index.js';
+import { loadConfig } from '../lib/config/index.js';
 
 export interface Mailbox {
   uid: string;
@@ -201,4 +203,40 @@ export async function openSockets(pushUrl: string, n: number, boxes: Mailbox[], 
       for (const ws of sockets) ws.terminate();
     },
   };
+}
+
+/**
+ * A domain and `count` mailboxes (user<i>@<domain>, owned by user<i>) created through the API as an
+ * elevated administrator, each with its owner's token and its Inbox and Archive folders.
+ */
+export async function seedMailboxes(
+  url: string,
+  opts: { secret: string; audience: string; domain: string; count: number; ttlSeconds: number },
+): Promise<Mailbox[]> {
+  const config = loadConfig({
+    env: { NODE_ENV: 'production' },
+    values: { 'auth:secret': opts.secret, 'auth:options:audience': opts.audience, 'auth:options:issuer': opts.audience },
+  });
+  const admin = await signToken(config, { uid: 'root', roles: ['admin'], elevated: true });
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(url + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as { uid: string };
+  };
+  await post('/api/mail/domains', { name: opts.domain, verified: true });
+  const boxes: Mailbox[] = [];
+  for (let i = 0; i < opts.count; i++) {
+    const address = `user${i}@${opts.domain}`;
+    const { uid } = await post('/api/mail/mailboxes', { address, owners: [`user${i}`] });
+    const token = await signToken(config, { uid: `user${i}`, ttlSeconds: opts.ttlSeconds });
+    const res = await fetch(`${url}/api/mail/folders?mailboxUid=${uid}`, { headers: { authorization: `Bearer ${token}` } });
+    const folders = (await res.json()) as Array<{ uid: string; role: string }>;
+    const folder = (role: string) => folders.find((f) => f.role === role)!.uid;
+    boxes.push({ uid, address, owner: `user${i}`, token, inbox: folder('inbox'), archive: folder('archive') });
+  }
+  return boxes;
 }

@@ -15,15 +15,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { signToken } from '../lib/auth/index.js';
 import { productModels, productRegistry } from '../lib/catalog.js';
-import { loadConfig } from '../lib/config/index.js';
 import { IngestEntryModel, type IngestEntry } from '../lib/ingest/index.js';
 import { openSqlStore } from '../lib/storage/sql/open.js';
 import { freshPostgres, postgresAvailable } from '../test/helpers/databases.js';
 import { freePort } from '../test/helpers/scanners.js';
 import { stageBuild, type Staged } from './_build.js';
-import { handOff, openSockets, type Mailbox, type PushStats } from './_soak-load.js';
+import { handOff, openSockets, seedMailboxes, type Mailbox, type PushStats } from './_soak-load.js';
 import { round } from './_stats.js';
 
 const DAEMONS = ['api', 'worker', 'push', 'protocols'] as const;
@@ -131,36 +129,6 @@ const probes = (ports: Ports): Record<Daemon, () => Promise<boolean>> => ({
 const snapshot = (children: Record<Daemon, ChildProcess>) =>
   Object.fromEntries(DAEMONS.map((d) => [d, memoryOf(children[d].pid!)])) as Record<Daemon, { rss: number; hwm: number }>;
 
-/** Mailboxes (with their owners' tokens and folders) created through the API as an elevated administrator. */
-async function seed(url: string, count: number): Promise<Mailbox[]> {
-  const config = loadConfig({
-    env: { NODE_ENV: 'production' },
-    values: { 'auth:secret': SECRET, 'auth:options:audience': 'bench', 'auth:options:issuer': 'bench' },
-  });
-  const admin = await signToken(config, { uid: 'root', roles: ['admin'], elevated: true });
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(url + path, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as { uid: string };
-  };
-  await post('/api/mail/domains', { name: 'bench.test', verified: true });
-  const boxes: Mailbox[] = [];
-  for (let i = 0; i < count; i++) {
-    const address = `user${i}@bench.test`;
-    const { uid } = await post('/api/mail/mailboxes', { address, owners: [`user${i}`] });
-    const token = await signToken(config, { uid: `user${i}`, ttlSeconds: 3600 });
-    const res = await fetch(`${url}/api/mail/folders?mailboxUid=${uid}`, { headers: { authorization: `Bearer ${token}` } });
-    const folders = (await res.json()) as Array<{ uid: string; role: string }>;
-    const folder = (role: string) => folders.find((f) => f.role === role)!.uid;
-    boxes.push({ uid, address, owner: `user${i}`, token, inbox: folder('inbox'), archive: folder('archive') });
-  }
-  return boxes;
-}
-
 /** `count` authenticated GETs from 8 clients, each a mailbox owner's: folders, an Inbox page, the mailbox. */
 async function gets(url: string, boxes: Mailbox[], count: number): Promise<Record<string, number>> {
   const statuses: Record<string, number> = {};
@@ -219,7 +187,13 @@ async function load(
   children: Record<Daemon, ChildProcess>,
 ): Promise<Record<string, unknown>> {
   const url = `http://127.0.0.1:${ports.api}`;
-  const boxes = await seed(url, env('MEMORY_MAILBOXES', 20));
+  const boxes = await seedMailboxes(url, {
+    secret: SECRET,
+    audience: 'bench',
+    domain: 'bench.test',
+    count: env('MEMORY_MAILBOXES', 20),
+    ttlSeconds: 3600,
+  });
   const pushStats: PushStats = { connected: 0, events: 0, byType: {}, closedEarly: 0, errors: 0 };
   const sockets = await openSockets(`ws://127.0.0.1:${ports.push}/push`, boxes.length, boxes, pushStats);
   const peak: Partial<Record<Daemon, number>> = {};

@@ -12,16 +12,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { signToken } from '../lib/auth/index.js';
 import { productModels, productRegistry } from '../lib/catalog.js';
-import { loadConfig } from '../lib/config/index.js';
 import { IngestEntryModel, type IngestEntry } from '../lib/ingest/index.js';
 import { FolderModel, MessageModel, type Folder, type Message } from '../lib/mail/index.js';
 import { openSqlStore } from '../lib/storage/sql/open.js';
 import { freshPostgres, postgresAvailable } from '../test/helpers/databases.js';
 import { redisAvailable, TEST_REDIS_URL } from '../test/helpers/redis.js';
 import { freePort } from '../test/helpers/scanners.js';
-import { apiClient, handOff, openSockets, type ClientStats, type Mailbox, type PushStats } from './_soak-load.js';
+import { apiClient, handOff, openSockets, seedMailboxes, type ClientStats, type PushStats } from './_soak-load.js';
 import { percentile, round } from './_stats.js';
 
 const env = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
@@ -140,38 +138,13 @@ export default async function soak(): Promise<Record<string, unknown>> {
     store.current = await openSqlStore({ url: db.url, models: productModels(productRegistry()), synchronize: false });
 
     // Mailboxes and their owners, through the API as an elevated administrator.
-    const config = loadConfig({
-      env: { NODE_ENV: 'production' },
-      values: { 'auth:secret': SECRET, 'auth:options:audience': 'soak', 'auth:options:issuer': 'soak' },
+    const boxes = await seedMailboxes(url, {
+      secret: SECRET,
+      audience: 'soak',
+      domain: 'soak.test',
+      count: mailboxes,
+      ttlSeconds: 24 * 3600,
     });
-    const admin = await signToken(config, { uid: 'root', roles: ['admin'], elevated: true });
-    const post = async (path: string, body: unknown) => {
-      const res = await fetch(url + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-      return (await res.json()) as { uid: string };
-    };
-    await post('/api/mail/domains', { name: 'soak.test', verified: true });
-    const boxes: Mailbox[] = [];
-    for (let i = 0; i < mailboxes; i++) {
-      const address = `user${i}@soak.test`;
-      const { uid } = await post('/api/mail/mailboxes', { address, owners: [`user${i}`] });
-      const token = await signToken(config, { uid: `user${i}`, ttlSeconds: 24 * 3600 });
-      const folders = (await (
-        await fetch(`${url}/api/mail/folders?mailboxUid=${uid}`, { headers: { authorization: `Bearer ${token}` } })
-      ).json()) as Array<{ uid: string; role: string }>;
-      boxes.push({
-        uid,
-        address,
-        owner: `user${i}`,
-        token,
-        inbox: folders.find((f) => f.role === 'inbox')!.uid,
-        archive: folders.find((f) => f.role === 'archive')!.uid,
-      });
-    }
 
     const pushStats: PushStats = { connected: 0, events: 0, byType: {}, closedEarly: 0, errors: 0 };
     push = await openSockets(`ws://127.0.0.1:${pushPort}/push`, sockets, boxes, pushStats);
