@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { HubTransport } from './hub-transport.js';
+import { redisConnector } from './redis-client.js';
 import { RedisTransport } from './redis-transport.js';
 import { SharedEventBus } from './shared-bus.js';
 
@@ -16,7 +17,9 @@ export function hubSocketPath(config: Config): string {
  */
 export async function createEventBus(config: Config, log?: Logger): Promise<SharedEventBus> {
   const url = config.get('redis:url');
-  const transport = url ? new RedisTransport(url, config.get('redis:prefix'), log) : new HubTransport(hubSocketPath(config), log);
+  const transport = url
+    ? new RedisTransport(redisConnector(config), config.get('redis:prefix'), log)
+    : new HubTransport(hubSocketPath(config), log);
   const bus = new SharedEventBus(transport, log);
   try {
     await bus.start();

@@ -9,3 +9,4 @@ export { HubTransport } from './hub-transport.js';
 export { createEventBus, hubSocketPath } from './factory.js';
 export { publishSendEvent, SEND_EVENT_TYPES, type SendEventType, type SendEventInput } from './send-events.js';
 export { closeRedis } from './redis-transport.js';
+export { redisConnector, type RedisConnector } from './redis-client.js';

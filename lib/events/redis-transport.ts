@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Logger } from '../log/index.js';
+import type { RedisConnector } from './redis-client.js';
 import type { Transport, WakeHandler, WireMessage } from './types.js';
 
 /** Publishes not yet answered while Redis is away: beyond this, new events are not queued (memory stays bounded). */
@@ -62,13 +63,14 @@ export class RedisTransport implements Transport {
   #deliver: (msg: WireMessage) => void = () => undefined;
 
   constructor(
-    url: string,
+    connect: RedisConnector | string,
     prefix: string,
     private readonly log?: Logger,
   ) {
     const opts = { lazyConnect: true, maxRetriesPerRequest: null, enableOfflineQueue: true, connectionName: 'svcmail-events' };
-    this.#pub = new Redis(url, opts);
-    this.#sub = new Redis(url, opts);
+    const open: RedisConnector = typeof connect === 'string' ? (o) => new Redis(connect, o) : connect;
+    this.#pub = open(opts);
+    this.#sub = open(opts);
     this.#prefix = prefix;
     this.#wakeChannel = `${prefix}wake`;
     for (const r of [this.#pub, this.#sub]) r.on('error', (e: Error) => this.log?.warn({ err: e.message }, 'redis event channel'));

@@ -1,10 +1,9 @@
 import type { RequestHandler } from 'express';
 import { ipKeyGenerator, MemoryStore, rateLimit, type Store as LimitStore } from 'express-rate-limit';
-import { Redis } from 'ioredis';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import type { Config } from '../config/index.js';
 import { ApiError } from '../errors/index.js';
-import { closeRedis } from '../events/index.js';
+import { closeRedis, redisConnector } from '../events/index.js';
 import type { Logger } from '../log/index.js';
 import { MemoryFailureCounters, RedisFailureCounters, type FailureCounters } from './failure-counters.js';
 
@@ -68,7 +67,7 @@ function counterWarnings(log?: Logger) {
 export function createRateLimits(config: Config, log?: Logger): RateLimits {
   const url = config.get('redis:url');
   const redis = url
-    ? new Redis(url, {
+    ? redisConnector(config)({
         lazyConnect: false,
         maxRetriesPerRequest: 2,
         enableOfflineQueue: true,

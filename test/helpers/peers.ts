@@ -46,6 +46,7 @@ const PROGRAMS = {
   tmux: { find: onPathOrUndefined('tmux'), pkg: 'tmux' },
   fakeroot: { find: onPathOrUndefined('fakeroot'), pkg: 'fakeroot' },
   'dpkg-deb': { find: onPathOrUndefined('dpkg-deb'), pkg: 'dpkg' },
+  'redis-server': { find: first('/usr/bin/redis-server'), pkg: 'redis-server' },
   pm2: { find: onPathOrUndefined('pm2'), pkg: null },
 } satisfies Record<string, { find: () => string | undefined; pkg: string | null }>;
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { setting } from '../define.js';
 
 const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$|^\/.+/, 'must be host:port or an absolute unix socket path');
+const tcpHostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/, 'must be host:port');
 
 // Spec: Events (Push WebSocket, shared event channel) and Limits (push recheck, rate limiting). /push
 // upgrades also count toward rateLimit (anonymous and failed ones per address) and rateLimit:authenticated.
@@ -12,7 +13,15 @@ export const pushSettings = {
   }),
   'redis:url': setting(z.string(), {
     default: '',
-    doc: 'Redis URL (redis://host:6379/0) for the shared event channel, the worker wake-ups (channel <redis:prefix>wake: every worker copy hears every wake-up), the rate-limit counters and the failed-attempt counters (Basic app passwords, wrong ingest secrets) between processes and hosts; empty uses the embedded hub on a unix socket under data_dir (one host only), the wake-up address, and counters per process. While Redis does not answer, rate limits fail open (requests pass, a warning is logged), Basic app-password checks and /internal/mta fail closed (503 api-113), and wake-ups go to the local mail:jobs:wake_address.',
+    doc: 'Redis URL (redis://host:6379/0) for the shared event channel, the worker wake-ups (channel <redis:prefix>wake: every worker copy hears every wake-up), the rate-limit counters and the failed-attempt counters (Basic app passwords, wrong ingest secrets) between processes and hosts; empty uses the embedded hub on a unix socket under data_dir (one host only), the wake-up address, and counters per process. While Redis does not answer, rate limits fail open (requests pass, a warning is logged), Basic app-password checks fail closed (503 api-113), wrong ingest secrets are counted per process (mail keeps flowing), and wake-ups go to the local mail:jobs:wake_address. With redis:sentinels the host in this URL is not used: its password and database number are.',
+  }),
+  'redis:sentinels': setting(z.array(tcpHostPort), {
+    default: [],
+    doc: 'Redis Sentinel addresses (host:port): when set, every Redis connection asks them for the current master of redis:sentinel_name and follows a failover without a restart (the password and database come from redis:url).',
+  }),
+  'redis:sentinel_name': setting(z.string().min(1), {
+    default: 'mymaster',
+    doc: 'The master name the Sentinels monitor (sentinel monitor <name> …).',
   }),
   'redis:command_timeout_ms': setting(z.number().int().positive(), {
     default: 1000,
