@@ -255,21 +255,50 @@ export const checkRedis: Check = async (ctx) => {
   const name = ['redis:url', 'mail:redis:url', 'events:redis:url'].find((n) => maybe(ctx, n) !== undefined);
   const url = name ? maybe<string>(ctx, name) : undefined;
   if (!url) return skip('redis', 'Redis reachable', 'Redis not configured (single host: the embedded event channel)');
+  const sentinels = ctx.config.get('redis:sentinels');
+  let via = '';
   try {
     const u = new URL(url);
+    let address = `${u.hostname}:${u.port || 6379}`;
+    if (sentinels.length) {
+      const found = await masterFromSentinels(sentinels, ctx.config.get('redis:sentinel_name'));
+      if (!found)
+        return fail(
+          'redis',
+          'Redis reachable',
+          `no Sentinel of ${sentinels.join(', ')} names a master for ${ctx.config.get('redis:sentinel_name')}`,
+          'start the Sentinels, or correct redis:sentinels and redis:sentinel_name',
+        );
+      [address, via] = [found.master, ` (the master Sentinel ${found.sentinel} names)`];
+    }
     const answer = await tcpExchange(
-      `${u.hostname}:${u.port || 6379}`,
+      address,
       Buffer.from(u.password ? `AUTH ${decodeURIComponent(u.password)}\r\nPING\r\n` : 'PING\r\n'),
       3000,
       /PONG|-ERR|-NOAUTH|-WRONGPASS/,
     );
     return /\+PONG/.test(answer)
-      ? ok('redis', 'Redis reachable', `${u.host}: PONG`)
-      : fail('redis', 'Redis reachable', `${u.host}: ${answer.trim()}`, `check the password in ${name}`);
+      ? ok('redis', 'Redis reachable', `${address}${via}: PONG`)
+      : fail('redis', 'Redis reachable', `${address}${via}: ${answer.trim()}`, `check the password in ${name}`);
   } catch (e) {
     return fail('redis', 'Redis reachable', `${url}: ${(e as Error).message}`, 'start Redis or correct the URL');
   }
 };
+
+/** The master the first answering Sentinel names (SENTINEL get-master-addr-by-name), or null. */
+async function masterFromSentinels(sentinels: string[], name: string): Promise<{ master: string; sentinel: string } | null> {
+  for (const sentinel of sentinels) {
+    const answer = await tcpExchange(
+      sentinel,
+      Buffer.from(`SENTINEL get-master-addr-by-name ${name}\r\n`),
+      3000,
+      /^\*-1|^-|^\*2\r\n\$\d+\r\n[^\r]*\r\n\$\d+\r\n\d+\r\n/,
+    ).catch(() => '');
+    const m = /^\*2\r\n\$\d+\r\n([^\r]*)\r\n\$\d+\r\n(\d+)\r\n/.exec(answer);
+    if (m) return { master: `${m[1].includes(':') ? `[${m[1]}]` : m[1]}:${m[2]}`, sentinel };
+  }
+  return null;
+}
 
 /**
  * The worker has no listener of its own: its heartbeat records say whether it runs (recent: within

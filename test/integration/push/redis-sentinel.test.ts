@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../lib/config/index.js';
+import { loadConfig, type SettingName } from '../../../lib/config/index.js';
+import { checkRedis } from '../../../lib/setup/doctor/remote-checks.js';
 import { createEventBus, type SharedEventBus } from '../../../lib/events/index.js';
 import { createRateLimits, type RateLimits } from '../../../lib/http/index.js';
 import { requirePrograms } from '../../helpers/peers.js';
@@ -97,18 +98,29 @@ describe.runIf(present)('Redis through Sentinel', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const config = () =>
-    loadConfig({
-      env: { NODE_ENV: 'test' },
-      values: {
-        // The host here is not used with Sentinels: only the database number and credentials are.
-        'redis:url': 'redis://sentinel-managed.invalid:6379/0',
-        'redis:sentinels': [`127.0.0.1:${ports.sentinel}`],
-        'redis:sentinel_name': 'svcmail-test',
-        'redis:prefix': 'sentinel-test:',
-        'redis:command_timeout_ms': 2000,
-      },
+  const values = () => ({
+    // The host here is not used with Sentinels: only the database number and credentials are.
+    'redis:url': 'redis://sentinel-managed.invalid:6379/0',
+    'redis:sentinels': [`127.0.0.1:${ports.sentinel}`],
+    'redis:sentinel_name': 'svcmail-test',
+    'redis:prefix': 'sentinel-test:',
+    'redis:command_timeout_ms': 2000,
+  });
+  const config = () => loadConfig({ env: { NODE_ENV: 'test' }, values: values() });
+
+  it('svcmail doctor finds the master through the Sentinels, and says so when none names one', async () => {
+    const explicit = new Set<SettingName>(['redis:url', 'redis:sentinels', 'redis:sentinel_name']);
+    const good = await checkRedis({ config: config(), explicit });
+    expect(good).toMatchObject({
+      status: 'ok',
+      detail: `127.0.0.1:${ports.master} (the master Sentinel 127.0.0.1:${ports.sentinel} names): PONG`,
     });
+    const wrongName = loadConfig({ env: { NODE_ENV: 'test' }, values: { ...values(), 'redis:sentinel_name': 'nobody' } });
+    expect(await checkRedis({ config: wrongName, explicit })).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('redis:sentinel_name'),
+    });
+  });
 
   it('events and counters reach the master the Sentinel names, and keep working after a failover', async () => {
     buses = [await createEventBus(config()), await createEventBus(config())];
