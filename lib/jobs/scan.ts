@@ -101,14 +101,14 @@ function roundState(): RoundState {
 }
 
 /** Claims the queued entries that are due, oldest first, with a lease for this owner. */
-function claimDue(deps: WorkerDeps, owner: string): Promise<Array<Row<IngestEntry>>> {
+function claimDue(deps: WorkerDeps, owner: string, limit: number): Promise<Array<Row<IngestEntry>>> {
   const cfg = deps.config;
   return deps.store.repo<IngestEntry>(IngestEntryModel).claim(
     { state: 'queued', nextAttemptAt: { $lte: new Date() } },
     {
       owner,
       leaseMs: cfg.get('mail:jobs:scan:lease_seconds') * 1000,
-      limit: cfg.get('mail:jobs:scan:batch_size'),
+      limit,
       sort: [{ field: 'createdAt', dir: 'asc' }],
     },
   );
@@ -267,26 +267,44 @@ const GROUP_LINGER_MS = 25;
  * Every message of the round is parsed and scanned at once (the worker's scan limit decides how
  * many scans really run, lib/scan/limit.ts), and entries are filed as their scans finish, in
  * groups of what finished together: one slow scan (a scanner's time limit) holds its own entries
- * only, not the round's finished ones.
+ * only, not the round's finished ones. Once half a batch is filed the round claims more, up to a
+ * batch in flight, until a claim finds nothing: the scanners are kept busy while a round's slowest
+ * scans finish (a round that ended only with its slowest scan held real scanning to a batch per
+ * slowest scan).
  */
 export async function runScanRound(deps: WorkerDeps, owner: string): Promise<ScanRound> {
-  const entries = await claimDue(deps, owner);
-  const round: ScanRound = { claimed: entries.length, finished: 0, retried: 0, failed: 0 };
+  const batch = deps.config.get('mail:jobs:scan:batch_size');
+  const round: ScanRound = { claimed: 0, finished: 0, retried: 0, failed: 0 };
   const cache: PrepareCache = new Map();
-  const byRaw = new Map<string, Array<Row<IngestEntry>>>();
-  for (const e of entries) byRaw.set(e.rawRef, [...(byRaw.get(e.rawRef) ?? []), e]);
   const ready: Array<Row<IngestEntry>> = [];
   let wake = (): void => undefined;
-  const settled = () => undefined;
-  for (const list of byRaw.values())
-    void prepare(deps, list[0], cache)
-      .then(settled, settled)
-      .then(() => {
-        ready.push(...list);
-        wake();
-      });
-  let left = entries.length;
+  let left = 0;
+  let more = true;
+  /** Unfiled entries per raw message: its prepared form leaves the cache when the last is filed. */
+  const unfiled = new Map<string, number>();
+  // Claims up to a batch in flight and starts preparing what it got; an empty claim ends the topping up.
+  const topUp = async () => {
+    const entries = await claimDue(deps, owner, batch - left);
+    if (!entries.length) more = false;
+    round.claimed += entries.length;
+    left += entries.length;
+    for (const e of entries) unfiled.set(e.rawRef, (unfiled.get(e.rawRef) ?? 0) + 1);
+    const byRaw = new Map<string, Array<Row<IngestEntry>>>();
+    for (const e of entries) byRaw.set(e.rawRef, [...(byRaw.get(e.rawRef) ?? []), e]);
+    const settled = () => undefined;
+    for (const list of byRaw.values())
+      void prepare(deps, list[0], cache)
+        .then(settled, settled)
+        .then(() => {
+          ready.push(...list);
+          wake();
+        });
+  };
+  await topUp();
   while (left > 0) {
+    // Kept full: once half the batch is filed, more is claimed beside the scans still running, so a
+    // round's slowest scans never leave the scanners idle waiting for the round to end.
+    if (more && left <= batch / 2) await topUp();
     if (!ready.length) await new Promise<void>((r) => (wake = r));
     if (ready.length < left) {
       // Linger a moment for the scans finishing beside this one (or until every remaining one is in).
@@ -304,6 +322,15 @@ export async function runScanRound(deps: WorkerDeps, owner: string): Promise<Sca
     const group = ready.splice(0);
     left -= group.length;
     await fileGroup(deps, owner, group, cache, round);
+    // A long round must not keep every prepared message: each goes once its last entry is filed.
+    for (const e of group) {
+      const n = (unfiled.get(e.rawRef) ?? 1) - 1;
+      if (n > 0) unfiled.set(e.rawRef, n);
+      else {
+        unfiled.delete(e.rawRef);
+        cache.delete(e.rawRef);
+      }
+    }
   }
   return round;
 }
