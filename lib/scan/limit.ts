@@ -82,12 +82,16 @@ export class AdaptiveLimit {
     const gain = Math.max(0.02, 0.4 * Math.abs(this.#lastStep));
     const fell = this.#previousRate > 0 && rate < this.#previousRate * 0.95;
     const flat = this.#previousRate > 0 && !fell && rate <= this.#previousRate * (1 + gain);
-    if (fell) this.#direction = this.#direction ? -this.#direction : -1;
+    // Away from a bound it sits at: down from the maximum, up from the minimum.
+    const away = this.#limit <= this.#min ? 1 : -1;
+    if (fell) this.#direction = this.#direction ? -this.#direction : away;
     else if (flat && moved) this.#direction = -1;
-    // Flat at a bound it could not move past: stay, but look below every 16th window (the scanners may have become the limit).
+    else if (!flat && !this.#direction) this.#direction = 1; // rose while holding: more may pay now
+    // Flat at a bound it could not move past: stay, but look away from it every 16th window (at the
+    // maximum the scanners may have become the limit; at the minimum they may have room again).
     if (flat && !moved) {
       if (++this.#held % 16 !== 0) this.#direction = 0;
-      else this.#direction = -1;
+      else this.#direction = away;
     }
     if (this.#direction) {
       // Until the first step that gained nothing, steps are half the limit: a burst of mail meets the

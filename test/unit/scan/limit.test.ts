@@ -71,6 +71,19 @@ describe('the adaptive limit on scans in flight', () => {
     expect(Math.max(...late)).toBeLessThan(256);
   });
 
+  it('climbs again from its minimum when busy scanners become ones that wait', async () => {
+    const clock = { now: 0 };
+    const limit = new AdaptiveLimit({ initial: 16, min: 8, max: 64, now: () => clock.now });
+    let done = 0;
+    let seed = 7;
+    const jitter = () => 0.8 + 0.4 * ((seed = (seed * 48271) % 2147483647) / 2147483647); // scans never take exactly as long
+    // First CPU-bound with room for 4 (the limit sinks to its minimum), then waiting on a slow resolver.
+    const latency = (n: number) => (++done < 3000 ? 10 * Math.max(1, n / 4) : 120) * jitter();
+    const { limits } = await simulate({ latency, producers: 200, count: 12_000, limit, clock });
+    expect(Math.min(...limits.slice(1000, 3000))).toBe(8);
+    expect(Math.max(...limits.slice(-3000))).toBeGreaterThan(32);
+  });
+
   it('stays put when fewer scans are wanted than it allows (no evidence of capacity)', async () => {
     const clock = { now: 0 };
     const limit = new AdaptiveLimit({ initial: 16, min: 8, max: 64, now: () => clock.now });
