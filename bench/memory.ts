@@ -22,6 +22,7 @@ import { freshPostgres, postgresAvailable } from '../test/helpers/databases.js';
 import { freePort } from '../test/helpers/scanners.js';
 import { stageBuild, type Staged } from './_build.js';
 import { handOff, openSockets, seedMailboxes, type Mailbox, type PushStats } from './_soak-load.js';
+import { stopChild } from './_process.js';
 import { round } from './_stats.js';
 
 const DAEMONS = ['api', 'worker', 'push', 'protocols'] as const;
@@ -64,17 +65,6 @@ function corpus(): Buffer[] {
 
 const setArgs = (sets: Record<string, unknown>) =>
   Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]);
-
-const stop = (c: ChildProcess) =>
-  new Promise<void>((r) => {
-    if (c.exitCode !== null || c.signalCode !== null) return r();
-    const kill = setTimeout(() => c.kill('SIGKILL'), 15_000);
-    c.once('exit', () => {
-      clearTimeout(kill);
-      r();
-    });
-    c.kill('SIGTERM');
-  });
 
 /** Until `probe` answers true (or the child exits, or 60 s pass). */
 async function until(child: ChildProcess, what: string, probe: () => Promise<boolean>): Promise<void> {
@@ -280,7 +270,7 @@ async function run(staged: Staged, backend: 'sqlite' | 'postgres', messages: Buf
     out.load = loaded.figures;
     return out;
   } finally {
-    for (const c of Object.values(children)) await stop(c);
+    for (const c of Object.values(children)) await stopChild(c);
     await db?.drop();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -307,7 +297,7 @@ async function supervisor(staged: Staged): Promise<Record<string, unknown>> {
     const m = memoryOf(child.pid!);
     return { supervisor_idle_rss_mib: m.rss, supervisor_startup_peak_rss_mib: m.hwm };
   } finally {
-    await stop(child);
+    await stopChild(child);
     rmSync(dir, { recursive: true, force: true });
   }
 }

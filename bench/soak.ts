@@ -20,6 +20,7 @@ import { freshPostgres, postgresAvailable } from '../test/helpers/databases.js';
 import { redisAvailable, TEST_REDIS_URL } from '../test/helpers/redis.js';
 import { freePort } from '../test/helpers/scanners.js';
 import { apiClient, handOff, openSockets, seedMailboxes, type ClientStats, type PushStats } from './_soak-load.js';
+import { stopChild } from './_process.js';
 import { percentile, round } from './_stats.js';
 
 const env = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
@@ -58,17 +59,6 @@ async function waitHttp(url: string, child: ChildProcess): Promise<void> {
   }
   throw new Error(`${url} not ready`);
 }
-
-const stopChild = (c: ChildProcess) =>
-  new Promise<void>((r) => {
-    if (c.exitCode !== null || c.signalCode !== null) return r();
-    const kill = setTimeout(() => c.kill('SIGKILL'), 15_000);
-    c.once('exit', () => {
-      clearTimeout(kill);
-      r();
-    });
-    c.kill('SIGTERM');
-  });
 
 const quantiles = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
