@@ -3,7 +3,6 @@
 // moment it was written, a worker claimed it before the request had moved the draft to the Outbox,
 // and the request answered 409 (or the worker's step failed and waited for its retry) although the
 // mail went out. Real HTTP server speaking the cloud API contract, both SQL backends.
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSendRound } from '../../../lib/jobs/send.js';
 import { jobUidOf, OutboundJobModel, sendControlHooks, sendDepsOf, type OutboundJob } from '../../../lib/send/index.js';
@@ -19,11 +18,8 @@ describe.each(backends)('background sends while a worker claims at once ($name)'
   let users: Awaited<ReturnType<typeof seedUsers>>;
   const cloud = cloudApi();
   beforeAll(async () => {
-    await new Promise<void>((r) => cloud.server.listen(0, '127.0.0.1', r));
     api = await startTestApi(backend, {
-      'mail:transport:provider': 'api',
-      'mail:transport:api:url': `http://127.0.0.1:${(cloud.server.address() as AddressInfo).port}/send`,
-      'mail:transport:api:token': 'tok',
+      ...(await cloud.start()),
       'mail:jobs:wake_address': '',
     });
     users = await seedUsers(api);

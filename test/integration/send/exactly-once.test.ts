@@ -3,7 +3,6 @@
 // after it read the message is never retried blind (the MTA log decides, else review). Real HTTP
 // server speaking the cloud API contract, a sendmail-compatible recorder, both SQL backends.
 import { appendFileSync, readdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drainSends } from '../../../lib/jobs/send.js';
 import { attemptKey, jobUidOf, OutboundJobModel, sendControlHooks, sendDepsOf, type OutboundJob } from '../../../lib/send/index.js';
@@ -19,11 +18,8 @@ describe.each(backends.map((b) => [b.name, b] as const))('exactly once at the tr
     let users: Awaited<ReturnType<typeof seedUsers>>;
     const cloud = cloudApi();
     beforeAll(async () => {
-      await new Promise<void>((r) => cloud.server.listen(0, '127.0.0.1', r));
       api = await startTestApi(backend, {
-        'mail:transport:provider': 'api',
-        'mail:transport:api:url': `http://127.0.0.1:${(cloud.server.address() as AddressInfo).port}/send`,
-        'mail:transport:api:token': 'tok',
+        ...(await cloud.start()),
         'mail:send:retry_backoff_seconds': 0,
         'mail:send:max_attempts': 5,
         'mail:jobs:wake_address': '',

@@ -85,5 +85,14 @@ export function cloudApi() {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });
   });
-  return { calls, script, server };
+  /** Listens on a loopback port and answers the settings that point the api transport at it. */
+  const start = async () => {
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return {
+      'mail:transport:provider': 'api',
+      'mail:transport:api:url': `http://127.0.0.1:${(server.address() as { port: number }).port}/send`,
+      'mail:transport:api:token': 'tok',
+    };
+  };
+  return { calls, script, server, start };
 }
