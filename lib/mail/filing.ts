@@ -1,7 +1,7 @@
 import { ApiError } from '../errors/index.js';
 import { crashPoint } from '../crash-points/index.js';
 import type { Deps } from '../context/index.js';
-import { addBlobRefs, BlobStore, releaseBlobs, type Row, type StoredBlob, type Store } from '../storage/index.js';
+import { addBlobRefs, openBlobStore, releaseBlobs, type BlobStore, type Row, type StoredBlob, type Store } from '../storage/index.js';
 import { withSafeNames } from './attachment-names.js';
 import { FolderModel, type Folder, type FolderRole } from './folders.js';
 import { MailboxModel, type Mailbox } from './mailboxes.js';
@@ -12,14 +12,16 @@ export type StoredRaw = StoredBlob;
 export type { MessageRecord } from './messages.js';
 
 const blobStores = new WeakMap<object, BlobStore>();
-export function blobsOf(deps: Pick<Deps, 'config'>): BlobStore {
-  let b = blobStores.get(deps.config);
-  if (!b) blobStores.set(deps.config, (b = new BlobStore(deps.config)));
+/** The blob store of mail:blobs:backend, one per configuration (files) or per store (database). */
+export function blobsOf(deps: Pick<Deps, 'config' | 'store'>): BlobStore {
+  const key = deps.config.get('mail:blobs:backend') === 'database' ? deps.store : deps.config;
+  let b = blobStores.get(key);
+  if (!b) blobStores.set(key, (b = openBlobStore(deps.config, deps.store)));
   return b;
 }
 
 /** The raw message into the blob store, once per content (idempotent by sha256). */
-export function storeRaw(deps: Pick<Deps, 'config'>, raw: Buffer): Promise<StoredRaw> {
+export function storeRaw(deps: Pick<Deps, 'config' | 'store'>, raw: Buffer): Promise<StoredRaw> {
   return blobsOf(deps).put(raw);
 }
 
@@ -31,7 +33,7 @@ export function freeRaw(deps: Pick<Deps, 'config' | 'store'>, blobIds: Iterable<
   return releaseBlobs(deps.store, blobsOf(deps), blobIds);
 }
 
-export function loadRaw(deps: Pick<Deps, 'config'>, blobId: string): Promise<Buffer> {
+export function loadRaw(deps: Pick<Deps, 'config' | 'store'>, blobId: string): Promise<Buffer> {
   return blobsOf(deps).get(blobId);
 }
 

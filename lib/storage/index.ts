@@ -4,11 +4,22 @@ import { ConfigError } from '../config/index.js';
 import type { ModelDef } from './model.js';
 import type { Store } from './port.js';
 import { openSqlStore } from './sql/open.js';
+import { blobBackendProblem } from './blob/database.js';
 
 export * from './model.js';
 export * from './port.js';
-export { BlobStore, BlobWriter, BlobModel, addBlobRefs, dropBlobRef, type StoredBlob, type StagedBlob } from './blob/index.js';
+export {
+  BlobStore,
+  BlobWriter,
+  BlobModel,
+  addBlobRefs,
+  dropBlobRef,
+  type ReleasedBlob,
+  type StoredBlob,
+  type StagedBlob,
+} from './blob/index.js';
 export { blobInUse, releaseBlobs, sweepReleasedBlobs } from './blob/release.js';
+export { BlobChunkModel, DatabaseBlobStore, blobBackendProblem, openBlobStore } from './blob/database.js';
 
 /** The SQL URL in force: empty means the embedded SQLite file under data_dir. */
 export function sqlUrl(config: Config): string {
@@ -21,6 +32,8 @@ export async function openStore(config: Config, models: ModelDef[]): Promise<Sto
   if (config.get('datastore') === 'document') {
     throw new ConfigError('datastore: the document backend (mongoose) is not available in this build; use sql');
   }
+  const blobProblem = blobBackendProblem(config);
+  if (blobProblem) throw new ConfigError(blobProblem);
   return openSqlStore({
     url: sqlUrl(config),
     models,

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
 /** Storage types every adapter knows how to hold. Derived from the zod field schema. */
-export type ColumnKind = 'text' | 'integer' | 'number' | 'boolean' | 'date' | 'json';
+export type ColumnKind = 'text' | 'integer' | 'number' | 'boolean' | 'date' | 'json' | 'bytes';
+
+/** The field type of binary content (a bytea / BLOB column); neither filtered nor sorted on. */
+export const bytesField = z.instanceof(Buffer);
 
 export interface ColumnInfo {
   kind: ColumnKind;
@@ -95,7 +98,8 @@ export function columnOf(schema: z.ZodType): ColumnInfo {
   const { inner, nullable } = unwrap(schema);
   const t = inner.def.type;
   let kind: ColumnKind;
-  if (t === 'string' || t === 'enum' || t === 'template_literal') kind = 'text';
+  if (inner === bytesField) kind = 'bytes';
+  else if (t === 'string' || t === 'enum' || t === 'template_literal') kind = 'text';
   else if (t === 'literal') kind = typeof (inner.def as unknown as { values: unknown[] }).values[0] === 'string' ? 'text' : 'json';
   else if (t === 'number') kind = (inner as z.ZodNumber).isInt ? 'integer' : 'number';
   else if (t === 'boolean') kind = 'boolean';

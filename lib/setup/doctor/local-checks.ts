@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DomainModel } from '../../settings/index.js';
 import { productModels, productRegistry } from '../../catalog.js';
 import { schema, type SettingName } from '../../config/index.js';
-import { BlobStore, openSqlStore } from '../../storage/index.js';
+import { blobBackendProblem, BlobStore, openSqlStore } from '../../storage/index.js';
 import { sqlUrl } from '../../storage/index.js';
 import { caDir, dkimKeyFiles } from '../../config/index.js';
 import { fail, ok, skip, warn, type Check, type CheckResult, type DoctorContext } from './types.js';
@@ -85,7 +85,10 @@ export const checkDatastore: Check = async ({ config }) => {
 
 export const checkBlobStore: Check = async ({ config }) => {
   const title = 'blob store writable with free space';
-  const dir = new BlobStore(config).root; // mail:blobs:dir, else <data_dir>/blobs
+  const problem = blobBackendProblem(config);
+  if (problem) return fail('blobs', title, problem, 'set mail:blobs:backend to "files", or use PostgreSQL');
+  // mail:blobs:dir, else <data_dir>/blobs; with blobs in the database only streamed uploads wait here.
+  const dir = new BlobStore(config).root;
   try {
     mkdirSync(dir, { recursive: true });
     const probe = join(dir, `.doctor-${process.pid}`);
@@ -105,7 +108,13 @@ export const checkBlobStore: Check = async ({ config }) => {
         `${dir}: ${gib(free)} free, below ${gib(need)}`,
         'free space or move mail:blobs:dir (or data_dir) to a larger file system',
       )
-    : ok('blobs', title, `${dir}: writable, ${gib(free)} free`);
+    : ok(
+        'blobs',
+        title,
+        config.get('mail:blobs:backend') === 'database'
+          ? `in the database (blob_chunks); uploads staged in ${dir}: writable, ${gib(free)} free`
+          : `${dir}: writable, ${gib(free)} free`,
+      );
 };
 
 function modeProblem(file: string): string | null {

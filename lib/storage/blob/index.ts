@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync, type ReadStream } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { ApiError } from '../../errors/index.js';
@@ -19,6 +20,15 @@ export const blobFields = {
   refs: z.number().int().default(0),
 };
 export const BlobModel = defineModel({ name: 'blob', table: 'blobs', fields: blobFields });
+
+/** A blob set aside by releaseBlobs (release.ts), waiting out its grace period. */
+export interface ReleasedBlob {
+  id: string;
+  /** When it was released (ms). */
+  at: number;
+  /** The backend's handle of the set-aside copy (the file, or the blob id in the database). */
+  ref: string;
+}
 
 export interface StoredBlob {
   blobId: string;
@@ -97,7 +107,7 @@ export class BlobStore {
   }
 
   /** Is a blob of this id and size there already (in either layout)? No exception for the usual "no". */
-  #has(id: string, size: number): boolean {
+  protected async has(id: string, size: number): Promise<boolean> {
     return (
       statSync(this.path(id), { throwIfNoEntry: false })?.size === size ||
       statSync(this.#legacyPath(id), { throwIfNoEntry: false })?.size === size
@@ -108,7 +118,7 @@ export class BlobStore {
   async put(data: Buffer): Promise<StoredBlob> {
     const sha256 = createHash('sha256').update(data).digest('hex');
     const file = this.path(sha256);
-    if (this.#has(sha256, data.length)) return { blobId: sha256, sha256, size: data.length };
+    if (await this.has(sha256, data.length)) return { blobId: sha256, sha256, size: data.length };
     const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
     const fh = await this.#create(tmp, 'w');
     try {
@@ -175,13 +185,18 @@ export class BlobStore {
     await syncDir(dirname(file));
   }
 
+  /** Moves a finished temporary file into the store as the blob `id` (the file is gone afterwards). */
+  protected placeFile(tmp: string, id: string): Promise<void> {
+    return this.#place(tmp, this.path(id));
+  }
+
   /** For BlobWriter: places tmp under the blob's name unless a blob with that hash is already there. */
   async placeStaged(tmp: string, sha256: string, size: number): Promise<void> {
-    if (this.#has(sha256, size)) {
+    if (await this.has(sha256, size)) {
       await rm(tmp, { force: true });
       return;
     }
-    await this.#place(tmp, this.path(sha256));
+    await this.placeFile(tmp, sha256);
   }
 
   /** Creates a file (its directory made first when needed). */
@@ -234,11 +249,11 @@ export class BlobStore {
     }
     // Released while a record that needs it was being written (release.ts): readable until the sweep puts it back.
     const copy = (await this.released()).find((r) => r.id === id);
-    if (copy) return read(copy.file).catch(() => Promise.reject(new ApiError('api-107', 'No such blob')));
+    if (copy) return read(copy.ref).catch(() => Promise.reject(new ApiError('api-107', 'No such blob')));
     throw new ApiError('api-107', 'No such blob');
   }
 
-  stream(id: string): ReadStream {
+  stream(id: string): Readable {
     return createReadStream(this.locate(id) ?? this.path(id));
   }
 
@@ -255,6 +270,7 @@ export class BlobStore {
   /**
    * Moves the blob's file out of its place into the released folder (release.ts deletes it after a
    * grace period unless a record needs it again by then). Answers false when there was no file.
+   * Until then it stays readable (get).
    */
   async setAside(id: string): Promise<boolean> {
     const file = this.locate(id);
@@ -263,10 +279,15 @@ export class BlobStore {
     return true;
   }
 
-  /** Puts a released file back in its place unless the blob was written there again meanwhile. */
-  async restore(releasedFile: string, id: string): Promise<void> {
-    if (this.locate(id)) await rm(releasedFile, { force: true });
-    else await this.#place(releasedFile, this.path(id));
+  /** Puts a released blob back in its place unless the blob was written there again meanwhile. */
+  async restore(r: ReleasedBlob): Promise<void> {
+    if (this.locate(r.id)) await rm(r.ref, { force: true });
+    else await this.#place(r.ref, this.path(r.id));
+  }
+
+  /** Deletes a released blob for good (release.ts, after its grace period). */
+  async forget(r: ReleasedBlob): Promise<void> {
+    await rm(r.ref, { force: true });
   }
 
   /** A released file's name: the blob id, then when it was released (a blob released twice has two). */
@@ -274,15 +295,15 @@ export class BlobStore {
     return `${id}.${Date.now()}-${randomBytes(4).toString('hex')}`;
   }
 
-  /** Released files with the blob each holds and when it was released. */
-  async released(): Promise<Array<{ file: string; id: string; at: number }>> {
+  /** Released blobs: which blob, when it was released, and the backend's handle of the copy (here its file). */
+  async released(): Promise<ReleasedBlob[]> {
     const names = await readdir(this.releasedDir).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'ENOENT') return [] as string[];
       throw e;
     });
     return names.flatMap((name) => {
       const m = /^([0-9a-f]{64})\.(\d+)-[0-9a-f]+$/.exec(name);
-      return m ? [{ file: join(this.releasedDir, name), id: m[1], at: Number(m[2]) }] : [];
+      return m ? [{ ref: join(this.releasedDir, name), id: m[1], at: Number(m[2]) }] : [];
     });
   }
 }
@@ -294,7 +315,7 @@ export interface StagedBlob extends StoredBlob {
   /** The whole blob (reads the file unless it all fits in head). */
   read(): Promise<Buffer>;
   /** The bytes as a stream, from the temporary file or, once committed, from the blob. */
-  stream(): ReadStream;
+  stream(): Readable;
   /** Renames it into place (idempotent); afterwards it is an ordinary blob. */
   commit(): Promise<StoredBlob>;
   /** Removes the temporary file unless committed (idempotent). */
@@ -349,14 +370,14 @@ export class BlobWriter {
     const size = this.#size;
     const head = Buffer.concat(this.#head, this.#headSize);
     const complete = size === head.length;
-    const where = () => (this.#state === 'committed' ? (this.blobs.locate(sha256) ?? this.blobs.path(sha256)) : this.tmpPath);
+    const committed = () => this.#state === 'committed';
     this.#staged = {
       blobId: sha256,
       sha256,
       size,
       head,
-      read: async () => (complete ? head : readFile(where())),
-      stream: () => createReadStream(where()),
+      read: async () => (complete ? head : committed() ? this.blobs.get(sha256) : readFile(this.tmpPath)),
+      stream: () => (committed() ? this.blobs.stream(sha256) : createReadStream(this.tmpPath)),
       commit: async () => {
         if (this.#state === 'finished') {
           await this.blobs.placeStaged(this.tmpPath, sha256, size);

@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import type { Filter, Store } from '../port.js';
 import { BlobModel, type BlobStore } from './index.js';
 
@@ -47,10 +46,10 @@ export async function sweepReleasedBlobs(
   const out = { deleted: 0, restored: 0 };
   for (const r of await blobs.released()) {
     if (await blobInUse(store, r.id)) {
-      await blobs.restore(r.file, r.id);
+      await blobs.restore(r);
       out.restored += 1;
     } else if (r.at <= cutoff) {
-      await rm(r.file, { force: true });
+      await blobs.forget(r);
       out.deleted += 1;
     }
   }

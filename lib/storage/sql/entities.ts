@@ -4,9 +4,17 @@ import type { ColumnKind, ModelDef } from '../model.js';
 export type SqlDialect = 'sqlite' | 'postgres';
 
 const TYPES: Record<SqlDialect, Record<ColumnKind, EntitySchemaColumnOptions['type']>> = {
-  sqlite: { text: 'text', integer: 'integer', number: 'real', boolean: 'boolean', date: 'datetime', json: 'simple-json' },
+  sqlite: { text: 'text', integer: 'integer', number: 'real', boolean: 'boolean', date: 'datetime', json: 'simple-json', bytes: 'blob' },
   // bigint: quotas, sizes and counters pass 2^31 (the read path turns pg's int8 strings into numbers).
-  postgres: { text: 'text', integer: 'bigint', number: 'double precision', boolean: 'boolean', date: 'timestamptz', json: 'simple-json' },
+  postgres: {
+    text: 'text',
+    integer: 'bigint',
+    number: 'double precision',
+    boolean: 'boolean',
+    date: 'timestamptz',
+    json: 'simple-json',
+    bytes: 'bytea',
+  },
 };
 
 /** The TypeORM entity of a model: columns from the zod field types, indexes from the declaration. */

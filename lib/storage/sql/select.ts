@@ -111,10 +111,14 @@ export class SelectRunner {
     this.#cols = Object.entries(this.#kinds);
     this.#table = this.q(model.table);
     // Without JSON columns a mapped row holds only primitives and dates: a shallow copy is a private copy.
-    this.#kept = new KeptResults(!this.#cols.some(([, kind]) => kind === 'json'));
+    this.#kept = new KeptResults(!this.#cols.some(([, kind]) => kind === 'json' || kind === 'bytes'));
     if (dialect === 'postgres') {
       const values = this.#cols.map(([f, kind]) =>
-        kind === 'date' ? `to_char(${this.q(f)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')` : this.q(f),
+        kind === 'date'
+          ? `to_char(${this.q(f)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+          : kind === 'bytes'
+            ? `encode(${this.q(f)}, 'base64')`
+            : this.q(f),
       );
       // One JSON array per row: the driver reads one text field per row instead of one per column.
       // json_build_array takes at most 100 arguments; a wider model is read column by column.
@@ -145,7 +149,7 @@ export class SelectRunner {
 
   #col(field: string): string {
     const kind = this.#kinds[field];
-    if (!kind || kind === 'json') throw invalid(`cannot filter or sort on ${field}`);
+    if (!kind || kind === 'json' || kind === 'bytes') throw invalid(`cannot filter or sort on ${field}`);
     return this.q(field);
   }
 
@@ -247,6 +251,7 @@ export class SelectRunner {
         else if (kind === 'date')
           out[fields[i]] = sqlite ? sqliteDate(String(v)) : v instanceof Date ? new StoredDate(v.getTime()) : isoDate(String(v));
         else if (kind === 'boolean') out[fields[i]] = Boolean(v);
+        else if (kind === 'bytes') out[fields[i]] = Buffer.isBuffer(v) ? v : Buffer.from(String(v), 'base64');
         else if ((kind === 'integer' || kind === 'number') && typeof v === 'string') out[fields[i]] = Number(v);
         else if (kind !== undefined) out[fields[i]] = v;
       }
