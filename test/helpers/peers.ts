@@ -47,6 +47,9 @@ const PROGRAMS = {
   fakeroot: { find: onPathOrUndefined('fakeroot'), pkg: 'fakeroot' },
   'dpkg-deb': { find: onPathOrUndefined('dpkg-deb'), pkg: 'dpkg' },
   'redis-server': { find: first('/usr/bin/redis-server'), pkg: 'redis-server' },
+  wbxml2xml: { find: first('/usr/bin/wbxml2xml'), pkg: 'libwbxml2-utils' },
+  // The PHP CLI and Horde's ActiveSync WBXML decoder (php-cli is a separate package).
+  'php-horde-activesync': { find: all('/usr/bin/php', '/usr/share/php/Horde/ActiveSync/Wbxml/Decoder.php'), pkg: 'php-horde-activesync' },
   pm2: { find: onPathOrUndefined('pm2'), pkg: null },
 } satisfies Record<string, { find: () => string | undefined; pkg: string | null }>;
 
