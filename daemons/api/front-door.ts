@@ -96,6 +96,8 @@ export function isProtocolPath(path: string): boolean {
   return (
     p === '/vendor-server-activesync' ||
     p.startsWith('/vendor-server-activesync/') ||
+    p === '/microsoft-server-activesync' ||
+    p.startsWith('/microsoft-server-activesync/') ||
     p === '/mapi' ||
     p.startsWith('/mapi/') ||
     p.startsWith('/autodiscover/')

@@ -28,7 +28,10 @@ export interface BasicAuthDeps {
 const CACHE_MAX = 10_000;
 const SIGNIN_TIMEOUT_MS = 10_000;
 
-/** True when the path is one of mail:basic_auth:paths or below one. Dot segments never match. */
+/**
+ * True when the path is one of mail:basic_auth:paths or below one, in any letter case (the
+ * protocol routes match case-insensitively and mobile clients vary the case). Dot segments never match.
+ */
 export function isBasicAuthPath(config: Config, path: string): boolean {
   let segments: string[];
   try {
@@ -37,9 +40,10 @@ export function isBasicAuthPath(config: Config, path: string): boolean {
     return false;
   }
   if (segments.some((s) => s === '.' || s === '..' || s.includes('/'))) return false;
+  const lower = path.toLowerCase();
   return config.get('mail:basic_auth:paths').some((p) => {
-    const base = p.replace(/\/+$/, '');
-    return base === '' || path === base || path.startsWith(`${base}/`);
+    const base = p.replace(/\/+$/, '').toLowerCase();
+    return base === '' || lower === base || lower.startsWith(`${base}/`);
   });
 }
 

@@ -3,4 +3,5 @@
 // product can change behind this file without touching a plugin.
 export type * from './types.js';
 export { definePlugin } from './define.js';
-export { ApiError, invalid, type ErrorCode } from '../errors/index.js';
+export { ApiError, invalid, isApiError, type ErrorCode } from '../errors/index.js';
+export type { SettingName } from '../config/index.js';

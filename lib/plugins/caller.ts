@@ -7,6 +7,8 @@ import { AddressModel, fileDraft, loadRaw, mailboxFor, type MessageRecord } from
 import type { ResourceService } from '../resources/index.js';
 import type { Ctx, Deps } from '../context/index.js';
 import { sendDraft, type SendDeps } from '../send/index.js';
+import { itemApi } from './caller-items.js';
+import { deviceStateApi } from './device-state.js';
 import type { CallerApi, Row } from './types.js';
 
 export interface CallerDeps extends Deps {
@@ -36,7 +38,7 @@ export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, m
   const decl = (name: 'mailboxes' | 'folders' | 'messages') => service.registry.get(name);
   const sendDecls = () => ({ messages: decl('messages'), mailboxes: decl('mailboxes'), load: service.load.bind(service) });
 
-  return {
+  const api: CallerApi = {
     principal: stripped,
     async mailbox(address) {
       if (address !== undefined) {
@@ -82,6 +84,8 @@ export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, m
         body: Row;
       }>;
     },
+    ...itemApi(ctx, service),
+    devices: deviceStateApi(ctx.store, stripped, async () => String((await api.mailbox()).uid)),
     async subscribe(channel, handler: ChannelHandler) {
       // Channels are folder and mailbox uids (Spec: Events 2); READ is checked like a GET.
       const folders = decl('folders');
@@ -96,4 +100,5 @@ export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, m
       });
     },
   };
+  return api;
 }

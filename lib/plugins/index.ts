@@ -9,3 +9,5 @@ export { pluginRouter, documentOtherRoutes, type PluginRouterOptions } from './r
 export { pluginAdminRouter } from './admin-routes.js';
 export { productPlugins } from './catalog.js';
 export { autodiscoverPlugin } from './autodiscover/index.js';
+export { easPlugin } from './eas/index.js';
+export { DEVICE_MODELS, EasDeviceModel, EasCollectionModel, EasChunkModel } from './device-models.js';

@@ -4,6 +4,7 @@ import { ApiError } from '../errors/index.js';
 import type { EventBus } from '../events/index.js';
 import type { Ctx } from '../context/index.js';
 import { defineModel, type Row, type Store } from '../storage/index.js';
+import { DEVICE_MODELS } from './device-models.js';
 
 // Enabled or disabled, per plugin, in the store: the api daemon changes it and every protocols
 // daemon copy reads it, so they agree. No record means enabled (a plugin that ships is on).
@@ -22,7 +23,8 @@ export const PluginStateModel = defineModel({
 });
 export type PluginState = z.infer<z.ZodObject<typeof pluginStateFields>>;
 
-export const PLUGIN_MODELS = [PluginStateModel];
+/** The host's records: plugin states and the mobile-sync plugin's stored state (device-models.ts). */
+export const PLUGIN_MODELS = [PluginStateModel, ...DEVICE_MODELS];
 
 /** The channel a change goes out on, so other daemons drop their cached state at once. */
 export const PLUGIN_STATE_CHANNEL = 'svcmail:plugins';

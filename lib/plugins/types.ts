@@ -3,6 +3,8 @@ import type { SettingName, SettingValue } from '../config/index.js';
 import type { ChannelHandler, MailEventKind } from '../events/index.js';
 import type { OperationDoc } from '../http/index.js';
 import type { Logger } from '../log/index.js';
+import type { RecordBase } from '../storage/index.js';
+import type { EasCollectionFields, EasDeviceFields } from './device-models.js';
 
 // The plugin contract (Architecture: Plugins; Style 7). A plugin is a module exporting a manifest;
 // it sees HTTP only as PluginRequest/PluginResponse and data only through the scoped host API
@@ -106,6 +108,43 @@ export interface CallerApi {
   sendRaw(mailboxUid: string, raw: Buffer, opts?: { background?: boolean }): Promise<{ status: number; body: Row }>;
   /** Push events of a folder or mailbox the caller can read (404 otherwise); returns the unsubscribe function. */
   subscribe(channel: string, handler: ChannelHandler): Promise<() => void>;
+  /**
+   * Messages of a folder the caller can read, as the API shows them, in uid order: after `after`
+   * (a cursor through the folder), received since `since` (a sync filter window), at most `limit`.
+   */
+  folderItems(folderUid: string, opts: { after?: string | null; since?: Date | null; uids?: string[]; limit: number }): Promise<Row[]>;
+  /** The text and sanitized HTML of a message the caller can read (encrypted mail: only that it is). */
+  messageBody(uid: string): Promise<{ encrypted: boolean; text: string | null; html: string | null }>;
+  /** Every message of the folder in the window: uid → change key (changes with every write to it). */
+  folderKeys(folderUid: string, since?: Date | null): Promise<Map<string, string>>;
+  /** Read and flagged, as the API's PUT sets them (write access to the folder). */
+  setFlags(uid: string, flags: { seen?: boolean; flagged?: boolean }): Promise<Row>;
+  /** Moves a message to another folder of its mailbox (write access to both). */
+  moveMessage(uid: string, folderUid: string): Promise<Row>;
+  /** To Deleted Items; already there: removed for good (null). */
+  trashMessage(uid: string): Promise<Row | null>;
+  /** Removed for good (a device that does not ask for deletes as moves). */
+  deleteMessage(uid: string): Promise<void>;
+  /** The mobile-sync records of the caller's own devices. */
+  readonly devices: DeviceStateApi;
+}
+
+/** Spec: DeviceSyncState, as the host keeps it for its owner. */
+export type EasDevice = EasDeviceFields & RecordBase;
+/** Spec: EasCollectionState. */
+export type EasCollection = EasCollectionFields & RecordBase;
+
+export interface DeviceStateApi {
+  /** The caller's device of this id (made on first use, bound to the caller's own mailbox). */
+  open(deviceId: string, init: { deviceType: string; userAgent: string; protocolVersion: string }): Promise<EasDevice>;
+  update(deviceUid: string, patch: Partial<EasDeviceFields>): Promise<EasDevice>;
+  collection(deviceUid: string, folderUid: string): Promise<EasCollection | null>;
+  saveCollection(deviceUid: string, folderUid: string, patch: Partial<EasCollectionFields>): Promise<EasCollection>;
+  /** Spec: EasCollectionChunk — what the device holds of a collection: item id → change key. */
+  held(collectionUid: string): Promise<Map<string, string>>;
+  setHeld(collectionUid: string, held: Map<string, string>): Promise<void>;
+  /** Forgets the device's collections (one folder, or all). */
+  drop(deviceUid: string, folderUid?: string): Promise<void>;
 }
 
 /** What a plugin gets from the host, scoped to itself. */

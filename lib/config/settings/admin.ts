@@ -16,6 +16,14 @@ export const adminSettings = {
     default: 500,
     doc: 'Messages the retention job deletes per transaction.',
   }),
+  'mail:jobs:eas_device_cleanup:device_ttl_days': setting(z.number().int().positive(), {
+    default: 90,
+    doc: 'Mobile-sync devices that have not synced for this many days are forgotten with their sync state (the device starts over with a full sync).',
+  }),
+  'mail:jobs:eas_device_cleanup:interval_seconds': setting(z.number().int().positive(), {
+    default: 86_400,
+    doc: 'How often the worker removes mobile-sync devices idle beyond mail:jobs:eas_device_cleanup:device_ttl_days.',
+  }),
   'mail:jobs:blob_sweep:interval_seconds': setting(z.number().int().positive(), {
     default: 600,
     doc: 'Period of the blob sweep, which deletes the files of raw messages nothing needs any more once their grace period is over; one worker copy runs it per period.',

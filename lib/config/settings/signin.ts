@@ -11,8 +11,8 @@ const authed = limit(60_000, 3000, 'signed-in callers, per user');
 // Spec: Authentication (App passwords), Limits (Rate limiting).
 export const signinSettings = {
   'mail:basic_auth:paths': setting(z.array(z.string().regex(/^\/[^\s?#]*$/, 'must be an absolute path')), {
-    default: ['/mapi', '/Vendor-Server-ActiveSync'],
-    doc: 'Paths (and everything below them) where an app password over HTTP Basic is accepted; nowhere else.',
+    default: ['/mapi', '/Vendor-Server-ActiveSync', '/Microsoft-Server-ActiveSync'],
+    doc: "Paths (and everything below them, in any letter case) where an app password over HTTP Basic is accepted; nowhere else. The mobile-sync path in both spellings: the specification's and the one real clients send.",
   }),
   'mail:basic_auth:cache_ttl_ms': setting(z.number().int().nonnegative(), {
     default: 300_000,

@@ -77,7 +77,13 @@ describe('svcmail start --foreground runs the protocols daemon', () => {
       const status = await up(`${protocols}/protocols/status`);
       expect(status, out).toMatchObject({
         status: 200,
-        json: { status: 'ok', plugins: [{ name: 'autodiscover', loaded: true, enabled: true }] },
+        json: {
+          status: 'ok',
+          plugins: [
+            { name: 'autodiscover', loaded: true, enabled: true },
+            { name: 'eas', loaded: true, enabled: true },
+          ],
+        },
       });
       expect(out).toMatch(/\[protocols\s*\]/);
       expect((await up(`${api}/api/status`))?.status, out).toBe(200);
@@ -85,7 +91,9 @@ describe('svcmail start --foreground runs the protocols daemon', () => {
       const direct = await request(`${protocols}/autodiscover/autodiscover.xml`, { method: 'POST', body });
       const via = await request(`${api}/autodiscover/autodiscover.xml`, { method: 'POST', body });
       expect(direct.status).toBe(200);
-      expect(direct.text).toContain('<ErrorCode>601</ErrorCode>'); // no mobile-sync plugin ships yet
+      // The shipped mobile-sync plugin is advertised at the path real clients hard-code.
+      expect(direct.text).toContain('<Type>MobileSync</Type>');
+      expect(direct.text).toContain('<Url>https://mail.example.test/Microsoft-Server-ActiveSync</Url>');
       expect(via.text).toBe(direct.text);
       expect((await request(`${api}/autodiscover/autodiscover.json/v1.0/a@example.test?Protocol=AutodiscoverV1`)).json).toEqual({
         Protocol: 'AutodiscoverV1',

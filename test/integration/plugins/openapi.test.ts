@@ -84,6 +84,6 @@ describe('plugin routes in the OpenAPI document', () => {
   it('every shipped plugin route has an operationId and a summary, and the shipped set is what a product build loads', () => {
     for (const m of productPlugins())
       for (const r of m.routes) expect(r.doc.operationId && r.doc.summary, `${m.name} ${r.method} ${r.path}`).toBeTruthy();
-    expect(productPlugins().map((m) => m.name)).toEqual(['autodiscover']);
+    expect(productPlugins().map((m) => m.name)).toEqual(['autodiscover', 'eas']);
   });
 });

@@ -1,0 +1,67 @@
+import { messageActions, MessageModel, type MessageRecord } from '../mail/index.js';
+import type { ResourceService } from '../resources/index.js';
+import type { Ctx } from '../context/index.js';
+import type { CallerApi, Row } from './types.js';
+
+/** Messages read per query while listing a whole folder's change keys. */
+const KEYS_PAGE = 2000;
+
+type ItemApi = Pick<
+  CallerApi,
+  'folderItems' | 'folderKeys' | 'messageBody' | 'setFlags' | 'moveMessage' | 'trashMessage' | 'deleteMessage'
+>;
+
+/**
+ * What a sync protocol reads and writes of messages, for one caller (ctx: trusted roles stripped):
+ * folders walked in uid order and their change keys, bodies, read and flag, moves and deletes —
+ * each checked by the resource engine exactly as the HTTP API checks it.
+ */
+export function itemApi(ctx: Ctx, service: ResourceService): ItemApi {
+  const decl = (name: 'folders' | 'messages') => service.registry.get(name);
+  const actions = messageActions(service);
+  return {
+    async folderItems(folderUid, opts) {
+      await service.load(ctx, decl('folders'), folderUid, 'read');
+      const rows = await ctx.store.repo<MessageRecord>(MessageModel).list({
+        filter: {
+          folderUid,
+          ...(opts.after ? { uid: { $gt: opts.after } } : {}),
+          ...(opts.uids ? { uid: { $in: opts.uids } } : {}),
+          ...(opts.since ? { date: { $gte: opts.since } } : {}),
+        },
+        sort: [{ field: 'uid', dir: 'asc' }],
+        limit: Math.min(Math.max(1, opts.limit), 1000),
+      });
+      return rows.map((r) => service.view(decl('messages'), r as never) as Row);
+    },
+    async folderKeys(folderUid, since) {
+      await service.load(ctx, decl('folders'), folderUid, 'read');
+      const out = new Map<string, string>();
+      for (let after = ''; ;) {
+        const page = await ctx.store.repo<MessageRecord>(MessageModel).list({
+          filter: { folderUid, ...(after ? { uid: { $gt: after } } : {}), ...(since ? { date: { $gte: since } } : {}) },
+          sort: [{ field: 'uid', dir: 'asc' }],
+          limit: KEYS_PAGE,
+        });
+        for (const m of page) out.set(m.uid, String(m.version));
+        if (page.length < KEYS_PAGE) return out;
+        after = page[page.length - 1].uid;
+      }
+    },
+    async setFlags(uid, flags) {
+      const msg = (await service.load(ctx, decl('messages'), uid, 'write')) as unknown as MessageRecord;
+      const patch: Record<string, unknown> = {};
+      if (flags.seen !== undefined && flags.seen !== msg.seen) patch.seen = flags.seen;
+      if (flags.flagged !== undefined && flags.flagged !== msg.flagged) patch.flagged = flags.flagged;
+      if (!Object.keys(patch).length) return service.view(decl('messages'), msg as never) as Row;
+      return service.update(ctx, decl('messages'), uid, { ...patch, version: msg.version });
+    },
+    messageBody: (uid) => actions.body(ctx, uid),
+    moveMessage: (uid, folderUid) => actions.move(ctx, uid, folderUid),
+    trashMessage: (uid) => actions.trash(ctx, uid),
+    async deleteMessage(uid) {
+      const msg = (await service.load(ctx, decl('messages'), uid, 'delete')) as unknown as MessageRecord;
+      await service.remove(ctx, decl('messages'), uid, msg.version);
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import { notFound } from '../errors/index.js';
+import type { Principal } from '../auth/index.js';
+import type { Store } from '../storage/index.js';
+import { EasChunkModel, EasCollectionModel, EasDeviceModel, type EasCollectionFields, type EasDeviceFields } from './device-models.js';
+import type { DeviceStateApi, EasCollection, EasDevice } from './types.js';
+
+/** Items per EasCollectionChunk row. */
+const CHUNK_ITEMS = 1000;
+
+/**
+ * The mobile-sync records of one signed-in user (Spec: Stored state of the mobile-sync plugin).
+ * Every device belongs to the user who first synced it: another user's device, and the
+ * collections under it, are invisible (404) whatever roles the caller holds.
+ */
+export function deviceStateApi(store: Store, principal: Principal, ownMailbox: () => Promise<string>): DeviceStateApi {
+  const devices = () => store.repo<EasDeviceFields>(EasDeviceModel);
+  const collections = () => store.repo<EasCollectionFields>(EasCollectionModel);
+  const chunks = () => store.repo<{ collectionUid: string; seq: number; items: Record<string, string> }>(EasChunkModel);
+
+  async function mine(uid: string): Promise<EasDevice> {
+    const d = await devices().get(uid);
+    if (!d || d.userUid !== principal.uid) throw notFound('No such device');
+    return d as EasDevice;
+  }
+
+  async function collectionOf(uid: string): Promise<EasCollection> {
+    const c = await collections().get(uid);
+    if (!c) throw notFound('No such collection');
+    await mine(c.deviceUid);
+    return c as EasCollection;
+  }
+
+  return {
+    async open(deviceId, init) {
+      const found = await devices().findOne({ userUid: principal.uid, deviceId });
+      if (found) return found as EasDevice;
+      const mailboxUid = await ownMailbox();
+      try {
+        return (await devices().create({ userUid: principal.uid, mailboxUid, deviceId, ...init } as never)) as EasDevice;
+      } catch (e) {
+        // Two first requests of one device at once: the other one created it.
+        const again = await devices().findOne({ userUid: principal.uid, deviceId });
+        if (again) return again as EasDevice;
+        throw e;
+      }
+    },
+    async update(uid, patch) {
+      const d = await mine(uid);
+      return (await devices().update(d.uid, patch as never, { expectedVersion: d.version })) as EasDevice;
+    },
+    async collection(deviceUid, folderUid) {
+      await mine(deviceUid);
+      return ((await collections().findOne({ deviceUid, folderUid })) as EasCollection | null) ?? null;
+    },
+    async saveCollection(deviceUid, folderUid, patch) {
+      await mine(deviceUid);
+      const found = await collections().findOne({ deviceUid, folderUid });
+      if (found) return (await collections().update(found.uid, patch as never, { expectedVersion: found.version })) as EasCollection;
+      return (await collections().create({ deviceUid, folderUid, ...patch } as never)) as EasCollection;
+    },
+    async held(collectionUid) {
+      await collectionOf(collectionUid);
+      const rows = await chunks().list({ filter: { collectionUid }, sort: [{ field: 'seq', dir: 'asc' }], limit: 100_000 });
+      const out = new Map<string, string>();
+      for (const r of rows) for (const [k, v] of Object.entries(r.items)) out.set(k, v);
+      return out;
+    },
+    async setHeld(collectionUid, held) {
+      await collectionOf(collectionUid);
+      const entries = [...held.entries()];
+      await store.transaction(async (tx) => {
+        const repo = tx.repo<{ collectionUid: string; seq: number; items: Record<string, string> }>(EasChunkModel);
+        await repo.deleteMany({ collectionUid });
+        const rows = [];
+        for (let i = 0; i < entries.length; i += CHUNK_ITEMS)
+          rows.push({ collectionUid, seq: i / CHUNK_ITEMS, items: Object.fromEntries(entries.slice(i, i + CHUNK_ITEMS)) });
+        if (rows.length) await repo.createMany(rows);
+      });
+    },
+    async drop(deviceUid, folderUid) {
+      await mine(deviceUid);
+      const gone = await collections().list({ filter: { deviceUid, ...(folderUid ? { folderUid } : {}) }, limit: 10_000 });
+      await store.transaction(async (tx) => {
+        for (const c of gone) {
+          await tx.repo(EasChunkModel).deleteMany({ collectionUid: c.uid });
+          await tx.repo(EasCollectionModel).delete(c.uid);
+        }
+      });
+    },
+  };
+}

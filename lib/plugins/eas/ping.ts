@@ -1,0 +1,109 @@
+import type { PluginResponse } from '../api.js';
+import type { EasCommand, EasRequest } from './command.js';
+import { kid, kids, textOf, wbxml } from './protocol.js';
+import { sinceOf } from './sync.js';
+import { ns, type WbxmlElement } from './wbxml/index.js';
+
+// Ping (MS-ASCMD 2.2.1.13): a long poll. The device names folders and a heartbeat; the answer comes
+// when one of them changes (status 2 with the folders) or when the heartbeat ends (status 1). The
+// folders' push channels wake it: in one process directly, across daemon copies over the shared
+// event channel (redis:url); without it a change made elsewhere waits out the heartbeat. A Ping
+// without folders reuses the last set. A newer Ping of the same device ends the older one.
+
+const pg = ns('Ping');
+
+/** Ping Status values. */
+export const PING = { expired: 1, changes: 2, missing: 3, syntax: 4, heartbeat: 5, tooMany: 6, hierarchy: 7, serverError: 8 } as const;
+
+/** The Ping each device has parked in this process: a newer one ends it. */
+const parked = new Map<string, () => void>();
+
+const answer = (status: number, extra: WbxmlElement[] = []) => wbxml(pg('Ping', [pg('Status', status), ...extra]));
+
+/** Folders of the set whose items differ from what the device holds (mail that came while it was away). */
+async function changedAlready(r: EasRequest, folders: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const id of folders) {
+    const state = await r.caller.devices.collection(r.device.uid, id);
+    if (!state) continue; // never synced: nothing to compare with
+    const [held, now] = await Promise.all([r.caller.devices.held(state.uid), r.caller.folderKeys(id, sinceOf(state.filterType))]);
+    if (held.size !== now.size || [...now].some(([k, v]) => held.get(k) !== v)) out.push(id);
+  }
+  return out;
+}
+
+async function handle(r: EasRequest): Promise<PluginResponse> {
+  const min = r.host.setting('mail:eas:ping:min_heartbeat_seconds');
+  const max = r.host.setting('mail:eas:ping:max_heartbeat_seconds');
+  const maxFolders = r.host.setting('mail:eas:ping:max_folders');
+  let heartbeat = r.device.pingHeartbeat;
+  let folders = r.device.pingFolders;
+  if (r.body) {
+    const asked = textOf(r.body, 'HeartbeatInterval');
+    const ids = kids(kid(r.body, 'Folders'), 'Folder').map((f) => textOf(f, 'Id') ?? '');
+    if (asked !== undefined) {
+      if (!/^\d{1,6}$/.test(asked)) return answer(PING.syntax);
+      heartbeat = Number(asked);
+      if (heartbeat < min) return answer(PING.heartbeat, [pg('HeartbeatInterval', min)]);
+      if (heartbeat > max) return answer(PING.heartbeat, [pg('HeartbeatInterval', max)]);
+    }
+    if (ids.length > maxFolders) return answer(PING.tooMany, [pg('MaxFolders', maxFolders)]);
+    if (ids.some((id) => !id)) return answer(PING.syntax);
+    if (ids.length) folders = ids;
+    if (heartbeat !== r.device.pingHeartbeat || JSON.stringify(folders) !== JSON.stringify(r.device.pingFolders))
+      await r.caller.devices.update(r.device.uid, { pingHeartbeat: heartbeat, pingFolders: folders });
+  }
+  if (!heartbeat || !folders.length) return answer(PING.missing);
+  // Folders the device names must be the ones FolderSync gave it; else it must sync the hierarchy first.
+  if (folders.some((id) => !r.device.folders[id])) return answer(PING.hierarchy);
+
+  const already = await changedAlready(r, folders);
+  if (already.length)
+    return answer(PING.changes, [
+      pg(
+        'Folders',
+        already.map((id) => pg('Folder', id)),
+      ),
+    ]);
+  return park(r, folders, heartbeat);
+}
+
+/** Waits for a change in one of the folders, the heartbeat, a newer Ping or the client going away. */
+async function park(r: EasRequest, folders: string[], heartbeat: number): Promise<PluginResponse> {
+  parked.get(r.device.uid)?.();
+  const changed = new Set<string>();
+  const unsubscribe: Array<() => void> = [];
+  let done: (why: 'change' | 'expired' | 'replaced') => void = () => undefined;
+  const finished = new Promise<'change' | 'expired' | 'replaced'>((resolve) => (done = resolve));
+  const end = () => done('replaced');
+  parked.set(r.device.uid, end);
+  const timer = setTimeout(() => done('expired'), heartbeat * 1000);
+  const onAbort = () => done('replaced');
+  r.req.signal.addEventListener('abort', onAbort);
+  try {
+    for (const id of folders)
+      unsubscribe.push(
+        await r.caller.subscribe(id, () => {
+          changed.add(id);
+          // Several events of one filing arrive together: answer once they have.
+          setTimeout(() => done('change'), 50);
+        }),
+      );
+    const why = await finished;
+    if (why === 'change')
+      return answer(PING.changes, [
+        pg(
+          'Folders',
+          [...changed].map((id) => pg('Folder', id)),
+        ),
+      ]);
+    return answer(PING.expired);
+  } finally {
+    clearTimeout(timer);
+    r.req.signal.removeEventListener('abort', onAbort);
+    for (const u of unsubscribe) u();
+    if (parked.get(r.device.uid) === end) parked.delete(r.device.uid);
+  }
+}
+
+export const ping: EasCommand = { root: { page: 'Ping', tag: 'Ping' }, handle };
