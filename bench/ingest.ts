@@ -5,6 +5,7 @@
 // (beside the development scanner) and the peer chain rspamd + clamd + Dovecot LMTP (beside the
 // real scanners, with the same rspamd, clamd and loopback resolver).
 //   npm run bench -- ingest [count] [sqlite|postgres|all] [dev|real|all]
+//   npm run bench -- ingest [count] postgres copies      one copy vs two copies (scale-out, CPU per message)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -18,6 +19,7 @@ import { IngestEntryModel, filingAvailable, type IngestEntry } from '../lib/inge
 import { clamdScan, rspamdCheck } from '../lib/scan/index.js';
 import { openSqlStore } from '../lib/storage/sql/open.js';
 import { freshPostgres, overLocalSocket, postgresAvailable } from '../test/helpers/databases.js';
+import { redisAvailable, TEST_REDIS_URL } from '../test/helpers/redis.js';
 import { freePort, startScanners } from '../test/helpers/scanners.js';
 import { stageBuild, type Staged } from './_build.js';
 import { dovecotInstalled, LmtpClient, startDovecot } from './_dovecot.js';
@@ -61,6 +63,17 @@ function cpuSeconds(c: ChildProcess | null): number | null {
   } catch {
     return null;
   }
+}
+
+/** CPU seconds of several daemons together (null when one cannot be read). */
+function cpuSum(cs: ChildProcess[]): number | null {
+  let sum = 0;
+  for (const c of cs) {
+    const s = cpuSeconds(c);
+    if (s === null) return null;
+    sum += s;
+  }
+  return sum;
 }
 
 const used = (now: number | null, start: number | null) => (now === null || start === null ? null : now - start);
@@ -117,35 +130,53 @@ function peerScan(s: ScannerAddresses): (i: number, raw: Buffer) => Promise<void
   };
 }
 
+/**
+ * One run: `copies` pairs of api and worker daemons (each pair with its own data_dir and wake
+ * address; `scaledOut` (default: with two or more), Redis and a shared blob directory as
+ * ARCHITECTURE.md describes), the hand-offs spread over their api daemons.
+ */
 async function run(
   dbUrl: string,
   scan: 'dev' | 'real',
   count: number,
   messages: Buffer[],
   scanners: ScannerAddresses | null,
+  copies = 1,
+  scaledOut = copies > 1,
 ): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-bench-ingest-'));
-  const apiPort = await freePort();
-  const wake = `127.0.0.1:${await freePort()}`;
-  const common = {
+  const scaleOut = scaledOut
+    ? { 'redis:url': TEST_REDIS_URL, 'redis:prefix': `svcmail-bench-${process.pid}:`, 'mail:blobs:dir': join(dir, 'shared-blobs') }
+    : {};
+  const shared = {
     'auth:secret': SECRET,
     'auth:options:audience': 'bench',
     'auth:options:issuer': 'bench',
     'datastores:sql:url': dbUrl,
-    data_dir: dir,
     'mail:transport:ingest:secret': INGEST,
-    'mail:jobs:wake_address': wake,
     'log:level': process.env.BENCH_LOG_LEVEL ?? 'error',
     'mail:internal:max_failures': 1000,
     'mail:scan:rspamd:url': scanners?.rspamdUrl ?? `http://127.0.0.1:${await freePort()}`,
     'mail:scan:clamd:address': scanners?.clamdAddress ?? `127.0.0.1:${await freePort()}`,
+    ...scaleOut,
   };
-  const api = daemon('svcmail-api.js', 'production', { ...common, 'listen:api': `127.0.0.1:${apiPort}` }, '0');
-  const url = `http://127.0.0.1:${apiPort}`;
-  let worker: ChildProcess | null = null;
+  // Copy k: its own data directory and wake address; its api daemon on core k % 2, its worker on the other.
+  const each = await Promise.all(
+    Array.from({ length: copies }, async (_, k) => ({
+      core: k % 2,
+      url: `http://127.0.0.1:${await freePort()}`,
+      common: { ...shared, data_dir: join(dir, `copy${k}`), 'mail:jobs:wake_address': `127.0.0.1:${await freePort()}` },
+    })),
+  );
+  const apis = each.map((c) =>
+    daemon('svcmail-api.js', 'production', { ...c.common, 'listen:api': c.url.slice('http://'.length) }, `${c.core}`),
+  );
+  const urls = each.map((c) => c.url);
+  const url = urls[0];
+  const workers: ChildProcess[] = [];
   let store: Awaited<ReturnType<typeof openSqlStore>> | null = null;
   try {
-    await waitReady(url);
+    for (const u of urls) await waitReady(u);
     // the api daemon creates the schema: open the bench's own view of the store only once it answers
     store = await openSqlStore({ url: dbUrl, models: productModels(productRegistry()), synchronize: false });
     // Development scanner = the spec's development fallback (no scanner answers: clean, with a warning).
@@ -153,8 +184,10 @@ async function run(
     // BENCH_WORKER_AFTER=1: the worker starts once every hand-off was accepted and drains the queue
     // alone (its cost per copy without the api daemon's load beside it: A/B runs of filing changes).
     const startWorker = async () => {
-      worker = daemon('svcmail-worker.js', scan === 'dev' ? 'development' : 'production', common, '1');
-      await waitWorker(wake);
+      for (const c of each) {
+        workers.push(daemon('svcmail-worker.js', scan === 'dev' ? 'development' : 'production', c.common, `${1 - c.core}`));
+        await waitWorker(c.common['mail:jobs:wake_address']);
+      }
     };
     if (filing && !process.env.BENCH_WORKER_AFTER) await startWorker();
     const config = loadConfig({
@@ -175,14 +208,14 @@ async function run(
     let errors = 0;
     // The database server's CPU (PostgreSQL; SQLite runs inside the daemons) over the same span.
     const dbCpuOf = () => (dbUrl.startsWith('postgres') ? commandCpuMs('postgres') : null);
-    const cpuAtStart = { api: cpuSeconds(api), worker: cpuSeconds(worker), db: dbCpuOf() };
+    const cpuAtStart = { api: cpuSum(apis), worker: cpuSum(workers), db: dbCpuOf() };
     const started = performance.now();
     await Promise.all(
       Array.from({ length: SENDERS }, async () => {
         while (next < count) {
           const i = next++;
           const rcpts = rcptsOf(i);
-          const res = await fetch(`${url}/internal/mta/deliver`, {
+          const res = await fetch(`${urls[i % urls.length]}/internal/mta/deliver`, {
             method: 'POST',
             body: new Uint8Array(messages[i % messages.length]),
             headers: {
@@ -201,7 +234,7 @@ async function run(
       }),
     );
     const acceptSeconds = (performance.now() - started) / 1000;
-    const apiCpu = used(cpuSeconds(api), cpuAtStart.api);
+    const apiCpu = used(cpuSum(apis), cpuAtStart.api);
     if (!filingAvailable() || process.env.BENCH_ACCEPT_ONLY) {
       return {
         messages: count,
@@ -217,12 +250,12 @@ async function run(
     const workerStarted = Date.now();
     if (process.env.BENCH_WORKER_AFTER) {
       await startWorker();
-      cpuAtStart.worker = cpuSeconds(worker);
+      cpuAtStart.worker = cpuSum(workers);
     }
     const repo = store.repo<IngestEntry>(IngestEntryModel);
     const deadline = Date.now() + 30 * 60_000;
     while (Date.now() < deadline && (await repo.count({ state: 'queued' })) > 0) await new Promise((r) => setTimeout(r, 250));
-    const workerCpu = used(cpuSeconds(worker), cpuAtStart.worker);
+    const workerCpu = used(cpuSum(workers), cpuAtStart.worker);
     const dbCpuMs = used(dbCpuOf(), cpuAtStart.db);
     const rows = await repo.list({ limit: 1_000_000 });
     const done = rows.filter((r) => r.finishedAt);
@@ -248,8 +281,8 @@ async function run(
       ...(process.env.BENCH_WORKER_AFTER ? { worker_alone_copies_per_s: round(done.length / ((last - workerStarted) / 1000), 0) } : {}),
     };
   } finally {
-    if (worker) await stop(worker);
-    await stop(api);
+    for (const w of workers) await stop(w);
+    for (const a of apis) await stop(a);
     await store?.close();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -307,15 +340,48 @@ async function dovecot(count: number, messages: Buffer[], scanners: ScannerAddre
 export default async function ingest(args: string[]): Promise<Record<string, unknown>> {
   const count = Number(args[0] ?? process.env.BENCH_INGEST_COUNT ?? 20_000);
   const which = args[1] ?? 'all';
-  const scans = (args[2] ?? 'all') === 'all' ? (['dev', 'real'] as const) : [args[2] as 'dev' | 'real'];
   const messages = corpus();
   const stage = stageBuild();
   appRoot = stage.root;
   try {
+    if (args[2] === 'copies') return await scaling(count, messages, stage.code);
+    const scans = (args[2] ?? 'all') === 'all' ? (['dev', 'real'] as const) : [args[2] as 'dev' | 'real'];
     return await measure(count, which, scans, messages, stage.code);
   } finally {
     stage.remove();
   }
+}
+
+/**
+ * Scale-out on this machine (`ingest <count> postgres copies`): the same hand-offs through one copy
+ * (api + worker) and through two copies sharing PostgreSQL, Redis and a blob directory, with the
+ * development scanner. Two cores cannot double the rate: the CPU per message (every daemon and the
+ * database server) says what a second host would add.
+ */
+async function scaling(count: number, messages: Buffer[], code: Staged['code']): Promise<Record<string, unknown>> {
+  if (!(await postgresAvailable()) || !(await redisAvailable())) return { code, skipped: 'needs PostgreSQL and Redis on loopback' };
+  const out: Record<string, unknown> = { code, senders: SENDERS, mailboxes: MAILBOXES, cores: cpus().length };
+  const pg = { url: async () => freshPostgres().then((db) => ({ url: overLocalSocket(db.url), drop: db.drop })) };
+  for (const [key, copies, scaledOut] of [
+    ['postgres_dev_one_copy_without_redis', 1, false],
+    ['postgres_dev_one_copy', 1, true],
+    ['postgres_dev_two_copies', 2, true],
+  ] as const) {
+    // One copy is deployed as the two are (Redis, the shared blob directory): only the second copy
+    // differs; the same copy without Redis shows what the shared event channel costs.
+    const f = await onFreshDb(pg, (url) => run(url, 'dev', count, messages, null, copies, scaledOut));
+    const perCopy = ['api_cpu_ms_per_message', 'worker_cpu_ms_per_copy', 'db_server_cpu_ms_per_copy'] as const;
+    const copiesFiled = (f.copies as number) / count; // filed copies per message (1-3 recipients)
+    const cpu =
+      (f.api_cpu_ms_per_message as number) +
+      ((f.worker_cpu_ms_per_copy as number) + ((f.db_server_cpu_ms_per_copy as number | undefined) ?? 0)) * copiesFiled;
+    out[key] = { ...f, total_cpu_ms_per_message: perCopy.every((k) => f[k] !== null) ? round(cpu, 2) : null };
+  }
+  const one = out.postgres_dev_one_copy as { filed_messages_per_s?: number };
+  const two = out.postgres_dev_two_copies as { filed_messages_per_s?: number };
+  if (one.filed_messages_per_s && two.filed_messages_per_s)
+    out.two_copies_to_one_ratio = round(two.filed_messages_per_s / one.filed_messages_per_s, 2);
+  return out;
 }
 
 /** Runs `fn` on a fresh database of the backend and drops it after. */
