@@ -82,6 +82,14 @@ export const ADMIN_GROUPS: AdminGroup[] = [
     columns: ['uid', 'state', 'attempts', 'recipient', 'envelopeFrom', 'lastError'],
   },
   {
+    name: 'devices',
+    path: '/api/mail/devices',
+    summary: 'mobile-sync (ActiveSync) devices: last sync, policy, wipe and block state, synced folders',
+    noun: 'device',
+    columns: ['deviceId', 'deviceType', 'userUid', 'lastSyncAt', 'provisioned', 'wipe', 'blocked', 'uid'],
+    verbs: ['list', 'show', 'delete'],
+  },
+  {
     name: 'audit-log',
     path: '/api/mail/audit-log',
     summary: 'the audit log',

@@ -226,6 +226,7 @@ export function registerAdmin(program: Command): void {
         });
     }
   }
+  deviceExtras(admin.commands.find((x) => x.name() === 'devices')!);
   const pol = admin.command('policies').description(`system policies (${POLICIES.join(', ')})`);
   pol
     .command('show <policy>')
@@ -251,5 +252,45 @@ export function registerAdmin(program: Command): void {
         ...(cur?.version ? { version: cur.version } : {}),
       });
       emit(g, r, () => `policies: ${name} updated`);
+    });
+}
+
+/** devices: remote wipe, unblock and the "why does this device not have that message" inspection. */
+function deviceExtras(c: Command): void {
+  const path = (uid: string, tail = '') => `/api/mail/devices/${encodeURIComponent(uid)}${tail}`;
+  c.command('wipe <uid>')
+    .description('wipe the device at its next sync (audited); it is refused afterwards until unblocked')
+    .option('--account-only', 'wipe only this account (devices speaking 16.1)')
+    .action(async (uid: string, o: { accountOnly?: boolean }, cmd: Command) => {
+      const { g, api } = await session(cmd);
+      const r = await api.call('POST', path(uid, '/remote-wipe'), o.accountOnly ? { accountOnly: true } : {});
+      emit(g, r, () => `devices: ${uid} will be wiped at its next sync`);
+    });
+  c.command('unblock <uid>')
+    .description('let a blocked or wiped device sync again (it provisions anew and starts every folder over; audited)')
+    .action(async (uid: string, _o: unknown, cmd: Command) => {
+      const { g, api } = await session(cmd);
+      emit(g, await api.call('POST', path(uid, '/unblock'), {}), () => `devices: ${uid} unblocked`);
+    });
+  c.command('inspect <uid>')
+    .description('why a device does not have a message: folder synced, sync key, filter window, the item in its collection')
+    .option('--message <uid>', 'the message to explain')
+    .action(async (uid: string, o: { message?: string }, cmd: Command) => {
+      const { g, api } = await session(cmd);
+      const r = (await api.call('GET', path(uid, o.message ? `/inspect?message=${encodeURIComponent(o.message)}` : '/inspect'))) as {
+        device: {
+          deviceId: string;
+          lastSyncAt: string | null;
+          folders: Array<{ folderName: string | null; syncKey: number; items: number }>;
+        };
+        message: { verdict: string } | null;
+      };
+      emit(g, r, () =>
+        [
+          `device ${r.device.deviceId}, last sync ${r.device.lastSyncAt ?? 'never'}`,
+          ...r.device.folders.map((f) => `  ${(f.folderName ?? '?').padEnd(20)} key ${f.syncKey}, ${f.items} items`),
+          ...(r.message ? ['', r.message.verdict] : []),
+        ].join('\n'),
+      );
     });
 }

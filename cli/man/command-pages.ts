@@ -173,6 +173,9 @@ export function mainPage(program: Command): Page {
           ...para(
             'svcmail runs four daemons sharing one library: api (HTTP API, MTA hand-off, pages), worker (ingest scan and delivery, jobs), push (WebSocket /push) and protocols (mobile sync, MAPI over HTTP, Autodiscover). Every command prints JSON with --json, text otherwise, and ends with a summary line.',
           ),
+          ...para(
+            'Mobile sync (Exchange ActiveSync 14.0, 14.1, 16.0, 16.1) is served at /Microsoft-Server-ActiveSync, the path every real client hard-codes and the one Autodiscover advertises, and at /Vendor-Server-ActiveSync, the spelling of the service specification, in any letter case; the version header is read as MS-ASProtocolVersion or Vendor-ASProtocolVersion, and OPTIONS answers both spellings. App passwords over HTTP Basic are accepted on both paths (mail:basic_auth:paths). svcmail admin devices lists the devices and wipes, unblocks and inspects them.',
+          ),
         ],
       },
       { title: 'Global options', body: optionLines(program.options) },

@@ -26,14 +26,7 @@ import { OUTBOUND_STATES, OutboundJobModel, sendRouter } from '../../lib/send/in
 import { PRODUCT } from '../../lib/version.js';
 import { createRateLimits, trustProxySetting, type RateLimits } from '../../lib/http/index.js';
 import { serverInfoRouter } from '../../lib/http/index.js';
-import {
-  PluginHost,
-  documentOtherRoutes,
-  pluginAdminRouter,
-  pluginRouter,
-  productPlugins,
-  type PluginManifest,
-} from '../../lib/plugins/index.js';
+import { PluginHost, documentOtherRoutes, pluginApiRouters, productPlugins, type PluginManifest } from '../../lib/plugins/index.js';
 import { forwardProtocolRequests } from './front-door.js';
 import { except, series } from '../../lib/http/index.js';
 import { impersonationRouter, lifecycleRouter } from '../../lib/lifecycle/index.js';
@@ -154,8 +147,7 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
     adminRouter(deps, openapi), // /api/system policies, branding, setup; /api/admin/diagnostics
     lifecycleRouter(service, deps, openapi), // before the generic routes: import upload, /:id/archive, /on-behalf
     impersonationRouter(service, deps, openapi), // /mailboxes/:id/impersonation-sessions is not a property
-    pluginAdminRouter(plugins, deps, openapi),
-    pluginRouter(plugins, { side: 'api', openapi }),
+    ...pluginApiRouters(plugins, deps, openapi), // /api/system/plugins, /api/mail/devices, /api/mail/<plugin>
   ];
   documentOtherRoutes(openapi, plugins.manifests, 'api'); // the protocols daemon's routes: one document lists every plugin route
   routers.push(

@@ -11,6 +11,7 @@ import type { RunningDaemon } from '../shared/run.js';
 import { startScanLoop } from './scan-loop.js';
 import { startHeartbeat } from '../../lib/settings/index.js';
 import { blobSweepJob, retentionJob, startLeaseTakeover, startPeriodicJob } from '../../lib/jobs/index.js';
+import { deviceCleanupJob } from '../../lib/plugins/index.js';
 import { startSendLoop } from '../../lib/jobs/index.js';
 import { acmeReplyMailer, sendControlHooks, sendDepsOf } from '../../lib/send/index.js';
 import { startEnrollmentLoop, type EnrollmentLoop } from '../../lib/jobs/index.js';
@@ -72,6 +73,7 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
     );
   const retention = startPeriodicJob(base, retentionJob(base), loop.owner);
   const blobSweep = startPeriodicJob(base, blobSweepJob(base), loop.owner); // released raw messages (lib/storage/blob/release.ts)
+  const deviceCleanup = startPeriodicJob(base, deviceCleanupJob(base), loop.owner); // mobile devices idle beyond device_ttl_days
   const exportLoop = startEscrowExportLoop(base, loop.owner); // escrow matter exports (Spec: /api/escrow/ matter-export-requests)
   const lifecycle = startLifecycleLoop({ ...base, models }, loop.owner); // mailbox exports, imports, erasures
   // A worker that died holding leases (kill -9): its records are taken at once, not when the leases end.
@@ -112,6 +114,7 @@ export async function startWorker(config: Config): Promise<RunningDaemon> {
       await sendLoop.stop();
       await retention.stop();
       await blobSweep.stop();
+      await deviceCleanup.stop();
       await takeover.stop();
       await exportLoop.stop();
       await lifecycle.stop();

@@ -11,3 +11,8 @@ export { productPlugins } from './catalog.js';
 export { autodiscoverPlugin } from './autodiscover/index.js';
 export { easPlugin } from './eas/index.js';
 export { DEVICE_MODELS, EasDeviceModel, EasCollectionModel, EasChunkModel } from './device-models.js';
+export { deviceRouter } from './device-routes.js';
+export { listDevices, getDevice, remoteWipe, unblock, removeDevice, inspectDevice, type DeviceView } from './devices.js';
+export { deviceCleanupJob, removeIdleDevices } from './device-cleanup.js';
+
+export { pluginApiRouters } from './api-routers.js';

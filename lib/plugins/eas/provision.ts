@@ -80,7 +80,8 @@ async function handle(r: EasRequest): Promise<PluginResponse> {
   // The device acknowledges a wipe it was sent: recorded; it wipes itself now.
   const wipeAck = kid(body, 'RemoteWipe') ?? kid(body, 'AccountOnlyRemoteWipe');
   if (wipeAck) {
-    await caller.devices.update(device.uid, { wipe: 'wiped', policyKey: 0, pendingPolicyKey: 0 });
+    // Wiped and blocked: the account is gone from the device; it syncs again only once unblocked.
+    await caller.devices.update(device.uid, { wipe: 'wiped', blocked: true, policyKey: 0, pendingPolicyKey: 0 });
     r.host.log.warn({ device: device.deviceId, user: device.userUid }, 'mobile device acknowledged the remote wipe');
     return answer([pv('Status', PROVISION.ok)]);
   }

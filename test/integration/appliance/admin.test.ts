@@ -11,6 +11,7 @@ import { DistributionListModel, IngestEntryModel, QuarantineModel, TransportRule
 import { productModels, productRegistry } from '../../../lib/catalog.js';
 import { loadConfig } from '../../../lib/config/index.js';
 import { FolderModel, MailboxModel, MessageModel } from '../../../lib/mail/index.js';
+import { EasDeviceModel } from '../../../lib/plugins/index.js';
 import { openSqlStore } from '../../../lib/storage/sql/open.js';
 import type { Store } from '../../../lib/storage/index.js';
 import { freePort } from '../../helpers/scanners.js';
@@ -315,5 +316,34 @@ describe('svcmail admin', { timeout: 120_000 }, () => {
     const user = await call(await signToken(config, { uid: 'alice', roles: [] }));
     expect(user.status).toBe(403);
     expect(((await user.json()) as { code: string }).code).toBe('api-103');
+  });
+  it('devices: list, show, wipe, unblock and inspect a mobile device, with --json', async () => {
+    const dev = await store.repo(EasDeviceModel).create({
+      userUid: 'alice',
+      mailboxUid: 'no-such-mailbox',
+      deviceId: 'CLIPHONE',
+      deviceType: 'Android',
+      policyKey: 42,
+    } as never);
+    const list = await svcmail([...base, '--json', 'admin', 'devices', 'list']);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.json()).toMatchObject([{ uid: dev.uid, deviceId: 'CLIPHONE', provisioned: true, wipe: 'none' }]);
+    const text = await svcmail([...base, 'admin', 'devices', 'list']);
+    expect(text.stdout).toMatch(/CLIPHONE\s+Android\s+alice/);
+    const wipe = await svcmail([...base, '--json', 'admin', 'devices', 'wipe', dev.uid, '--account-only']);
+    expect(wipe.code, wipe.stderr).toBe(0);
+    expect(wipe.json()).toMatchObject({ wipe: 'account-only' });
+    expect((await store.repo<{ wipe: string }>(EasDeviceModel).get(dev.uid))!.wipe).toBe('account-only');
+    const unblock = await svcmail([...base, 'admin', 'devices', 'unblock', dev.uid]);
+    expect(unblock.stdout).toMatch(/devices: .* unblocked/);
+    const inspect = await svcmail([...base, 'admin', 'devices', 'inspect', dev.uid]);
+    expect(inspect.code, inspect.stderr).toBe(0);
+    expect(inspect.stdout).toMatch(/device CLIPHONE, last sync never/);
+    const missing = await svcmail([...base, 'admin', 'devices', 'wipe', '00000000-0000-7000-8000-000000000000']);
+    expect(missing.code).toBe(66);
+    const audit = await store
+      .repo<{ action: string }>(AuditEntryModel)
+      .list({ filter: { resource: 'devices', resourceUid: dev.uid }, limit: 10 });
+    expect(audit.map((a) => a.action).sort()).toEqual(['devices.remote-wipe', 'devices.unblock']);
   });
 });
