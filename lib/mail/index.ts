@@ -28,7 +28,7 @@ export {
 } from './filing.js';
 export { messagesResource, moveMessage, unfile } from './messages-resource.js';
 export { messageRouter } from './message-routes.js';
-export { messageActions, type MessageActions } from './message-actions.js';
+export { messageActions, openAttachment, type MessageActions } from './message-actions.js';
 export {
   evaluateRules,
   ruleAction,

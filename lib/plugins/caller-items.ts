@@ -1,14 +1,33 @@
-import { messageActions, MessageModel, type MessageRecord } from '../mail/index.js';
+import { AutoReplyModel, type AutoReply } from '../ingest/index.js';
+import { messageActions, MessageModel, openAttachment, type MessageRecord } from '../mail/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { Ctx } from '../context/index.js';
-import type { CallerApi, Row } from './types.js';
+import type { AutoReplySettings, CallerApi, Row } from './types.js';
+
+const autoReplyOf = (r: AutoReply | null): AutoReplySettings => ({
+  enabled: r?.enabled ?? false,
+  subject: r?.subject ?? 'Out of office',
+  body: r?.body ?? '',
+  startsAt: r?.startsAt ?? null,
+  endsAt: r?.endsAt ?? null,
+});
 
 /** Messages read per query while listing a whole folder's change keys. */
 const KEYS_PAGE = 2000;
 
 type ItemApi = Pick<
   CallerApi,
-  'folderItems' | 'folderKeys' | 'messageBody' | 'setFlags' | 'moveMessage' | 'trashMessage' | 'deleteMessage'
+  | 'folderItems'
+  | 'folderKeys'
+  | 'messageBody'
+  | 'setFlags'
+  | 'moveMessage'
+  | 'trashMessage'
+  | 'deleteMessage'
+  | 'attachment'
+  | 'emptyFolder'
+  | 'autoReply'
+  | 'setAutoReply'
 >;
 
 /**
@@ -51,8 +70,8 @@ export function itemApi(ctx: Ctx, service: ResourceService): ItemApi {
     async setFlags(uid, flags) {
       const msg = (await service.load(ctx, decl('messages'), uid, 'write')) as unknown as MessageRecord;
       const patch: Record<string, unknown> = {};
-      if (flags.seen !== undefined && flags.seen !== msg.seen) patch.seen = flags.seen;
-      if (flags.flagged !== undefined && flags.flagged !== msg.flagged) patch.flagged = flags.flagged;
+      for (const k of ['seen', 'flagged', 'answered', 'forwarded'] as const)
+        if (flags[k] !== undefined && flags[k] !== msg[k]) patch[k] = flags[k];
       if (!Object.keys(patch).length) return service.view(decl('messages'), msg as never) as Row;
       return service.update(ctx, decl('messages'), uid, { ...patch, version: msg.version });
     },
@@ -62,6 +81,30 @@ export function itemApi(ctx: Ctx, service: ResourceService): ItemApi {
     async deleteMessage(uid) {
       const msg = (await service.load(ctx, decl('messages'), uid, 'delete')) as unknown as MessageRecord;
       await service.remove(ctx, decl('messages'), uid, msg.version);
+    },
+    async attachment(messageUid, attachmentId) {
+      const msg = (await service.load(ctx, decl('messages'), messageUid, 'read')) as unknown as MessageRecord;
+      const a = await openAttachment(ctx, msg, attachmentId);
+      const chunks: Buffer[] = [];
+      for await (const c of a.content) chunks.push(c as Buffer);
+      return { filename: a.filename, contentType: a.contentType, data: Buffer.concat(chunks) };
+    },
+    async emptyFolder(folderUid) {
+      const r = await actions.emptyFolder(ctx, folderUid);
+      return { removed: r.removed };
+    },
+    async autoReply(mailboxUid) {
+      await service.load(ctx, service.registry.get('mailboxes'), mailboxUid, 'read');
+      return autoReplyOf(await ctx.store.repo<AutoReply>(AutoReplyModel).findOne({ mailboxUid }));
+    },
+    async setAutoReply(mailboxUid, patch) {
+      await service.load(ctx, service.registry.get('mailboxes'), mailboxUid, 'write');
+      const repo = ctx.store.repo<AutoReply>(AutoReplyModel);
+      const found = await repo.findOne({ mailboxUid });
+      const next = found
+        ? await repo.update(found.uid, patch, { expectedVersion: found.version })
+        : await repo.create({ ...autoReplyOf(null), ...patch, mailboxUid });
+      return autoReplyOf(next);
     },
   };
 }

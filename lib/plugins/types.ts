@@ -117,16 +117,33 @@ export interface CallerApi {
   messageBody(uid: string): Promise<{ encrypted: boolean; text: string | null; html: string | null }>;
   /** Every message of the folder in the window: uid → change key (changes with every write to it). */
   folderKeys(folderUid: string, since?: Date | null): Promise<Map<string, string>>;
-  /** Read and flagged, as the API's PUT sets them (write access to the folder). */
-  setFlags(uid: string, flags: { seen?: boolean; flagged?: boolean }): Promise<Row>;
+  /** Read, flagged, answered and forwarded, as the API's PUT sets them (write access to the folder). */
+  setFlags(uid: string, flags: { seen?: boolean; flagged?: boolean; answered?: boolean; forwarded?: boolean }): Promise<Row>;
   /** Moves a message to another folder of its mailbox (write access to both). */
   moveMessage(uid: string, folderUid: string): Promise<Row>;
   /** To Deleted Items; already there: removed for good (null). */
   trashMessage(uid: string): Promise<Row | null>;
   /** Removed for good (a device that does not ask for deletes as moves). */
   deleteMessage(uid: string): Promise<void>;
+  /** An attachment of a message the caller can read: its type and bytes (404 when there is none of that id). */
+  attachment(messageUid: string, attachmentId: string): Promise<{ filename: string; contentType: string; data: Buffer }>;
+  /** Removes every message of a folder the caller may delete from (Deleted Items emptied). */
+  emptyFolder(folderUid: string): Promise<{ removed: number }>;
+  /** The out-of-office reply of a mailbox the caller can read. */
+  autoReply(mailboxUid: string): Promise<AutoReplySettings>;
+  /** Changes it (the caller must own the mailbox or hold write on it). */
+  setAutoReply(mailboxUid: string, patch: Partial<AutoReplySettings>): Promise<AutoReplySettings>;
   /** The mobile-sync records of the caller's own devices. */
   readonly devices: DeviceStateApi;
+}
+
+/** A mailbox's out-of-office reply: on or off, between optional times, with a subject and text. */
+export interface AutoReplySettings {
+  enabled: boolean;
+  subject: string;
+  body: string;
+  startsAt: Date | null;
+  endsAt: Date | null;
 }
 
 /** Spec: DeviceSyncState, as the host keeps it for its owner. */

@@ -64,10 +64,17 @@ export const pluginSettings = {
     default: 512,
     doc: 'Most items one Sync answers per collection, whatever WindowSize the device asks for (MS-ASCMD: at most 512).',
   }),
-  'mail:eas:max_request_bytes': setting(z.number().int().positive(), {
-    default: 36 * 1024 * 1024,
-    doc: 'Largest mobile-sync request body (a SendMail with attachments); 413 beyond.',
-  }),
+  'mail:eas:max_request_bytes': setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .max(64 * 1024 * 1024),
+    {
+      default: 25 * 1024 * 1024,
+      doc: 'Largest mobile-sync request body (a SendMail with attachments, base64 included), at most 64 MiB; 413 api-110 beyond.',
+    },
+  ),
   'mail:eas:ping:max_heartbeat_seconds': setting(z.number().int().min(60).max(3540), {
     default: 3540,
     doc: 'Longest Ping a device may park (HeartbeatInterval); longer asks are answered status 5 with this limit.',

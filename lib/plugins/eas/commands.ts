@@ -1,7 +1,12 @@
 import type { EasCommand } from './command.js';
+import { sendMail, smartForward, smartReply } from './compose.js';
+import { getItemEstimate } from './estimate.js';
 import { folderSync } from './folder-sync.js';
+import { itemOperations } from './item-operations.js';
+import { moveItems } from './move-items.js';
 import { ping } from './ping.js';
 import { provision } from './provision.js';
+import { settings } from './settings.js';
 import { sync } from './sync.js';
 
 /** The commands this plugin implements (OPTIONS lists them; any other Cmd answers 501). */
@@ -10,4 +15,11 @@ export const COMMANDS: Record<string, EasCommand> = {
   FolderSync: folderSync,
   Sync: sync,
   Ping: ping,
+  GetItemEstimate: getItemEstimate,
+  ItemOperations: itemOperations,
+  MoveItems: moveItems,
+  Settings: settings,
+  SendMail: sendMail,
+  SmartReply: smartReply,
+  SmartForward: smartForward,
 };

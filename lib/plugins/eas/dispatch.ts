@@ -40,6 +40,8 @@ function refused(r: EasRequest, cmd: EasCommand): number | null {
  * device's standing (blocked, wiped, not provisioned: the command's Status), then the command.
  */
 export async function dispatch(req: PluginRequest, { host, caller }: PluginContext): Promise<PluginResponse> {
+  const limit = host.setting('mail:eas:max_request_bytes');
+  if (Buffer.isBuffer(req.body) && req.body.length > limit) throw new ApiError('api-110', `The body is larger than ${limit} bytes`);
   const q = queryOf(req);
   if (!q)
     throw new ApiError(
@@ -52,8 +54,6 @@ export async function dispatch(req: PluginRequest, { host, caller }: PluginConte
   if (!DEVICE_ID.test(q.deviceId)) throw new ApiError('api-106', 'DeviceId must be 1 to 64 letters and digits');
   const cmd = COMMANDS[q.cmd];
   if (!cmd) return { status: 501, headers: versionHeaders(Object.keys(COMMANDS)), body: `${q.cmd} is not implemented by this server` };
-  const limit = host.setting('mail:eas:max_request_bytes');
-  if (Buffer.isBuffer(req.body) && req.body.length > limit) throw new ApiError('api-110', `The body is larger than ${limit} bytes`);
   let body;
   try {
     body = bodyOf(req, limit);

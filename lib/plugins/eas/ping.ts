@@ -1,7 +1,7 @@
 import type { PluginResponse } from '../api.js';
 import type { EasCommand, EasRequest } from './command.js';
 import { kid, kids, textOf, wbxml } from './protocol.js';
-import { sinceOf } from './sync.js';
+import { pendingChanges } from './pending.js';
 import { ns, type WbxmlElement } from './wbxml/index.js';
 
 // Ping (MS-ASCMD 2.2.1.13): a long poll. The device names folders and a heartbeat; the answer comes
@@ -25,9 +25,7 @@ async function changedAlready(r: EasRequest, folders: string[]): Promise<string[
   const out: string[] = [];
   for (const id of folders) {
     const state = await r.caller.devices.collection(r.device.uid, id);
-    if (!state) continue; // never synced: nothing to compare with
-    const [held, now] = await Promise.all([r.caller.devices.held(state.uid), r.caller.folderKeys(id, sinceOf(state.filterType))]);
-    if (held.size !== now.size || [...now].some(([k, v]) => held.get(k) !== v)) out.push(id);
+    if (state && (await pendingChanges(r, state)) > 0) out.push(id); // a folder never synced has nothing to compare with
   }
   return out;
 }

@@ -1,8 +1,8 @@
 // A scripted mobile-sync device: builds WBXML requests with the product's codec, posts them as a
 // phone does (query form, version header, X-MS-PolicyKey) and decodes the answers. Every body it
 // sends or receives is kept, so a test can have tools nobody here wrote decode all of them.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -84,25 +84,30 @@ export function crossDecode(bodies: Buffer[]): { libwbxml: string[]; horde: stri
   try {
     const tool = programPath('wbxml2xml');
     const php = programPath('php-horde-activesync');
-    bodies.forEach((b, i) => {
+    const files = bodies.map((b, i) => {
       const file = join(dir, `${i}.wbxml`);
       writeFileSync(file, b);
-      if (tool) {
-        const xml = join(dir, `${i}.xml`);
+      return file;
+    });
+    if (tool)
+      files.forEach((file, i) => {
+        const xml = `${file}.xml`;
         const r = spawnSync(tool, ['-l', 'ACTIVESYNC', '-o', xml, file], { encoding: 'utf8' });
         if (r.status !== 0) out.libwbxml.push(`#${i}: wbxml2xml failed: ${r.stderr}`);
-        else {
-          const text = execFileSync('cat', [xml], { encoding: 'utf8' });
-          if (/<unknown/i.test(text)) out.libwbxml.push(`#${i}: ${text.slice(0, 400)}`);
-        }
-      }
-      if (php) {
-        const r = spawnSync('/usr/bin/php', [join(import.meta.dirname, '../../../fixtures/eas/horde-decode.php'), file], {
-          encoding: 'utf8',
-        });
-        if (r.status !== 0 || /^S!? \?$/m.test(r.stdout)) out.horde.push(`#${i}: ${r.stderr || r.stdout.slice(0, 400)}`);
-      }
-    });
+        else if (/<unknown/i.test(readFileSync(xml, 'utf8'))) out.libwbxml.push(`#${i}: ${readFileSync(xml, 'utf8').slice(0, 400)}`);
+      });
+    if (php && files.length) {
+      // One PHP start for every document: each one's tokens follow a line "=== <file>".
+      const r = spawnSync('/usr/bin/php', [join(import.meta.dirname, '../../../fixtures/eas/horde-decode.php'), ...files], {
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      if (r.status !== 0) out.horde.push(`horde failed: ${r.stderr}`);
+      // A single document comes without the marker line.
+      const parts = files.length === 1 ? [`${files[0]}\n${r.stdout}`] : r.stdout.split(/^=== /m).slice(1);
+      for (const part of parts)
+        if (/^S!? \?$/m.test(part)) out.horde.push(`#${files.indexOf(part.slice(0, part.indexOf('\n')))}: ${part.slice(0, 400)}`);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -50,7 +50,7 @@ describe.each(backends)('a mobile device session ($name)', (backend) => {
   let trash = '';
   const wire: Buffer[] = [];
   beforeAll(async () => {
-    stack = await startStack(backend, { plugins: [autodiscoverPlugin, easPlugin] });
+    stack = await startStack(backend, { plugins: [autodiscoverPlugin, easPlugin], values: { 'mail:eas:max_request_bytes': 1024 * 1024 } });
     s = await seed(stack);
     device = new Device(stack.protocols, `Bearer ${s.alice}`);
   }, 60_000);
@@ -65,7 +65,10 @@ describe.each(backends)('a mobile device session ($name)', (backend) => {
       expect(r.status, path).toBe(200);
       expect(r.headers.get('ms-asprotocolversions')).toBe('14.0,14.1,16.0,16.1');
       expect(r.headers.get('vendor-asprotocolversions')).toBe('14.0,14.1,16.0,16.1');
-      expect(r.headers.get('ms-asprotocolcommands')).toBe('Provision,FolderSync,Sync,Ping');
+      const commands = r.headers.get('ms-asprotocolcommands')!.split(',');
+      expect(commands).toEqual(expect.arrayContaining(['Provision', 'FolderSync', 'Sync', 'Ping', 'ItemOperations', 'Settings']));
+      expect(commands).not.toContain('Find'); // unsupported by the specification: not advertised
+      expect(r.headers.get('vendor-asprotocolcommands')).toBe(commands.join(','));
     }
   });
 
@@ -82,6 +85,9 @@ describe.each(backends)('a mobile device session ($name)', (backend) => {
     const broken = await device.send('FolderSync', null, { raw: Buffer.from([0x03, 0x01, 0x6a, 0x00, 0x00, 0x07, 0x56, 0x52]) });
     expect(broken.status).toBe(400);
     expect(JSON.parse(broken.text)).toMatchObject({ code: 'api-106', message: expect.stringMatching(/Malformed WBXML/) });
+    const huge = await device.send('SendMail', null, { raw: Buffer.alloc(1024 * 1024 + 1, 0x41) });
+    expect(huge.status).toBe(413);
+    expect(JSON.parse(huge.text)).toMatchObject({ code: 'api-110', status: 413 });
     const unknownCmd = await device.send('Find', null);
     expect(unknownCmd.status).toBe(501);
     const noAuth = await fetch(`${stack.protocols}/Microsoft-Server-ActiveSync?Cmd=Sync&DeviceId=X1&DeviceType=t`, { method: 'POST' });
