@@ -205,8 +205,9 @@ async function submit(r: EasRequest, kind: Kind, req: ComposeRequest, key: strin
     return null;
   }
   if (!recipientsOf(parsed).length) return COMPOSE.noRecipient;
-  const from = parsed.from?.value[0]?.address ? undefined : String((await r.caller.mailbox()).address);
-  const domain = (parsed.from?.value[0]?.address ?? from ?? '').split('@').pop() ?? '';
+  const given = parsed.from?.value[0]?.address;
+  const from = given ? undefined : String((await r.caller.mailbox()).address);
+  const domain = (given ?? from ?? '').split('@').pop() ?? '';
   const messageId = parsed.messageId ?? derivedMessageId(key, domain);
   if (await alreadySent(r, messageId)) return COMPOSE.previouslySent;
   const row = req.sourceId ? await originalRow(r, req.sourceId) : null;
@@ -223,13 +224,18 @@ async function submit(r: EasRequest, kind: Kind, req: ComposeRequest, key: strin
     r.host.log.info({ ...log, code: e.code, status, reason: e.message }, 'mobile sync: a send was refused');
     return status;
   }
-  // The original shows it was answered or forwarded, as after a reply from the web app.
-  if (row)
-    await r.caller
-      .setFlags(String(row.uid), kind === 'SmartReply' ? { answered: true } : { forwarded: true })
-      .catch((e: unknown) => r.host.log.warn({ ...log, err: e }, 'mobile sync: the original could not be marked'));
+  if (row) await markOriginal(r, kind, row, log);
   if (!req.saveInSent) r.host.log.debug(log, 'mobile sync: SaveInSentItems absent; the send path filed a copy in Sent Items anyway');
   return null;
+}
+
+/** The original shows it was answered or forwarded, as after a reply from the web app (a failure only logged: the mail went). */
+async function markOriginal(r: EasRequest, kind: Kind, row: Row, log: Record<string, unknown>): Promise<void> {
+  try {
+    await r.caller.setFlags(String(row.uid), kind === 'SmartReply' ? { answered: true } : { forwarded: true });
+  } catch (e) {
+    r.host.log.warn({ ...log, err: e }, 'mobile sync: the original could not be marked');
+  }
 }
 
 async function handle(kind: Kind, cmd: EasCommand, r: EasRequest): Promise<PluginResponse> {
