@@ -45,10 +45,11 @@ export function itemApi(ctx: Ctx, service: ResourceService): ItemApi {
         filter: {
           folderUid,
           ...(opts.after ? { uid: { $gt: opts.after } } : {}),
+          ...(opts.before ? { uid: { $lt: opts.before } } : {}),
           ...(opts.uids ? { uid: { $in: opts.uids } } : {}),
           ...(opts.since ? { date: { $gte: opts.since } } : {}),
         },
-        sort: [{ field: 'uid', dir: 'asc' }],
+        sort: [{ field: 'uid', dir: opts.newestFirst ? 'desc' : 'asc' }],
         limit: Math.min(Math.max(1, opts.limit), 1000),
       });
       return rows.map((r) => service.view(decl('messages'), r as never) as Row);

@@ -8,6 +8,7 @@ import type { ResourceService } from '../resources/index.js';
 import type { Ctx, Deps } from '../context/index.js';
 import { sendDraft, type SendDeps } from '../send/index.js';
 import { itemApi } from './caller-items.js';
+import { recordsApi } from './caller-records.js';
 import { deviceStateApi } from './device-state.js';
 import type { CallerApi, Row } from './types.js';
 
@@ -85,6 +86,7 @@ export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, m
       }>;
     },
     ...itemApi(ctx, service),
+    records: (name) => recordsApi(ctx, service, name),
     devices: deviceStateApi(ctx.store, stripped, async () => String((await api.mailbox()).uid)),
     async subscribe(channel, handler: ChannelHandler) {
       // Channels are folder and mailbox uids (Spec: Events 2); READ is checked like a GET.

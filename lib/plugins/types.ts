@@ -110,9 +110,13 @@ export interface CallerApi {
   subscribe(channel: string, handler: ChannelHandler): Promise<() => void>;
   /**
    * Messages of a folder the caller can read, as the API shows them, in uid order: after `after`
-   * (a cursor through the folder), received since `since` (a sync filter window), at most `limit`.
+   * (a cursor through the folder), or newest first below `before` when `newestFirst`; received
+   * since `since` (a sync filter window); those of `uids` only; at most `limit`.
    */
-  folderItems(folderUid: string, opts: { after?: string | null; since?: Date | null; uids?: string[]; limit: number }): Promise<Row[]>;
+  folderItems(
+    folderUid: string,
+    opts: { after?: string | null; before?: string | null; newestFirst?: boolean; since?: Date | null; uids?: string[]; limit: number },
+  ): Promise<Row[]>;
   /** The text and sanitized HTML of a message the caller can read (encrypted mail: only that it is). */
   messageBody(uid: string): Promise<{ encrypted: boolean; text: string | null; html: string | null }>;
   /** Every message of the folder in the window: uid → change key (changes with every write to it). */
@@ -133,8 +137,26 @@ export interface CallerApi {
   autoReply(mailboxUid: string): Promise<AutoReplySettings>;
   /** Changes it (the caller must own the mailbox or hold write on it). */
   setAutoReply(mailboxUid: string, patch: Partial<AutoReplySettings>): Promise<AutoReplySettings>;
+  /** Contacts, calendar events, tasks and task lists, as the generic resource routes serve them. */
+  records(name: SyncResource): RecordsApi;
   /** The mobile-sync records of the caller's own devices. */
   readonly devices: DeviceStateApi;
+}
+
+/** The personal-information resources a sync protocol reads and writes. */
+export type SyncResource = 'contacts' | 'calendar-events' | 'tasks' | 'task-lists';
+
+/** One resource for one caller: each call checked like the HTTP API's generic route (404 for what the caller cannot see). */
+export interface RecordsApi {
+  /** Every record matching equality filters (e.g. { mailboxUid }, { taskListUid }). */
+  list(filter: Record<string, string>): Promise<Row[]>;
+  /** The same records' uid → change key (the record version). */
+  keys(filter: Record<string, string>): Promise<Map<string, string>>;
+  get(uid: string): Promise<Row>;
+  create(body: Record<string, unknown>): Promise<Row>;
+  /** Changes fields (the current version is taken for the caller: the device's change wins over the server's). */
+  update(uid: string, body: Record<string, unknown>): Promise<Row>;
+  remove(uid: string): Promise<void>;
 }
 
 /** A mailbox's out-of-office reply: on or off, between optional times, with a subject and text. */

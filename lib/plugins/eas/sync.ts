@@ -120,6 +120,37 @@ async function serverChanges(
   return { commands, more };
 }
 
+/**
+ * The first filling of a collection: the folder walked newest first from the cursor, `window` items
+ * a round, without comparing the whole folder each time (what arrives, changes or goes meanwhile is
+ * found by the first comparing round once the walk is done).
+ */
+async function fillRound(
+  r: EasRequest,
+  state: EasCollection,
+  options: WbxmlElement | undefined,
+  held: Map<string, string>,
+  window: number,
+): Promise<{ commands: WbxmlElement[]; more: boolean; cursor: string | null }> {
+  const rows = await r.caller.folderItems(state.folderUid, {
+    before: state.cursor,
+    newestFirst: true,
+    since: sinceOf(state.filterType),
+    limit: window + 1,
+  });
+  const page = rows.slice(0, window);
+  const prefs = bodyPreferences(options);
+  const mime = mimeSupportOf(options);
+  const commands: WbxmlElement[] = [];
+  for (const row of page) {
+    const id = String(row.uid);
+    if (held.has(id)) continue; // moved in by the device itself meanwhile
+    commands.push(as('Add', [as('ServerId', id), as('ApplicationData', await mailData(r.caller, row, prefs, mime))]));
+    held.set(id, String(row.version));
+  }
+  return { commands, more: rows.length > window, cursor: page.length ? String(page[page.length - 1].uid) : state.cursor };
+}
+
 /** One collection of a Sync request → its answer. */
 async function syncCollection(r: EasRequest, c: WbxmlElement, globalWindow: number | null): Promise<WbxmlElement> {
   const key = textOf(c, 'SyncKey') ?? '';
@@ -178,9 +209,13 @@ async function nextRound(
   const getChanges = textOf(c, 'GetChanges') !== '0';
   const asked = Number(textOf(c, 'WindowSize') ?? globalWindow ?? DEFAULT_WINDOW) || DEFAULT_WINDOW;
   const window = Math.min(asked, r.host.setting('mail:eas:sync:max_window_size'));
-  const changes = getChanges
-    ? await serverChanges(r, state.folderUid, kid(c, 'Options'), filterType, held, window)
-    : { commands: [], more: false };
+  const options = kid(c, 'Options');
+  const filling = !state.filled && filterType === state.filterType;
+  const changes = !getChanges
+    ? { commands: [], more: false, cursor: state.cursor }
+    : filling
+      ? await fillRound(r, state, options, held, window)
+      : { ...(await serverChanges(r, state.folderUid, options, filterType, held, window)), cursor: null };
   const next = state.syncKey + 1;
   const element = answer(next, SYNC.ok, { commands: changes.commands, responses, more: changes.more });
   await devices.setHeld(state.uid, held);
@@ -188,7 +223,9 @@ async function nextRound(
     syncKey: next,
     filterType,
     heldCount: held.size,
-    filled: !changes.more,
+    cursor: changes.cursor,
+    // Filled once the walk ends; a comparing round (after it, or after a new filter) leaves it filled.
+    filled: !getChanges ? state.filled : filling ? !changes.more : true,
     previousKey: state.syncKey,
     previousAnswer: JSON.stringify(element, replace),
   });
