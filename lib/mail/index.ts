@@ -51,7 +51,7 @@ export {
   FocusedOverrideModel,
 } from './mailbox-items.js';
 export { ReadReceiptModel, RECEIPT_STATES, noteReceiptOwed, receiptUid, type ReadReceipt } from './receipts.js';
-export { searchMessages, searchDocument, searchQuery, type SearchQuery } from './search.js';
+export { searchFor, searchMessages, searchDocument, searchQuery, type SearchQuery } from './search.js';
 export { searchRouter } from './search-routes.js';
 export type { OutboundHook, OutboundKind, OutboundMessage } from './outbound-port.js';
 export { directory, directoryRouter, type DirectoryEntry } from './directory.js';

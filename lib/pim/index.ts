@@ -13,3 +13,4 @@ export { eventsToIcs, icsToEvents, occurrences, type EventData } from './ics.js'
 export { contactsToVcf, vcfToContacts, type ContactData } from './vcard.js';
 export * from './models.js';
 export { applyItip, calendarPartsOf, eventRecordOf, type InboundItip } from './invitations.js';
+export { respondToInvitation } from './respond.js';

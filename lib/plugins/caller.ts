@@ -8,6 +8,8 @@ import type { ResourceService } from '../resources/index.js';
 import type { Ctx, Deps } from '../context/index.js';
 import { sendDraft, type SendDeps } from '../send/index.js';
 import { itemApi } from './caller-items.js';
+import { lookupApi } from './caller-lookup.js';
+import { meetingApi } from './caller-meetings.js';
 import { recordsApi } from './caller-records.js';
 import { deviceStateApi } from './device-state.js';
 import type { CallerApi, Row } from './types.js';
@@ -86,6 +88,8 @@ export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, m
       }>;
     },
     ...itemApi(ctx, service),
+    ...lookupApi(ctx, service),
+    ...meetingApi(ctx, service),
     records: (name) => recordsApi(ctx, service, name),
     devices: deviceStateApi(ctx.store, stripped, async () => String((await api.mailbox()).uid)),
     async subscribe(channel, handler: ChannelHandler) {

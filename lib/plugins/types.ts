@@ -137,6 +137,25 @@ export interface CallerApi {
   autoReply(mailboxUid: string): Promise<AutoReplySettings>;
   /** Changes it (the caller must own the mailbox or hold write on it). */
   setAutoReply(mailboxUid: string, patch: Partial<AutoReplySettings>): Promise<AutoReplySettings>;
+  /** Mail search over the caller's mailboxes (or one named), newest first, as GET /api/mail/search answers. */
+  searchMail(q: {
+    mailboxUid?: string;
+    q?: string;
+    folderUid?: string;
+    after?: Date;
+    before?: Date;
+    limit?: number;
+    page?: number;
+  }): Promise<Row[]>;
+  /** The directory (mailboxes and lists) whose address or name starts with q. */
+  directory(q: string, limit: number): Promise<Array<{ address: string; name: string; kind: 'mailbox' | 'list' }>>;
+  /** The encryption certificate (PEM) of an address, local or federated; null when it has none. */
+  encryptionCertificate(mailboxUid: string, address: string): Promise<string | null>;
+  /**
+   * Answers a meeting invitation (the calendar event, or the invitation message naming it): the
+   * event's PARTSTAT and an iTIP REPLY to the organizer, as the web app answers.
+   */
+  answerInvitation(itemUid: string, response: 'accepted' | 'tentative' | 'declined'): Promise<{ eventUid: string }>;
   /** Contacts, calendar events, tasks and task lists, as the generic resource routes serve them. */
   records(name: SyncResource): RecordsApi;
   /** The mobile-sync records of the caller's own devices. */

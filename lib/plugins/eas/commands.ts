@@ -3,9 +3,12 @@ import { sendMail, smartForward, smartReply } from './compose.js';
 import { getItemEstimate } from './estimate.js';
 import { folderSync } from './folder-sync.js';
 import { itemOperations } from './item-operations.js';
+import { meetingResponse } from './meeting-response.js';
 import { moveItems } from './move-items.js';
 import { ping } from './ping.js';
 import { provision } from './provision.js';
+import { resolveRecipients } from './resolve-recipients.js';
+import { search } from './search.js';
 import { settings } from './settings.js';
 import { sync } from './sync.js';
 
@@ -19,6 +22,9 @@ export const COMMANDS: Record<string, EasCommand> = {
   ItemOperations: itemOperations,
   MoveItems: moveItems,
   Settings: settings,
+  Search: search,
+  ResolveRecipients: resolveRecipients,
+  MeetingResponse: meetingResponse,
   SendMail: sendMail,
   SmartReply: smartReply,
   SmartForward: smartForward,
