@@ -1,3 +1,4 @@
+import { schema } from '../../../lib/config/index.js';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -46,7 +47,8 @@ async function start(values: Record<string, unknown> = {}, double: Partial<Signi
   const api = await startTestApi(backend, {
     'mail:auth_server_url': signin.url,
     'mail:basic_auth:realm': 'Test Realm',
-    'mail:basic_auth:paths': ['/mapi', '/Vendor-Server-ActiveSync', P],
+    // The default paths (both spellings of the mobile-sync path) and one the api app serves itself.
+    'mail:basic_auth:paths': [...(schema['mail:basic_auth:paths'].default as string[]), P],
     ...values,
   } as never);
   cleanup.push(() => api.close());
@@ -93,7 +95,13 @@ describe('app passwords over Basic', () => {
   it('on the default paths and below, a Basic header is checked by the sign-in service; the caller is signed in', async () => {
     const { api, signin } = await start();
     const echo = await startEcho(api);
-    for (const path of ['/mapi/emsmdb/', '/Vendor-Server-ActiveSync', '/Vendor-Server-ActiveSync/x?Cmd=Sync']) {
+    for (const path of [
+      '/mapi/emsmdb/',
+      '/Vendor-Server-ActiveSync',
+      '/Vendor-Server-ActiveSync/x?Cmd=Sync',
+      '/Microsoft-Server-ActiveSync?Cmd=Sync',
+      '/microsoft-server-activesync', // clients vary the case
+    ]) {
       expect(await echo(path, basic('alice', 'alice-app-pw'))).toMatchObject({
         status: 200,
         body: { principal: { uid: 'alice', via: 'basic' } },
@@ -200,6 +208,7 @@ describe('app passwords over Basic', () => {
       '/mapix',
       '/api/mapi',
       '/Vendor-Server-ActiveSyncX',
+      '/Microsoft-Server-ActiveSync-x',
       `${P}x`,
       `/api${P}`,
     ]) {
