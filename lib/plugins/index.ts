@@ -16,3 +16,5 @@ export { listDevices, getDevice, remoteWipe, unblock, removeDevice, inspectDevic
 export { deviceCleanupJob, removeIdleDevices } from './device-cleanup.js';
 
 export { pluginApiRouters } from './api-routers.js';
+/** The ActiveSync WBXML codec, for callers outside the plugin (svcmail doctor's mobile-sync probe). */
+export * as wbxml from './eas/wbxml/index.js';

@@ -12,5 +12,6 @@ export const CHECK_IDS = [
   'dkim',
   'dns',
   'autodiscover',
+  'activesync',
   'redis',
 ] as const;

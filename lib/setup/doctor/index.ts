@@ -2,6 +2,7 @@ import { checkBlobStore, checkCa, checkDatastore, checkDkim, checkSecrets, check
 import { checkDaemons, checkDns, checkRedis, checkSignin, checkWorker } from './remote-checks.js';
 import { checkScanners } from './scanner-checks.js';
 import { checkAutodiscover } from './protocol-checks.js';
+import { checkMobileSync } from './eas-checks.js';
 import type { Check, CheckResult, DoctorContext } from './types.js';
 import { CHECK_IDS } from '../doctor-ids/index.js';
 
@@ -23,6 +24,7 @@ const RUN: Record<(typeof CHECK_IDS)[number], Check> = {
   dkim: checkDkim,
   dns: checkDns,
   autodiscover: checkAutodiscover,
+  activesync: checkMobileSync,
   redis: checkRedis,
 };
 export const CHECKS: Array<{ id: string; run: Check }> = CHECK_IDS.map((id) => ({ id, run: RUN[id] }));

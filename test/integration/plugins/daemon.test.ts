@@ -172,9 +172,20 @@ describe.runIf(withOpenssl)('svcmail doctor: the protocols daemon and the Autodi
 
   // Asynchronous: the servers it probes run in this process.
   const doctor = async (extraEnv: Record<string, string> = {}, set: string[] = []) => {
-    const skip = ['secrets', 'datastore', 'blobs', 'worker', 'scanners', 'transport', 'signin', 'ca', 'dkim', 'dns', 'redis'].flatMap(
-      (c) => ['--skip', c],
-    );
+    const skip = [
+      'secrets',
+      'datastore',
+      'blobs',
+      'worker',
+      'scanners',
+      'transport',
+      'signin',
+      'ca',
+      'dkim',
+      'dns',
+      'redis',
+      'activesync',
+    ].flatMap((c) => ['--skip', c]);
     const child = spawn(process.execPath, [BIN, '--config', conf, ...set.flatMap((x) => ['--set', x]), '--json', 'doctor', ...skip], {
       cwd: ROOT,
       env: { ...process.env, NODE_ENV: 'test', SVCMAIL_CONFIG: '', ...extraEnv },
