@@ -1,0 +1,206 @@
+// A scripted device session per client style (iOS 14.1, Android 16.1, Outlook 16.0) against the
+// appliance as it runs — `svcmail start --foreground`, the four daemons as separate processes:
+// OPTIONS → Provision (two steps) → FolderSync → Sync from 0 → mail handed off through
+// /internal/mta and filed by the worker daemon → the parked Ping wakes (the event crosses processes)
+// → Sync gets the Add → flag and move from the device → SendMail and SmartReply reach another
+// mailbox through the send path → remote wipe at the next Provision.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signToken } from '../../../../lib/auth/index.js';
+import { loadConfig, schema } from '../../../../lib/config/index.js';
+import { freePort } from '../../../helpers/scanners.js';
+import { CLI, ROOT } from '../../appliance/helpers.js';
+import { Device, kid, kids, ns, textOf } from './_client.js';
+
+const SECRET = 'eas-daemons-secret-0123456789abcdef';
+const INGEST = 'eas-daemons-ingest-0123456789';
+const pv = ns('Provision');
+const fh = ns('FolderHierarchy');
+const as = ns('AirSync');
+const pg = ns('Ping');
+const mv = ns('Move');
+const cm = ns('ComposeMail');
+
+const STYLES = [
+  { name: 'iOS', type: 'iPhone', version: '14.1' },
+  { name: 'Android', type: 'Android', version: '16.1' },
+  { name: 'Outlook', type: 'WindowsOutlook15', version: '16.0' },
+] as const;
+
+describe('device sessions against the running appliance', { timeout: 300_000 }, () => {
+  let dir: string;
+  let child: ChildProcess;
+  let out = '';
+  let api = '';
+  const tokens: Record<string, string> = {};
+  const boxes: Record<string, string> = {};
+  const call = async (user: string, method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${api}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${tokens[user]}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'svcmail-eas-daemons-'));
+    const listen: Record<string, string> = {};
+    for (const [name, decl] of Object.entries(schema)) {
+      const d = (decl as { default?: unknown }).default;
+      if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) listen[name] = `127.0.0.1:${await freePort()}`;
+    }
+    const file = join(dir, 'svcmail.conf');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...listen,
+        data_dir: join(dir, 'data'),
+        'auth:secret': SECRET,
+        'mail:transport:ingest:secret': INGEST,
+        'mail:dev_auto_login:enabled': false,
+        'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, // no scanner: the test-mode clean fallback
+        'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
+        'mail:jobs:scan:interval_seconds': 1,
+        'log:level': 'warn',
+      }),
+    );
+    api = `http://${listen['listen:api']}`;
+    child = spawn(process.execPath, [CLI, 'start', '--foreground', '--config', file], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_ENV: 'test', SVCMAIL_CONFIG: '', NOTIFY_SOCKET: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+    child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+    for (const until = Date.now() + 150_000; !/svcmail: ready, 4 daemons running/.test(out);) {
+      if (child.exitCode !== null || Date.now() > until) throw new Error(`the appliance did not start: ${out}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const config = loadConfig({ file, env: { NODE_ENV: 'test' } });
+    tokens.admin = await signToken(config, { uid: 'root', roles: ['admin'], elevated: true });
+    for (const u of ['alice', 'bob']) tokens[u] = await signToken(config, { uid: u });
+    expect((await call('admin', 'POST', '/api/mail/domains', { name: 'example.test', verified: true })).status).toBe(201);
+    for (const u of ['alice', 'bob'])
+      boxes[u] = (await call('admin', 'POST', '/api/mail/mailboxes', { address: `${u}@example.test`, owners: [u], name: u })).body.uid;
+  }, 200_000);
+  afterAll(() => {
+    if (child && child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const handOff = async (to: string, subject: string) => {
+    const raw = `From: Carol <carol@example.net>\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '-')}@example.net>\r\nDate: ${new Date().toUTCString()}\r\n\r\nHello, ${subject}.\r\n`;
+    const r = await fetch(`${api}/internal/mta/deliver`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${INGEST}`,
+        'content-type': 'message/rfc822',
+        'x-envelope-from': 'carol%40example.net',
+        'x-envelope-to': encodeURIComponent(to),
+      },
+      body: raw,
+    });
+    expect(r.status).toBe(202);
+  };
+  const until = async <T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> => {
+    for (const end = Date.now() + ms; Date.now() < end;) {
+      const v = await probe();
+      if (v !== undefined) return v;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`${what} did not happen within ${ms} ms\n${out}`);
+  };
+
+  it.each(STYLES)('$name ($version): a whole day of a phone, through the real daemons', async (style) => {
+    const protocols = `http://${new URL(api).host}`; // the api daemon's front door forwards /Microsoft-Server-ActiveSync
+    const d = new Device(protocols, `Bearer ${tokens.alice}`, `${style.name.toUpperCase()}1`, style.type, style.version);
+    const options = await fetch(`${protocols}/Microsoft-Server-ActiveSync`, { method: 'OPTIONS' });
+    expect(options.headers.get('ms-asprotocolversions')).toContain(style.version);
+    await d.provision(pv);
+    const fs = await d.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
+    const folders = Object.fromEntries(
+      kids(kid(fs.tree!, 'Changes'), 'Add').map((a) => [textOf(a, 'DisplayName')!, textOf(a, 'ServerId')!]),
+    );
+    let key = 0;
+    const sync = async (extra: ReturnType<typeof as>[] = []) => {
+      const r = await d.send(
+        'Sync',
+        as('Sync', [
+          as('Collections', [as('Collection', [as('SyncKey', key), as('CollectionId', folders.Inbox), as('WindowSize', 50), ...extra])]),
+        ]),
+      );
+      const c = kid(kid(r.tree!, 'Collections'), 'Collection')!;
+      key = Number(textOf(c, 'SyncKey'));
+      return kid(c, 'Commands')?.children ?? [];
+    };
+    await sync();
+    await sync(); // everything the device should hold so far
+    // Park a Ping, hand a message off through the MTA path: the worker files it, the Ping wakes.
+    const ping = d.send(
+      'Ping',
+      pg('Ping', [pg('HeartbeatInterval', '120'), pg('Folders', [pg('Folder', [pg('Id', folders.Inbox), pg('Class', 'Email')])])]),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    const subject = `for ${style.name}`;
+    await handOff('alice@example.test', subject);
+    const woke = await ping;
+    expect(textOf(woke.tree!, 'Status')).toBe('2');
+    const [add] = (await sync()).filter((c) => c.tag === 'Add' && textOf(kid(c, 'ApplicationData'), 'Subject') === subject);
+    expect(add).toBeDefined();
+    const id = textOf(add, 'ServerId')!;
+    // Flag it and move it to Archive: the mailbox follows.
+    await sync([
+      as('Commands', [as('Change', [as('ServerId', id), as('ApplicationData', [ns('Email')('Flag', [ns('Email')('FlagStatus', '2')])])])]),
+    ]);
+    expect((await call('alice', 'GET', `/api/mail/messages/${id}`)).body.flagged).toBe(true);
+    const moved = await d.send(
+      'MoveItems',
+      mv('MoveItems', [mv('Move', [mv('SrcMsgId', id), mv('SrcFldId', folders.Inbox), mv('DstFldId', folders.Archive)])]),
+    );
+    expect(textOf(kid(moved.tree!, 'Response'), 'Status')).toBe('3');
+    expect((await call('alice', 'GET', `/api/mail/messages/${id}`)).body.folderUid).toBe(folders.Archive);
+    // SendMail and SmartReply through the send path reach bob's Inbox.
+    const mime = (subj: string) =>
+      Buffer.from(
+        `From: alice@example.test\r\nTo: bob@example.test\r\nSubject: ${subj}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\nFrom my ${style.name} phone.\r\n`,
+      );
+    const sent = await d.send(
+      'SendMail',
+      cm('SendMail', [cm('ClientId', `${style.name}-1`), cm('SaveInSentItems'), cm('Mime', mime(`sent from ${style.name}`))]),
+    );
+    expect(sent.status).toBe(200);
+    expect(sent.tree).toBeNull();
+    const replied = await d.send(
+      'SmartReply',
+      cm('SmartReply', [
+        cm('ClientId', `${style.name}-2`),
+        cm('Source', [cm('FolderId', folders.Archive), cm('ItemId', id)]),
+        cm('Mime', mime(`Re: ${subject}`)),
+      ]),
+    );
+    expect(replied.status).toBe(200);
+    const bobInbox = async () => {
+      const f = await call('bob', 'GET', `/api/mail/folders?mailboxUid=${boxes.bob}&role=inbox`);
+      return (await call('bob', 'GET', `/api/mail/messages?folderUid=${f.body[0].uid}&limit=200`)).body as Array<{ subject: string }>;
+    };
+    await until('bob gets both', async () => {
+      const s = (await bobInbox()).map((m) => m.subject);
+      return s.includes(`sent from ${style.name}`) && s.includes(`Re: ${subject}`) ? true : undefined;
+    });
+    // An administrator wipes the device: it is told at its next command and wiped at Provision.
+    const devices = (await call('admin', 'GET', '/api/mail/devices')).body as Array<{ uid: string; deviceId: string }>;
+    const mine = devices.find((x) => x.deviceId === d.id)!;
+    expect((await call('admin', 'POST', `/api/mail/devices/${mine.uid}/remote-wipe`, {})).status).toBe(200);
+    expect(textOf((await d.send('Ping', null)).tree!, 'Status')).toBe('140');
+    const p = await d.send('Provision', pv('Provision', [pv('Policies', [pv('Policy', [pv('PolicyType', 'MS-EAS-Provisioning-WBXML')])])]));
+    expect(kid(p.tree!, 'RemoteWipe')).toBeDefined();
+    await d.send('Provision', pv('Provision', [pv('RemoteWipe', [pv('Status', '1')])]));
+    expect((await call('admin', 'GET', `/api/mail/devices/${mine.uid}`)).body).toMatchObject({ wipe: 'wiped', blocked: true });
+  });
+});
