@@ -191,6 +191,19 @@ describe.each(backends)('a mobile device session ($name)', (backend) => {
     await bobDevice.provision(pv);
     expect(textOf(collectionOf((await bobDevice.send('Sync', syncRequest(inbox, 0))).tree), 'Status')).toBe('8');
     wire.push(...bobDevice.wire);
+    // Neither does an elevated administrator's device: trusted roles are stripped, the folder is not theirs.
+    const adminDevice = new Device(stack.protocols, `Bearer ${s.admin}`, 'ADMIN1');
+    expect((await adminDevice.send('Provision', pv('Provision', []))).status).toBe(404); // no mailbox of their own: nothing to sync
+    const own = { address: 'root@example.test', owners: ['root'], name: 'root' };
+    expect((await stack.call('POST', '/api/mail/mailboxes', s.admin, own)).status).toBe(201);
+    await adminDevice.provision(pv);
+    expect(textOf(collectionOf((await adminDevice.send('Sync', syncRequest(inbox, 0))).tree), 'Status')).toBe('8');
+    const ping = await adminDevice.send(
+      'Ping',
+      pg('Ping', [pg('HeartbeatInterval', '60'), pg('Folders', [pg('Folder', [pg('Id', inbox), pg('Class', 'Email')])])]),
+    );
+    expect(textOf(ping.tree!, 'Status')).toBe('7'); // not a folder FolderSync gave it
+    wire.push(...adminDevice.wire);
   });
 
   it('Ping answers at once when mail is waiting, parks until mail arrives, and checks its bounds', async () => {
