@@ -29,6 +29,7 @@ export interface EasCommand {
 export const STATUS = {
   invalidContent: 101,
   invalidWbxml: 102,
+  invalidXml: 103,
   deviceBlocked: 129,
   remoteWipeRequested: 140,
   deviceNotProvisioned: 142,

@@ -71,6 +71,17 @@ export async function dispatch(req: PluginRequest, { host, caller }: PluginConte
   const r: EasRequest = { req, body, host, caller: me, device, version: v.version, mailboxUid: String(mailbox.uid) };
   const status = refused(r, cmd);
   if (status !== null) return wbxml(statusOnly(cmd, status));
-  const out = await cmd.handle(r);
+  // Well-formed WBXML of another command: the common InvalidXML status, before the command reads it.
+  if (body && (body.page !== cmd.root.page || body.tag !== cmd.root.tag)) return wbxml(statusOnly(cmd, STATUS.invalidXml));
+  let out: PluginResponse;
+  try {
+    out = await cmd.handle(r);
+  } catch (e) {
+    // An answer that cannot be written (an element the request named that the answer may not hold):
+    // the request's fault, said as InvalidXML rather than a 500.
+    if (!(e instanceof WbxmlError)) throw e;
+    host.log.warn({ err: e, cmd: q.cmd }, 'mobile sync: the answer to a malformed request could not be encoded');
+    return wbxml(statusOnly(cmd, STATUS.invalidXml));
+  }
   return { ...out, headers: { ...out.headers, 'ms-server-activesync': '16.1' } };
 }

@@ -1,10 +1,12 @@
-import type { CallerApi, PluginResponse, Row } from '../api.js';
+import type { CallerApi, PluginResponse } from '../api.js';
 import type { EasCommand, EasRequest } from './command.js';
 import { textOf, wbxml } from './protocol.js';
+import { pimFolders } from './sources.js';
 import { ns, type WbxmlElement } from './wbxml/index.js';
 
-// FolderSync (MS-ASCMD 2.2.1.5): the folder hierarchy. Folder ServerIds are the folders' uids, so
-// they never change while a folder lives; the device state keeps the list the device was given
+// FolderSync (MS-ASCMD 2.2.1.5): the folder hierarchy. Mail folder ServerIds are the folders'
+// uids; the mailbox's Contacts, Calendar and task lists follow at the top level with ids of their
+// own (sources.ts), so no id changes while its folder lives; the device state keeps the list the device was given
 // with its key, and a later FolderSync answers what changed since. SyncKey 0 resends the whole list
 // and resets only that list: the collections keep their sync state, because folder ids are stable
 // (Android Gmail sends SyncKey 0 on every refresh and would otherwise start every folder over).
@@ -34,13 +36,14 @@ export interface DeviceFolder {
 
 /** The mailbox's folders as the device sees them: id → parent, name, type. */
 export async function currentFolders(caller: CallerApi, mailboxUid: string): Promise<Record<string, DeviceFolder>> {
-  const rows: Row[] = await caller.folders(mailboxUid);
+  const [rows, pim] = await Promise.all([caller.folders(mailboxUid), pimFolders(caller, mailboxUid)]);
   const ids = new Set(rows.map((f) => String(f.uid)));
   const out: Record<string, DeviceFolder> = {};
   for (const f of rows) {
     const parent = typeof f.parentUid === 'string' && ids.has(f.parentUid) ? f.parentUid : '0';
     out[String(f.uid)] = { parentId: parent, name: String(f.name), type: FOLDER_TYPES[String(f.role)] ?? USER_MAIL };
   }
+  for (const f of pim) out[f.id] = { parentId: '0', name: f.name, type: f.type };
   return out;
 }
 

@@ -1,11 +1,12 @@
 import { isApiError, type PluginResponse } from '../api.js';
 import type { EasCommand, EasRequest } from './command.js';
-import { bodyPreferences, mailData, mimeSupportOf } from './mail-item.js';
 import { kid, textOf, wbxml } from './protocol.js';
+import { resolveSource } from './sources.js';
+import { itemContext } from './sync-round.js';
 import { ns, type WbxmlElement } from './wbxml/index.js';
 
 // ItemOperations (MS-ASCMD 2.2.1.10): Fetch of a whole message (in the body format asked, MIME
-// included) or of an attachment by its FileReference (`<message uid>:<attachment id>`, as Sync
+// included) or contact, event or task (a collection's item, sources.ts), or of an attachment by its FileReference (`<message uid>:<attachment id>`, as Sync
 // hands them out), inline as base64; and EmptyFolderContents. Document libraries and search
 // results (LongId) are not served here: their Fetch answers "object not found" (6).
 
@@ -35,11 +36,11 @@ async function fetchMessage(r: EasRequest, f: WbxmlElement): Promise<WbxmlElemen
   const id = textOf(f, 'ServerId') ?? '';
   const head = [as('CollectionId', folder), as('ServerId', id)];
   if (!id || !folder || !r.device.folders[folder]) return io('Fetch', [io('Status', STATUS.notFound), ...head]);
-  const [row] = await r.caller.folderItems(folder, { uids: [id], limit: 1 });
-  if (!row) return io('Fetch', [io('Status', STATUS.notFound), ...head]);
-  const options = kid(f, 'Options');
-  const data = await mailData(r.caller, row, bodyPreferences(options), mimeSupportOf(options));
-  return io('Fetch', [io('Status', STATUS.ok), ...head, as('Class', 'Email'), io('Properties', data)]);
+  const source = await resolveSource(r, folder);
+  const row = source && (await source.rows([id])).get(id);
+  if (!source || !row) return io('Fetch', [io('Status', STATUS.notFound), ...head]);
+  const data = await source.toData(row, itemContext(r, kid(f, 'Options')));
+  return io('Fetch', [io('Status', STATUS.ok), ...head, as('Class', source.className), io('Properties', data)]);
 }
 
 async function operation(r: EasRequest, op: WbxmlElement): Promise<WbxmlElement> {
@@ -62,12 +63,14 @@ async function operation(r: EasRequest, op: WbxmlElement): Promise<WbxmlElement>
     }
     return answer(STATUS.ok);
   }
-  return io(op.tag, [io('Status', STATUS.protocol)]);
+  return io('Fetch', [io('Status', STATUS.protocol)]);
 }
 
 async function handle(r: EasRequest): Promise<PluginResponse> {
   const ops = r.body?.children ?? [];
-  if (!ops.length) return wbxml(io('ItemOperations', [io('Status', STATUS.protocol)]));
+  // Only Fetch and EmptyFolderContents are served (a conversation Move is not): anything else is a protocol error.
+  const served = (op: WbxmlElement) => op.page === 'ItemOperations' && (op.tag === 'Fetch' || op.tag === 'EmptyFolderContents');
+  if (!ops.length || !ops.every(served)) return wbxml(io('ItemOperations', [io('Status', STATUS.protocol)]));
   const out: WbxmlElement[] = [];
   for (const op of ops) out.push(await operation(r, op));
   return wbxml(io('ItemOperations', [io('Status', STATUS.ok), io('Response', out)]));

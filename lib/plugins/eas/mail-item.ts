@@ -48,7 +48,7 @@ const displayList = (list: unknown): string => (Array.isArray(list) ? (list as A
 export const easDate = (d: unknown) => new Date(String(d)).toISOString();
 
 /** Cuts UTF-8 text to at most `limit` bytes without splitting a character. */
-function cut(text: string, limit: number | null): { data: string; truncated: boolean } {
+export function cut(text: string, limit: number | null): { data: string; truncated: boolean } {
   const bytes = Buffer.from(text, 'utf8');
   if (limit === null || bytes.length <= limit) return { data: text, truncated: false };
   let end = limit;

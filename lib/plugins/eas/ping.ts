@@ -2,18 +2,24 @@ import type { PluginResponse } from '../api.js';
 import type { EasCommand, EasRequest } from './command.js';
 import { kid, kids, textOf, wbxml } from './protocol.js';
 import { pendingChanges } from './pending.js';
+import { pushOf } from './sources.js';
 import { ns, type WbxmlElement } from './wbxml/index.js';
 
 // Ping (MS-ASCMD 2.2.1.13): a long poll. The device names folders and a heartbeat; the answer comes
 // when one of them changes (status 2 with the folders) or when the heartbeat ends (status 1). The
 // folders' push channels wake it: in one process directly, across daemon copies over the shared
-// event channel (redis:url); without it a change made elsewhere waits out the heartbeat. A Ping
+// event channel (redis:url); without it a change made elsewhere waits out the heartbeat. Contacts
+// and calendar wake on their mailbox's channel (events of their own type only); task lists have no
+// channel a plugin may subscribe to, so they are compared every POLL_SECONDS instead. A Ping
 // without folders reuses the last set. A newer Ping of the same device ends the older one.
 
 const pg = ns('Ping');
 
 /** Ping Status values. */
 export const PING = { expired: 1, changes: 2, missing: 3, syntax: 4, heartbeat: 5, tooMany: 6, hierarchy: 7, serverError: 8 } as const;
+
+/** How often a parked Ping compares the collections that announce nothing (task lists). */
+const POLL_SECONDS = 30;
 
 /** The Ping each device has parked in this process: a newer one ends it. */
 const parked = new Map<string, () => void>();
@@ -71,6 +77,7 @@ async function park(r: EasRequest, folders: string[], heartbeat: number): Promis
   parked.get(r.device.uid)?.();
   const changed = new Set<string>();
   const unsubscribe: Array<() => void> = [];
+  const polled: string[] = [];
   let done: (why: 'change' | 'expired' | 'replaced') => void = () => undefined;
   const finished = new Promise<'change' | 'expired' | 'replaced'>((resolve) => (done = resolve));
   const end = () => done('replaced');
@@ -78,15 +85,33 @@ async function park(r: EasRequest, folders: string[], heartbeat: number): Promis
   const timer = setTimeout(() => done('expired'), heartbeat * 1000);
   const onAbort = () => done('replaced');
   r.req.signal.addEventListener('abort', onAbort);
+  let poller: NodeJS.Timeout | undefined;
   try {
-    for (const id of folders)
+    for (const id of folders) {
+      const push = pushOf(r, id);
+      if (!push) {
+        polled.push(id);
+        continue;
+      }
       unsubscribe.push(
-        await r.caller.subscribe(id, () => {
+        await r.caller.subscribe(push.channel, (_channel, event) => {
+          if (push.types && !push.types.includes(event.type)) return;
           changed.add(id);
           // Several events of one filing arrive together: answer once they have.
           setTimeout(() => done('change'), 50);
         }),
       );
+    }
+    if (polled.length)
+      poller = setInterval(() => {
+        changedAlready(r, polled).then(
+          (ids) => {
+            for (const id of ids) changed.add(id);
+            if (ids.length) done('change');
+          },
+          (e: unknown) => r.host.log.warn({ err: e }, 'mobile-sync Ping poll failed'),
+        );
+      }, POLL_SECONDS * 1000);
     const why = await finished;
     if (why === 'change')
       return answer(PING.changes, [
@@ -98,6 +123,7 @@ async function park(r: EasRequest, folders: string[], heartbeat: number): Promis
     return answer(PING.expired);
   } finally {
     clearTimeout(timer);
+    clearInterval(poller);
     r.req.signal.removeEventListener('abort', onAbort);
     for (const u of unsubscribe) u();
     if (parked.get(r.device.uid) === end) parked.delete(r.device.uid);

@@ -77,7 +77,9 @@ async function handle(r: EasRequest): Promise<PluginResponse> {
       await r.caller.devices.update(r.device.uid, { deviceInfo: deviceInformation(kid(el, 'Set')) });
       out.push(st('DeviceInformation', [st('Status', STATUS.ok)]));
     } else if (el.tag === 'UserInformation') out.push(await userInformation(r));
-    else out.push(st(el.tag, [st('Status', STATUS.policy)]));
+    else if (el.page === 'Settings' && ['DevicePassword', 'RightsManagementInformation'].includes(el.tag))
+      out.push(st(el.tag, [st('Status', STATUS.policy)])); // not offered: denied by policy
+    else return wbxml(st('Settings', [st('Status', STATUS.protocol)]));
   }
   return wbxml(st('Settings', [st('Status', out.length ? STATUS.ok : STATUS.protocol), ...out]));
 }

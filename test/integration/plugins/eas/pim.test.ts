@@ -1,0 +1,469 @@
+// Contacts, calendar and tasks over mobile sync (MS-ASCNTC, MS-ASCAL, MS-ASTASK) against the real
+// protocols app, on both SQL engines: FolderSync lists the folders; records made through the HTTP
+// API arrive as Adds with their fields; a device's Add, Change and Delete reach the records (checked
+// through the API); a device's change of a record changed on the server meanwhile loses to the
+// server's version; another user's device is refused; GetItemEstimate and Ping see the records.
+// Every WBXML body is also decoded by libwbxml and Horde.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { autodiscoverPlugin, easPlugin } from '../../../../lib/plugins/index.js';
+import { sqlBackends } from '../../../helpers/databases.js';
+import { requirePrograms } from '../../../helpers/peers.js';
+import { seed, startStack, type Stack } from '../_stack.js';
+import { crossDecode, Device, kid, kids, ns, textOf } from './_client.js';
+
+const backends = await sqlBackends();
+const haveDecoders = requirePrograms('wbxml2xml', 'php-horde-activesync');
+
+const pv = ns('Provision');
+const fh = ns('FolderHierarchy');
+const as = ns('AirSync');
+const asb = ns('AirSyncBase');
+const co = ns('Contacts');
+const ca = ns('Calendar');
+const tk = ns('Tasks');
+const ge = ns('GetItemEstimate');
+const pg = ns('Ping');
+const io = ns('ItemOperations');
+
+type El = ReturnType<typeof as>;
+const collectionOf = (tree: El | null) => kid(kid(tree!, 'Collections'), 'Collection')!;
+const commandsOf = (tree: El | null) => kid(collectionOf(tree), 'Commands')?.children ?? [];
+const responsesOf = (tree: El | null) => kid(collectionOf(tree), 'Responses')?.children ?? [];
+
+describe.each(backends)('contacts, calendar and tasks over mobile sync ($name)', (backend) => {
+  let stack: Stack;
+  let s: Awaited<ReturnType<typeof seed>>;
+  const devices: Device[] = [];
+  const folders: Record<string, { id: string; type: string }> = {};
+  const keys: Record<string, number> = {};
+  let listUid = '';
+
+  async function device(id: string, token: string, version = '14.1') {
+    const d = new Device(stack.protocols, `Bearer ${token}`, id, 'iPhone', version);
+    devices.push(d);
+    await d.provision(pv);
+    return d;
+  }
+  let d: Device;
+  let d16: Device;
+
+  /** One Sync round of a collection; keeps its key. */
+  async function sync(dev: Device, folder: string, opts: { commands?: El[]; filterType?: string; tag?: string } = {}) {
+    const k = `${dev.id}:${folder}`;
+    const r = await dev.send(
+      'Sync',
+      as('Sync', [
+        as('Collections', [
+          as('Collection', [
+            as('SyncKey', keys[k] ?? 0),
+            as('CollectionId', folder),
+            as('DeletesAsMoves', '1'),
+            as('GetChanges', '1'),
+            as('WindowSize', 50),
+            as('Options', [
+              ...(opts.filterType ? [as('FilterType', opts.filterType)] : []),
+              asb('BodyPreference', [asb('Type', '1'), asb('TruncationSize', '200')]),
+            ]),
+            ...(opts.commands?.length ? [as('Commands', opts.commands)] : []),
+          ]),
+        ]),
+      ]),
+    );
+    expect(r.status).toBe(200);
+    const c = collectionOf(r.tree);
+    if (textOf(c, 'Status') === '1') keys[k] = Number(textOf(c, 'SyncKey'));
+    return r.tree;
+  }
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await stack.call(method, path, s.alice, body);
+    expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBeLessThan(300);
+    return r.body;
+  };
+
+  beforeAll(async () => {
+    stack = await startStack(backend, { plugins: [autodiscoverPlugin, easPlugin] });
+    s = await seed(stack);
+    listUid = (await api('POST', '/api/mail/task-lists', { mailboxUid: s.aliceBox, name: 'Errands' })).uid;
+    await api('POST', '/api/mail/task-lists', { mailboxUid: s.aliceBox, name: 'Work' });
+    d = await device('PIM1', s.alice);
+    d16 = await device('PIM16', s.alice, '16.1');
+  }, 60_000);
+  afterAll(async () => stack?.close());
+
+  it('FolderSync lists Contacts (9), Calendar (8), the default task list (7) and the others (15) with stable ids', async () => {
+    const r = await d.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
+    for (const a of kids(kid(r.tree!, 'Changes'), 'Add'))
+      folders[textOf(a, 'DisplayName')!] = { id: textOf(a, 'ServerId')!, type: textOf(a, 'Type')! };
+    expect(folders.Contacts).toEqual({ id: `c-${s.aliceBox}`, type: '9' });
+    expect(folders.Calendar).toEqual({ id: `k-${s.aliceBox}`, type: '8' });
+    expect(folders.Errands).toEqual({ id: `t-${s.aliceBox}`, type: '7' });
+    expect(folders.Work).toMatchObject({ type: '15' });
+    expect(folders.Inbox.type).toBe('2');
+    for (const f of Object.values(folders)) expect(f.id.length).toBeLessThanOrEqual(64);
+    const again = await d.send('FolderSync', fh('FolderSync', [fh('SyncKey', textOf(r.tree!, 'SyncKey')!)]));
+    expect(textOf(kid(again.tree!, 'Changes'), 'Count')).toBe('0');
+    await d16.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
+  });
+
+  it('a contact made through the API arrives as an Add with its fields', async () => {
+    await api('POST', '/api/mail/contacts', {
+      mailboxUid: s.aliceBox,
+      fn: 'Jane Roe',
+      givenName: 'Jane',
+      familyName: 'Roe',
+      emails: [{ type: 'work', value: 'jane@example.net' }],
+      phones: [
+        { type: 'cell', value: '+49 170 1' },
+        { type: 'work', value: '+49 30 2' },
+        { type: 'fax', value: '+49 30 3' },
+      ],
+      org: 'Roe GmbH',
+      title: 'CTO',
+      birthday: '1980-05-15',
+      addresses: [{ type: 'home', value: 'Hauptstr. 1, Berlin' }],
+      note: 'Met at the fair.',
+      categories: ['Business'],
+    });
+    await sync(d, folders.Contacts.id);
+    const [add] = commandsOf(await sync(d, folders.Contacts.id));
+    expect(add.tag).toBe('Add');
+    const data = kid(add, 'ApplicationData')!;
+    expect(textOf(data, 'FileAs')).toBe('Jane Roe');
+    expect(textOf(data, 'FirstName')).toBe('Jane');
+    expect(textOf(data, 'LastName')).toBe('Roe');
+    expect(textOf(data, 'Email1Address')).toBe('"Jane Roe" <jane@example.net>');
+    expect(textOf(data, 'MobilePhoneNumber')).toBe('+49 170 1');
+    expect(textOf(data, 'BusinessPhoneNumber')).toBe('+49 30 2');
+    expect(textOf(data, 'CompanyName')).toBe('Roe GmbH');
+    expect(textOf(data, 'JobTitle')).toBe('CTO');
+    expect(textOf(data, 'Birthday')).toBe('1980-05-15T00:00:00.000Z');
+    expect(textOf(data, 'HomeAddressStreet')).toBe('Hauptstr. 1, Berlin');
+    expect(textOf(kid(data, 'Categories'), 'Category')).toBe('Business');
+    expect(textOf(kid(data, 'Body'), 'Data')).toBe('Met at the fair.');
+  });
+
+  it("a device's Add, Change and Delete of a contact reach the records", async () => {
+    const r = await sync(d, folders.Contacts.id, {
+      commands: [
+        as('Add', [
+          as('ClientId', 'c1'),
+          as('ApplicationData', [
+            co('FirstName', 'Max'),
+            co('LastName', 'Muster'),
+            co('Email1Address', '"Max Muster" <Max@Example.org>'),
+            co('MobilePhoneNumber', '+41 79 5'),
+            co('Birthday', '1990-03-01T23:00:00.000Z'),
+            asb('Body', [asb('Type', '1'), asb('Data', 'from the phone')]),
+          ]),
+        ]),
+      ],
+    });
+    const [resp] = responsesOf(r);
+    expect(resp.tag).toBe('Add');
+    expect(textOf(resp, 'ClientId')).toBe('c1');
+    expect(textOf(resp, 'Status')).toBe('1');
+    const uid = textOf(resp, 'ServerId')!;
+    expect(commandsOf(r)).toEqual([]); // its own Add is not sent back
+    expect(await api('GET', `/api/mail/contacts/${uid}`)).toMatchObject({
+      mailboxUid: s.aliceBox,
+      fn: 'Max Muster',
+      givenName: 'Max',
+      emails: [{ value: 'max@example.org' }],
+      phones: [{ type: 'cell', value: '+41 79 5' }],
+      birthday: '1990-03-02',
+      note: 'from the phone',
+    });
+    await sync(d, folders.Contacts.id, {
+      commands: [
+        as('Change', [
+          as('ServerId', uid),
+          as('ApplicationData', [co('FirstName', 'Maximilian'), co('LastName', 'Muster'), co('JobTitle', 'Pilot')]),
+        ]),
+      ],
+    });
+    expect(await api('GET', `/api/mail/contacts/${uid}`)).toMatchObject({
+      fn: 'Maximilian Muster',
+      title: 'Pilot',
+      note: 'from the phone',
+    });
+    expect(commandsOf(await sync(d, folders.Contacts.id))).toEqual([]);
+    await sync(d, folders.Contacts.id, { commands: [as('Delete', [as('ServerId', uid)])] });
+    expect((await stack.call('GET', `/api/mail/contacts/${uid}`, s.alice)).status).toBe(404);
+  });
+
+  it("server wins: a device's change of a contact changed on the server meanwhile is answered with the server's version", async () => {
+    const [jane] = (await api('GET', `/api/mail/contacts?mailboxUid=${s.aliceBox}`)) as Array<{ uid: string; version: number }>;
+    await api('PUT', `/api/mail/contacts/${jane.uid}`, { title: 'CEO', version: jane.version });
+    const r = await sync(d, folders.Contacts.id, {
+      commands: [as('Change', [as('ServerId', jane.uid), as('ApplicationData', [co('FileAs', 'Jane Roe'), co('JobTitle', 'Intern')])])],
+    });
+    expect(responsesOf(r).map((x) => [x.tag, textOf(x, 'Status')])).toEqual([['Change', '7']]);
+    const [change] = commandsOf(r);
+    expect(change.tag).toBe('Change');
+    expect(textOf(kid(change, 'ApplicationData'), 'JobTitle')).toBe('CEO');
+    expect(await api('GET', `/api/mail/contacts/${jane.uid}`)).toMatchObject({ title: 'CEO', org: 'Roe GmbH' });
+  });
+
+  it('a delete on the server reaches the device; GetItemEstimate and Ping see the contacts folder', async () => {
+    const c = await api('POST', '/api/mail/contacts', { mailboxUid: s.aliceBox, fn: 'Short Lived' });
+    const key = keys[`${d.id}:${folders.Contacts.id}`];
+    const estimate = await d.send(
+      'GetItemEstimate',
+      ge('GetItemEstimate', [ge('Collections', [ge('Collection', [as('SyncKey', key), ge('CollectionId', folders.Contacts.id)])])]),
+    );
+    expect(textOf(kid(kid(estimate.tree!, 'Response'), 'Collection'), 'Estimate')).toBe('1');
+    const ping = () =>
+      d.send(
+        'Ping',
+        pg('Ping', [
+          pg('HeartbeatInterval', '120'),
+          pg('Folders', [pg('Folder', [pg('Id', folders.Contacts.id), pg('Class', 'Contacts')])]),
+        ]),
+      );
+    const waiting = await ping();
+    expect(textOf(waiting.tree!, 'Status')).toBe('2');
+    expect(commandsOf(await sync(d, folders.Contacts.id)).map((x) => x.tag)).toEqual(['Add']);
+    // Parked: a mail folder event does not wake it, a contact's delete does.
+    const parked = ping();
+    await new Promise((r) => setTimeout(r, 300));
+    await api('POST', '/api/mail/folders', { mailboxUid: s.aliceBox, name: 'Unrelated' });
+    await api('DELETE', `/api/mail/contacts/${c.uid}?version=${c.version}`);
+    const woke = await parked;
+    expect(textOf(woke.tree!, 'Status')).toBe('2');
+    expect(kids(kid(woke.tree!, 'Folders'), 'Folder').map((f) => f.text)).toEqual([folders.Contacts.id]);
+    const del = commandsOf(await sync(d, folders.Contacts.id));
+    expect(del.map((x) => [x.tag, textOf(x, 'ServerId')])).toEqual([['Delete', c.uid]]);
+  });
+
+  it("another user's device cannot sync alice's contacts, calendar or tasks (status 8)", async () => {
+    const bob = await device('BOBPIM', s.bob);
+    for (const f of [folders.Contacts.id, folders.Calendar.id, folders.Errands.id, `t-${listUid}`])
+      expect(textOf(collectionOf(await sync(bob, f)), 'Status'), f).toBe('8');
+  });
+
+  const weekly = async () =>
+    api('POST', '/api/mail/calendar-events', {
+      mailboxUid: s.aliceBox,
+      summary: 'Standup',
+      location: 'Room 1',
+      description: 'Daily-ish',
+      start: '2026-11-23T09:00:00.000Z',
+      end: '2026-11-23T09:15:00.000Z',
+      rrule: 'FREQ=WEEKLY;BYDAY=MO,WE;UNTIL=20270101T000000Z',
+      exdates: ['2026-11-25T09:00:00.000Z'],
+      organizer: { email: 'alice@example.test', name: 'Alice' },
+      attendees: [
+        { email: 'bob@example.test', name: 'Bob', partstat: 'accepted' },
+        { email: 'carol@example.net', role: 'opt-participant' },
+      ],
+      reminders: [{ minutesBefore: 10 }],
+    });
+
+  it('an event with attendees and a weekly recurrence arrives in 14.1 and 16.1 form, and round-trips a device change', async () => {
+    const ev = await weekly();
+    await sync(d, folders.Calendar.id);
+    const [add] = commandsOf(await sync(d, folders.Calendar.id));
+    const data = kid(add, 'ApplicationData')!;
+    expect(textOf(data, 'StartTime')).toBe('20261123T090000Z');
+    expect(textOf(data, 'EndTime')).toBe('20261123T091500Z');
+    expect(textOf(data, 'Subject')).toBe('Standup');
+    expect(textOf(data, 'Location')).toBe('Room 1');
+    expect(textOf(data, 'UID')).toBe(ev.icalUid);
+    expect(textOf(data, 'Reminder')).toBe('10');
+    expect(textOf(data, 'MeetingStatus')).toBe('1');
+    expect(Buffer.from(textOf(data, 'Timezone')!, 'base64')).toHaveLength(172);
+    const rec = kid(data, 'Recurrence')!;
+    expect([textOf(rec, 'Type'), textOf(rec, 'DayOfWeek'), textOf(rec, 'Interval'), textOf(rec, 'Until')]).toEqual([
+      '1',
+      '10',
+      '1',
+      '20270101T000000Z',
+    ]);
+    const exc = kid(kid(data, 'Exceptions'), 'Exception')!;
+    expect([textOf(exc, 'Deleted'), textOf(exc, 'ExceptionStartTime')]).toEqual(['1', '20261125T090000Z']);
+    const attendees = kids(kid(data, 'Attendees'), 'Attendee').map((a) => [
+      textOf(a, 'Email'),
+      textOf(a, 'Name'),
+      textOf(a, 'AttendeeStatus'),
+      textOf(a, 'AttendeeType'),
+    ]);
+    expect(attendees).toEqual([
+      ['bob@example.test', 'Bob', '3', '1'],
+      ['carol@example.net', 'carol@example.net', '5', '2'],
+    ]);
+    // 16.1: the location is airsyncbase:Location, a deleted occurrence names its InstanceId.
+    await sync(d16, folders.Calendar.id);
+    const data16 = kid(commandsOf(await sync(d16, folders.Calendar.id))[0], 'ApplicationData')!;
+    expect(textOf(kid(data16, 'Location'), 'DisplayName')).toBe('Room 1');
+    expect(kid(data16, 'Location')!.page).toBe('AirSyncBase');
+    expect(textOf(kid(kid(data16, 'Exceptions'), 'Exception'), 'InstanceId')).toBe('20261125T090000Z');
+    // The device sends the event back with a new subject: the rule, attendees and exceptions stay as they were.
+    const back = data.children!.filter((c) => !['Subject', 'DtStamp', 'UID', 'MeetingStatus'].includes(c.tag));
+    await sync(d, folders.Calendar.id, {
+      commands: [as('Change', [as('ServerId', ev.uid), as('ApplicationData', [...back, ca('Subject', 'Standup (moved)')])])],
+    });
+    expect(await api('GET', `/api/mail/calendar-events/${ev.uid}`)).toMatchObject({
+      summary: 'Standup (moved)',
+      rrule: 'FREQ=WEEKLY;BYDAY=MO,WE;UNTIL=20270101T000000Z',
+      exdates: ['2026-11-25T09:00:00.000Z'],
+      location: 'Room 1',
+      attendees: [
+        { email: 'bob@example.test', name: 'Bob', partstat: 'accepted', role: 'req-participant' },
+        { email: 'carol@example.net', partstat: 'needs-action', role: 'opt-participant' },
+      ],
+      reminders: [{ minutesBefore: 10 }],
+    });
+  });
+
+  it("a device's calendar Add (monthly nth weekday), an occurrence deleted by InstanceId (16.1), and a Delete", async () => {
+    const r = await sync(d16, folders.Calendar.id, {
+      commands: [
+        as('Add', [
+          as('ClientId', 'e1'),
+          as('ApplicationData', [
+            ca('StartTime', '20261201T140000Z'),
+            ca('EndTime', '20261201T150000Z'),
+            ca('Subject', 'Board'),
+            asb('Location', [asb('DisplayName', 'HQ')]),
+            ca('Attendees', [ca('Attendee', [ca('Email', 'dave@example.net'), ca('Name', 'Dave'), ca('AttendeeType', '1')])]),
+            ca('Recurrence', [ca('Type', '3'), ca('WeekOfMonth', '1'), ca('DayOfWeek', '4'), ca('Interval', '1'), ca('Occurrences', '6')]),
+            ca('AllDayEvent', '0'),
+          ]),
+        ]),
+      ],
+    });
+    const uid = textOf(responsesOf(r)[0], 'ServerId')!;
+    expect(textOf(responsesOf(r)[0], 'Status')).toBe('1');
+    expect(await api('GET', `/api/mail/calendar-events/${uid}`)).toMatchObject({
+      summary: 'Board',
+      location: 'HQ',
+      start: '2026-12-01T14:00:00.000Z',
+      rrule: 'FREQ=MONTHLY;BYDAY=1TU;COUNT=6',
+      attendees: [{ email: 'dave@example.net', name: 'Dave' }],
+    });
+    await sync(d16, folders.Calendar.id, {
+      commands: [as('Delete', [as('ServerId', uid), asb('InstanceId', '20270105T140000Z')])],
+    });
+    expect((await api('GET', `/api/mail/calendar-events/${uid}`)).exdates).toEqual(['2027-01-05T14:00:00.000Z']);
+    await sync(d16, folders.Calendar.id, { commands: [as('Delete', [as('ServerId', uid)])] });
+    expect((await stack.call('GET', `/api/mail/calendar-events/${uid}`, s.alice)).status).toBe(404);
+  });
+
+  it('calendar FilterType keeps past events out; ItemOperations fetches an event', async () => {
+    const old = await api('POST', '/api/mail/calendar-events', {
+      mailboxUid: s.aliceBox,
+      summary: 'Long ago',
+      start: '2020-01-01T10:00:00.000Z',
+      end: '2020-01-01T11:00:00.000Z',
+    });
+    const fresh = new Device(stack.protocols, `Bearer ${s.alice}`, 'PIMF', 'iPhone', '14.1');
+    devices.push(fresh);
+    await fresh.provision(pv);
+    await fresh.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
+    await sync(fresh, folders.Calendar.id, { filterType: '4' });
+    const two = commandsOf(await sync(fresh, folders.Calendar.id, { filterType: '4' })).map((x) =>
+      textOf(kid(x, 'ApplicationData'), 'Subject'),
+    );
+    expect(two).toContain('Standup (moved)');
+    expect(two).not.toContain('Long ago');
+    const f = await d.send(
+      'ItemOperations',
+      io('ItemOperations', [io('Fetch', [io('Store', 'Mailbox'), as('CollectionId', folders.Calendar.id), as('ServerId', old.uid)])]),
+    );
+    const fetched = kid(kid(f.tree!, 'Response'), 'Fetch')!;
+    expect(textOf(fetched, 'Status')).toBe('1');
+    expect(textOf(fetched, 'Class')).toBe('Calendar');
+    expect(textOf(kid(fetched, 'Properties'), 'Subject')).toBe('Long ago');
+  });
+
+  it("tasks: the API's task arrives with due date and completion; a device's Add, Change (complete) and Delete; FilterType 8", async () => {
+    await api('POST', '/api/mail/tasks', {
+      mailboxUid: s.aliceBox,
+      taskListUid: listUid,
+      title: 'Buy milk',
+      due: '2026-12-01T00:00:00.000Z',
+      priority: 'high',
+      notes: '2 litres',
+    });
+    const folder = folders.Errands.id;
+    await sync(d, folder);
+    const [add] = commandsOf(await sync(d, folder));
+    const data = kid(add, 'ApplicationData')!;
+    expect([textOf(data, 'Subject'), textOf(data, 'Importance'), textOf(data, 'UtcDueDate'), textOf(data, 'Complete')]).toEqual([
+      'Buy milk',
+      '2',
+      '2026-12-01T00:00:00.000Z',
+      '0',
+    ]);
+    expect(textOf(kid(data, 'Body'), 'Data')).toBe('2 litres');
+    const r = await sync(d, folder, {
+      commands: [
+        as('Add', [
+          as('ClientId', 't1'),
+          as('ApplicationData', [
+            tk('Subject', 'Call mum'),
+            tk('Importance', '0'),
+            tk('UtcDueDate', '2026-12-24T00:00:00.000Z'),
+            tk('DueDate', '2026-12-24T00:00:00.000Z'),
+            tk('Complete', '0'),
+          ]),
+        ]),
+      ],
+    });
+    const uid = textOf(responsesOf(r)[0], 'ServerId')!;
+    expect(await api('GET', `/api/mail/tasks/${uid}`)).toMatchObject({
+      taskListUid: listUid,
+      title: 'Call mum',
+      priority: 'low',
+      due: '2026-12-24T00:00:00.000Z',
+      completed: false,
+    });
+    await sync(d, folder, {
+      commands: [
+        as('Change', [
+          as('ServerId', uid),
+          as('ApplicationData', [
+            tk('Subject', 'Call mum'),
+            tk('Importance', '0'),
+            tk('Complete', '1'),
+            tk('DateCompleted', '2026-11-30T10:00:00.000Z'),
+          ]),
+        ]),
+      ],
+    });
+    const done = await api('GET', `/api/mail/tasks/${uid}`);
+    expect(done).toMatchObject({ completed: true, due: null });
+    expect(done.completedAt).toBeTruthy();
+    // FilterType 8: the completed task is not on a device that asks for incomplete ones only.
+    await sync(d16, folder, { filterType: '8' });
+    const open = commandsOf(await sync(d16, folder, { filterType: '8' })).map((x) => textOf(kid(x, 'ApplicationData'), 'Subject'));
+    expect(open).toEqual(['Buy milk']);
+    await sync(d, folder, { commands: [as('Delete', [as('ServerId', uid)])] });
+    expect((await stack.call('GET', `/api/mail/tasks/${uid}`, s.alice)).status).toBe(404);
+  });
+
+  it('a mailbox without a task list shows a Tasks folder; the first task a device adds there makes the list', async () => {
+    const carolBox = (
+      await stack.call('POST', '/api/mail/mailboxes', s.admin, { address: 'carol@example.test', owners: ['carol'], name: 'carol' })
+    ).body.uid as string;
+    const carol = await device('CAROL1', await stack.token({ uid: 'carol' }));
+    const fs = await carol.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
+    const tasks = kids(kid(fs.tree!, 'Changes'), 'Add').find((a) => textOf(a, 'Type') === '7')!;
+    expect([textOf(tasks, 'ServerId'), textOf(tasks, 'DisplayName')]).toEqual([`t-${carolBox}`, 'Tasks']);
+    await sync(carol, `t-${carolBox}`);
+    const r = await sync(carol, `t-${carolBox}`, {
+      commands: [as('Add', [as('ClientId', 'x'), as('ApplicationData', [tk('Subject', 'First'), tk('Complete', '0')])])],
+    });
+    expect(textOf(responsesOf(r)[0], 'Status')).toBe('1');
+    expect(commandsOf(r)).toEqual([]);
+    const lists = (await stack.call('GET', `/api/mail/task-lists?mailboxUid=${carolBox}`, await stack.token({ uid: 'carol' }))).body;
+    expect(lists.map((l: { name: string }) => l.name)).toEqual(['Tasks']);
+    expect(commandsOf(await sync(carol, `t-${carolBox}`))).toEqual([]);
+  });
+
+  it.runIf(haveDecoders)('libwbxml and Horde decode every request and answer with no unknown tag', () => {
+    const all = devices.flatMap((x) => x.wire);
+    expect(all.length).toBeGreaterThan(30);
+    expect(crossDecode(all)).toEqual({ libwbxml: [], horde: [], schema: [] });
+  });
+});
