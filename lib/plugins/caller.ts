@@ -93,9 +93,11 @@ export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, m
     records: (name) => recordsApi(ctx, service, name),
     devices: deviceStateApi(ctx.store, stripped, async () => String((await api.mailbox()).uid)),
     async subscribe(channel, handler: ChannelHandler) {
-      // Channels are folder and mailbox uids (Spec: Events 2); READ is checked like a GET.
+      // Channels are folder, task-list and mailbox uids (Spec: Events 2); READ is checked like a GET.
       const folders = decl('folders');
+      const lists = service.registry.get('task-lists');
       if (await ctx.store.repo(folders.model).get(channel)) await service.load(ctx, folders, channel, 'read');
+      else if (await ctx.store.repo(lists.model).get(channel)) await service.load(ctx, lists, channel, 'read');
       else await service.get(ctx, decl('mailboxes'), channel);
       return ctx.events.subscribe(channel, (ch, event) => {
         try {

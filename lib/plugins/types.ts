@@ -106,7 +106,7 @@ export interface CallerApi {
   sendDraft(uid: string, opts?: { background?: boolean }): Promise<{ status: number; body: Row }>;
   /** Files a whole MIME message as a draft of the mailbox, then sends it like sendDraft (mobile sync SendMail). */
   sendRaw(mailboxUid: string, raw: Buffer, opts?: { background?: boolean }): Promise<{ status: number; body: Row }>;
-  /** Push events of a folder or mailbox the caller can read (404 otherwise); returns the unsubscribe function. */
+  /** Push events of a folder, task list or mailbox the caller can read (404 otherwise); returns the unsubscribe function. */
   subscribe(channel: string, handler: ChannelHandler): Promise<() => void>;
   /**
    * Messages of a folder the caller can read, as the API shows them, in uid order: after `after`

@@ -81,7 +81,9 @@ async function taskSource(r: EasRequest, id: string): Promise<Source | null> {
 export function pushOf(r: EasRequest, id: string): Source['push'] {
   if (id === CONTACTS + r.mailboxUid) return { channel: r.mailboxUid, types: ['contact'] };
   if (id === CALENDAR + r.mailboxUid) return { channel: r.mailboxUid, types: ['calendarEvent'] };
-  // Tasks are announced on their list's channel, which the host does not let a plugin subscribe to.
+  // A task list announces its tasks on its own channel; the default Tasks folder (t-<mailbox>) stands
+  // for whichever list is oldest, which a channel name cannot follow: Ping compares it instead.
+  if (id.startsWith(TASKS) && id !== TASKS + r.mailboxUid) return { channel: id.slice(TASKS.length), types: ['task'] };
   if (id.startsWith(TASKS) || id.startsWith(CONTACTS) || id.startsWith(CALENDAR)) return null;
   return { channel: id };
 }

@@ -235,6 +235,23 @@ describe.each(backends)('contacts, calendar and tasks over mobile sync ($name)',
     expect(del.map((x) => [x.tag, textOf(x, 'ServerId')])).toEqual([['Delete', c.uid]]);
   });
 
+  it("a parked Ping on a task list wakes on the list's own channel when a task is added through the API", async () => {
+    const work = folders.Work.id;
+    await sync(d, work); // holds the list as it is
+    const started = Date.now();
+    const parked = d.send(
+      'Ping',
+      pg('Ping', [pg('HeartbeatInterval', '120'), pg('Folders', [pg('Folder', [pg('Id', work), pg('Class', 'Tasks')])])]),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const workList = work.slice('t-'.length);
+    await api('POST', '/api/mail/tasks', { mailboxUid: s.aliceBox, taskListUid: workList, title: 'Ship it' });
+    const woke = await parked;
+    expect(textOf(woke.tree!, 'Status')).toBe('2');
+    expect(Date.now() - started).toBeLessThan(20_000); // pushed, not found by a poll
+    expect(commandsOf(await sync(d, work)).map((x) => textOf(kid(x, 'ApplicationData'), 'Subject'))).toEqual(['Ship it']);
+  });
+
   it("another user's device cannot sync alice's contacts, calendar or tasks (status 8)", async () => {
     const bob = await device('BOBPIM', s.bob);
     for (const f of [folders.Contacts.id, folders.Calendar.id, folders.Errands.id, `t-${listUid}`])
