@@ -133,6 +133,19 @@ export class PluginHost {
           }
         });
       },
+      // Channel names no record has: push access (daemons/push/access.ts) refuses them to every client.
+      signal(topic, data) {
+        events.publish([`plugin:${m.name}:${topic}`], { type: 'plugin-signal', action: topic, data });
+      },
+      onSignal(topic, handler) {
+        return events.subscribe(`plugin:${m.name}:${topic}`, (_channel, event) => {
+          try {
+            handler(event.data);
+          } catch (e) {
+            log.warn({ err: e, topic }, 'plugin signal handler failed');
+          }
+        });
+      },
       as: (principal, meta) => callerApi({ ...this.deps, service: this.service, sendDeps: () => this.#sendPath() }, log, principal, meta),
     };
   }

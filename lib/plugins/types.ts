@@ -215,6 +215,13 @@ export interface PluginHostApi {
   advertised(): Promise<AdvertisedProtocol[]>;
   /** Subscribes to the mail event stream; the handler runs only while the plugin is enabled. */
   onMail(kind: MailEventKind, handler: (payload: Record<string, unknown>) => Promise<void> | void): () => void;
+  /**
+   * A message to every copy of this plugin in every daemon (over the shared event channel when there
+   * is one), on a topic of the plugin's own: no user and no push client can subscribe to it.
+   */
+  signal(topic: string, data: Record<string, unknown>): void;
+  /** Receives the signals of a topic (this process's own included); returns the function that stops it. */
+  onSignal(topic: string, handler: (data: Record<string, unknown>) => void): () => void;
   /** Acts for a verified caller (a request's principal), trusted roles stripped. */
   as(principal: Principal, meta?: { ip?: string; requestId?: string }): CallerApi;
 }

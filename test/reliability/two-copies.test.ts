@@ -25,6 +25,7 @@ import { freePort } from '../helpers/scanners.js';
 import { CLI, ROOT } from '../integration/appliance/helpers.js';
 import { Client, ORIGIN } from '../integration/push/_stack.js';
 import { recorder, type Recorder } from '../integration/send/helpers.js';
+import { Device, kid, kids, ns, textOf } from '../integration/plugins/eas/_client.js';
 
 const ready = (await postgresAvailable()) && (await redisAvailable());
 
@@ -320,6 +321,48 @@ describe.skipIf(!ready)('two complete copies on one PostgreSQL and one Redis', {
       .map((r) => /^Subject: (.*)$/m.exec(r.eml)?.[1]?.trim())
       .sort();
     expect(subjects).toEqual(Array.from({ length: SENDS }, (_, i) => `send ${i}`).sort());
+  });
+
+  it('mobile sync across copies: a newer Ping on one copy ends the older on the other; mail handed to either wakes it', async () => {
+    const [a, b] = copies;
+    const pv = ns('Provision');
+    const fh = ns('FolderHierarchy');
+    const as = ns('AirSync');
+    const pg = ns('Ping');
+    // The same phone, its requests landing on either copy (a load balancer without sticky sessions).
+    const onA = new Device(a.api, `Bearer ${tokens.bob}`, 'TWOCOPIES1');
+    const onB = new Device(b.api, `Bearer ${tokens.bob}`, 'TWOCOPIES1');
+    await onA.provision(pv);
+    onB.policyKey = onA.policyKey;
+    const fs = await onB.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
+    const inbox = textOf(
+      kids(kid(fs.tree!, 'Changes'), 'Add').find((x) => textOf(x, 'Type') === '2'),
+      'ServerId',
+    )!;
+    let key = 0;
+    for (const dev of [onA, onB, onA]) {
+      const r = await dev.send(
+        'Sync',
+        as('Sync', [as('Collections', [as('Collection', [as('SyncKey', key), as('CollectionId', inbox), as('WindowSize', 500)])])]),
+      );
+      key = Number(textOf(kid(kid(r.tree!, 'Collections'), 'Collection'), 'SyncKey'));
+    }
+    const first = onA.send(
+      'Ping',
+      pg('Ping', [pg('HeartbeatInterval', '300'), pg('Folders', [pg('Folder', [pg('Id', inbox), pg('Class', 'Email')])])]),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    const started = Date.now();
+    const second = onB.send('Ping', null);
+    const ended = await first;
+    expect(textOf(ended.tree!, 'Status')).toBe('1');
+    expect(Date.now() - started).toBeLessThan(10_000); // ended by the newer Ping, not by its heartbeat
+    await new Promise((r) => setTimeout(r, 500));
+    expect(
+      (await handOff(a, { to: ['bob@example.test'], raw: mail('ping across copies', 'bob@example.test'), tx: 'two-copies-ping' })).status,
+    ).toBe(202);
+    const woke = await second;
+    expect(textOf(woke.tree!, 'Status')).toBe('2');
   });
 
   it('wrong ingest secrets spread over both copies meet 429 after max_failures in total', async () => {

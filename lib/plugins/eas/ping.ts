@@ -21,8 +21,8 @@ export const PING = { expired: 1, changes: 2, missing: 3, syntax: 4, heartbeat: 
 /** How often a parked Ping compares the collections that announce nothing (task lists). */
 const POLL_SECONDS = 30;
 
-/** The Ping each device has parked in this process: a newer one ends it. */
-const parked = new Map<string, () => void>();
+/** A Ping's identity in the "newer Ping" signal: its start, and a tie-break. */
+let pings = 0;
 
 const answer = (status: number, extra: WbxmlElement[] = []) => wbxml(pg('Ping', [pg('Status', status), ...extra]));
 
@@ -74,17 +74,22 @@ async function handle(r: EasRequest): Promise<PluginResponse> {
 
 /** Waits for a change in one of the folders, the heartbeat, a newer Ping or the client going away. */
 async function park(r: EasRequest, folders: string[], heartbeat: number): Promise<PluginResponse> {
-  parked.get(r.device.uid)?.();
   const changed = new Set<string>();
   const unsubscribe: Array<() => void> = [];
   const polled: string[] = [];
   let done: (why: 'change' | 'expired' | 'replaced') => void = () => undefined;
   const finished = new Promise<'change' | 'expired' | 'replaced'>((resolve) => (done = resolve));
-  const end = () => done('replaced');
-  parked.set(r.device.uid, end);
   const timer = setTimeout(() => done('expired'), heartbeat * 1000);
   const onAbort = () => done('replaced');
   r.req.signal.addEventListener('abort', onAbort);
+  // A newer Ping of the device ends this one, in this daemon or in any other copy (a plugin signal
+  // over the shared event channel): the first thing each Ping does is say it started.
+  const me = { at: Date.now(), n: `${process.pid}:${++pings}` };
+  const topic = `ping:${r.device.uid}`;
+  const stopListening = r.host.onSignal(topic, (other) => {
+    if (other.n !== me.n && Number(other.at) >= me.at) done('replaced');
+  });
+  r.host.signal(topic, me);
   let poller: NodeJS.Timeout | undefined;
   try {
     for (const id of folders) {
@@ -126,7 +131,7 @@ async function park(r: EasRequest, folders: string[], heartbeat: number): Promis
     clearInterval(poller);
     r.req.signal.removeEventListener('abort', onAbort);
     for (const u of unsubscribe) u();
-    if (parked.get(r.device.uid) === end) parked.delete(r.device.uid);
+    stopListening();
   }
 }
 

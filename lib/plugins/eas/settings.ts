@@ -61,7 +61,7 @@ async function userInformation(r: EasRequest): Promise<WbxmlElement> {
         st('Accounts', [
           st('Account', [
             st('UserDisplayName', String(box.name ?? primary)),
-            st('EmailAddresses', [st('PrimarySmtpAddress', primary), ...smtp]),
+            st('EmailAddresses', [...smtp, st('PrimarySmtpAddress', primary)]), // the schema's order
           ]),
         ]),
       ])

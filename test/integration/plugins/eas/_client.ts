@@ -9,6 +9,7 @@ import { expect } from 'vitest';
 import { decode, encode, type WbxmlElement } from '../../../../lib/plugins/eas/wbxml/index.js';
 import { kid, textOf } from '../../../../lib/plugins/eas/protocol.js';
 import { programPath } from '../../../helpers/peers.js';
+import { validateWire } from './_schemas.js';
 
 export { el, ns, toXml } from '../../../../lib/plugins/eas/wbxml/index.js';
 export { kid, kids, textOf } from '../../../../lib/plugins/eas/protocol.js';
@@ -77,10 +78,13 @@ export class Device {
   }
 }
 
-/** Tags a tool reports as unknown in one decoded document (none is the goal). */
-export function crossDecode(bodies: Buffer[]): { libwbxml: string[]; horde: string[] } {
+/**
+ * Tags a tool reports as unknown in one decoded document, and documents the MS-ASCMD schemas do not
+ * accept (_schemas.ts: answers whole, requests in their parts); none is the goal.
+ */
+export function crossDecode(bodies: Buffer[]): { libwbxml: string[]; horde: string[]; schema: string[] } {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-eas-wire-'));
-  const out = { libwbxml: [] as string[], horde: [] as string[] };
+  const out = { libwbxml: [] as string[], horde: [] as string[], schema: validateWire(bodies) };
   try {
     const tool = programPath('wbxml2xml');
     const php = programPath('php-horde-activesync');
