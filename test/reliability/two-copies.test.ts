@@ -18,11 +18,11 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signToken } from '../../lib/auth/index.js';
-import { loadConfig, schema } from '../../lib/config/index.js';
+import { loadConfig } from '../../lib/config/index.js';
 import { freshPostgres, postgresAvailable, type TestDatabase } from '../helpers/databases.js';
 import { redisAvailable, TEST_REDIS_URL } from '../helpers/redis.js';
 import { freePort } from '../helpers/scanners.js';
-import { CLI, ROOT } from '../integration/appliance/helpers.js';
+import { CLI, ROOT, freeListenSettings } from '../integration/appliance/helpers.js';
 import { Client, ORIGIN } from '../integration/push/_stack.js';
 import { recorder, type Recorder } from '../integration/send/helpers.js';
 import { Device, kid, kids, ns, textOf } from '../integration/plugins/eas/_client.js';
@@ -52,11 +52,7 @@ async function configure(
   shared: Record<string, unknown>,
 ): Promise<{ dir: string; file: string; listen: Record<string, string> }> {
   const dir = mkdtempSync(join(tmpdir(), `svcmail-copy-${ip}-`));
-  const listen: Record<string, string> = {};
-  for (const [name, decl] of Object.entries(schema)) {
-    const d = (decl as { default?: unknown }).default;
-    if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) listen[name] = `${ip}:${await freePort()}`;
-  }
+  const listen = await freeListenSettings(ip);
   const file = join(dir, 'svcmail.conf');
   writeFileSync(file, JSON.stringify({ ...shared, ...listen, data_dir: join(dir, 'data') }));
   return { dir, file, listen };

@@ -1,6 +1,7 @@
 import { ApiError, type PluginContext, type PluginRequest, type PluginResponse, type SettingName } from '../api.js';
 import { STATUS, statusOnly, type EasCommand, type EasRequest } from './command.js';
 import { COMMANDS } from './commands.js';
+import { REFUSED_COMMANDS } from './folder-changes.js';
 import { bodyOf, policyKeyOf, queryOf, requestVersion, versionHeaders, wbxml, WbxmlError, VERSIONS } from './protocol.js';
 
 /** Every setting the plugin reads (its manifest names them). */
@@ -52,7 +53,7 @@ export async function dispatch(req: PluginRequest, { host, caller }: PluginConte
   if ('unsupported' in v)
     throw new ApiError('api-106', `Protocol version ${v.unsupported} is not offered; use one of ${VERSIONS.join(', ')}`);
   if (!DEVICE_ID.test(q.deviceId)) throw new ApiError('api-106', 'DeviceId must be 1 to 64 letters and digits');
-  const cmd = COMMANDS[q.cmd];
+  const cmd = COMMANDS[q.cmd] ?? REFUSED_COMMANDS[q.cmd];
   if (!cmd) return { status: 501, headers: versionHeaders(Object.keys(COMMANDS)), body: `${q.cmd} is not implemented by this server` };
   let body;
   try {

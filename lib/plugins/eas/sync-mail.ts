@@ -3,8 +3,8 @@ import { clientMailChange, mailChange, mailData } from './mail-item.js';
 import { sinceOf, type Source } from './sync-source.js';
 
 // A mail folder as a Sync collection: messages by uid, their change key bumped by every write. A
-// device changes read and flag only, deletes as a move to Deleted Items unless it says otherwise,
-// and never adds mail through Sync (drafts go through SendMail).
+// device changes read and flag only (the server's wins when both changed), deletes as a move to
+// Deleted Items unless it says otherwise, and never adds mail through Sync (drafts go through SendMail).
 
 export function mailSource(caller: CallerApi, folderUid: string): Source {
   return {
@@ -23,7 +23,13 @@ export function mailSource(caller: CallerApi, folderUid: string): Source {
     toData: (row, x) => mailData(caller, row, x.prefs, x.mimeSupport),
     changeData: (row) => Promise.resolve(mailChange(row)),
     add: () => Promise.resolve(null),
-    async change(id, data) {
+    async change(id, data, held, policy) {
+      // Server wins (the default): a message changed on the server since the device got it keeps
+      // the server's read and flag, which the round sends back as a Change.
+      if (policy === 'server' && held !== undefined) {
+        const [now] = await caller.folderItems(folderUid, { uids: [id], limit: 1 });
+        if (now && String(now.version) !== held) return 'conflict';
+      }
       const row = await caller.setFlags(id, clientMailChange(data));
       return String(row.version);
     },

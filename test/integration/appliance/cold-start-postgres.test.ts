@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { signToken } from '../../../lib/auth/index.js';
-import { loadConfig, schema } from '../../../lib/config/index.js';
+import { loadConfig } from '../../../lib/config/index.js';
 import { freshPostgres, postgresAvailable } from '../../helpers/databases.js';
-import { freePort } from '../../helpers/scanners.js';
-import { CLI, ROOT } from './helpers.js';
+import { CLI, ROOT, freeListenSettings } from './helpers.js';
 
 // Spec: What the service does, 7 (the schema is created from the models at startup) on the
 // production path — datastores:sql:url pointing at a brand-new, empty PostgreSQL database — and
@@ -22,11 +21,7 @@ describe.skipIf(!withPostgres)('a cold start of the whole appliance on a brand-n
   it('all four daemons start and send heartbeats; Ctrl-C stops them with exit 0', async () => {
     const db = await freshPostgres();
     const dir = mkdtempSync(join(tmpdir(), 'svcmail-cold-'));
-    const ports: Record<string, string> = {};
-    for (const [name, decl] of Object.entries(schema)) {
-      const d = (decl as { default?: unknown }).default;
-      if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) ports[name] = `127.0.0.1:${await freePort()}`;
-    }
+    const ports = await freeListenSettings();
     const api = ports['listen:api']!;
     const file = join(dir, 'svcmail.conf');
     writeFileSync(

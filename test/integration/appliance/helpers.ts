@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { schema } from '../../../lib/config/index.js';
+import { freePort } from '../../helpers/scanners.js';
 import { startSigninDouble } from '../../helpers/signin-double.js';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -211,3 +213,16 @@ export async function pollUntil<T>(probe: () => Promise<T>, done: (v: T) => bool
 }
 
 export const openssl = (args: string[]) => spawnSync('openssl', args, { encoding: 'utf8' });
+
+/**
+ * Every setting whose default is an address on 127.0.0.1 (listen:*, the worker's wake address) on a
+ * free port of `ip` instead: a whole appliance that collides with nothing, on an address of its own.
+ */
+export async function freeListenSettings(ip = '127.0.0.1'): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [name, decl] of Object.entries(schema)) {
+    const d = (decl as { default?: unknown }).default;
+    if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) out[name] = `${ip}:${await freePort()}`;
+  }
+  return out;
+}

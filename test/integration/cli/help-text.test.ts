@@ -69,6 +69,14 @@ const EXPECTED: Record<string, Record<string, string>> = {
     retry: 'queue a failed ingest queue entry again',
   },
   'audit-log': { list: 'list the audit log entries (newest first)', show: 'show one audit log entry' },
+  devices: {
+    list: 'list the devices',
+    show: 'show one device',
+    delete: 'delete a device',
+    wipe: 'wipe the device at its next sync (audited); it is refused afterwards until unblocked',
+    unblock: 'let a blocked or wiped device sync again (it provisions anew and starts every folder over; audited)',
+    inspect: 'why a device does not have a message: folder synced, sync key, filter window, the item in its collection',
+  },
 };
 
 describe.concurrent('svcmail admin <resource> --help', { timeout: 120_000 }, () => {

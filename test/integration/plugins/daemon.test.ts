@@ -1,12 +1,13 @@
 // The protocols daemon as a process: `svcmail start --foreground` runs it with the others, the api
 // daemon's front door reaches it across processes, SIGINT stops it cleanly; `svcmail doctor` checks
 // it is up and probes Autodiscover (both schemas and JSON v2) on an https public URL.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttps, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { selfSignedCert } from '../../helpers/tls.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAEMONS } from '../../../cli/daemons.js';
 import { schema } from '../../../lib/config/index.js';
@@ -117,30 +118,7 @@ describe.runIf(withOpenssl)('svcmail doctor: the protocols daemon and the Autodi
   let cert: string;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svcmail-doctor-ad-'));
-    cert = join(dir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        cert,
-      ],
-      { stdio: 'ignore' },
-    );
+    cert = selfSignedCert(dir).cert;
     const port = await freePort();
     const publicUrl = `https://127.0.0.1:${port}`;
     stack = await startStack(sqlite, {

@@ -6,13 +6,24 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { decode, encode, type WbxmlElement } from '../../../../lib/plugins/eas/wbxml/index.js';
+import { decode, encode, ns, type WbxmlElement } from '../../../../lib/plugins/eas/wbxml/index.js';
 import { kid, textOf } from '../../../../lib/plugins/eas/protocol.js';
 import { programPath } from '../../../helpers/peers.js';
 import { validateWire } from './_schemas.js';
 
 export { el, ns, toXml } from '../../../../lib/plugins/eas/wbxml/index.js';
 export { kid, kids, textOf } from '../../../../lib/plugins/eas/protocol.js';
+
+/** Element builders of the code pages the tests use most. */
+export const pv = ns('Provision');
+export const fh = ns('FolderHierarchy');
+export const as = ns('AirSync');
+export const pg = ns('Ping');
+export const asb = ns('AirSyncBase');
+export const mv = ns('Move');
+export const io = ns('ItemOperations');
+export const ge = ns('GetItemEstimate');
+export const cm = ns('ComposeMail');
 
 export interface Exchange {
   status: number;

@@ -11,12 +11,9 @@ import { MessageModel } from '../../../../lib/mail/index.js';
 import { sqlBackends } from '../../../helpers/databases.js';
 import { deliverRaw } from '../../../helpers/messages.js';
 import { seed, startStack, type Stack } from '../_stack.js';
-import { Device, el, kid, kids, ns, textOf } from './_client.js';
+import { as, Device, el, fh, kid, kids, pv, textOf } from './_client.js';
 
 const [sqlite] = await sqlBackends();
-const pv = ns('Provision');
-const fh = ns('FolderHierarchy');
-const as = ns('AirSync');
 
 describe('bad input to the mobile-sync commands', () => {
   let stack: Stack;

@@ -7,11 +7,9 @@ import { autodiscoverPlugin, easPlugin } from '../../../../lib/plugins/index.js'
 import { sqlBackends } from '../../../helpers/databases.js';
 import { startSigninDouble, type SigninDouble } from '../../../helpers/signin-double.js';
 import { seed, startStack, type Stack } from '../_stack.js';
-import { Device, kid, ns, textOf } from './_client.js';
+import { Device, fh, kid, pv, textOf } from './_client.js';
 
 const [sqlite] = await sqlBackends();
-const pv = ns('Provision');
-const fh = ns('FolderHierarchy');
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
 
 describe('mobile sync with an app password over Basic', () => {

@@ -7,17 +7,10 @@ import { sqlBackends } from '../../../helpers/databases.js';
 import { deliverRaw } from '../../../helpers/messages.js';
 import { requirePrograms } from '../../../helpers/peers.js';
 import { seed, startStack, type Stack } from '../_stack.js';
-import { crossDecode, Device, kid, kids, ns, textOf } from './_client.js';
+import { as, asb, crossDecode, Device, fh, ge, io, kid, kids, mv, ns, pv, textOf } from './_client.js';
 
 const backends = await sqlBackends();
 const haveDecoders = requirePrograms('wbxml2xml', 'php-horde-activesync');
-const pv = ns('Provision');
-const fh = ns('FolderHierarchy');
-const as = ns('AirSync');
-const asb = ns('AirSyncBase');
-const ge = ns('GetItemEstimate');
-const mv = ns('Move');
-const io = ns('ItemOperations');
 const st = ns('Settings');
 
 const withAttachment = (subject: string) =>

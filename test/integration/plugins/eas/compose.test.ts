@@ -15,14 +15,10 @@ import { deliverRaw } from '../../../helpers/messages.js';
 import { requirePrograms } from '../../../helpers/peers.js';
 import { messagesIn } from '../../send/helpers.js';
 import { seed, startStack, type Stack } from '../_stack.js';
-import { crossDecode, Device, kid, kids, ns, textOf, type Exchange } from './_client.js';
+import { cm, crossDecode, Device, fh, kid, kids, pv, textOf, type Exchange } from './_client.js';
 
 const backends = await sqlBackends();
 const haveDecoders = requirePrograms('wbxml2xml', 'php-horde-activesync');
-
-const pv = ns('Provision');
-const fh = ns('FolderHierarchy');
-const cm = ns('ComposeMail');
 
 let n = 0;
 const mime = (o: { from?: string | null; to?: string; subject: string; body?: string; extra?: string[]; type?: string }) =>

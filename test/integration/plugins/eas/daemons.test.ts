@@ -10,19 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signToken } from '../../../../lib/auth/index.js';
-import { loadConfig, schema } from '../../../../lib/config/index.js';
+import { loadConfig } from '../../../../lib/config/index.js';
 import { freePort } from '../../../helpers/scanners.js';
-import { CLI, ROOT } from '../../appliance/helpers.js';
-import { Device, kid, kids, ns, textOf } from './_client.js';
+import { CLI, ROOT, freeListenSettings } from '../../appliance/helpers.js';
+import { as, cm, Device, fh, kid, kids, mv, ns, pg, pv, textOf } from './_client.js';
 
 const SECRET = 'eas-daemons-secret-0123456789abcdef';
 const INGEST = 'eas-daemons-ingest-0123456789';
-const pv = ns('Provision');
-const fh = ns('FolderHierarchy');
-const as = ns('AirSync');
-const pg = ns('Ping');
-const mv = ns('Move');
-const cm = ns('ComposeMail');
 
 const STYLES = [
   { name: 'iOS', type: 'iPhone', version: '14.1' },
@@ -49,11 +43,7 @@ describe('device sessions against the running appliance', { timeout: 300_000 }, 
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svcmail-eas-daemons-'));
-    const listen: Record<string, string> = {};
-    for (const [name, decl] of Object.entries(schema)) {
-      const d = (decl as { default?: unknown }).default;
-      if (typeof d === 'string' && /^127\.0\.0\.1:\d+$/.test(d)) listen[name] = `127.0.0.1:${await freePort()}`;
-    }
+    const listen = await freeListenSettings();
     const file = join(dir, 'svcmail.conf');
     writeFileSync(
       file,

@@ -7,12 +7,9 @@ import { autodiscoverPlugin, EasCollectionModel, EasDeviceModel, easPlugin, remo
 import { sqlBackends } from '../../../helpers/databases.js';
 import { deliverRaw } from '../../../helpers/messages.js';
 import { seed, startStack, type Stack } from '../_stack.js';
-import { Device, kid, kids, ns, textOf } from './_client.js';
+import { as, Device, fh, kid, kids, pv, textOf } from './_client.js';
 
 const backends = await sqlBackends();
-const pv = ns('Provision');
-const fh = ns('FolderHierarchy');
-const as = ns('AirSync');
 
 const mail = (subject: string, date = new Date()) =>
   `From: carol@example.net\r\nTo: alice@example.test\r\nSubject: ${subject}\r\nDate: ${date.toUTCString()}\r\nMessage-ID: <${subject.replace(/\W/g, '')}-${Date.now()}@x>\r\n\r\nsecret body ${subject}\r\n`;

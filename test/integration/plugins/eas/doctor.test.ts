@@ -1,12 +1,13 @@
 // svcmail doctor's mobile-sync probe against the public URL (TLS in front of the real protocols
 // app, as nginx would be): OPTIONS at /Microsoft-Server-ActiveSync, then with the test sign-in's app
 // password a synthetic device's Provision and FolderSync; each failure says what to do.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttps, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { selfSignedCert } from '../../../helpers/tls.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_IDS } from '../../../../lib/setup/doctor-ids/index.js';
 import { autodiscoverPlugin, easPlugin, EasDeviceModel } from '../../../../lib/plugins/index.js';
@@ -29,30 +30,7 @@ describe.runIf(withOpenssl)('svcmail doctor: the mobile-sync probe', () => {
   let cert: string;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svcmail-doctor-eas-'));
-    cert = join(dir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        cert,
-      ],
-      { stdio: 'ignore' },
-    );
+    cert = selfSignedCert(dir).cert;
     signin = await startSigninDouble({ users: { alice: { passwords: ['alice-app-pw'] } } });
     const port = await freePort();
     const publicUrl = `https://127.0.0.1:${port}`;

@@ -11,13 +11,10 @@ import { deliverRaw } from '../../../helpers/messages.js';
 import { requirePrograms } from '../../../helpers/peers.js';
 import { keyTestValues, TEST_ARGON2 } from '../../keys/helpers.js';
 import { seed, startStack, type Stack } from '../_stack.js';
-import { crossDecode, Device, kid, kids, ns, textOf } from './_client.js';
+import { as, crossDecode, Device, fh, kid, kids, ns, pv, textOf } from './_client.js';
 
 const backends = await sqlBackends();
 const haveDecoders = requirePrograms('wbxml2xml', 'php-horde-activesync');
-const pv = ns('Provision');
-const fh = ns('FolderHierarchy');
-const as = ns('AirSync');
 const se = ns('Search');
 const rr = ns('ResolveRecipients');
 const mr = ns('MeetingResponse');

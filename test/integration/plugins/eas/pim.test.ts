@@ -9,21 +9,14 @@ import { autodiscoverPlugin, easPlugin } from '../../../../lib/plugins/index.js'
 import { sqlBackends } from '../../../helpers/databases.js';
 import { requirePrograms } from '../../../helpers/peers.js';
 import { seed, startStack, type Stack } from '../_stack.js';
-import { crossDecode, Device, kid, kids, ns, textOf } from './_client.js';
+import { as, asb, crossDecode, Device, fh, ge, io, kid, kids, ns, pg, pv, textOf } from './_client.js';
 
 const backends = await sqlBackends();
 const haveDecoders = requirePrograms('wbxml2xml', 'php-horde-activesync');
 
-const pv = ns('Provision');
-const fh = ns('FolderHierarchy');
-const as = ns('AirSync');
-const asb = ns('AirSyncBase');
 const co = ns('Contacts');
 const ca = ns('Calendar');
 const tk = ns('Tasks');
-const ge = ns('GetItemEstimate');
-const pg = ns('Ping');
-const io = ns('ItemOperations');
 
 type El = ReturnType<typeof as>;
 const collectionOf = (tree: El | null) => kid(kid(tree!, 'Collections'), 'Collection')!;

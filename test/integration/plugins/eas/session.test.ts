@@ -9,17 +9,12 @@ import { sqlBackends } from '../../../helpers/databases.js';
 import { deliverRaw } from '../../../helpers/messages.js';
 import { requirePrograms } from '../../../helpers/peers.js';
 import { seed, startStack, type Stack } from '../_stack.js';
-import { crossDecode, Device, kid, kids, ns, textOf } from './_client.js';
+import { as, asb, crossDecode, Device, fh, kid, kids, ns, pg, pv, textOf } from './_client.js';
 
 const backends = await sqlBackends();
 const haveDecoders = requirePrograms('wbxml2xml', 'php-horde-activesync');
 
-const pv = ns('Provision');
-const fh = ns('FolderHierarchy');
-const as = ns('AirSync');
-const asb = ns('AirSyncBase');
 const em = ns('Email');
-const pg = ns('Ping');
 
 const mail = (n: number, subject = `Hello ${n}`) =>
   `From: "Carol" <carol@example.net>\r\nTo: alice@example.test\r\nSubject: ${subject}\r\nDate: ${new Date(Date.UTC(2026, 10, 20, 10, n)).toUTCString()}\r\nMessage-ID: <eas-${n}-${Date.now()}@example.net>\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nBody of message ${n}, which is long enough to be cut.\r\n`;

@@ -8,14 +8,9 @@ import { autodiscoverPlugin, easPlugin } from '../../../../lib/plugins/index.js'
 import { sqlBackends } from '../../../helpers/databases.js';
 import { deliverRaw } from '../../../helpers/messages.js';
 import { seed, startStack, type Stack } from '../_stack.js';
-import { Device, kid, kids, ns, textOf } from './_client.js';
+import { as, asb, Device, fh, kid, kids, pg, pv, textOf } from './_client.js';
 
 const backends = await sqlBackends();
-const pv = ns('Provision');
-const fh = ns('FolderHierarchy');
-const as = ns('AirSync');
-const asb = ns('AirSyncBase');
-const pg = ns('Ping');
 
 const mail = (n: number) =>
   `From: carol@example.net\r\nTo: alice@example.test\r\nSubject: trap ${n}\r\nDate: ${new Date().toUTCString()}\r\nMessage-ID: <trap-${n}-${Date.now()}@x>\r\n\r\nbody ${n}\r\n`;
@@ -103,6 +98,20 @@ describe.each(backends)('known client traps ($name)', (backend) => {
     expect(r.adds).toBe(3);
     const body = kid(kid((kid(r.c, 'Commands')!.children ?? [])[0], 'ApplicationData'), 'Body')!;
     expect(['1', '2']).toContain(textOf(body, 'Type'));
+  });
+
+  it('folders made, deleted or renamed on the device are refused with Status 3 (not retried), nothing changes', async () => {
+    const { d, folders, folderKey } = await device('FOLDERTRAP', 'iPhone');
+    const before = (await stack.call('GET', `/api/mail/folders?mailboxUid=${s.aliceBox}`, s.alice)).body.length;
+    for (const [cmd, kids] of [
+      ['FolderCreate', [fh('SyncKey', folderKey), fh('ParentId', '0'), fh('DisplayName', 'From phone'), fh('Type', '12')]],
+      ['FolderUpdate', [fh('SyncKey', folderKey), fh('ServerId', folders.Inbox), fh('ParentId', '0'), fh('DisplayName', 'Renamed')]],
+      ['FolderDelete', [fh('SyncKey', folderKey), fh('ServerId', folders.Inbox)]],
+    ] as const) {
+      const r = await d.send(cmd, fh(cmd, [...kids]));
+      expect([cmd, r.status, textOf(r.tree!, 'Status')]).toEqual([cmd, 200, '3']);
+    }
+    expect((await stack.call('GET', `/api/mail/folders?mailboxUid=${s.aliceBox}`, s.alice)).body.length).toBe(before);
   });
 
   it('a Ping without folders after one with folders reuses the last set, and ends the older Ping', async () => {
