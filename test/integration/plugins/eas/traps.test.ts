@@ -8,7 +8,7 @@ import { autodiscoverPlugin, easPlugin } from '../../../../lib/plugins/index.js'
 import { sqlBackends } from '../../../helpers/databases.js';
 import { deliverRaw } from '../../../helpers/messages.js';
 import { seed, startStack, type Stack } from '../_stack.js';
-import { as, asb, Device, fh, kid, kids, pg, pv, textOf } from './_client.js';
+import { as, asb, Device, fh, kid, kids, ns, pg, pv, textOf } from './_client.js';
 
 const backends = await sqlBackends();
 
@@ -98,6 +98,27 @@ describe.each(backends)('known client traps ($name)', (backend) => {
     expect(r.adds).toBe(3);
     const body = kid(kid((kid(r.c, 'Commands')!.children ?? [])[0], 'ApplicationData'), 'Body')!;
     expect(['1', '2']).toContain(textOf(body, 'Type'));
+  });
+
+  it('a read change from the device on a message changed on the server since: the server wins and its state comes back', async () => {
+    const { d, folders } = await device('CONFLICTTRAP', 'iPhone');
+    await sync(d, folders.Inbox, 0);
+    const filled = await sync(d, folders.Inbox, 1);
+    const list = (await stack.call('GET', `/api/mail/messages?folderUid=${folders.Inbox}`, s.alice)).body as Array<{
+      uid: string;
+      version: number;
+      seen: boolean;
+    }>;
+    const m = list.find((x) => !x.seen)!;
+    expect((await stack.call('PUT', `/api/mail/messages/${m.uid}`, s.alice, { flagged: true, version: m.version })).status).toBe(200);
+    const r = await sync(d, folders.Inbox, filled.key, [
+      as('Commands', [as('Change', [as('ServerId', m.uid), as('ApplicationData', [ns('Email')('Read', '1')])])]),
+    ]);
+    const responses = kid(r.c, 'Responses')?.children ?? [];
+    expect(responses.map((x) => [x.tag, textOf(x, 'ServerId'), textOf(x, 'Status')])).toEqual([['Change', m.uid, '7']]);
+    const back = (kid(r.c, 'Commands')?.children ?? []).find((x) => textOf(x, 'ServerId') === m.uid)!;
+    expect(textOf(kid(back, 'ApplicationData'), 'Read')).toBe('0');
+    expect((await stack.call('GET', `/api/mail/messages/${m.uid}`, s.alice)).body).toMatchObject({ seen: false, flagged: true });
   });
 
   it('folders made, deleted or renamed on the device are refused with Status 3 (not retried), nothing changes', async () => {
