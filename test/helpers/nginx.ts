@@ -1,9 +1,10 @@
 // The shipped nginx site (packaging/nginx/svcmail.conf) in a real nginx on loopback, for the tests of
 // what it forwards and which headers it sends: only the daemons' addresses, the listen ports and the
 // certificate paths are changed (a self-signed P-256 certificate for mail.example.org).
+import { freePort } from './ports.js';
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,15 +14,6 @@ export interface ShippedNginx {
   /** The TLS port nginx listens on (127.0.0.1). */
   port: number;
   stop(): void;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const listening = (port: number) =>

@@ -1,3 +1,4 @@
+import { freePort } from './ports.js';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import {
   chmodSync,
@@ -11,7 +12,6 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requirePrograms, requireRoot } from './peers.js';
@@ -24,14 +24,6 @@ export interface PostfixInstance {
   received(): Buffer[];
   waitFor(count: number, timeoutMs?: number): Promise<Buffer[]>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 /** Whether Debian's postfix is installed and the tests run as root; when not, one line and a skip, or in CI a failure (./peers.ts). */

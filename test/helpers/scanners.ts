@@ -1,9 +1,9 @@
 // Real rspamd and clamd for the inbound tests (see ../shared/TESTING.md, Scanners). Started once per
 // test file on free loopback ports; rspamd's hyperscan cache lives in a fixed directory under the
 // system temp dir so only the first start of a machine pays the ~30 s compile.
+import { freePort } from './ports.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsServer, type DnsServer } from './dns-server.js';
@@ -18,17 +18,6 @@ export interface Scanners {
   /** The loopback resolver rspamd asks. */
   resolver: DnsServer;
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitFor(check: () => Promise<boolean>, what: string, ms: number, child: ChildProcess): Promise<void> {
@@ -207,3 +196,5 @@ export async function startScanners(opts: { resolverDelayMs?: number; rspamdWork
     },
   };
 }
+
+export { freePort };

@@ -1,9 +1,9 @@
 // `svcmail start --foreground` as an administrator sees it: readable log lines (or JSON for a
 // collector), a "listening on http://…" line per daemon and one ready line; a killed terminal
 // session leaves no daemon behind.
+import { freePort } from '../../helpers/ports.js';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,15 +15,6 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BIN = join(ROOT, 'bin/svcmail.js');
 const dir = mkdtempSync(join(tmpdir(), 'svcmail-fg-'));
 const started: ChildProcessWithoutNullStreams[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A configuration whose every loopback address is a free port, so runs never collide. */
 async function config(name: string): Promise<{ file: string; ports: Record<string, string> }> {

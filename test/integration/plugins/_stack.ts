@@ -1,7 +1,7 @@
 // A real api app and a real protocols app on loopback ports, sharing one fresh database and one
 // event bus, the api's front door pointed at the protocols app (listen:protocols), both built with
 // the same plugin list (the shipped plugins plus the test plugins of _plugins.ts).
-import { createServer as createNetServer } from 'node:net';
+import { freePort } from '../../helpers/ports.js';
 import { createServer, type Server } from 'node:http';
 import type { Express } from 'express';
 import { signToken, type SignOptions } from '../../../lib/auth/index.js';
@@ -16,17 +16,6 @@ import { buildApiApp } from '../../../daemons/api/app.js';
 import { buildProtocolsApp } from '../../../daemons/protocols/app.js';
 import type { Backend } from '../../helpers/databases.js';
 import { AUDIENCE, ISSUER, TEST_SECRET } from '../../helpers/api.js';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Answer {
   status: number;
@@ -159,3 +148,5 @@ export async function seed(stack: Stack) {
   };
   return { admin, alice, bob, aliceBox: await box('alice'), bobBox: await box('bob') };
 }
+
+export { freePort };

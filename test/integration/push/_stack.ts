@@ -1,7 +1,7 @@
+import { freePort } from '../../helpers/ports.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,17 +12,6 @@ import { loadConfig, type Config } from '../../../lib/config/index.js';
 export const SECRET = 'push-test-secret-0123456789abcdef';
 export const ORIGIN = 'https://mail.test';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitFor(url: string, child: ChildProcess, log: () => string, ms = 30_000): Promise<void> {
   const until = Date.now() + ms;
@@ -242,3 +231,5 @@ export class Client {
     this.ws.terminate();
   }
 }
+
+export { freePort };

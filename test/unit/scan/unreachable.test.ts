@@ -1,3 +1,4 @@
+import { freePort as sharedFreePort } from '../../helpers/ports.js';
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../lib/config/index.js';
@@ -8,16 +9,7 @@ import { DEV_UNREACHABLE_RECHECK_MS, realScanners, ScannerUnreachable } from '..
 // below listens on it (which once made a scan wait for an unrelated server's answer).
 const HOST = '127.0.0.57';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, HOST, () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+const freePort = () => sharedFreePort(HOST);
 
 // A listener that only counts connections (and hangs up): it shows whether the client tried at all.
 function counter(port: number): Promise<{ server: Server; connections: () => number }> {
