@@ -1,104 +1,42 @@
-// Contacts, calendar and tasks over mobile sync (MS-ASCNTC, MS-ASCAL, MS-ASTASK) against the real
-// protocols app, on both SQL engines: FolderSync lists the folders; records made through the HTTP
-// API arrive as Adds with their fields; a device's Add, Change and Delete reach the records (checked
-// through the API); a device's change of a record changed on the server meanwhile loses to the
-// server's version; another user's device is refused; GetItemEstimate and Ping see the records.
-// Every WBXML body is also decoded by libwbxml and Horde.
+// Contacts and tasks over mobile sync (MS-ASCNTC, MS-ASTASK) against the real protocols app, on both
+// SQL engines: FolderSync lists the folders; records made through the HTTP API arrive as Adds with
+// their fields; a device's Add, Change and Delete reach the records (checked through the API); a
+// device's change of a record changed on the server meanwhile loses to the server's version; another
+// user's device is refused; GetItemEstimate and Ping see the records. Calendar: pim-calendar.test.ts.
+// Every WBXML body is also decoded by libwbxml and Horde and checked with the schemas.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { autodiscoverPlugin, easPlugin } from '../../../../lib/plugins/index.js';
 import { sqlBackends } from '../../../helpers/databases.js';
 import { requirePrograms } from '../../../helpers/peers.js';
-import { seed, startStack, type Stack } from '../_stack.js';
-import { as, asb, crossDecode, Device, fh, ge, io, kid, kids, ns, pg, pv, textOf } from './_client.js';
+import { as, asb, crossDecode, fh, ge, kid, kids, ns, pg, textOf } from './_client.js';
+import { collectionOf, commandsOf, pimFixture, responsesOf, type PimFixture } from './_pim.js';
 
 const backends = await sqlBackends();
 const haveDecoders = requirePrograms('wbxml2xml', 'php-horde-activesync');
 
 const co = ns('Contacts');
-const ca = ns('Calendar');
 const tk = ns('Tasks');
 
-type El = ReturnType<typeof as>;
-const collectionOf = (tree: El | null) => kid(kid(tree!, 'Collections'), 'Collection')!;
-const commandsOf = (tree: El | null) => kid(collectionOf(tree), 'Commands')?.children ?? [];
-const responsesOf = (tree: El | null) => kid(collectionOf(tree), 'Responses')?.children ?? [];
-
-describe.each(backends)('contacts, calendar and tasks over mobile sync ($name)', (backend) => {
-  let stack: Stack;
-  let s: Awaited<ReturnType<typeof seed>>;
-  const devices: Device[] = [];
-  const folders: Record<string, { id: string; type: string }> = {};
-  const keys: Record<string, number> = {};
-  let listUid = '';
-
-  async function device(id: string, token: string, version = '14.1') {
-    const d = new Device(stack.protocols, `Bearer ${token}`, id, 'iPhone', version);
-    devices.push(d);
-    await d.provision(pv);
-    return d;
-  }
-  let d: Device;
-  let d16: Device;
-
-  /** One Sync round of a collection; keeps its key. */
-  async function sync(dev: Device, folder: string, opts: { commands?: El[]; filterType?: string; tag?: string } = {}) {
-    const k = `${dev.id}:${folder}`;
-    const r = await dev.send(
-      'Sync',
-      as('Sync', [
-        as('Collections', [
-          as('Collection', [
-            as('SyncKey', keys[k] ?? 0),
-            as('CollectionId', folder),
-            as('DeletesAsMoves', '1'),
-            as('GetChanges', '1'),
-            as('WindowSize', 50),
-            as('Options', [
-              ...(opts.filterType ? [as('FilterType', opts.filterType)] : []),
-              asb('BodyPreference', [asb('Type', '1'), asb('TruncationSize', '200')]),
-            ]),
-            ...(opts.commands?.length ? [as('Commands', opts.commands)] : []),
-          ]),
-        ]),
-      ]),
-    );
-    expect(r.status).toBe(200);
-    const c = collectionOf(r.tree);
-    if (textOf(c, 'Status') === '1') keys[k] = Number(textOf(c, 'SyncKey'));
-    return r.tree;
-  }
-  const api = async (method: string, path: string, body?: unknown) => {
-    const r = await stack.call(method, path, s.alice, body);
-    expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBeLessThan(300);
-    return r.body;
-  };
-
+describe.each(backends)('contacts and tasks over mobile sync ($name)', (backend) => {
+  let f: PimFixture;
   beforeAll(async () => {
-    stack = await startStack(backend, { plugins: [autodiscoverPlugin, easPlugin] });
-    s = await seed(stack);
-    listUid = (await api('POST', '/api/mail/task-lists', { mailboxUid: s.aliceBox, name: 'Errands' })).uid;
-    await api('POST', '/api/mail/task-lists', { mailboxUid: s.aliceBox, name: 'Work' });
-    d = await device('PIM1', s.alice);
-    d16 = await device('PIM16', s.alice, '16.1');
+    f = await pimFixture(backend);
   }, 60_000);
-  afterAll(async () => stack?.close());
+  afterAll(async () => f?.close());
 
   it('FolderSync lists Contacts (9), Calendar (8), the default task list (7) and the others (15) with stable ids', async () => {
-    const r = await d.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
-    for (const a of kids(kid(r.tree!, 'Changes'), 'Add'))
-      folders[textOf(a, 'DisplayName')!] = { id: textOf(a, 'ServerId')!, type: textOf(a, 'Type')! };
+    const { folders, s, d } = f;
     expect(folders.Contacts).toEqual({ id: `c-${s.aliceBox}`, type: '9' });
     expect(folders.Calendar).toEqual({ id: `k-${s.aliceBox}`, type: '8' });
     expect(folders.Errands).toEqual({ id: `t-${s.aliceBox}`, type: '7' });
     expect(folders.Work).toMatchObject({ type: '15' });
     expect(folders.Inbox.type).toBe('2');
-    for (const f of Object.values(folders)) expect(f.id.length).toBeLessThanOrEqual(64);
-    const again = await d.send('FolderSync', fh('FolderSync', [fh('SyncKey', textOf(r.tree!, 'SyncKey')!)]));
+    for (const x of Object.values(folders)) expect(x.id.length).toBeLessThanOrEqual(64);
+    const again = await d.send('FolderSync', fh('FolderSync', [fh('SyncKey', textOf(f.folderSync, 'SyncKey')!)]));
     expect(textOf(kid(again.tree!, 'Changes'), 'Count')).toBe('0');
-    await d16.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
   });
 
   it('a contact made through the API arrives as an Add with its fields', async () => {
+    const { s, d, folders, sync, api } = f;
     await api('POST', '/api/mail/contacts', {
       mailboxUid: s.aliceBox,
       fn: 'Jane Roe',
@@ -136,6 +74,7 @@ describe.each(backends)('contacts, calendar and tasks over mobile sync ($name)',
   });
 
   it("a device's Add, Change and Delete of a contact reach the records", async () => {
+    const { stack, s, d, folders, sync, api } = f;
     const r = await sync(d, folders.Contacts.id, {
       commands: [
         as('Add', [
@@ -185,6 +124,7 @@ describe.each(backends)('contacts, calendar and tasks over mobile sync ($name)',
   });
 
   it("server wins: a device's change of a contact changed on the server meanwhile is answered with the server's version", async () => {
+    const { s, d, folders, sync, api } = f;
     const [jane] = (await api('GET', `/api/mail/contacts?mailboxUid=${s.aliceBox}`)) as Array<{ uid: string; version: number }>;
     await api('PUT', `/api/mail/contacts/${jane.uid}`, { title: 'CEO', version: jane.version });
     const r = await sync(d, folders.Contacts.id, {
@@ -198,6 +138,7 @@ describe.each(backends)('contacts, calendar and tasks over mobile sync ($name)',
   });
 
   it('a delete on the server reaches the device; GetItemEstimate and Ping see the contacts folder', async () => {
+    const { s, d, folders, sync, api, keys } = f;
     const c = await api('POST', '/api/mail/contacts', { mailboxUid: s.aliceBox, fn: 'Short Lived' });
     const key = keys[`${d.id}:${folders.Contacts.id}`];
     const estimate = await d.send(
@@ -229,6 +170,7 @@ describe.each(backends)('contacts, calendar and tasks over mobile sync ($name)',
   });
 
   it("a parked Ping on a task list wakes on the list's own channel when a task is added through the API", async () => {
+    const { s, d, folders, sync, api } = f;
     const work = folders.Work.id;
     await sync(d, work); // holds the list as it is
     const started = Date.now();
@@ -246,147 +188,14 @@ describe.each(backends)('contacts, calendar and tasks over mobile sync ($name)',
   });
 
   it("another user's device cannot sync alice's contacts, calendar or tasks (status 8)", async () => {
+    const { s, folders, listUid, device, sync } = f;
     const bob = await device('BOBPIM', s.bob);
     for (const f of [folders.Contacts.id, folders.Calendar.id, folders.Errands.id, `t-${listUid}`])
       expect(textOf(collectionOf(await sync(bob, f)), 'Status'), f).toBe('8');
   });
 
-  const weekly = async () =>
-    api('POST', '/api/mail/calendar-events', {
-      mailboxUid: s.aliceBox,
-      summary: 'Standup',
-      location: 'Room 1',
-      description: 'Daily-ish',
-      start: '2026-11-23T09:00:00.000Z',
-      end: '2026-11-23T09:15:00.000Z',
-      rrule: 'FREQ=WEEKLY;BYDAY=MO,WE;UNTIL=20270101T000000Z',
-      exdates: ['2026-11-25T09:00:00.000Z'],
-      organizer: { email: 'alice@example.test', name: 'Alice' },
-      attendees: [
-        { email: 'bob@example.test', name: 'Bob', partstat: 'accepted' },
-        { email: 'carol@example.net', role: 'opt-participant' },
-      ],
-      reminders: [{ minutesBefore: 10 }],
-    });
-
-  it('an event with attendees and a weekly recurrence arrives in 14.1 and 16.1 form, and round-trips a device change', async () => {
-    const ev = await weekly();
-    await sync(d, folders.Calendar.id);
-    const [add] = commandsOf(await sync(d, folders.Calendar.id));
-    const data = kid(add, 'ApplicationData')!;
-    expect(textOf(data, 'StartTime')).toBe('20261123T090000Z');
-    expect(textOf(data, 'EndTime')).toBe('20261123T091500Z');
-    expect(textOf(data, 'Subject')).toBe('Standup');
-    expect(textOf(data, 'Location')).toBe('Room 1');
-    expect(textOf(data, 'UID')).toBe(ev.icalUid);
-    expect(textOf(data, 'Reminder')).toBe('10');
-    expect(textOf(data, 'MeetingStatus')).toBe('1');
-    expect(Buffer.from(textOf(data, 'Timezone')!, 'base64')).toHaveLength(172);
-    const rec = kid(data, 'Recurrence')!;
-    expect([textOf(rec, 'Type'), textOf(rec, 'DayOfWeek'), textOf(rec, 'Interval'), textOf(rec, 'Until')]).toEqual([
-      '1',
-      '10',
-      '1',
-      '20270101T000000Z',
-    ]);
-    const exc = kid(kid(data, 'Exceptions'), 'Exception')!;
-    expect([textOf(exc, 'Deleted'), textOf(exc, 'ExceptionStartTime')]).toEqual(['1', '20261125T090000Z']);
-    const attendees = kids(kid(data, 'Attendees'), 'Attendee').map((a) => [
-      textOf(a, 'Email'),
-      textOf(a, 'Name'),
-      textOf(a, 'AttendeeStatus'),
-      textOf(a, 'AttendeeType'),
-    ]);
-    expect(attendees).toEqual([
-      ['bob@example.test', 'Bob', '3', '1'],
-      ['carol@example.net', 'carol@example.net', '5', '2'],
-    ]);
-    // 16.1: the location is airsyncbase:Location, a deleted occurrence names its InstanceId.
-    await sync(d16, folders.Calendar.id);
-    const data16 = kid(commandsOf(await sync(d16, folders.Calendar.id))[0], 'ApplicationData')!;
-    expect(textOf(kid(data16, 'Location'), 'DisplayName')).toBe('Room 1');
-    expect(kid(data16, 'Location')!.page).toBe('AirSyncBase');
-    expect(textOf(kid(kid(data16, 'Exceptions'), 'Exception'), 'InstanceId')).toBe('20261125T090000Z');
-    // The device sends the event back with a new subject: the rule, attendees and exceptions stay as they were.
-    const back = data.children!.filter((c) => !['Subject', 'DtStamp', 'UID', 'MeetingStatus'].includes(c.tag));
-    await sync(d, folders.Calendar.id, {
-      commands: [as('Change', [as('ServerId', ev.uid), as('ApplicationData', [...back, ca('Subject', 'Standup (moved)')])])],
-    });
-    expect(await api('GET', `/api/mail/calendar-events/${ev.uid}`)).toMatchObject({
-      summary: 'Standup (moved)',
-      rrule: 'FREQ=WEEKLY;BYDAY=MO,WE;UNTIL=20270101T000000Z',
-      exdates: ['2026-11-25T09:00:00.000Z'],
-      location: 'Room 1',
-      attendees: [
-        { email: 'bob@example.test', name: 'Bob', partstat: 'accepted', role: 'req-participant' },
-        { email: 'carol@example.net', partstat: 'needs-action', role: 'opt-participant' },
-      ],
-      reminders: [{ minutesBefore: 10 }],
-    });
-  });
-
-  it("a device's calendar Add (monthly nth weekday), an occurrence deleted by InstanceId (16.1), and a Delete", async () => {
-    const r = await sync(d16, folders.Calendar.id, {
-      commands: [
-        as('Add', [
-          as('ClientId', 'e1'),
-          as('ApplicationData', [
-            ca('StartTime', '20261201T140000Z'),
-            ca('EndTime', '20261201T150000Z'),
-            ca('Subject', 'Board'),
-            asb('Location', [asb('DisplayName', 'HQ')]),
-            ca('Attendees', [ca('Attendee', [ca('Email', 'dave@example.net'), ca('Name', 'Dave'), ca('AttendeeType', '1')])]),
-            ca('Recurrence', [ca('Type', '3'), ca('WeekOfMonth', '1'), ca('DayOfWeek', '4'), ca('Interval', '1'), ca('Occurrences', '6')]),
-            ca('AllDayEvent', '0'),
-          ]),
-        ]),
-      ],
-    });
-    const uid = textOf(responsesOf(r)[0], 'ServerId')!;
-    expect(textOf(responsesOf(r)[0], 'Status')).toBe('1');
-    expect(await api('GET', `/api/mail/calendar-events/${uid}`)).toMatchObject({
-      summary: 'Board',
-      location: 'HQ',
-      start: '2026-12-01T14:00:00.000Z',
-      rrule: 'FREQ=MONTHLY;BYDAY=1TU;COUNT=6',
-      attendees: [{ email: 'dave@example.net', name: 'Dave' }],
-    });
-    await sync(d16, folders.Calendar.id, {
-      commands: [as('Delete', [as('ServerId', uid), asb('InstanceId', '20270105T140000Z')])],
-    });
-    expect((await api('GET', `/api/mail/calendar-events/${uid}`)).exdates).toEqual(['2027-01-05T14:00:00.000Z']);
-    await sync(d16, folders.Calendar.id, { commands: [as('Delete', [as('ServerId', uid)])] });
-    expect((await stack.call('GET', `/api/mail/calendar-events/${uid}`, s.alice)).status).toBe(404);
-  });
-
-  it('calendar FilterType keeps past events out; ItemOperations fetches an event', async () => {
-    const old = await api('POST', '/api/mail/calendar-events', {
-      mailboxUid: s.aliceBox,
-      summary: 'Long ago',
-      start: '2020-01-01T10:00:00.000Z',
-      end: '2020-01-01T11:00:00.000Z',
-    });
-    const fresh = new Device(stack.protocols, `Bearer ${s.alice}`, 'PIMF', 'iPhone', '14.1');
-    devices.push(fresh);
-    await fresh.provision(pv);
-    await fresh.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
-    await sync(fresh, folders.Calendar.id, { filterType: '4' });
-    const two = commandsOf(await sync(fresh, folders.Calendar.id, { filterType: '4' })).map((x) =>
-      textOf(kid(x, 'ApplicationData'), 'Subject'),
-    );
-    expect(two).toContain('Standup (moved)');
-    expect(two).not.toContain('Long ago');
-    const f = await d.send(
-      'ItemOperations',
-      io('ItemOperations', [io('Fetch', [io('Store', 'Mailbox'), as('CollectionId', folders.Calendar.id), as('ServerId', old.uid)])]),
-    );
-    const fetched = kid(kid(f.tree!, 'Response'), 'Fetch')!;
-    expect(textOf(fetched, 'Status')).toBe('1');
-    expect(textOf(fetched, 'Class')).toBe('Calendar');
-    expect(textOf(kid(fetched, 'Properties'), 'Subject')).toBe('Long ago');
-  });
-
   it("tasks: the API's task arrives with due date and completion; a device's Add, Change (complete) and Delete; FilterType 8", async () => {
+    const { stack, s, d, d16, folders, listUid, sync, api } = f;
     await api('POST', '/api/mail/tasks', {
       mailboxUid: s.aliceBox,
       taskListUid: listUid,
@@ -453,6 +262,7 @@ describe.each(backends)('contacts, calendar and tasks over mobile sync ($name)',
   });
 
   it('a mailbox without a task list shows a Tasks folder; the first task a device adds there makes the list', async () => {
+    const { stack, s, device, sync } = f;
     const carolBox = (
       await stack.call('POST', '/api/mail/mailboxes', s.admin, { address: 'carol@example.test', owners: ['carol'], name: 'carol' })
     ).body.uid as string;
@@ -472,7 +282,7 @@ describe.each(backends)('contacts, calendar and tasks over mobile sync ($name)',
   });
 
   it.runIf(haveDecoders)('libwbxml and Horde decode every request and answer with no unknown tag', () => {
-    const all = devices.flatMap((x) => x.wire);
+    const all = f.devices.flatMap((x) => x.wire);
     expect(all.length).toBeGreaterThan(30);
     expect(crossDecode(all)).toEqual({ libwbxml: [], horde: [], schema: [] });
   });
