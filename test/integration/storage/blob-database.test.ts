@@ -10,13 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
+import { secondCopy, type SecondCopy } from './_copies.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '../../../lib/config/index.js';
-import { IngestEntryModel, mailPort, recordingOutbound, type IngestEntry, type WorkerDeps } from '../../../lib/ingest/index.js';
-import { drainQueue } from '../../../lib/jobs/index.js';
+import { IngestEntryModel, type IngestEntry } from '../../../lib/ingest/index.js';
 import { blobsOf } from '../../../lib/mail/index.js';
-import { cleanScanners } from '../../../lib/scan/index.js';
 import {
   addBlobRefs,
   BlobChunkModel,
@@ -31,7 +30,7 @@ import {
   type Store,
 } from '../../../lib/storage/index.js';
 import { CHUNK } from '../../../lib/storage/blob/database.js';
-import { startTestApi, type TestApi } from '../../helpers/api.js';
+import type { TestApi } from '../../helpers/api.js';
 import { freshPostgres, postgresAvailable, sqlBackends, type TestDatabase } from '../../helpers/databases.js';
 import { ingestFixture, message, type IngestFixture } from '../ingest/setup.js';
 
@@ -189,34 +188,25 @@ describe.skipIf(!withPostgres)('two copies sharing blobs through PostgreSQL', ()
   const settings = { 'mail:blobs:backend': 'database' };
   const pg = backends.find((b) => b.name === 'postgres')!;
   let a: IngestFixture;
+  let copyB: SecondCopy;
   let b: TestApi;
   let bData: string;
   beforeAll(async () => {
     a = await ingestFixture(pg, settings);
-    bData = mkdtempSync(join(tmpdir(), 'svcmail-copy-b-'));
-    const url = a.api.config.get('datastores:sql:url');
-    b = await startTestApi(
-      { name: 'postgres', open: async () => ({ url, drop: async () => undefined }) },
-      {
-        ...settings,
-        data_dir: bData,
-        'mail:transport:ingest:secret': a.api.config.get('mail:transport:ingest:secret'),
-        'mail:jobs:wake_address': '',
-      },
-    );
+    // Copy B: the same database, a data directory of its own, the same blob backend.
+    copyB = await secondCopy(a, 'postgres', settings);
+    b = copyB.api;
+    bData = copyB.dataDir;
   }, 60_000);
   afterAll(async () => {
-    await b?.close();
+    await copyB?.close();
     await a?.close();
-    rmSync(bData, { recursive: true, force: true });
   });
 
   it("a message handed off through one copy is filed by the other copy's worker and read through both", async () => {
     const r = await a.deliver({ to: ['alice@example.test'], raw: message({ subject: 'blob in the database' }) });
     expect(r.status, JSON.stringify(r.body)).toBe(202);
-    const port = mailPort(b.deps);
-    const workerB: WorkerDeps = { ...b.deps, port, outbound: recordingOutbound(b.deps, port), scanners: cleanScanners, control: {} };
-    await drainQueue(workerB, 'copy-b-worker');
+    await copyB.drain();
     const entry = (await b.deps.store.repo<IngestEntry>(IngestEntryModel).findOne({ transactionId: r.body.transactionId }))!;
     expect(entry.state).toBe('delivered');
     expect(blobsOf(b.deps)).toBeInstanceOf(DatabaseBlobStore);

@@ -5,14 +5,13 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { secondCopy, type SecondCopy } from './_copies.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportDir } from '../../../lib/escrow/export-archive.js';
-import { IngestEntryModel, mailPort, recordingOutbound, type IngestEntry, type WorkerDeps } from '../../../lib/ingest/index.js';
-import { drainQueue } from '../../../lib/jobs/index.js';
+import { IngestEntryModel, type IngestEntry } from '../../../lib/ingest/index.js';
 import { exportPath, uploadPath } from '../../../lib/lifecycle/index.js';
 import { blobsOf } from '../../../lib/mail/index.js';
-import { cleanScanners } from '../../../lib/scan/index.js';
-import { startTestApi, type TestApi } from '../../helpers/api.js';
+import type { TestApi } from '../../helpers/api.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { ingestFixture, message, type IngestFixture } from '../ingest/setup.js';
 
@@ -26,36 +25,26 @@ describe.each(backends)('copies sharing their files through settings ($name)', (
     'mail:escrow:export_dir': join(shared, 'escrow'),
   };
   let a: IngestFixture;
+  let copyB: SecondCopy;
   let b: TestApi;
   let bData: string;
   beforeAll(async () => {
     a = await ingestFixture(backend, dirs);
-    bData = mkdtempSync(join(tmpdir(), 'svcmail-copy-b-'));
     // Copy B: the same database, a data directory of its own, the same shared directories.
-    const url = a.api.config.get('datastores:sql:url');
-    b = await startTestApi(
-      { name: backend.name, open: async () => ({ url, drop: async () => undefined }) },
-      {
-        ...dirs,
-        data_dir: bData,
-        'mail:transport:ingest:secret': a.api.config.get('mail:transport:ingest:secret'),
-        'mail:jobs:wake_address': '',
-      },
-    );
+    copyB = await secondCopy(a, backend.name, dirs);
+    b = copyB.api;
+    bData = copyB.dataDir;
   });
   afterAll(async () => {
-    await b?.close();
+    await copyB?.close();
     await a?.close();
-    rmSync(bData, { recursive: true, force: true });
     rmSync(shared, { recursive: true, force: true });
   });
 
   it("a message handed off through one copy is filed by the other copy's worker and read through both", async () => {
     const r = await a.deliver({ to: ['alice@example.test'], raw: message({ subject: 'across copies' }) });
     expect(r.status, JSON.stringify(r.body)).toBe(202);
-    const port = mailPort(b.deps);
-    const workerB: WorkerDeps = { ...b.deps, port, outbound: recordingOutbound(b.deps, port), scanners: cleanScanners, control: {} };
-    await drainQueue(workerB, 'copy-b-worker');
+    await copyB.drain();
     const entry = (await b.deps.store.repo<IngestEntry>(IngestEntryModel).findOne({ transactionId: r.body.transactionId }))!;
     expect(entry.state).toBe('delivered');
     // The raw message is in the shared blob directory, under neither copy's data directory.
