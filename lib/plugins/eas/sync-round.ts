@@ -2,7 +2,7 @@ import { isApiError, type EasCollection, type Row } from '../api.js';
 import type { EasRequest } from './command.js';
 import { bodyPreferences, mimeSupportOf } from './mail-item.js';
 import { kid, textOf } from './protocol.js';
-import { SYNC, type ItemContext, type Source } from './sync-source.js';
+import { heldDiff, SYNC, type ItemContext, type Source } from './sync-source.js';
 import { ns, type WbxmlElement } from './wbxml/index.js';
 
 // One Sync round of a collection, whatever its source: the device's own commands applied, then
@@ -101,11 +101,8 @@ export async function serverChanges(
   held: Map<string, string>,
   window: number,
 ): Promise<{ commands: WbxmlElement[]; more: boolean }> {
-  const keys = await source.keys(filterType);
-  const deletes = [...held.keys()].filter((k) => !keys.has(k));
-  const changes = [...held.entries()].filter(([k, v]) => keys.has(k) && keys.get(k) !== v).map(([k]) => k);
-  // Newest first (uids grow with time): a phone shows the latest mail while the rest follows.
-  const adds = [...keys.keys()].filter((k) => !held.has(k)).reverse();
+  // New items newest first: a phone shows the latest mail while the rest follows.
+  const { deletes, changes, adds } = heldDiff(held, await source.keys(filterType));
   const commands: WbxmlElement[] = [];
   const takeDeletes = deletes.slice(0, window);
   for (const id of takeDeletes) {

@@ -72,3 +72,15 @@ export interface Source {
   /** The device's Delete; with an instance id (a calendar occurrence) the item stays: its new change key. */
   remove(id: string, opts: { deletesAsMoves: boolean; instanceId?: string }): Promise<string | null>;
 }
+
+/**
+ * What differs between what a device holds and a collection now (item id → change key each):
+ * items gone, items changed, items new — the new ones newest first (uids grow with time).
+ */
+export function heldDiff(held: Map<string, string>, now: Map<string, string>): { deletes: string[]; changes: string[]; adds: string[] } {
+  return {
+    deletes: [...held.keys()].filter((k) => !now.has(k)),
+    changes: [...held.entries()].filter(([k, v]) => now.has(k) && now.get(k) !== v).map(([k]) => k),
+    adds: [...now.keys()].filter((k) => !held.has(k)).reverse(),
+  };
+}

@@ -1,6 +1,6 @@
 import type { EasCollection, PluginResponse } from '../api.js';
 import type { EasCommand, EasRequest } from './command.js';
-import { empty, kid, kids, textOf, wbxml } from './protocol.js';
+import { kid, kids, textOf, wbxml } from './protocol.js';
 import { resolveSource } from './sources.js';
 import { applyClientCommands, fillRound, itemContext, serverChanges, type Round } from './sync-round.js';
 import { SYNC, type Source } from './sync-source.js';
@@ -120,7 +120,7 @@ async function handle(r: EasRequest): Promise<PluginResponse> {
   const answers: WbxmlElement[] = [];
   for (const c of collections) answers.push(await syncCollection(r, c, globalWindow ? Number(globalWindow) : null));
   await r.caller.devices.update(r.device.uid, { lastSyncAt: new Date() });
-  return answers.length ? wbxml(as('Sync', [as('Collections', answers)])) : empty();
+  return wbxml(as('Sync', [as('Collections', answers)]));
 }
 
 export const sync: EasCommand = { root: { page: 'AirSync', tag: 'Sync' }, handle };
