@@ -24,7 +24,7 @@ import { pgSnapshotChecks, type ReadSession } from './kept.js';
 import { SelectRunner } from './select.js';
 import { BATCH as VALUE_BATCH, dropValues, hasValueIndexes, termsOf, termsTable, touchesValues, writeValues } from './value-index.js';
 import { inserterOf } from './insert.js';
-import { createMany, createOrAddMany, incrementMany, releaseMany, retryRaces, type RepoParts } from './many.js';
+import { createMany, createOrAddMany, incrementMany, releaseMany, type RepoParts } from './many.js';
 import { writerOf, type UpdateSpec, type Writer } from './update.js';
 import { WalSync } from './wal-sync.js';
 import { Checkpointer } from './checkpointer.js';
@@ -314,14 +314,12 @@ class SqlRepo<T extends object> implements Repo<T> {
     if (this.#values || this.model.fullText)
       throw new Error(`model ${this.model.name}: createOrAdd writes no value-index rows or documents`);
     const rec = this.#newRecord(data, new Date());
-    const once = () =>
-      this.#write(async () => {
-        await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).createOrAdd(this.ctx.manager, rec, adding);
-      });
-    // PostgreSQL: a concurrent first insert of the same uid may lose a race (retryRaces). Inside a
-    // transaction the caller's transaction is lost with it and the error goes to the caller.
-    if (this.ctx.dialect !== 'postgres' || this.ctx.manager.queryRunner) return once();
-    return retryRaces(once);
+    // PostgreSQL: the several-record statement, which locks a row that is there before adding to it
+    // (RowsInserter.createOrAdd) and runs again a first insert that lost a race (retryRaces).
+    if (this.ctx.dialect === 'postgres') return createOrAddMany(this.#parts(), [rec], adding);
+    return this.#write(async () => {
+      await inserterOf(this.ctx.ds, this.ctx.dialect, this.model, this.#sel).createOrAdd(this.ctx.manager, rec, adding);
+    });
   }
 
   #newRecord(data: NewRecord<T>, now: Date): ObjectLiteral {

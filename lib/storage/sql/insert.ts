@@ -193,11 +193,21 @@ export class RowsInserter {
 
   /**
    * createOrAdd of several records (distinct uids), made in uid order so that two writers of the
-   * same records take their row locks in the same order.
+   * same records take their row locks in the same order. The rows already there are locked first
+   * (the CTE, forced by the WHERE before any row is inserted): otherwise a writer whose conflict
+   * check on uid misses a row another writer is updating goes the speculative-insert way, and that
+   * waits in the other unique index (name) for a writer that waits for it — a deadlock (40P01)
+   * although both go in uid order (seen a few times in 300 rounds of 20 writers on three rows).
    */
   createOrAdd(manager: EntityManager, recs: ObjectLiteral[], adding: string[]): Promise<number> {
     const { cols, json } = this.#rows(recs);
-    return this.sel.execute(manager, `${this.#select(cols)} ORDER BY "uid"${onConflictAdd(this.sel, this.#table, cols, adding)}`, [json]);
+    const source = `json_populate_recordset(NULL::${this.#table}, $1::json)`;
+    const lock = `WITH locked AS (SELECT 1 FROM ${this.#table} WHERE "uid" IN (SELECT "uid" FROM ${source}) ORDER BY "uid" FOR UPDATE) `;
+    return this.sel.execute(
+      manager,
+      `${lock}${this.#select(cols)} WHERE (SELECT count(*) FROM locked) >= 0 ORDER BY "uid"${onConflictAdd(this.sel, this.#table, cols, adding)}`,
+      [json],
+    );
   }
 
   /**
