@@ -10,7 +10,7 @@ import { blobsOf, countIn, folderOf, freeRaw, publishFolder, publishMessage, typ
 import { FolderModel, type Folder } from './folders.js';
 import { MailboxModel } from './mailboxes.js';
 import { moveMessage, unfile } from './messages-resource.js';
-import { MessageModel, parseMessage, type Message } from './messages.js';
+import { displayBody, MessageModel, parseMessage, type Message } from './messages.js';
 import { sanitizeMailHtml } from '../scan/index.js';
 import { safeFilename, withSafeNames } from './attachment-names.js';
 import { searchDocument } from './search.js';
@@ -108,6 +108,33 @@ export function messageActions(service: ResourceService) {
       if (msg.smime === 'encrypted') return { encrypted: true, text: null, html: null };
       const parsed = await parseMessage(await blobsOf(ctx).get(msg.blobId));
       return { encrypted: false, text: parsed.text, html: parsed.html === null ? null : sanitizeMailHtml(parsed.html) };
+    },
+
+    /**
+     * The bodies of several messages of one folder the caller can read (one access check), as `body`
+     * answers each; `want` 'html': an HTML message's text is not made (its text part, if any, is kept).
+     * Messages not in the folder are left out.
+     */
+    async bodies(
+      ctx: Ctx,
+      folderUid: string,
+      uids: string[],
+      want: 'text' | 'html',
+    ): Promise<Map<string, { encrypted: boolean; text: string | null; html: string | null }>> {
+      await service.load(ctx, folders(), folderUid, 'read');
+      const out = new Map<string, { encrypted: boolean; text: string | null; html: string | null }>();
+      if (!uids.length) return out;
+      const rows = await ctx.store
+        .repo<MessageRecord>(MessageModel)
+        .list({ filter: { folderUid, uid: { $in: uids } }, limit: uids.length });
+      for (const m of rows) {
+        if (m.smime === 'encrypted') out.set(m.uid, { encrypted: true, text: null, html: null });
+        else {
+          const b = await displayBody(await blobsOf(ctx).get(m.blobId), want);
+          out.set(m.uid, { encrypted: false, text: b.text, html: b.html === null ? null : sanitizeMailHtml(b.html) });
+        }
+      }
+      return out;
     },
   };
 }

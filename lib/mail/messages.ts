@@ -75,6 +75,9 @@ export const MessageModel = defineModel({
   fields: messageFields,
   indexes: [
     { fields: ['folderUid', 'date'] },
+    // A folder walked in uid order (mobile sync's fill and change keys, lib/plugins/caller-items.ts)
+    // without sorting the whole folder for every page.
+    { fields: ['folderUid', 'uid'] },
     { fields: ['mailboxUid', 'threadId'] },
     { fields: ['mailboxUid', 'ingestKey'], unique: true },
     { fields: ['blobId'] },
@@ -179,6 +182,18 @@ export function parseMail(raw: Buffer, options: Parameters<typeof simpleParser>[
 /** The one parse per message (TESTING.md, Load and benchmarks: parsing is the ingest ceiling — never parse twice). */
 export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
   return fromParsedMail(await parseMail(raw, { skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: false }), raw);
+}
+
+/**
+ * The text and HTML (unsanitized) of a raw message for display. A reader that shows HTML does not
+ * need the text mailparser makes out of an HTML-only message (html-to-text, about a third of the parse).
+ */
+export async function displayBody(raw: Buffer, want: 'text' | 'html'): Promise<{ text: string | null; html: string | null }> {
+  const mail = await parseMail(raw, { skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: want === 'html' });
+  return {
+    text: typeof mail.text === 'string' ? noNul(mail.text) : null,
+    html: typeof mail.html === 'string' ? noNul(mail.html) : null,
+  };
 }
 
 /** The stored fields of a message already parsed by mailparser (no second parse). */

@@ -20,6 +20,7 @@ type ItemApi = Pick<
   | 'folderItems'
   | 'folderKeys'
   | 'messageBody'
+  | 'messageBodies'
   | 'setFlags'
   | 'moveMessage'
   | 'trashMessage'
@@ -77,6 +78,7 @@ export function itemApi(ctx: Ctx, service: ResourceService): ItemApi {
       return service.update(ctx, decl('messages'), uid, { ...patch, version: msg.version });
     },
     messageBody: (uid) => actions.body(ctx, uid),
+    messageBodies: (folderUid, uids, want) => actions.bodies(ctx, folderUid, uids, want),
     moveMessage: (uid, folderUid) => actions.move(ctx, uid, folderUid),
     trashMessage: (uid) => actions.trash(ctx, uid),
     async deleteMessage(uid) {

@@ -3,9 +3,22 @@ import type { Principal } from '../auth/index.js';
 import type { Store } from '../storage/index.js';
 import { EasChunkModel, EasCollectionModel, EasDeviceModel, type EasCollectionFields, type EasDeviceFields } from './device-models.js';
 import type { DeviceStateApi, EasCollection, EasDevice } from './types.js';
+import { CHUNK_ITEMS, HeldItems, type ChunkFields } from './held-items.js';
 
-/** Items per EasCollectionChunk row. */
-const CHUNK_ITEMS = 1000;
+/**
+ * Writes what a device holds of a collection: only the chunks a HeldItems read of it changed, or,
+ * given any other map, every chunk anew.
+ */
+async function writeHeld(tx: Store, collectionUid: string, held: Map<string, string>): Promise<void> {
+  const repo = tx.repo<ChunkFields>(EasChunkModel);
+  if (held instanceof HeldItems && held.collectionUid === collectionUid) return held.save(repo);
+  await repo.deleteMany({ collectionUid });
+  const entries = [...held.entries()];
+  const rows = [];
+  for (let i = 0; i < entries.length; i += CHUNK_ITEMS)
+    rows.push({ collectionUid, seq: i / CHUNK_ITEMS, items: Object.fromEntries(entries.slice(i, i + CHUNK_ITEMS)) });
+  if (rows.length) await repo.createMany(rows);
+}
 
 /**
  * The mobile-sync records of one signed-in user (Spec: Stored state of the mobile-sync plugin).
@@ -15,7 +28,7 @@ const CHUNK_ITEMS = 1000;
 export function deviceStateApi(store: Store, principal: Principal, ownMailbox: () => Promise<string>): DeviceStateApi {
   const devices = () => store.repo<EasDeviceFields>(EasDeviceModel);
   const collections = () => store.repo<EasCollectionFields>(EasCollectionModel);
-  const chunks = () => store.repo<{ collectionUid: string; seq: number; items: Record<string, string> }>(EasChunkModel);
+  const chunks = () => store.repo<ChunkFields>(EasChunkModel);
 
   async function mine(uid: string): Promise<EasDevice> {
     const d = await devices().get(uid);
@@ -60,21 +73,22 @@ export function deviceStateApi(store: Store, principal: Principal, ownMailbox: (
     },
     async held(collectionUid) {
       await collectionOf(collectionUid);
-      const rows = await chunks().list({ filter: { collectionUid }, sort: [{ field: 'seq', dir: 'asc' }], limit: 100_000 });
-      const out = new Map<string, string>();
-      for (const r of rows) for (const [k, v] of Object.entries(r.items)) out.set(k, v);
-      return out;
+      return HeldItems.of(
+        collectionUid,
+        await chunks().list({ filter: { collectionUid }, sort: [{ field: 'seq', dir: 'asc' }], limit: 100_000 }),
+      );
     },
     async setHeld(collectionUid, held) {
       await collectionOf(collectionUid);
-      const entries = [...held.entries()];
-      await store.transaction(async (tx) => {
-        const repo = tx.repo<{ collectionUid: string; seq: number; items: Record<string, string> }>(EasChunkModel);
-        await repo.deleteMany({ collectionUid });
-        const rows = [];
-        for (let i = 0; i < entries.length; i += CHUNK_ITEMS)
-          rows.push({ collectionUid, seq: i / CHUNK_ITEMS, items: Object.fromEntries(entries.slice(i, i + CHUNK_ITEMS)) });
-        if (rows.length) await repo.createMany(rows);
+      await store.transaction((tx) => writeHeld(tx, collectionUid, held));
+    },
+    async saveRound(state, held, patch) {
+      await collectionOf(state.uid);
+      return store.transaction(async (tx) => {
+        await writeHeld(tx, state.uid, held);
+        return (await tx.repo<EasCollectionFields>(EasCollectionModel).update(state.uid, patch as never, {
+          expectedVersion: state.version,
+        })) as EasCollection;
       });
     },
     async drop(deviceUid, folderUid) {

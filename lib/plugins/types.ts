@@ -91,6 +91,13 @@ export interface PluginManifest {
 
 export type Row = Record<string, unknown>;
 
+/** A message's body for display: text and sanitized HTML; encrypted mail has none on the server. */
+export interface MessageBody {
+  encrypted: boolean;
+  text: string | null;
+  html: string | null;
+}
+
 /** What a plugin may do for one signed-in caller: always checked with trusted roles stripped (Spec: Roles and elevation). */
 export interface CallerApi {
   readonly principal: Principal;
@@ -118,7 +125,12 @@ export interface CallerApi {
     opts: { after?: string | null; before?: string | null; newestFirst?: boolean; since?: Date | null; uids?: string[]; limit: number },
   ): Promise<Row[]>;
   /** The text and sanitized HTML of a message the caller can read (encrypted mail: only that it is). */
-  messageBody(uid: string): Promise<{ encrypted: boolean; text: string | null; html: string | null }>;
+  messageBody(uid: string): Promise<MessageBody>;
+  /**
+   * messageBody of several messages of a folder the caller can read (one access check; messages not
+   * in it are left out); `want` 'html': an HTML message's text is not made (mobile sync's first fill).
+   */
+  messageBodies(folderUid: string, uids: string[], want: 'text' | 'html'): Promise<Map<string, MessageBody>>;
   /** Every message of the folder in the window: uid → change key (changes with every write to it). */
   folderKeys(folderUid: string, since?: Date | null): Promise<Map<string, string>>;
   /** Read, flagged, answered and forwarded, as the API's PUT sets them (write access to the folder). */
@@ -201,6 +213,12 @@ export interface DeviceStateApi {
   /** Spec: EasCollectionChunk — what the device holds of a collection: item id → change key. */
   held(collectionUid: string): Promise<Map<string, string>>;
   setHeld(collectionUid: string, held: Map<string, string>): Promise<void>;
+  /**
+   * The end of a Sync round, in one transaction: what the device now holds (the chunks a read of
+   * `held` changed) and the collection's new state, written only while the collection is still the
+   * version `state` was read at; otherwise nothing is written and api-108 is thrown.
+   */
+  saveRound(state: EasCollection, held: Map<string, string>, patch: Partial<EasCollectionFields>): Promise<EasCollection>;
   /** Forgets the device's collections (one folder, or all). */
   drop(deviceUid: string, folderUid?: string): Promise<void>;
 }

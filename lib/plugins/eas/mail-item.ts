@@ -1,4 +1,4 @@
-import type { CallerApi, Row } from '../api.js';
+import type { CallerApi, MessageBody, Row } from '../api.js';
 import { kid, kids, textOf } from './protocol.js';
 import { ns, type WbxmlElement } from './wbxml/index.js';
 
@@ -56,21 +56,55 @@ export function cut(text: string, limit: number | null): { data: string; truncat
   return { data: bytes.subarray(0, end).toString('utf8'), truncated: true };
 }
 
-/** The AirSyncBase Body element in the first preferred format this message has. */
-export async function bodyElement(caller: CallerApi, msg: Row, prefs: BodyPreference[], mimeSupport: number): Promise<WbxmlElement> {
+/** The first HTML or plain-text preference: how a message not sent as MIME is written. */
+const textualPreference = (prefs: BodyPreference[]): BodyPreference =>
+  prefs.find((p) => p.type === BODY.html || p.type === BODY.text) ?? { type: BODY.text, truncationSize: null, allOrNone: false };
+
+/** The preference a message is written with: MIME when asked for and allowed (always for encrypted mail), else the first textual one. */
+function preferenceFor(msg: Row, prefs: BodyPreference[], mimeSupport: number): BodyPreference {
   const encrypted = msg.smime === 'encrypted';
   const wantsMime = prefs.some((p) => p.type === BODY.mime) && (mimeSupport === 2 || (mimeSupport === 1 && msg.smime !== null));
-  const pref =
-    (wantsMime || encrypted ? prefs.find((p) => p.type === BODY.mime) : undefined) ??
-    prefs.find((p) => p.type === BODY.html || p.type === BODY.text) ??
-    ({ type: BODY.text, truncationSize: null, allOrNone: false } satisfies BodyPreference);
+  return ((wantsMime || encrypted) && prefs.find((p) => p.type === BODY.mime)) || textualPreference(prefs);
+}
+
+/**
+ * The text and HTML bodies of a page of messages of one folder, read in one batch: only the format
+ * the device prefers is made. Messages sent as MIME (and encrypted ones) are read whole when written.
+ */
+export async function pageBodies(
+  caller: CallerApi,
+  folderUid: string,
+  rows: Row[],
+  prefs: BodyPreference[],
+  mimeSupport: number,
+): Promise<Map<string, MessageBody>> {
+  const uids = rows
+    .filter((r) => r.smime !== 'encrypted' && preferenceFor(r, prefs, mimeSupport).type !== BODY.mime)
+    .map((r) => String(r.uid));
+  return caller.messageBodies(folderUid, uids, textualPreference(prefs).type === BODY.html ? 'html' : 'text');
+}
+
+/**
+ * The AirSyncBase Body element in the first preferred format this message has (`known`: its body
+ * read beforehand), and the message's own body type (NativeBodyType; null when it was not read).
+ */
+export async function bodyElement(
+  caller: CallerApi,
+  msg: Row,
+  prefs: BodyPreference[],
+  mimeSupport: number,
+  known?: MessageBody,
+): Promise<{ element: WbxmlElement; native: number | null }> {
+  const pref = preferenceFor(msg, prefs, mimeSupport);
   let type: number = pref.type;
   let full: string;
-  if (type === BODY.mime || encrypted) {
+  let native: number | null = null;
+  if (type === BODY.mime || msg.smime === 'encrypted') {
     type = BODY.mime;
     full = (await caller.rawMessage(String(msg.uid))).toString('utf8');
   } else {
-    const b = await caller.messageBody(String(msg.uid));
+    const b = known ?? (await caller.messageBody(String(msg.uid)));
+    native = b.html !== null ? BODY.html : BODY.text;
     if (type === BODY.html && b.html !== null) full = b.html;
     else {
       type = BODY.text;
@@ -80,13 +114,27 @@ export async function bodyElement(caller: CallerApi, msg: Row, prefs: BodyPrefer
   const size = Buffer.byteLength(full, 'utf8');
   const limit = pref.type === type ? pref.truncationSize : null;
   if (limit !== null && pref.allOrNone && size > limit)
-    return asb('Body', [asb('Type', type), asb('EstimatedDataSize', size), asb('Truncated', '1')]);
+    return { element: asb('Body', [asb('Type', type), asb('EstimatedDataSize', size), asb('Truncated', '1')]), native };
   const { data, truncated } = cut(full, limit);
-  return asb('Body', [asb('Type', type), asb('EstimatedDataSize', size), ...(truncated ? [asb('Truncated', '1')] : []), asb('Data', data)]);
+  return {
+    element: asb('Body', [
+      asb('Type', type),
+      asb('EstimatedDataSize', size),
+      ...(truncated ? [asb('Truncated', '1')] : []),
+      asb('Data', data),
+    ]),
+    native,
+  };
 }
 
-/** The ApplicationData of a message (Sync Add, ItemOperations Fetch). */
-export async function mailData(caller: CallerApi, msg: Row, prefs: BodyPreference[], mimeSupport: number): Promise<WbxmlElement[]> {
+/** The ApplicationData of a message (Sync Add, ItemOperations Fetch); `known`: its body read beforehand (pageBodies). */
+export async function mailData(
+  caller: CallerApi,
+  msg: Row,
+  prefs: BodyPreference[],
+  mimeSupport: number,
+  known?: MessageBody,
+): Promise<WbxmlElement[]> {
   const attachments = (Array.isArray(msg.attachments) ? msg.attachments : []) as Array<{
     id: string;
     safeFilename?: string;
@@ -95,6 +143,7 @@ export async function mailData(caller: CallerApi, msg: Row, prefs: BodyPreferenc
     inline: boolean;
     contentType: string;
   }>;
+  const body = await bodyElement(caller, msg, prefs, mimeSupport, known);
   return [
     em('To', addressList(msg.to)),
     ...(Array.isArray(msg.cc) && msg.cc.length ? [em('Cc', addressList(msg.cc))] : []),
@@ -121,7 +170,7 @@ export async function mailData(caller: CallerApi, msg: Row, prefs: BodyPreferenc
           ),
         ]
       : []),
-    await bodyElement(caller, msg, prefs, mimeSupport),
+    body.element,
     em(
       'MessageClass',
       msg.smime === 'encrypted' ? 'IPM.Note.SMIME' : msg.smime === 'signed' ? 'IPM.Note.SMIME.MultipartSigned' : 'IPM.Note',
@@ -129,7 +178,7 @@ export async function mailData(caller: CallerApi, msg: Row, prefs: BodyPreferenc
     em('InternetCPID', '65001'),
     flagElement(msg),
     em('ContentClass', 'urn:content-classes:message'),
-    asb('NativeBodyType', BODY.html),
+    ...(body.native !== null ? [asb('NativeBodyType', body.native)] : []),
   ];
 }
 

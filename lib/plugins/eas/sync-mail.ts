@@ -1,5 +1,6 @@
 import type { CallerApi, Row } from '../api.js';
-import { clientMailChange, mailChange, mailData } from './mail-item.js';
+import { clientMailChange, mailChange, mailData, pageBodies } from './mail-item.js';
+import type { WbxmlElement } from './wbxml/index.js';
 import { sinceOf, type Source } from './sync-source.js';
 
 // A mail folder as a Sync collection: messages by uid, their change key bumped by every write. A
@@ -21,6 +22,12 @@ export function mailSource(caller: CallerApi, folderUid: string): Source {
     fillPage: (before, filterType, limit) =>
       caller.folderItems(folderUid, { before, newestFirst: true, since: sinceOf(filterType), limit }),
     toData: (row, x) => mailData(caller, row, x.prefs, x.mimeSupport),
+    async toDataMany(rows, x) {
+      const bodies = await pageBodies(caller, folderUid, rows, x.prefs, x.mimeSupport);
+      const out: WbxmlElement[][] = [];
+      for (const row of rows) out.push(await mailData(caller, row, x.prefs, x.mimeSupport, bodies.get(String(row.uid))));
+      return out;
+    },
     changeData: (row) => Promise.resolve(mailChange(row)),
     add: () => Promise.resolve(null),
     async change(id, data, held, policy) {

@@ -2,7 +2,7 @@ import { isApiError, type EasCollection, type Row } from '../api.js';
 import type { EasRequest } from './command.js';
 import { bodyPreferences, mimeSupportOf } from './mail-item.js';
 import { kid, textOf } from './protocol.js';
-import { heldDiff, SYNC, type ItemContext, type Source } from './sync-source.js';
+import { dataOf, heldDiff, SYNC, type ItemContext, type Source } from './sync-source.js';
 import { ns, type WbxmlElement } from './wbxml/index.js';
 
 // One Sync round of a collection, whatever its source: the device's own commands applied, then
@@ -120,12 +120,13 @@ export async function serverChanges(
     commands.push(as('Change', [as('ServerId', id), as('ApplicationData', await source.changeData(row, x))]));
     held.set(id, String(row.version));
   }
-  for (const id of takeAdds) {
-    const row = rows.get(id);
-    if (!row) continue;
-    commands.push(as('Add', [as('ServerId', id), as('ApplicationData', await source.toData(row, x))]));
+  const added = takeAdds.map((id) => rows.get(id)).filter((row): row is Row => row !== undefined);
+  const data = await dataOf(source, added, x);
+  added.forEach((row, i) => {
+    const id = String(row.uid);
+    commands.push(as('Add', [as('ServerId', id), as('ApplicationData', data[i])]));
     held.set(id, String(row.version));
-  }
+  });
   const more = deletes.length + changes.length + adds.length > takeDeletes.length + takeChanges.length + takeAdds.length;
   return { commands, more };
 }
@@ -144,12 +145,11 @@ export async function fillRound(
 ): Promise<{ commands: WbxmlElement[]; more: boolean; cursor: string | null }> {
   const rows = await source.fillPage(state.cursor, state.filterType, window + 1);
   const page = rows.slice(0, window);
-  const commands: WbxmlElement[] = [];
-  for (const row of page) {
-    const id = String(row.uid);
-    if (held.has(id)) continue; // moved in by the device itself meanwhile
-    commands.push(as('Add', [as('ServerId', id), as('ApplicationData', await source.toData(row, x))]));
-    held.set(id, String(row.version));
-  }
+  const fresh = page.filter((row) => !held.has(String(row.uid))); // not moved in by the device itself meanwhile
+  const data = await dataOf(source, fresh, x);
+  const commands = fresh.map((row, i) => {
+    held.set(String(row.uid), String(row.version));
+    return as('Add', [as('ServerId', String(row.uid)), as('ApplicationData', data[i])]);
+  });
   return { commands, more: rows.length > window, cursor: page.length ? String(page[page.length - 1].uid) : state.cursor };
 }

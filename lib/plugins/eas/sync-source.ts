@@ -20,6 +20,7 @@ export const SYNC = {
   hierarchyChanged: 12,
   incomplete: 13,
   badWait: 14,
+  retry: 16,
 } as const;
 
 /** FilterType → how far back items reach (MS-ASCMD 2.2.3.68.2); 0 and unknown values: everything. */
@@ -54,6 +55,8 @@ export interface Source {
   fillPage?(before: string | null, filterType: number, limit: number): Promise<Row[]>;
   /** An item as a Sync Add (and an ItemOperations Fetch) carries it. */
   toData(row: Row, x: ItemContext): Promise<WbxmlElement[]>;
+  /** toData of a page of items at once (mail: their bodies read in one batch); absent: item by item. */
+  toDataMany?(rows: Row[], x: ItemContext): Promise<WbxmlElement[][]>;
   /** An item as a Sync Change from the server carries it. */
   changeData(row: Row, x: ItemContext): Promise<WbxmlElement[]>;
   /** The device's Add: the new item's id and change key; null when this class is not created by devices. */
@@ -83,4 +86,12 @@ export function heldDiff(held: Map<string, string>, now: Map<string, string>): {
     changes: [...held.entries()].filter(([k, v]) => now.has(k) && now.get(k) !== v).map(([k]) => k),
     adds: [...now.keys()].filter((k) => !held.has(k)).reverse(),
   };
+}
+
+/** The ApplicationData of each of these items, in order. */
+export async function dataOf(source: Source, rows: Row[], x: ItemContext): Promise<WbxmlElement[][]> {
+  if (source.toDataMany) return source.toDataMany(rows, x);
+  const out: WbxmlElement[][] = [];
+  for (const row of rows) out.push(await source.toData(row, x));
+  return out;
 }

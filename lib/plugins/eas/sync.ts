@@ -85,17 +85,23 @@ async function nextRound(
       : { ...(await serverChanges(source, x, filterType, held, window)), cursor: null };
   const next = state.syncKey + 1;
   const element = answer(next, SYNC.ok, { commands: changes.commands, responses, more: changes.more });
-  await devices.setHeld(state.uid, held);
-  await devices.saveCollection(r.device.uid, state.folderUid, {
-    syncKey: next,
-    filterType,
-    heldCount: held.size,
-    cursor: changes.cursor,
-    // Filled once the walk ends; a comparing round (after it, or after a new filter) leaves it filled.
-    filled: !getChanges ? state.filled : filling ? !changes.more : true,
-    previousKey: state.syncKey,
-    previousAnswer: JSON.stringify(element, replace),
-  });
+  try {
+    await devices.saveRound(state, held, {
+      syncKey: next,
+      filterType,
+      heldCount: held.size,
+      cursor: changes.cursor,
+      // Filled once the walk ends; a comparing round (after it, or after a new filter) leaves it filled.
+      filled: !getChanges ? state.filled : filling ? !changes.more : true,
+      previousKey: state.syncKey,
+      previousAnswer: JSON.stringify(element, replace),
+    });
+  } catch (e) {
+    // Another request of this device ended a round of this collection meanwhile: this round is not
+    // kept, and the device sends its key again (answered from that round when it is the same one).
+    if ((e as { code?: string }).code !== 'api-108') throw e;
+    return answer(state.syncKey, SYNC.retry);
+  }
   return element;
 }
 

@@ -203,6 +203,69 @@ describe.each(backends)('mobile-sync commands ($name)', (backend) => {
     expect((await stack.call('GET', `/api/mail/messages?folderUid=${folders['Deleted Items']}`, s.alice)).body).toEqual([]);
   });
 
+  it('Sync writes each body in the preferred format, sanitized, and says what the message itself is (NativeBodyType)', async () => {
+    const raw = (subject: string, type: string, body: string) =>
+      [
+        `From: carol@example.net`,
+        'To: alice@example.test',
+        `Subject: ${subject}`,
+        'MIME-Version: 1.0',
+        `Content-Type: ${type}; charset=utf-8`,
+        '',
+        body,
+        '',
+      ].join('\r\n');
+    await deliverRaw(
+      { deps: stack.deps } as never,
+      s.aliceBox,
+      raw('body html', 'text/html', '<p>Hi <b>there</b></p><script>alert(1)</script>'),
+    );
+    await deliverRaw({ deps: stack.deps } as never, s.aliceBox, raw('body plain', 'text/plain', 'Just text.'));
+    const bodies = async (id: string, type: string) => {
+      const dev = new Device(stack.protocols, `Bearer ${s.alice}`, id, 'iPhone', '16.1');
+      await dev.provision(pv);
+      await dev.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
+      const round = (k: number) =>
+        dev.send(
+          'Sync',
+          as('Sync', [
+            as('Collections', [
+              as('Collection', [
+                as('SyncKey', k),
+                as('CollectionId', folders.Inbox),
+                as('WindowSize', 100),
+                as('Options', [asb('BodyPreference', [asb('Type', type)])]),
+              ]),
+            ]),
+          ]),
+        );
+      await round(0);
+      const c = kid(kid((await round(1)).tree!, 'Collections'), 'Collection')!;
+      const out: Record<string, { type?: string; data?: string; native?: string }> = {};
+      for (const add of kids(kid(c, 'Commands'), 'Add')) {
+        const data = kid(add, 'ApplicationData')!;
+        const subject = textOf(data, 'Subject')!;
+        if (subject.startsWith('body '))
+          out[subject] = {
+            type: textOf(kid(data, 'Body'), 'Type'),
+            data: textOf(kid(data, 'Body'), 'Data'),
+            native: textOf(data, 'NativeBodyType'),
+          };
+      }
+      return out;
+    };
+    const html = await bodies('BODIESHTML', '2');
+    expect(html['body html']).toMatchObject({ type: '2', native: '2' });
+    expect(html['body html'].data).toContain('<b>there</b>');
+    expect(html['body html'].data).not.toContain('script');
+    expect(html['body plain']).toEqual({ type: '1', data: 'Just text.\n', native: '1' });
+    // A device that reads plain text gets the text made from an HTML-only message.
+    const text = await bodies('BODIESTEXT', '1');
+    expect(text['body html']).toMatchObject({ type: '1', native: '2' });
+    expect(text['body html'].data).toMatch(/Hi\s+THERE|Hi\s+there/);
+    expect(text['body plain']).toEqual({ type: '1', data: 'Just text.\n', native: '1' });
+  });
+
   it.runIf(haveDecoders)('libwbxml and Horde decode every request and answer with no unknown tag', () => {
     expect(crossDecode(d.wire)).toEqual({ libwbxml: [], horde: [], schema: [] });
   });

@@ -1,0 +1,110 @@
+// What a mobile device holds of a collection (EasCollectionChunk rows, through the host's device
+// state): a round writes only the chunks its changes touched, new items fill the last chunk, an
+// emptied chunk goes, and a round saved over a collection another request moved on writes nothing
+// (api-108) — on both SQL engines.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Principal } from '../../../lib/auth/index.js';
+import { DEVICE_MODELS, EasChunkModel } from '../../../lib/plugins/device-models.js';
+import { deviceStateApi } from '../../../lib/plugins/device-state.js';
+import { CHUNK_ITEMS, HeldItems } from '../../../lib/plugins/held-items.js';
+import type { DeviceStateApi, EasCollection } from '../../../lib/plugins/types.js';
+import { openSqlStore, type Store } from '../../../lib/storage/index.js';
+import { sqlBackends, type TestDatabase } from '../../helpers/databases.js';
+
+const backends = await sqlBackends();
+
+describe.each(backends.map((b) => [b.name, b] as const))('held items of a mobile-sync collection (%s)', (_name, backend) => {
+  let db: TestDatabase;
+  let store: Store;
+  let api: DeviceStateApi;
+  let state: EasCollection;
+  const principal = { uid: 'user-held', roles: [] } as unknown as Principal;
+  const chunkRows = async () =>
+    (
+      await store
+        .repo<{ seq: number; items: Record<string, string> }>(EasChunkModel)
+        .list({ filter: { collectionUid: state.uid }, limit: 100 })
+    )
+      .map((r) => ({ seq: r.seq, size: Object.keys(r.items).length, version: r.version }))
+      .sort((a, b) => a.seq - b.seq);
+  const ids = (from: number, n: number) => Array.from({ length: n }, (_, i) => `item-${String(from + i).padStart(6, '0')}`);
+
+  beforeAll(async () => {
+    db = await backend.open();
+    store = await openSqlStore({ url: db.url, models: DEVICE_MODELS, synchronize: true });
+    api = deviceStateApi(store, principal, async () => 'mailbox-held');
+    const device = await api.open('HELDDEVICE1', { deviceType: 'iPhone', userAgent: 'test', protocolVersion: '16.1' });
+    state = await api.saveCollection(device.uid, 'folder-held', { syncKey: 1 });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+
+  it('a round writes the chunks it touched only; new items fill the last chunk first', async () => {
+    const first = new Map(ids(0, 2500).map((id) => [id, '1']));
+    await api.setHeld(state.uid, first);
+    const before = await chunkRows();
+    expect(before.map((c) => c.size)).toEqual([CHUNK_ITEMS, CHUNK_ITEMS, 500]);
+
+    const held = await api.held(state.uid);
+    expect(held).toBeInstanceOf(HeldItems);
+    expect(new Map(held)).toEqual(first);
+    held.set('item-001200', '2'); // a change in the second chunk
+    held.set('item-000010', '1'); // the same key again: nothing to write
+    for (const id of ids(2500, 600)) held.set(id, '1'); // 500 fill the third chunk, 100 start a fourth
+    state = await api.saveRound(state, held, { syncKey: state.syncKey + 1, heldCount: held.size });
+
+    const after = await chunkRows();
+    expect(after.map((c) => [c.seq, c.size])).toEqual([
+      [0, CHUNK_ITEMS],
+      [1, CHUNK_ITEMS],
+      [2, CHUNK_ITEMS],
+      [3, 100],
+    ]);
+    expect(after[0].version).toBe(before[0].version);
+    expect(after[1].version).toBe(before[1].version + 1);
+    expect(after[2].version).toBe(before[2].version + 1);
+    const again = await api.held(state.uid);
+    expect(again.size).toBe(3100);
+    expect(again.get('item-001200')).toBe('2');
+    expect(state).toMatchObject({ syncKey: 2, heldCount: 3100 });
+  });
+
+  it('an emptied chunk is removed, and a cleared list empties them all', async () => {
+    const held = await api.held(state.uid);
+    for (const id of ids(3000, 100)) held.delete(id);
+    held.delete('item-000000');
+    state = await api.saveRound(state, held, { syncKey: state.syncKey + 1 });
+    expect((await chunkRows()).map((c) => [c.seq, c.size])).toEqual([
+      [0, CHUNK_ITEMS - 1],
+      [1, CHUNK_ITEMS],
+      [2, CHUNK_ITEMS],
+    ]);
+    const cleared = await api.held(state.uid);
+    cleared.clear();
+    cleared.set('only', '7');
+    state = await api.saveRound(state, cleared, { syncKey: state.syncKey + 1 });
+    expect(await chunkRows()).toEqual([expect.objectContaining({ size: 1 })]);
+    expect(Object.fromEntries(await api.held(state.uid))).toEqual({ only: '7' });
+  });
+
+  it('a round over a collection another request moved on writes nothing and answers api-108', async () => {
+    const stale = state;
+    const a = await api.held(stale.uid);
+    const b = await api.held(stale.uid);
+    a.set('from-a', '1');
+    b.set('from-b', '1');
+    state = await api.saveRound(stale, a, { syncKey: stale.syncKey + 1 });
+    await expect(api.saveRound(stale, b, { syncKey: stale.syncKey + 1 })).rejects.toMatchObject({ code: 'api-108' });
+    const now = await api.held(state.uid);
+    expect([...now.keys()].sort()).toEqual(['from-a', 'only']);
+    expect(state.syncKey).toBe(stale.syncKey + 1);
+  });
+
+  it("another user's collection is not found", async () => {
+    const other = deviceStateApi(store, { uid: 'someone-else', roles: [] } as unknown as Principal, async () => 'mailbox-other');
+    await expect(other.held(state.uid)).rejects.toMatchObject({ status: 404 });
+    await expect(other.saveRound(state, new Map(), { syncKey: 99 })).rejects.toMatchObject({ status: 404 });
+  });
+});
