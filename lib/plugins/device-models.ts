@@ -50,7 +50,7 @@ export const collectionFields = {
   cursor: z.string().nullable().default(null),
   filled: z.boolean().default(false),
   heldCount: z.number().int().nonnegative().default(0),
-  /** The previous round: the key the device sent, a digest of what it asked, and the answer (a repeat gets it again). */
+  /** The previous round: the key the device sent, a digest of what it asked, and the outline of the answer (a repeat gets it again, eas/sync-replay.ts). */
   previousKey: z.number().int().nonnegative().default(0),
   previousRequest: z.string().default(''),
   previousAnswer: z.string().default(''),

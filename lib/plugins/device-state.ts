@@ -2,7 +2,7 @@ import { notFound } from '../errors/index.js';
 import type { Principal } from '../auth/index.js';
 import type { Store } from '../storage/index.js';
 import { EasChunkModel, EasCollectionModel, EasDeviceModel, type EasCollectionFields, type EasDeviceFields } from './device-models.js';
-import type { DeviceStateApi, EasCollection, EasDevice } from './types.js';
+import type { CollectionRef, DeviceStateApi, EasCollection, EasDevice } from './types.js';
 import { CHUNK_ITEMS, HeldItems, type ChunkFields } from './held-items.js';
 
 /**
@@ -36,11 +36,13 @@ export function deviceStateApi(store: Store, principal: Principal, ownMailbox: (
     return d as EasDevice;
   }
 
-  async function collectionOf(uid: string): Promise<EasCollection> {
-    const c = await collections().get(uid);
-    if (!c) throw notFound('No such collection');
+  /**
+   * The collection is one of the caller's devices'. Counted, not read: the row holds the previous
+   * round's answer, up to a window of whole messages, which a read would fetch for nothing.
+   */
+  async function ownCollection(c: CollectionRef): Promise<void> {
     await mine(c.deviceUid);
-    return c as EasCollection;
+    if ((await collections().count({ uid: c.uid, deviceUid: c.deviceUid })) !== 1) throw notFound('No such collection');
   }
 
   return {
@@ -71,19 +73,20 @@ export function deviceStateApi(store: Store, principal: Principal, ownMailbox: (
       if (found) return (await collections().update(found.uid, patch as never, { expectedVersion: found.version })) as EasCollection;
       return (await collections().create({ deviceUid, folderUid, ...patch } as never)) as EasCollection;
     },
-    async held(collectionUid) {
-      await collectionOf(collectionUid);
+    async held(collection) {
+      await ownCollection(collection);
+      const collectionUid = collection.uid;
       return HeldItems.of(
         collectionUid,
         await chunks().list({ filter: { collectionUid }, sort: [{ field: 'seq', dir: 'asc' }], limit: 100_000 }),
       );
     },
-    async setHeld(collectionUid, held) {
-      await collectionOf(collectionUid);
-      await store.transaction((tx) => writeHeld(tx, collectionUid, held));
+    async setHeld(collection, held) {
+      await ownCollection(collection);
+      await store.transaction((tx) => writeHeld(tx, collection.uid, held));
     },
     async saveRound(state, held, patch) {
-      await collectionOf(state.uid);
+      await ownCollection(state);
       return store.transaction(async (tx) => {
         await writeHeld(tx, state.uid, held);
         return (await tx.repo<EasCollectionFields>(EasCollectionModel).update(state.uid, patch as never, {

@@ -204,6 +204,9 @@ export type EasDevice = EasDeviceFields & RecordBase;
 /** Spec: EasCollectionState. */
 export type EasCollection = EasCollectionFields & RecordBase;
 
+/** A collection as the device-state calls name it: its uid and its device's. */
+export type CollectionRef = Pick<EasCollection, 'uid' | 'deviceUid'>;
+
 export interface DeviceStateApi {
   /** The caller's device of this id (made on first use, bound to the caller's own mailbox). */
   open(deviceId: string, init: { deviceType: string; userAgent: string; protocolVersion: string }): Promise<EasDevice>;
@@ -211,8 +214,8 @@ export interface DeviceStateApi {
   collection(deviceUid: string, folderUid: string): Promise<EasCollection | null>;
   saveCollection(deviceUid: string, folderUid: string, patch: Partial<EasCollectionFields>): Promise<EasCollection>;
   /** Spec: EasCollectionChunk — what the device holds of a collection: item id → change key. */
-  held(collectionUid: string): Promise<Map<string, string>>;
-  setHeld(collectionUid: string, held: Map<string, string>): Promise<void>;
+  held(collection: CollectionRef): Promise<Map<string, string>>;
+  setHeld(collection: CollectionRef, held: Map<string, string>): Promise<void>;
   /**
    * The end of a Sync round, in one transaction: what the device now holds (the chunks a read of
    * `held` changed) and the collection's new state, written only while the collection is still the

@@ -36,9 +36,9 @@ async function moveOne(r: EasRequest, m: WbxmlElement): Promise<WbxmlElement> {
   ] as const) {
     const state = await r.caller.devices.collection(r.device.uid, folder);
     if (!state) continue;
-    const held = await r.caller.devices.held(state.uid);
+    const held = await r.caller.devices.held(state);
     change(held);
-    await r.caller.devices.setHeld(state.uid, held);
+    await r.caller.devices.setHeld(state, held);
   }
   return answer(STATUS.ok);
 }

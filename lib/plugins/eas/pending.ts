@@ -7,7 +7,7 @@ import { heldDiff, type Source } from './sync-source.js';
 export async function pendingChanges(r: EasRequest, state: EasCollection, known?: Source | null): Promise<number> {
   const source = known ?? (await resolveSource(r, state.folderUid, true));
   if (!source) return 0; // gone since FolderSync: the device learns it there
-  const [held, now] = await Promise.all([r.caller.devices.held(state.uid), source.keys(state.filterType)]);
+  const [held, now] = await Promise.all([r.caller.devices.held(state), source.keys(state.filterType)]);
   const d = heldDiff(held, now);
   return d.deletes.length + d.changes.length + d.adds.length;
 }

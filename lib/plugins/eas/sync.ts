@@ -3,14 +3,15 @@ import type { EasCommand, EasRequest } from './command.js';
 import { kid, kids, textOf, wbxml } from './protocol.js';
 import { resolveSource } from './sources.js';
 import { applyClientCommands, fillRound, itemContext, serverChanges, type Round } from './sync-round.js';
+import { outlineOf, replay } from './sync-replay.js';
 import { SYNC, type Source } from './sync-source.js';
 import { ns, type WbxmlElement } from './wbxml/index.js';
 
 // Sync (MS-ASCMD 2.2.1.21) of mail folders, contacts, calendar and task lists (sources.ts). Per
 // collection: SyncKey 0 starts over; the current key applies the device's changes and answers the
 // server's changes since the last round, at most WindowSize of them, with MoreAvailable when more
-// wait; the previous key is answered again from the saved round (a device that lost an answer
-// repeats its request). What the device holds — item → change key — is the collection's
+// wait; the previous key is answered again from the saved round's outline (a device that lost an
+// answer repeats its request; sync-replay.ts). What the device holds — item → change key — is the collection's
 // EasCollectionChunk rows, so deletes and changes are found by comparing it with the collection.
 // A mail folder's first filling walks it newest first from a cursor instead.
 
@@ -51,11 +52,14 @@ async function syncCollection(r: EasRequest, c: WbxmlElement, globalWindow: numb
       previousRequest: '',
       previousAnswer: '',
     });
-    await devices.setHeld(state.uid, new Map());
+    await devices.setHeld(state, new Map());
     return answer(1, SYNC.ok);
   }
   const state = await devices.collection(r.device.uid, collectionId);
-  if (state && Number(key) === state.previousKey && state.previousAnswer) return JSON.parse(state.previousAnswer, revive) as WbxmlElement;
+  if (state && Number(key) === state.previousKey && state.previousAnswer) {
+    const again = await replay(state.previousAnswer, source, itemContext(r, kid(c, 'Options')));
+    if (again) return answer(again.key, SYNC.ok, again.round);
+  }
   if (!state || Number(key) !== state.syncKey) return answer(0, SYNC.invalidKey);
   return nextRound(r, c, source, state, filterType, globalWindow, answer);
 }
@@ -70,7 +74,7 @@ async function nextRound(
   answer: (key: number, status: number, round?: Round) => WbxmlElement,
 ): Promise<WbxmlElement> {
   const devices = r.caller.devices;
-  const held = await devices.held(state.uid);
+  const held = await devices.held(state);
   const x = itemContext(r, kid(c, 'Options'));
   const responses = await applyClientCommands(source, c, held, x);
   const getChanges = textOf(c, 'GetChanges') !== '0';
@@ -94,7 +98,7 @@ async function nextRound(
       // Filled once the walk ends; a comparing round (after it, or after a new filter) leaves it filled.
       filled: !getChanges ? state.filled : filling ? !changes.more : true,
       previousKey: state.syncKey,
-      previousAnswer: JSON.stringify(element, replace),
+      previousAnswer: outlineOf(next, { commands: changes.commands, responses, more: changes.more }),
     });
   } catch (e) {
     // Another request of this device ended a round of this collection meanwhile: this round is not
@@ -103,18 +107,6 @@ async function nextRound(
     return answer(state.syncKey, SYNC.retry);
   }
   return element;
-}
-
-/** Saved answers keep opaque data (MIME) as base64. */
-function replace(this: unknown, k: string, v: unknown): unknown {
-  if (k === 'opaque' && v && typeof v === 'object' && (v as { type?: string }).type === 'Buffer')
-    return { base64: Buffer.from((v as { data: number[] }).data).toString('base64') };
-  return v;
-}
-function revive(k: string, v: unknown): unknown {
-  return k === 'opaque' && v && typeof v === 'object' && 'base64' in v
-    ? Buffer.from(String((v as { base64: string }).base64), 'base64')
-    : v;
 }
 
 async function handle(r: EasRequest): Promise<PluginResponse> {

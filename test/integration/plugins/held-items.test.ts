@@ -43,11 +43,11 @@ describe.each(backends.map((b) => [b.name, b] as const))('held items of a mobile
 
   it('a round writes the chunks it touched only; new items fill the last chunk first', async () => {
     const first = new Map(ids(0, 2500).map((id) => [id, '1']));
-    await api.setHeld(state.uid, first);
+    await api.setHeld(state, first);
     const before = await chunkRows();
     expect(before.map((c) => c.size)).toEqual([CHUNK_ITEMS, CHUNK_ITEMS, 500]);
 
-    const held = await api.held(state.uid);
+    const held = await api.held(state);
     expect(held).toBeInstanceOf(HeldItems);
     expect(new Map(held)).toEqual(first);
     held.set('item-001200', '2'); // a change in the second chunk
@@ -65,14 +65,14 @@ describe.each(backends.map((b) => [b.name, b] as const))('held items of a mobile
     expect(after[0].version).toBe(before[0].version);
     expect(after[1].version).toBe(before[1].version + 1);
     expect(after[2].version).toBe(before[2].version + 1);
-    const again = await api.held(state.uid);
+    const again = await api.held(state);
     expect(again.size).toBe(3100);
     expect(again.get('item-001200')).toBe('2');
     expect(state).toMatchObject({ syncKey: 2, heldCount: 3100 });
   });
 
   it('an emptied chunk is removed, and a cleared list empties them all', async () => {
-    const held = await api.held(state.uid);
+    const held = await api.held(state);
     for (const id of ids(3000, 100)) held.delete(id);
     held.delete('item-000000');
     state = await api.saveRound(state, held, { syncKey: state.syncKey + 1 });
@@ -81,30 +81,35 @@ describe.each(backends.map((b) => [b.name, b] as const))('held items of a mobile
       [1, CHUNK_ITEMS],
       [2, CHUNK_ITEMS],
     ]);
-    const cleared = await api.held(state.uid);
+    const cleared = await api.held(state);
     cleared.clear();
     cleared.set('only', '7');
     state = await api.saveRound(state, cleared, { syncKey: state.syncKey + 1 });
     expect(await chunkRows()).toEqual([expect.objectContaining({ size: 1 })]);
-    expect(Object.fromEntries(await api.held(state.uid))).toEqual({ only: '7' });
+    expect(Object.fromEntries(await api.held(state))).toEqual({ only: '7' });
   });
 
   it('a round over a collection another request moved on writes nothing and answers api-108', async () => {
     const stale = state;
-    const a = await api.held(stale.uid);
-    const b = await api.held(stale.uid);
+    const a = await api.held(stale);
+    const b = await api.held(stale);
     a.set('from-a', '1');
     b.set('from-b', '1');
     state = await api.saveRound(stale, a, { syncKey: stale.syncKey + 1 });
     await expect(api.saveRound(stale, b, { syncKey: stale.syncKey + 1 })).rejects.toMatchObject({ code: 'api-108' });
-    const now = await api.held(state.uid);
+    const now = await api.held(state);
     expect([...now.keys()].sort()).toEqual(['from-a', 'only']);
     expect(state.syncKey).toBe(stale.syncKey + 1);
   });
 
   it("another user's collection is not found", async () => {
     const other = deviceStateApi(store, { uid: 'someone-else', roles: [] } as unknown as Principal, async () => 'mailbox-other');
-    await expect(other.held(state.uid)).rejects.toMatchObject({ status: 404 });
+    await expect(other.held(state)).rejects.toMatchObject({ status: 404 });
     await expect(other.saveRound(state, new Map(), { syncKey: 99 })).rejects.toMatchObject({ status: 404 });
+    // Naming one's own device with another's collection does not reach it either.
+    const own = await other.open('OTHERDEVICE1', { deviceType: 'iPhone', userAgent: 'test', protocolVersion: '16.1' });
+    await expect(other.held({ uid: state.uid, deviceUid: own.uid })).rejects.toMatchObject({ status: 404 });
+    await expect(other.setHeld({ uid: state.uid, deviceUid: own.uid }, new Map())).rejects.toMatchObject({ status: 404 });
+    expect((await api.held(state)).size).toBeGreaterThan(0);
   });
 });

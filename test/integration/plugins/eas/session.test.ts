@@ -239,6 +239,50 @@ describe.each(backends)('a mobile device session ($name)', (backend) => {
     expect((await stack.deps.store.repo<{ wipe: string }>(EasDeviceModel).get(rec.uid))!.wipe).toBe('wiped');
   });
 
+  it('a repeated key gets the saved round with its items as they are now; a saved round that is not an outline sends the device back to 0', async () => {
+    const folder = (await stack.call('POST', '/api/mail/folders', s.alice, { mailboxUid: s.aliceBox, name: 'Replay' })).body.uid as string;
+    for (const n of [1, 2]) await deliverRaw({ deps: stack.deps } as never, s.aliceBox, mail(40 + n, `Replay ${n}`));
+    const inInbox = (await stack.call('GET', `/api/mail/messages?folderUid=${inbox}`, s.alice)).body as Array<{
+      uid: string;
+      subject: string;
+    }>;
+    const uidOf = (subject: string) => inInbox.find((m) => m.subject === subject)!.uid;
+    for (const subject of ['Replay 1', 'Replay 2'])
+      expect((await stack.call('POST', `/api/mail/messages/${uidOf(subject)}/move`, s.alice, { folderUid: folder })).status).toBe(200);
+    const dev = new Device(stack.protocols, `Bearer ${s.alice}`, 'REPLAY1');
+    await dev.provision(pv);
+    await dev.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
+    await dev.send('Sync', syncRequest(folder, 0, [], 5));
+    const first = await dev.send('Sync', syncRequest(folder, 1, [], 5));
+    const subjects = (tree: ReturnType<typeof as> | null) =>
+      commandsOf(tree).map((a) => [a.tag, textOf(kid(a, 'ApplicationData'), 'Subject'), textOf(kid(a, 'ApplicationData'), 'Read')]);
+    expect(subjects(first.tree)).toEqual([
+      ['Add', 'Replay 2', '0'],
+      ['Add', 'Replay 1', '0'],
+    ]);
+    // The answer is lost; meanwhile Replay 2 is read and Replay 1 moved to Deleted Items on the server.
+    const r2 = (await stack.call('GET', `/api/mail/messages/${uidOf('Replay 2')}`, s.alice)).body;
+    expect((await stack.call('PUT', `/api/mail/messages/${r2.uid}`, s.alice, { seen: true, version: r2.version })).status).toBe(200);
+    expect((await stack.call('POST', `/api/mail/messages/${uidOf('Replay 1')}/trash`, s.alice, {})).status).toBe(200);
+    const again = await dev.send('Sync', syncRequest(folder, 1, [], 5));
+    expect(textOf(collectionOf(again.tree), 'SyncKey')).toBe('2');
+    expect(subjects(again.tree)).toEqual([['Add', 'Replay 2', '1']]);
+    // The next round tells the device what it was never sent is gone.
+    const next = await dev.send('Sync', syncRequest(folder, 2, [], 5));
+    expect(
+      commandsOf(next.tree)
+        .filter((c) => c.tag === 'Delete')
+        .map((c) => textOf(c, 'ServerId')),
+    ).toEqual([uidOf('Replay 1')]);
+    // A saved round in another shape (as an older build stored whole answers): the key is stale.
+    const { EasCollectionModel } = await import('../../../../lib/plugins/device-models.js');
+    const repo = stack.deps.store.repo<{ folderUid: string; previousAnswer: string }>(EasCollectionModel);
+    const saved = (await repo.list({ filter: { folderUid: folder }, limit: 10 }))[0];
+    await repo.update(saved.uid, { previousAnswer: JSON.stringify({ tag: 'Collection', children: [] }) });
+    expect(textOf(collectionOf((await dev.send('Sync', syncRequest(folder, 2, [], 5))).tree), 'Status')).toBe('3');
+    wire.push(...dev.wire);
+  });
+
   it.runIf(haveDecoders)('libwbxml and Horde decode every request and answer of the session with no unknown tag', () => {
     const all = [...wire, ...device.wire];
     expect(all.length).toBeGreaterThan(20);
