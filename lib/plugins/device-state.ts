@@ -3,7 +3,9 @@ import type { Principal } from '../auth/index.js';
 import type { Store } from '../storage/index.js';
 import { EasChunkModel, EasCollectionModel, EasDeviceModel, type EasCollectionFields, type EasDeviceFields } from './device-models.js';
 import type { CollectionRef, DeviceStateApi, EasCollection, EasDevice } from './types.js';
-import { CHUNK_ITEMS, HeldItems, type ChunkFields } from './held-items.js';
+import { CHUNK_ITEMS, HeldCache, HeldItems, type ChunkFields } from './held-items.js';
+
+const heldCache = new HeldCache();
 
 /**
  * Writes what a device holds of a collection: only the chunks a HeldItems read of it changed, or,
@@ -36,10 +38,7 @@ export function deviceStateApi(store: Store, principal: Principal, ownMailbox: (
     return d as EasDevice;
   }
 
-  /**
-   * The collection is one of the caller's devices'. Counted, not read: the row holds the previous
-   * round's answer, up to a window of whole messages, which a read would fetch for nothing.
-   */
+  /** The collection is one of the caller's devices' (counted: its row is not needed). */
   async function ownCollection(c: CollectionRef): Promise<void> {
     await mine(c.deviceUid);
     if ((await collections().count({ uid: c.uid, deviceUid: c.deviceUid })) !== 1) throw notFound('No such collection');
@@ -75,6 +74,8 @@ export function deviceStateApi(store: Store, principal: Principal, ownMailbox: (
     },
     async held(collection) {
       await ownCollection(collection);
+      const kept = heldCache.take(collection.uid, collection.version);
+      if (kept) return kept;
       const collectionUid = collection.uid;
       return HeldItems.of(
         collectionUid,
@@ -83,20 +84,31 @@ export function deviceStateApi(store: Store, principal: Principal, ownMailbox: (
     },
     async setHeld(collection, held) {
       await ownCollection(collection);
-      await store.transaction((tx) => writeHeld(tx, collection.uid, held));
+      heldCache.forget(collection.uid);
+      // The collection's version moves too, so no process uses a held list it kept from before.
+      await store.transaction(async (tx) => {
+        await writeHeld(tx, collection.uid, held);
+        const c = await tx.repo<EasCollectionFields>(EasCollectionModel).get(collection.uid);
+        if (c)
+          await tx.repo<EasCollectionFields>(EasCollectionModel).update(c.uid, { heldCount: held.size }, { expectedVersion: c.version });
+      });
     },
     async saveRound(state, held, patch) {
       await ownCollection(state);
-      return store.transaction(async (tx) => {
+      heldCache.forget(state.uid);
+      const saved = await store.transaction(async (tx) => {
         await writeHeld(tx, state.uid, held);
         return (await tx.repo<EasCollectionFields>(EasCollectionModel).update(state.uid, patch as never, {
           expectedVersion: state.version,
         })) as EasCollection;
       });
+      heldCache.keep(saved.uid, saved.version, held);
+      return saved;
     },
     async drop(deviceUid, folderUid) {
       await mine(deviceUid);
       const gone = await collections().list({ filter: { deviceUid, ...(folderUid ? { folderUid } : {}) }, limit: 10_000 });
+      for (const c of gone) heldCache.forget(c.uid);
       await store.transaction(async (tx) => {
         for (const c of gone) {
           await tx.repo(EasChunkModel).deleteMany({ collectionUid: c.uid });

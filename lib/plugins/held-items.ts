@@ -111,3 +111,34 @@ export class HeldItems extends Map<string, string> {
     return m;
   }
 }
+
+/** Collections whose held list a process keeps between rounds. */
+const KEPT_COLLECTIONS = 256;
+
+/**
+ * Held lists kept between a collection's rounds (in this process), each with the collection's
+ * version it belongs to: a first fill reads a list that grows by a window every round, which was
+ * read and parsed whole every round. A list is handed out once (the round changes it in place) and
+ * kept again only by the round that saved it; any other write of the collection raises its version,
+ * so a list kept by one copy of the daemon is not used after another copy wrote.
+ */
+export class HeldCache {
+  readonly #kept = new Map<string, { version: number; held: HeldItems }>();
+
+  /** The list kept for this version of the collection, taken out of the cache; undefined when none. */
+  take(collectionUid: string, version: number | undefined): HeldItems | undefined {
+    const hit = this.#kept.get(collectionUid);
+    this.#kept.delete(collectionUid);
+    return hit && hit.version === version ? hit.held : undefined;
+  }
+
+  keep(collectionUid: string, version: number, held: Map<string, string>): void {
+    if (!(held instanceof HeldItems) || held.collectionUid !== collectionUid) return;
+    if (this.#kept.size >= KEPT_COLLECTIONS) this.#kept.delete(this.#kept.keys().next().value!);
+    this.#kept.set(collectionUid, { version, held });
+  }
+
+  forget(collectionUid: string): void {
+    this.#kept.delete(collectionUid);
+  }
+}

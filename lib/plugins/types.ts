@@ -204,8 +204,11 @@ export type EasDevice = EasDeviceFields & RecordBase;
 /** Spec: EasCollectionState. */
 export type EasCollection = EasCollectionFields & RecordBase;
 
-/** A collection as the device-state calls name it: its uid and its device's. */
-export type CollectionRef = Pick<EasCollection, 'uid' | 'deviceUid'>;
+/**
+ * A collection as the device-state calls name it: its uid and its device's, and the version it was
+ * read at (a held list kept since the round that wrote that version is used instead of a read).
+ */
+export type CollectionRef = Pick<EasCollection, 'uid' | 'deviceUid'> & { version?: number };
 
 export interface DeviceStateApi {
   /** The caller's device of this id (made on first use, bound to the caller's own mailbox). */

@@ -44,6 +44,10 @@ describe.each(backends.map((b) => [b.name, b] as const))('held items of a mobile
   it('a round writes the chunks it touched only; new items fill the last chunk first', async () => {
     const first = new Map(ids(0, 2500).map((id) => [id, '1']));
     await api.setHeld(state, first);
+    // Writing the held list moves the collection on (a list a process kept from before is not used).
+    const moved = (await api.collection(state.deviceUid, 'folder-held'))!;
+    expect(moved.version).toBe(state.version + 1);
+    state = moved;
     const before = await chunkRows();
     expect(before.map((c) => c.size)).toEqual([CHUNK_ITEMS, CHUNK_ITEMS, 500]);
 
@@ -100,6 +104,27 @@ describe.each(backends.map((b) => [b.name, b] as const))('held items of a mobile
     const now = await api.held(state);
     expect([...now.keys()].sort()).toEqual(['from-a', 'only']);
     expect(state.syncKey).toBe(stale.syncKey + 1);
+  });
+
+  it('a held list kept between rounds is used only while the collection is the version its round saved', async () => {
+    const h = await api.held(state);
+    h.set('kept', '1');
+    state = await api.saveRound(state, h, { syncKey: state.syncKey + 1 });
+    // Another copy of the daemon writes a round: its chunk and the collection's version change.
+    const chunkRepo = store.repo<{ collectionUid: string; seq: number; items: Record<string, string> }>(EasChunkModel);
+    const [chunk] = await chunkRepo.list({ filter: { collectionUid: state.uid }, limit: 1 });
+    await chunkRepo.update(chunk.uid, { items: { ...chunk.items, elsewhere: '1' } });
+    const { EasCollectionModel } = await import('../../../lib/plugins/device-models.js');
+    await store.repo<{ heldCount: number }>(EasCollectionModel).update(state.uid, { heldCount: 99 });
+    state = (await api.collection(state.deviceUid, 'folder-held'))!;
+    const read = await api.held(state);
+    expect(read).not.toBe(h);
+    expect(read.get('elsewhere')).toBe('1');
+    expect(read.get('kept')).toBe('1');
+    // This process's own round: its list is kept and handed to the next round without a read.
+    read.set('next', '1');
+    state = await api.saveRound(state, read, { syncKey: state.syncKey + 1 });
+    expect(await api.held(state)).toBe(read);
   });
 
   it("another user's collection is not found", async () => {
