@@ -28,9 +28,13 @@ export interface CallerDeps extends Deps {
  */
 export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, meta: { ip?: string; requestId?: string } = {}): CallerApi {
   const stripped: Principal = { ...principal, elevatedAt: null };
+  // One request's reads share a consistency point until it writes (Store.session), as an HTTP
+  // request's do; an event it is told of starts a new one (subscribe), so what the event announces
+  // is read, not a result kept from before it.
+  const freshStore = () => (deps.store.session ? deps.store.session() : deps.store);
   const ctx: Ctx = {
     config: deps.config,
-    store: deps.store,
+    store: freshStore(),
     events: deps.events,
     log,
     principal: stripped,
@@ -91,7 +95,7 @@ export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, m
     ...lookupApi(ctx, service),
     ...meetingApi(ctx, service),
     records: (name) => recordsApi(ctx, service, name),
-    devices: deviceStateApi(ctx.store, stripped, async () => String((await api.mailbox()).uid)),
+    devices: deviceStateApi(() => ctx.store, stripped, async () => String((await api.mailbox()).uid)),
     async subscribe(channel, handler: ChannelHandler) {
       // Channels are folder, task-list and mailbox uids (Spec: Events 2); READ is checked like a GET.
       const folders = decl('folders');
@@ -100,6 +104,7 @@ export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, m
       else if (await ctx.store.repo(lists.model).get(channel)) await service.load(ctx, lists, channel, 'read');
       else await service.get(ctx, decl('mailboxes'), channel);
       return ctx.events.subscribe(channel, (ch, event) => {
+        ctx.store = freshStore();
         try {
           handler(ch, event);
         } catch (e) {

@@ -27,10 +27,10 @@ async function writeHeld(tx: Store, collectionUid: string, held: Map<string, str
  * Every device belongs to the user who first synced it: another user's device, and the
  * collections under it, are invisible (404) whatever roles the caller holds.
  */
-export function deviceStateApi(store: Store, principal: Principal, ownMailbox: () => Promise<string>): DeviceStateApi {
-  const devices = () => store.repo<EasDeviceFields>(EasDeviceModel);
-  const collections = () => store.repo<EasCollectionFields>(EasCollectionModel);
-  const chunks = () => store.repo<ChunkFields>(EasChunkModel);
+export function deviceStateApi(storeOf: () => Store, principal: Principal, ownMailbox: () => Promise<string>): DeviceStateApi {
+  const devices = () => storeOf().repo<EasDeviceFields>(EasDeviceModel);
+  const collections = () => storeOf().repo<EasCollectionFields>(EasCollectionModel);
+  const chunks = () => storeOf().repo<ChunkFields>(EasChunkModel);
 
   async function mine(uid: string): Promise<EasDevice> {
     const d = await devices().get(uid);
@@ -86,7 +86,7 @@ export function deviceStateApi(store: Store, principal: Principal, ownMailbox: (
       await ownCollection(collection);
       heldCache.forget(collection.uid);
       // The collection's version moves too, so no process uses a held list it kept from before.
-      await store.transaction(async (tx) => {
+      await storeOf().transaction(async (tx) => {
         await writeHeld(tx, collection.uid, held);
         const c = await tx.repo<EasCollectionFields>(EasCollectionModel).get(collection.uid);
         if (c)
@@ -96,7 +96,7 @@ export function deviceStateApi(store: Store, principal: Principal, ownMailbox: (
     async saveRound(state, held, patch) {
       await ownCollection(state);
       heldCache.forget(state.uid);
-      const saved = await store.transaction(async (tx) => {
+      const saved = await storeOf().transaction(async (tx) => {
         await writeHeld(tx, state.uid, held);
         return (await tx.repo<EasCollectionFields>(EasCollectionModel).update(state.uid, patch as never, {
           expectedVersion: state.version,
@@ -109,7 +109,7 @@ export function deviceStateApi(store: Store, principal: Principal, ownMailbox: (
       await mine(deviceUid);
       const gone = await collections().list({ filter: { deviceUid, ...(folderUid ? { folderUid } : {}) }, limit: 10_000 });
       for (const c of gone) heldCache.forget(c.uid);
-      await store.transaction(async (tx) => {
+      await storeOf().transaction(async (tx) => {
         for (const c of gone) {
           await tx.repo(EasChunkModel).deleteMany({ collectionUid: c.uid });
           await tx.repo(EasCollectionModel).delete(c.uid);

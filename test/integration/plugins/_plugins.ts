@@ -65,6 +65,19 @@ export const testEas = definePlugin({
             stop();
             return { status: 200, body: { subscribed: q('channel') } };
           }
+          case 'keys-across-event': {
+            // A folder's keys, then again once an event of the folder arrived (or after 10 s).
+            const folder = q('folderUid');
+            const before = (await me.folderKeys(folder)).size;
+            let woke = () => undefined as void;
+            const event = new Promise<void>((r) => (woke = r));
+            const stop = await me.subscribe(folder, () => woke());
+            const timer = setTimeout(woke, 10_000);
+            await event;
+            clearTimeout(timer);
+            stop();
+            return { status: 200, body: { before, after: (await me.folderKeys(folder)).size } };
+          }
           case 'undeclared-setting':
             return { status: 200, body: { value: host.setting('mail:autodiscover:public_url') } };
           default:

@@ -6,6 +6,7 @@ import { FolderModel, MessageModel, type Folder, type Message } from '../../../l
 import { autodiscoverPlugin } from '../../../lib/plugins/index.js';
 import { OutboundJobModel } from '../../../lib/send/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
+import { deliverRaw } from '../../helpers/messages.js';
 import { request, seed, startStack, type Stack } from './_stack.js';
 import { mailSeen, TEST_PLUGINS } from './_plugins.js';
 
@@ -85,6 +86,25 @@ describe.each(backends.map((b) => [b.name, b] as const))('plugin host on %s', (_
       expect((await eas('subscribe', s.alice, { query: `&channel=${s.aliceBox}` })).json).toEqual({ subscribed: s.aliceBox });
       expect((await eas('subscribe', s.bob, { query: `&channel=${s.aliceBox}` })).status).toBe(404);
       expect((await eas('subscribe', s.alice, { query: '&channel=no-such-uid' })).status).toBe(404);
+    });
+
+    it('reads after an event it is told of see what the event announces (its earlier reads are not served again)', async () => {
+      const folders = (await eas('folders', s.alice, { query: `&mailboxUid=${s.aliceBox}` })).json as Array<{ uid: string; role: string }>;
+      const inbox = folders.find((f) => f.role === 'inbox')!.uid;
+      let answered = false;
+      const pending = eas('keys-across-event', s.alice, { query: `&folderUid=${inbox}` }).finally(() => (answered = true));
+      // Mail until the request answers: the first one filed after it subscribed wakes it.
+      for (let n = 0; !answered && n < 20; n++) {
+        await new Promise((r) => setTimeout(r, 250));
+        if (!answered)
+          await deliverRaw(
+            { deps: stack.deps } as never,
+            s.aliceBox,
+            `Subject: wake ${n}\r\nFrom: c@example.net\r\nTo: alice@example.test\r\n\r\nx\r\n`,
+          );
+      }
+      const { before, after } = (await pending).json as { before: number; after: number };
+      expect(after).toBeGreaterThan(before);
     });
 
     it("sends through the common send path: Sent Items, the Outbox record, message.sent to the plugin's mail hook", async () => {
