@@ -35,19 +35,33 @@ export function deviceStateApi(storeOf: () => Store, principal: Principal, ownMa
   async function mine(uid: string): Promise<EasDevice> {
     const d = await devices().get(uid);
     if (!d || d.userUid !== principal.uid) throw notFound('No such device');
+    owned.add(uid);
     return d as EasDevice;
+  }
+
+  // Devices and collections already found to be the caller's in this request (ownership does not
+  // change): a Sync round names its device and collection in four calls.
+  const owned = new Set<string>();
+  async function ownDevice(uid: string): Promise<void> {
+    if (!owned.has(uid)) await mine(uid);
   }
 
   /** The collection is one of the caller's devices' (counted: its row is not needed). */
   async function ownCollection(c: CollectionRef): Promise<void> {
-    await mine(c.deviceUid);
+    const key = `${c.deviceUid}/${c.uid}`;
+    if (owned.has(key)) return;
+    await ownDevice(c.deviceUid);
     if ((await collections().count({ uid: c.uid, deviceUid: c.deviceUid })) !== 1) throw notFound('No such collection');
+    owned.add(key);
   }
 
   return {
     async open(deviceId, init) {
       const found = await devices().findOne({ userUid: principal.uid, deviceId });
-      if (found) return found as EasDevice;
+      if (found) {
+        owned.add(found.uid);
+        return found as EasDevice;
+      }
       const mailboxUid = await ownMailbox();
       try {
         return (await devices().create({ userUid: principal.uid, mailboxUid, deviceId, ...init } as never)) as EasDevice;
@@ -63,11 +77,13 @@ export function deviceStateApi(storeOf: () => Store, principal: Principal, ownMa
       return (await devices().update(d.uid, patch as never, { expectedVersion: d.version })) as EasDevice;
     },
     async collection(deviceUid, folderUid) {
-      await mine(deviceUid);
-      return ((await collections().findOne({ deviceUid, folderUid })) as EasCollection | null) ?? null;
+      await ownDevice(deviceUid);
+      const c = (await collections().findOne({ deviceUid, folderUid })) as EasCollection | null;
+      if (c) owned.add(`${deviceUid}/${c.uid}`);
+      return c;
     },
     async saveCollection(deviceUid, folderUid, patch) {
-      await mine(deviceUid);
+      await ownDevice(deviceUid);
       const found = await collections().findOne({ deviceUid, folderUid });
       if (found) return (await collections().update(found.uid, patch as never, { expectedVersion: found.version })) as EasCollection;
       return (await collections().create({ deviceUid, folderUid, ...patch } as never)) as EasCollection;
