@@ -3,7 +3,8 @@
 // OPTIONS → Provision (two steps) → FolderSync → Sync from 0 → mail handed off through
 // /internal/mta and filed by the worker daemon → the parked Ping wakes (the event crosses processes)
 // → Sync gets the Add → flag and move from the device → SendMail and SmartReply reach another
-// mailbox through the send path → remote wipe at the next Provision.
+// mailbox through the send path → contacts, calendar and tasks round trips → remote wipe at the
+// next Provision.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,6 +79,7 @@ describe('device sessions against the running appliance', { timeout: 300_000 }, 
     expect((await call('admin', 'POST', '/api/mail/domains', { name: 'example.test', verified: true })).status).toBe(201);
     for (const u of ['alice', 'bob'])
       boxes[u] = (await call('admin', 'POST', '/api/mail/mailboxes', { address: `${u}@example.test`, owners: [u], name: u })).body.uid;
+    expect((await call('alice', 'POST', '/api/mail/task-lists', { mailboxUid: boxes.alice, name: 'Errands' })).status).toBe(201);
   }, 200_000);
   afterAll(() => {
     if (child && child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
@@ -105,6 +107,92 @@ describe('device sessions against the running appliance', { timeout: 300_000 }, 
       await new Promise((r) => setTimeout(r, 200));
     }
     throw new Error(`${what} did not happen within ${ms} ms\n${out}`);
+  };
+
+  /**
+   * Contacts, calendar and tasks of one device: each Added from the device and found through the
+   * API, changed through the API and sent to the device as a Change, changed from the device (a
+   * task completed) and found so through the API.
+   */
+  const pimRoundTrips = async (d: Device, style: (typeof STYLES)[number]) => {
+    const fs = await d.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
+    const byType = (type: string, name?: string) =>
+      textOf(
+        kids(kid(fs.tree!, 'Changes'), 'Add').find((a) => textOf(a, 'Type') === type && (!name || textOf(a, 'DisplayName') === name))!,
+        'ServerId',
+      )!;
+    const keys: Record<string, number> = {};
+    const sync = async (folder: string, commands: ReturnType<typeof as>[] = []) => {
+      const r = await d.send(
+        'Sync',
+        as('Sync', [
+          as('Collections', [
+            as('Collection', [
+              as('SyncKey', keys[folder] ?? 0),
+              as('CollectionId', folder),
+              as('GetChanges', '1'),
+              as('WindowSize', 50),
+              ...(commands.length ? [as('Commands', commands)] : []),
+            ]),
+          ]),
+        ]),
+      );
+      const c = kid(kid(r.tree!, 'Collections'), 'Collection')!;
+      expect(textOf(c, 'Status')).toBe('1');
+      keys[folder] = Number(textOf(c, 'SyncKey'));
+      return { commands: kid(c, 'Commands')?.children ?? [], responses: kid(c, 'Responses')?.children ?? [] };
+    };
+    const added = async (folder: string, data: ReturnType<typeof as>[]) => {
+      for (let i = 0; i < 2; i++) await sync(folder); // key 0, then what the folder holds
+      const [resp] = (await sync(folder, [as('Add', [as('ClientId', `${style.name}-add`), as('ApplicationData', data)])])).responses;
+      expect(textOf(resp, 'Status')).toBe('1');
+      return textOf(resp, 'ServerId')!;
+    };
+    const co = ns('Contacts');
+    const ca = ns('Calendar');
+    const tk = ns('Tasks');
+    const contacts = byType('9');
+    const contact = await added(contacts, [
+      co('FirstName', style.name),
+      co('LastName', 'Phone'),
+      co('Email1Address', `${style.name}@example.org`),
+    ]);
+    const c = (await call('alice', 'GET', `/api/mail/contacts/${contact}`)).body;
+    expect(c).toMatchObject({ fn: `${style.name} Phone`, emails: [{ value: `${style.name.toLowerCase()}@example.org` }] });
+    expect((await call('alice', 'PUT', `/api/mail/contacts/${contact}`, { title: 'Tester', version: c.version })).status).toBe(200);
+    const [changed] = (await sync(contacts)).commands;
+    expect([changed.tag, textOf(kid(changed, 'ApplicationData'), 'JobTitle')]).toEqual(['Change', 'Tester']);
+
+    const calendar = byType('8');
+    const event = await added(calendar, [
+      ca('StartTime', '20261201T140000Z'),
+      ca('EndTime', '20261201T150000Z'),
+      ca('Subject', `Meeting from ${style.name}`),
+      ca('AllDayEvent', '0'),
+    ]);
+    const e = (await call('alice', 'GET', `/api/mail/calendar-events/${event}`)).body;
+    expect(e).toMatchObject({ summary: `Meeting from ${style.name}`, start: '2026-12-01T14:00:00.000Z', end: '2026-12-01T15:00:00.000Z' });
+    expect((await call('alice', 'PUT', `/api/mail/calendar-events/${event}`, { summary: 'Moved', version: e.version })).status).toBe(200);
+    const [moved] = (await sync(calendar)).commands;
+    expect([moved.tag, textOf(kid(moved, 'ApplicationData'), 'Subject')]).toEqual(['Change', 'Moved']);
+
+    const tasks = byType('7', 'Errands');
+    const task = await added(tasks, [tk('Subject', `Task from ${style.name}`), tk('Complete', '0')]);
+    expect((await call('alice', 'GET', `/api/mail/tasks/${task}`)).body).toMatchObject({
+      title: `Task from ${style.name}`,
+      completed: false,
+    });
+    await sync(tasks, [
+      as('Change', [
+        as('ServerId', task),
+        as('ApplicationData', [
+          tk('Subject', `Task from ${style.name}`),
+          tk('Complete', '1'),
+          tk('DateCompleted', '2026-11-30T10:00:00.000Z'),
+        ]),
+      ]),
+    ]);
+    expect((await call('alice', 'GET', `/api/mail/tasks/${task}`)).body).toMatchObject({ completed: true });
   };
 
   it.each(STYLES)('$name ($version): a whole day of a phone, through the real daemons', async (style) => {
@@ -183,6 +271,7 @@ describe('device sessions against the running appliance', { timeout: 300_000 }, 
       const s = (await bobInbox()).map((m) => m.subject);
       return s.includes(`sent from ${style.name}`) && s.includes(`Re: ${subject}`) ? true : undefined;
     });
+    await pimRoundTrips(d, style);
     // An administrator wipes the device: it is told at its next command and wiped at Provision.
     const devices = (await call('admin', 'GET', '/api/mail/devices')).body as Array<{ uid: string; deviceId: string }>;
     const mine = devices.find((x) => x.deviceId === d.id)!;
