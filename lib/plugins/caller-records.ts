@@ -21,9 +21,9 @@ export function recordsApi(ctx: Ctx, service: ResourceService, name: SyncResourc
     },
     get: (uid) => service.get(ctx, decl(), uid),
     create: (body) => service.create(ctx, decl(), body),
-    async update(uid, body) {
-      const cur = await service.get(ctx, decl(), uid);
-      return service.update(ctx, decl(), uid, { ...body, version: cur.version });
+    async update(uid, body, expectedVersion) {
+      const version = expectedVersion ?? (await service.get(ctx, decl(), uid)).version;
+      return service.update(ctx, decl(), uid, { ...body, version });
     },
     async remove(uid) {
       const cur = await service.get(ctx, decl(), uid);

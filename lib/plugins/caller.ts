@@ -95,7 +95,11 @@ export function callerApi(deps: CallerDeps, log: Logger, principal: Principal, m
     ...lookupApi(ctx, service),
     ...meetingApi(ctx, service),
     records: (name) => recordsApi(ctx, service, name),
-    devices: deviceStateApi(() => ctx.store, stripped, async () => String((await api.mailbox()).uid)),
+    devices: deviceStateApi(
+      () => ctx.store,
+      stripped,
+      async () => String((await api.mailbox()).uid),
+    ),
     async subscribe(channel, handler: ChannelHandler) {
       // Channels are folder, task-list and mailbox uids (Spec: Events 2); READ is checked like a GET.
       const folders = decl('folders');

@@ -185,8 +185,11 @@ export interface RecordsApi {
   keys(filter: Record<string, string>): Promise<Map<string, string>>;
   get(uid: string): Promise<Row>;
   create(body: Record<string, unknown>): Promise<Row>;
-  /** Changes fields (the current version is taken for the caller: the device's change wins over the server's). */
-  update(uid: string, body: Record<string, unknown>): Promise<Row>;
+  /**
+   * Changes fields: only while the record is still `expectedVersion` when given (api-108 otherwise),
+   * else whatever its version now (the caller's change wins over the server's).
+   */
+  update(uid: string, body: Record<string, unknown>, expectedVersion?: number): Promise<Row>;
   remove(uid: string): Promise<void>;
 }
 

@@ -140,9 +140,18 @@ export function recordSource(spec: RecordSourceSpec): Source {
       return { uid: String(row.uid), version: String(row.version) };
     },
     async change(id, data, held, policy, x) {
-      const row = await current(id);
-      if (policy === 'server' && held !== undefined && held !== String(row.version)) return 'conflict';
-      return String((await records.update(id, spec.fromData(data, x, row))).version);
+      // Written only over the version it was merged with: a server change in between is a conflict
+      // (server wins), or, when the device wins, merged with again.
+      for (;;) {
+        const row = await current(id);
+        if (policy === 'server' && held !== undefined && held !== String(row.version)) return 'conflict';
+        try {
+          return String((await records.update(id, spec.fromData(data, x, row), Number(row.version))).version);
+        } catch (e) {
+          if ((e as { code?: string }).code !== 'api-108') throw e;
+          if (policy === 'server') return 'conflict';
+        }
+      }
     },
     async remove(id, { instanceId }) {
       const row = await current(id);

@@ -78,6 +78,18 @@ export const testEas = definePlugin({
             stop();
             return { status: 200, body: { before, after: (await me.folderKeys(folder)).size } };
           }
+          case 'contact-versions': {
+            // A contact changed twice: once over the version it was read at, once over that stale version again.
+            const contacts = me.records('contacts');
+            const made = await contacts.create({ mailboxUid: (await me.mailbox()).uid, fn: 'Versioned' });
+            const first = await contacts.update(String(made.uid), { title: 'first' }, Number(made.version));
+            const stale = await contacts.update(String(made.uid), { title: 'second' }, Number(made.version)).then(
+              () => 'written',
+              (e: { code?: string }) => e.code,
+            );
+            const latest = await contacts.update(String(made.uid), { note: 'any version' });
+            return { status: 200, body: { first: first.title, stale, latest: [latest.title, latest.note] } };
+          }
           case 'undeclared-setting':
             return { status: 200, body: { value: host.setting('mail:autodiscover:public_url') } };
           default:

@@ -107,6 +107,10 @@ describe.each(backends.map((b) => [b.name, b] as const))('plugin host on %s', (_
       expect(after).toBeGreaterThan(before);
     });
 
+    it('writes a record over the version it was read at only (api-108 over a stale one), or over whatever version it is now', async () => {
+      expect((await eas('contact-versions', s.alice)).json).toEqual({ first: 'first', stale: 'api-108', latest: ['first', 'any version'] });
+    });
+
     it("sends through the common send path: Sent Items, the Outbox record, message.sent to the plugin's mail hook", async () => {
       const raw = [
         'From: alice@example.test',
