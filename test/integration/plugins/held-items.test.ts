@@ -32,7 +32,11 @@ describe.each(backends.map((b) => [b.name, b] as const))('held items of a mobile
   beforeAll(async () => {
     db = await backend.open();
     store = await openSqlStore({ url: db.url, models: DEVICE_MODELS, synchronize: true });
-    api = deviceStateApi(() => store, principal, async () => 'mailbox-held');
+    api = deviceStateApi(
+      () => store,
+      principal,
+      async () => 'mailbox-held',
+    );
     const device = await api.open('HELDDEVICE1', { deviceType: 'iPhone', userAgent: 'test', protocolVersion: '16.1' });
     state = await api.saveCollection(device.uid, 'folder-held', { syncKey: 1 });
   });
@@ -128,7 +132,11 @@ describe.each(backends.map((b) => [b.name, b] as const))('held items of a mobile
   });
 
   it("another user's collection is not found", async () => {
-    const other = deviceStateApi(() => store, { uid: 'someone-else', roles: [] } as unknown as Principal, async () => 'mailbox-other');
+    const other = deviceStateApi(
+      () => store,
+      { uid: 'someone-else', roles: [] } as unknown as Principal,
+      async () => 'mailbox-other',
+    );
     await expect(other.held(state)).rejects.toMatchObject({ status: 404 });
     await expect(other.saveRound(state, new Map(), { syncKey: 99 })).rejects.toMatchObject({ status: 404 });
     // Naming one's own device with another's collection does not reach it either.
