@@ -254,6 +254,18 @@ function exdatesIn(data: WbxmlElement | undefined): Date[] | undefined {
     .flatMap((e) => parseDate(textOf(e, 'ExceptionStartTime') ?? textOf(e, 'InstanceId')) ?? []);
 }
 
+/**
+ * The status a device's event sets: cancelled by its MeetingStatus; tentative while it shows the
+ * time as tentative (BusyStatus 1, as eventData sends a tentative event), confirmed again when it
+ * shows it otherwise; unchanged when it says neither.
+ */
+function statusIn(meeting: string | undefined, busy: string | undefined, current: Row | null): Record<string, unknown> {
+  if (meeting && CANCELLED.has(meeting)) return { status: 'cancelled' };
+  if (busy === '1') return { status: 'tentative' };
+  if (busy !== undefined && (current?.status ?? 'tentative') === 'tentative') return { status: 'confirmed' };
+  return {};
+}
+
 /** What only a device's Add sets: the iCalendar UID (14.x) and the organizer. */
 function createOnly(data: WbxmlElement | undefined): Record<string, unknown> {
   const uid = (textOf(data, 'UID') ?? '').trim();
@@ -293,7 +305,7 @@ export function eventFields(data: WbxmlElement | undefined, _x: ItemContext, cur
     reminders: reminder && /^\d+$/.test(reminder) ? [{ minutesBefore: Math.min(Number(reminder), 40_320) }] : [],
     ...(exdates ? { exdates } : {}),
     ...(description !== undefined ? { description } : current ? {} : { description: '' }),
-    ...(meeting && CANCELLED.has(meeting) ? { status: 'cancelled' } : {}),
+    ...statusIn(meeting, textOf(data, 'BusyStatus'), current),
     ...(current ? {} : createOnly(data)),
   };
 }

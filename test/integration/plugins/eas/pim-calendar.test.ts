@@ -130,6 +130,39 @@ describe.each(backends)('calendar over mobile sync ($name)', (backend) => {
     expect((await stack.call('GET', `/api/mail/calendar-events/${uid}`, s.alice)).status).toBe(404);
   });
 
+  it('a time shown as tentative on the device is a tentative event, and back', async () => {
+    const { d, folders, sync, api } = f;
+    const add = (busy: string) =>
+      as('Add', [
+        as('ClientId', `busy-${busy}`),
+        as('ApplicationData', [
+          ca('StartTime', '20261210T090000Z'),
+          ca('EndTime', '20261210T100000Z'),
+          ca('Subject', 'Maybe'),
+          ca('BusyStatus', busy),
+        ]),
+      ]);
+    const r = await sync(d, folders.Calendar.id, { commands: [add('1')] });
+    const uid = textOf(responsesOf(r)[0], 'ServerId')!;
+    expect((await api('GET', `/api/mail/calendar-events/${uid}`)).status).toBe('tentative');
+    const change = (busy: string) =>
+      as('Change', [
+        as('ServerId', uid),
+        as('ApplicationData', [
+          ca('StartTime', '20261210T090000Z'),
+          ca('EndTime', '20261210T100000Z'),
+          ca('Subject', 'Maybe'),
+          ca('BusyStatus', busy),
+        ]),
+      ]);
+    await sync(d, folders.Calendar.id, { commands: [change('2')] });
+    const ev = await api('GET', `/api/mail/calendar-events/${uid}`);
+    expect(ev.status).toBe('confirmed');
+    await api('PUT', `/api/mail/calendar-events/${uid}`, { status: 'tentative', version: ev.version });
+    const [back] = commandsOf(await sync(d, folders.Calendar.id));
+    expect([back.tag, textOf(kid(back, 'ApplicationData'), 'BusyStatus')]).toEqual(['Change', '1']);
+  });
+
   it('calendar FilterType keeps past events out; ItemOperations fetches an event', async () => {
     const { s, d, folders, device, sync, api } = f;
     const old = await api('POST', '/api/mail/calendar-events', {
