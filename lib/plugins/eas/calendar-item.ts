@@ -1,5 +1,6 @@
 import type { Row } from '../api.js';
 import { atLeast, kid, kids, textOf } from './protocol.js';
+import { overrideExceptions } from './calendar-overrides.js';
 import { bodyText, compact, parseDate, textBody } from './sync-pim.js';
 import { sinceOf, type ItemContext } from './sync-source.js';
 import { ns, type WbxmlElement } from './wbxml/index.js';
@@ -12,7 +13,7 @@ import { ns, type WbxmlElement } from './wbxml/index.js';
 // with INTERVAL, COUNT and UNTIL; any other rule is not sent (the device shows one occurrence)
 // and a device's change without Recurrence keeps it. Excluded occurrences (exdates) are deleted
 // Exceptions (ExceptionStartTime up to 14.1, airsyncbase:InstanceId from 16.0); modified
-// occurrences are separate records on the server and reach the device as events of their own.
+// occurrences are Exceptions of their series too (calendar-overrides.ts).
 
 const ca = ns('Calendar');
 const asb = ns('AirSyncBase');
@@ -183,14 +184,15 @@ const attendeesOut = (attendees: Person[]): WbxmlElement[] =>
       ]
     : [];
 
-/** The recurrence and its deleted occurrences (none for a rule EAS cannot say). */
-function recurrenceElements(row: Row, v16: boolean): WbxmlElement[] {
+/** The recurrence, its deleted and its modified occurrences (none for a rule EAS cannot say). */
+function recurrenceElements(row: Row, x: ItemContext, v16: boolean): WbxmlElement[] {
   const rec = typeof row.rrule === 'string' && row.rrule ? recurrenceOut(row.rrule, new Date(row.start as Date)) : null;
   if (!rec) return [];
   const exdates = Array.isArray(row.exdates) ? (row.exdates as unknown[]) : [];
   const exception = (d: unknown) =>
     ca('Exception', [ca('Deleted', '1'), v16 ? asb('InstanceId', compact(d)) : ca('ExceptionStartTime', compact(d))]);
-  return [rec, ...(exdates.length ? [ca('Exceptions', exdates.map(exception))] : [])];
+  const exceptions = [...exdates.map(exception), ...overrideExceptions(row, x)];
+  return [rec, ...(exceptions.length ? [ca('Exceptions', exceptions)] : [])];
 }
 
 /** MeetingStatus: 0 an appointment; 1/5 a meeting the mailbox organizes (cancelled); 3/7 one it was invited to. */
@@ -219,7 +221,7 @@ export function eventData(row: Row, x: ItemContext, ownAddress: string): WbxmlEl
     ...attendeesOut(people(row.attendees)),
     ...(location ? [locationElement] : []),
     ca('EndTime', compact(row.end)),
-    ...recurrenceElements(row, v16),
+    ...recurrenceElements(row, x, v16),
     textBody(String(row.description ?? ''), x.prefs),
     ca('Sensitivity', '0'),
     ca('BusyStatus', row.status === 'tentative' ? 1 : 2),

@@ -1,5 +1,6 @@
 import { isApiError, type CallerApi, type Row } from '../api.js';
 import { dropOccurrence, eventData, eventFields, eventInWindow } from './calendar-item.js';
+import { arrangeOverrides, eventKey } from './calendar-overrides.js';
 import type { EasRequest } from './command.js';
 import { contactData, contactFields } from './contact-item.js';
 import { recordSource } from './sync-pim.js';
@@ -116,6 +117,8 @@ export async function resolveSource(r: EasRequest, id: string, synced = false): 
       filter: { mailboxUid },
       push: pushOf(r, id),
       inWindow: eventInWindow,
+      arrange: arrangeOverrides,
+      keyOf: eventKey,
       toData: (row, x) => eventData(row, x, address),
       fromData: eventFields,
       placement: () => Promise.resolve({ mailboxUid }),

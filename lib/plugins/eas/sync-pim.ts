@@ -86,6 +86,10 @@ export interface RecordSourceSpec {
   push: Source['push'];
   /** The device's window (FilterType); absent: every record. */
   inWindow?(row: Row, filterType: number): boolean;
+  /** The collection's items made of its records (a calendar's series carry their modified occurrences); absent: one each. */
+  arrange?(rows: Row[]): Row[];
+  /** An item's change key; absent: the record's version. */
+  keyOf?(row: Row): string;
   toData(row: Row, x: ItemContext): WbxmlElement[];
   /** The record fields a device's ApplicationData sets (`current` null for an Add). */
   fromData(data: WbxmlElement | undefined, x: ItemContext, current: Row | null): Record<string, unknown>;
@@ -103,6 +107,12 @@ export function recordSource(spec: RecordSourceSpec): Source {
   // A filter naming nothing (a task list not made yet) is an empty collection.
   const none = () => Object.values(filter).some((v) => !v);
   const belongs = (row: Row) => Object.entries(filter).every(([k, v]) => String(row[k]) === v);
+  const items = async () => (spec.arrange ? spec.arrange(await records.list(filter)) : records.list(filter));
+  const keyOf = (row: Row) => (spec.keyOf ? spec.keyOf(row) : String(row.version));
+  // A change key is the record's version, then what else it names (keyOf): the device's change is
+  // checked against the version and the rest is kept for what it names did not change.
+  const versionOf = (key: string) => key.split('+')[0];
+  const restOf = (key: string | undefined) => (key?.includes('+') ? key.slice(key.indexOf('+')) : '');
   const current = async (id: string) => {
     const row = await records.get(id);
     if (!belongs(row)) throw gone();
@@ -112,19 +122,20 @@ export function recordSource(spec: RecordSourceSpec): Source {
     id: spec.id,
     className: spec.className,
     push: spec.push,
+    keyOf,
     async keys(filterType) {
       if (none()) return new Map<string, string>();
-      if (!spec.inWindow) return records.keys(filter);
+      if (!spec.inWindow && !spec.arrange) return records.keys(filter);
       const out = new Map<string, string>();
-      for (const row of await records.list(filter)) if (spec.inWindow(row, filterType)) out.set(String(row.uid), String(row.version));
+      for (const row of await items()) if (!spec.inWindow || spec.inWindow(row, filterType)) out.set(String(row.uid), keyOf(row));
       return out;
     },
     async rows(uids) {
       const out = new Map<string, Row>();
       if (none()) return out;
-      if (uids.length > 20) {
+      if (uids.length > 20 || spec.arrange) {
         const wanted = new Set(uids);
-        for (const row of await records.list(filter)) if (wanted.has(String(row.uid))) out.set(String(row.uid), row);
+        for (const row of await items()) if (wanted.has(String(row.uid))) out.set(String(row.uid), row);
         return out;
       }
       for (const id of uids) {
@@ -144,9 +155,9 @@ export function recordSource(spec: RecordSourceSpec): Source {
       // (server wins), or, when the device wins, merged with again.
       for (;;) {
         const row = await current(id);
-        if (policy === 'server' && held !== undefined && held !== String(row.version)) return 'conflict';
+        if (policy === 'server' && held !== undefined && versionOf(held) !== String(row.version)) return 'conflict';
         try {
-          return String((await records.update(id, spec.fromData(data, x, row), Number(row.version))).version);
+          return String((await records.update(id, spec.fromData(data, x, row), Number(row.version))).version) + restOf(held);
         } catch (e) {
           if ((e as { code?: string }).code !== 'api-108') throw e;
           if (policy === 'server') return 'conflict';

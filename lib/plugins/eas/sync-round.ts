@@ -2,7 +2,7 @@ import { isApiError, type EasCollection, type Row } from '../api.js';
 import type { EasRequest } from './command.js';
 import { bodyPreferences, mimeSupportOf } from './mail-item.js';
 import { kid, textOf } from './protocol.js';
-import { dataOf, heldDiff, SYNC, type ItemContext, type Source } from './sync-source.js';
+import { changeKeyOf, dataOf, heldDiff, SYNC, type ItemContext, type Source } from './sync-source.js';
 import { ns, type WbxmlElement } from './wbxml/index.js';
 
 // One Sync round of a collection, whatever its source: the device's own commands applied, then
@@ -118,14 +118,14 @@ export async function serverChanges(
     const row = rows.get(id);
     if (!row) continue; // gone since the keys were read: the next round deletes it
     commands.push(as('Change', [as('ServerId', id), as('ApplicationData', await source.changeData(row, x))]));
-    held.set(id, String(row.version));
+    held.set(id, changeKeyOf(source, row));
   }
   const added = takeAdds.map((id) => rows.get(id)).filter((row): row is Row => row !== undefined);
   const data = await dataOf(source, added, x);
   added.forEach((row, i) => {
     const id = String(row.uid);
     commands.push(as('Add', [as('ServerId', id), as('ApplicationData', data[i])]));
-    held.set(id, String(row.version));
+    held.set(id, changeKeyOf(source, row));
   });
   const more = deletes.length + changes.length + adds.length > takeDeletes.length + takeChanges.length + takeAdds.length;
   return { commands, more };
@@ -148,7 +148,7 @@ export async function fillRound(
   const fresh = page.filter((row) => !held.has(String(row.uid))); // not moved in by the device itself meanwhile
   const data = await dataOf(source, fresh, x);
   const commands = fresh.map((row, i) => {
-    held.set(String(row.uid), String(row.version));
+    held.set(String(row.uid), changeKeyOf(source, row));
     return as('Add', [as('ServerId', String(row.uid)), as('ApplicationData', data[i])]);
   });
   return { commands, more: rows.length > window, cursor: page.length ? String(page[page.length - 1].uid) : state.cursor };

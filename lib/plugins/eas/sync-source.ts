@@ -51,6 +51,8 @@ export interface Source {
   keys(filterType: number): Promise<Map<string, string>>;
   /** The items of these ids that exist (any window). */
   rows(uids: string[]): Promise<Map<string, Row>>;
+  /** An item's change key as keys() answers it; absent: its version. */
+  keyOf?(row: Row): string;
   /** The first filling newest first below `before` (mail); absent: the first round compares like any other. */
   fillPage?(before: string | null, filterType: number, limit: number): Promise<Row[]>;
   /** An item as a Sync Add (and an ItemOperations Fetch) carries it. */
@@ -95,3 +97,6 @@ export async function dataOf(source: Source, rows: Row[], x: ItemContext): Promi
   for (const row of rows) out.push(await source.toData(row, x));
   return out;
 }
+
+/** An item's change key (what the device holds once it got the item). */
+export const changeKeyOf = (source: Source, row: Row): string => (source.keyOf ? source.keyOf(row) : String(row.version));

@@ -163,6 +163,74 @@ describe.each(backends)('calendar over mobile sync ($name)', (backend) => {
     expect([back.tag, textOf(kid(back, 'ApplicationData'), 'BusyStatus')]).toEqual(['Change', '1']);
   });
 
+  it('a modified occurrence is an Exception of its series, not an event of its own; one without its series is', async () => {
+    const { s, d, d16, folders, sync, api } = f;
+    const event = (body: Record<string, unknown>) => api('POST', '/api/mail/calendar-events', { mailboxUid: s.aliceBox, ...body });
+    const series = await event({
+      icalUid: 'series-1@example.test',
+      summary: 'Weekly review',
+      start: '2026-12-07T10:00:00.000Z',
+      end: '2026-12-07T11:00:00.000Z',
+      rrule: 'FREQ=WEEKLY;COUNT=4',
+    });
+    const moved = await event({
+      icalUid: 'series-1@example.test',
+      recurrenceId: '2026-12-14T10:00:00.000Z',
+      summary: 'Weekly review (moved)',
+      start: '2026-12-14T15:00:00.000Z',
+      end: '2026-12-14T16:00:00.000Z',
+    });
+    const lone = await event({
+      icalUid: 'elsewhere@example.net',
+      recurrenceId: '2026-12-09T08:00:00.000Z',
+      summary: 'One meeting of a series I was not invited to',
+      start: '2026-12-09T08:00:00.000Z',
+      end: '2026-12-09T09:00:00.000Z',
+    });
+    const exceptionsOf = (el: ReturnType<typeof as>) => kids(kid(kid(el, 'ApplicationData'), 'Exceptions'), 'Exception');
+    const items = async (dev: typeof d) => {
+      if (!f.keys[`${dev.id}:${folders.Calendar.id}`]) await sync(dev, folders.Calendar.id);
+      const byId = new Map(commandsOf(await sync(dev, folders.Calendar.id)).map((c) => [textOf(c, 'ServerId')!, c]));
+      return byId;
+    };
+    const got = await items(d);
+    expect(got.has(moved.uid)).toBe(false);
+    expect(got.has(lone.uid)).toBe(true);
+    const [ex] = exceptionsOf(got.get(series.uid)!);
+    expect([textOf(ex, 'ExceptionStartTime'), textOf(ex, 'Subject'), textOf(ex, 'StartTime'), textOf(ex, 'Deleted')]).toEqual([
+      '20261214T100000Z',
+      'Weekly review (moved)',
+      '20261214T150000Z',
+      undefined,
+    ]);
+    // 16.1 names the occurrence by InstanceId.
+    const got16 = await items(d16);
+    expect(textOf(exceptionsOf(got16.get(series.uid)!)[0], 'InstanceId')).toBe('20261214T100000Z');
+    // The occurrence changes on the server: the device gets a Change of the series; cancelled, it is a deleted Exception.
+    const cur = await api('GET', `/api/mail/calendar-events/${moved.uid}`);
+    await api('PUT', `/api/mail/calendar-events/${moved.uid}`, { status: 'cancelled', version: cur.version });
+    const changes = commandsOf(await sync(d, folders.Calendar.id));
+    expect(changes.map((c) => [c.tag, textOf(c, 'ServerId')])).toEqual([['Change', series.uid]]);
+    expect(textOf(exceptionsOf(changes[0])[0], 'Deleted')).toBe('1');
+    // The device changes the series: the change is written and nothing comes back as a conflict.
+    const r = await sync(d, folders.Calendar.id, {
+      commands: [
+        as('Change', [
+          as('ServerId', series.uid),
+          as('ApplicationData', [
+            ca('StartTime', '20261207T100000Z'),
+            ca('EndTime', '20261207T110000Z'),
+            ca('Subject', 'Weekly review (renamed)'),
+            ca('Recurrence', [ca('Type', '1'), ca('Interval', '1'), ca('DayOfWeek', '2'), ca('Occurrences', '4')]),
+          ]),
+        ]),
+      ],
+    });
+    expect(JSON.stringify(responsesOf(r))).toBe('[]');
+    expect((await api('GET', `/api/mail/calendar-events/${series.uid}`)).summary).toBe('Weekly review (renamed)');
+    expect(JSON.stringify(commandsOf(await sync(d, folders.Calendar.id)))).toBe('[]');
+  });
+
   it('calendar FilterType keeps past events out; ItemOperations fetches an event', async () => {
     const { s, d, folders, device, sync, api } = f;
     const old = await api('POST', '/api/mail/calendar-events', {
