@@ -1,6 +1,6 @@
 import { isApiError, type CallerApi, type Row } from '../api.js';
 import { dropOccurrence, eventData, eventFields, eventInWindow } from './calendar-item.js';
-import { arrangeOverrides, eventKey } from './calendar-overrides.js';
+import { arrangeOverrides, eventKey, overridesOf, writeOverrides } from './calendar-overrides.js';
 import type { EasRequest } from './command.js';
 import { contactData, contactFields } from './contact-item.js';
 import { recordSource } from './sync-pim.js';
@@ -110,15 +110,17 @@ export async function resolveSource(r: EasRequest, id: string, synced = false): 
     });
   if (own(CALENDAR)) {
     const address = String((await caller.mailbox()).address ?? '').toLowerCase();
+    const events = caller.records('calendar-events');
     return recordSource({
       id,
       className: 'Calendar',
-      records: caller.records('calendar-events'),
+      records: events,
       filter: { mailboxUid },
       push: pushOf(r, id),
       inWindow: eventInWindow,
       arrange: arrangeOverrides,
       keyOf: eventKey,
+      afterWrite: (written, data, before) => writeOverrides(events, written, data, overridesOf(before)),
       toData: (row, x) => eventData(row, x, address),
       fromData: eventFields,
       placement: () => Promise.resolve({ mailboxUid }),

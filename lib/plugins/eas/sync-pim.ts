@@ -90,6 +90,11 @@ export interface RecordSourceSpec {
   arrange?(rows: Row[]): Row[];
   /** An item's change key; absent: the record's version. */
   keyOf?(row: Row): string;
+  /**
+   * What else a device's Add or Change writes once the record is (a calendar's modified
+   * occurrences): `before` is the item as arranged before the write; true when something was written.
+   */
+  afterWrite?(written: Row, data: WbxmlElement | undefined, before: Row | undefined): Promise<boolean>;
   toData(row: Row, x: ItemContext): WbxmlElement[];
   /** The record fields a device's ApplicationData sets (`current` null for an Add). */
   fromData(data: WbxmlElement | undefined, x: ItemContext, current: Row | null): Record<string, unknown>;
@@ -113,6 +118,8 @@ export function recordSource(spec: RecordSourceSpec): Source {
   // checked against the version and the rest is kept for what it names did not change.
   const versionOf = (key: string) => key.split('+')[0];
   const restOf = (key: string | undefined) => (key?.includes('+') ? key.slice(key.indexOf('+')) : '');
+  /** An item's change key as keys() answers it now. */
+  const keyNow = async (row: Row) => keyOf((await items()).find((r) => r.uid === row.uid) ?? row);
   const current = async (id: string) => {
     const row = await records.get(id);
     if (!belongs(row)) throw gone();
@@ -148,6 +155,7 @@ export function recordSource(spec: RecordSourceSpec): Source {
     changeData: (row, x) => Promise.resolve(spec.toData(row, x)),
     async add(data, x) {
       const row = await records.create({ ...spec.fromData(data, x, null), ...(await spec.placement()) });
+      if (spec.afterWrite && (await spec.afterWrite(row, data, undefined))) return { uid: String(row.uid), version: await keyNow(row) };
       return { uid: String(row.uid), version: String(row.version) };
     },
     async change(id, data, held, policy, x) {
@@ -157,7 +165,10 @@ export function recordSource(spec: RecordSourceSpec): Source {
         const row = await current(id);
         if (policy === 'server' && held !== undefined && versionOf(held) !== String(row.version)) return 'conflict';
         try {
-          return String((await records.update(id, spec.fromData(data, x, row), Number(row.version))).version) + restOf(held);
+          const before = spec.afterWrite && spec.arrange ? (await items()).find((r) => String(r.uid) === id) : undefined;
+          const written = await records.update(id, spec.fromData(data, x, row), Number(row.version));
+          if (spec.afterWrite && (await spec.afterWrite(written, data, before))) return keyNow(written);
+          return String(written.version) + restOf(held);
         } catch (e) {
           if ((e as { code?: string }).code !== 'api-108') throw e;
           if (policy === 'server') return 'conflict';

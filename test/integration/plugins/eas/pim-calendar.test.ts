@@ -231,6 +231,78 @@ describe.each(backends)('calendar over mobile sync ($name)', (backend) => {
     expect(JSON.stringify(commandsOf(await sync(d, folders.Calendar.id)))).toBe('[]');
   });
 
+  it("a device's modified occurrence becomes a record of the series' occurrence, and reaches the other devices as an Exception", async () => {
+    const { s, d, d16, folders, sync, api } = f;
+    const r = await sync(d, folders.Calendar.id, {
+      commands: [
+        as('Add', [
+          as('ClientId', 'series-from-device'),
+          as('ApplicationData', [
+            ca('StartTime', '20270104T080000Z'),
+            ca('EndTime', '20270104T083000Z'),
+            ca('Subject', 'Planning'),
+            ca('UID', 'device-series@example.org'),
+            ca('Recurrence', [ca('Type', '0'), ca('Interval', '1'), ca('Occurrences', '5')]),
+            ca('Exceptions', [
+              ca('Exception', [
+                ca('ExceptionStartTime', '20270106T080000Z'),
+                ca('Subject', 'Planning (longer)'),
+                ca('StartTime', '20270106T080000Z'),
+                ca('EndTime', '20270106T100000Z'),
+              ]),
+            ]),
+          ]),
+        ]),
+      ],
+    });
+    const uid = textOf(responsesOf(r)[0], 'ServerId')!;
+    const all = (await api('GET', `/api/mail/calendar-events?mailboxUid=${s.aliceBox}&limit=500`)) as Array<Record<string, unknown>>;
+    const occurrence = all.find((e) => e.icalUid === 'device-series@example.org' && e.recurrenceId);
+    expect(occurrence).toMatchObject({
+      recurrenceId: '2027-01-06T08:00:00.000Z',
+      summary: 'Planning (longer)',
+      start: '2027-01-06T08:00:00.000Z',
+      end: '2027-01-06T10:00:00.000Z',
+    });
+    // Its own device gets nothing back; the other device gets one event with the Exception.
+    expect(commandsOf(await sync(d, folders.Calendar.id))).toEqual([]);
+    const other = commandsOf(await sync(d16, folders.Calendar.id)).filter(
+      (c) => textOf(c, 'ServerId') === uid || textOf(c, 'ServerId') === occurrence!.uid,
+    );
+    expect(other.map((c) => textOf(c, 'ServerId'))).toEqual([uid]);
+    const ex = kid(kid(kid(other[0], 'ApplicationData'), 'Exceptions'), 'Exception')!;
+    expect([textOf(ex, 'InstanceId'), textOf(ex, 'Subject'), textOf(ex, 'EndTime')]).toEqual([
+      '20270106T080000Z',
+      'Planning (longer)',
+      '20270106T100000Z',
+    ]);
+    // The same Exception sent again with a change of the series writes no new version of the occurrence.
+    const again = await sync(d, folders.Calendar.id, {
+      commands: [
+        as('Change', [
+          as('ServerId', uid),
+          as('ApplicationData', [
+            ca('StartTime', '20270104T080000Z'),
+            ca('EndTime', '20270104T083000Z'),
+            ca('Subject', 'Planning!'),
+            ca('Recurrence', [ca('Type', '0'), ca('Interval', '1'), ca('Occurrences', '5')]),
+            ca('Exceptions', [
+              ca('Exception', [
+                ca('ExceptionStartTime', '20270106T080000Z'),
+                ca('Subject', 'Planning (longer)'),
+                ca('StartTime', '20270106T080000Z'),
+                ca('EndTime', '20270106T100000Z'),
+              ]),
+            ]),
+          ]),
+        ]),
+      ],
+    });
+    expect(responsesOf(again)).toEqual([]);
+    expect((await api('GET', `/api/mail/calendar-events/${String(occurrence!.uid)}`)).version).toBe(occurrence!.version);
+    expect(commandsOf(await sync(d, folders.Calendar.id))).toEqual([]);
+  });
+
   it('calendar FilterType keeps past events out; ItemOperations fetches an event', async () => {
     const { s, d, folders, device, sync, api } = f;
     const old = await api('POST', '/api/mail/calendar-events', {
