@@ -30,6 +30,8 @@ export const deviceFields = {
   /** Settings DeviceInformation, as the device sent it. */
   deviceInfo: z.record(z.string(), z.string()).default({}),
   lastSyncAt: z.date().nullable().default(null),
+  /** The collections of the last full Sync request, without keys and commands (an empty Sync repeats it). */
+  lastSyncRequest: z.string().default(''),
 };
 export const EasDeviceModel = defineModel({
   name: 'eas_device',

@@ -3,6 +3,7 @@ import type { EasCommand, EasRequest } from './command.js';
 import { kid, kids, textOf, wbxml } from './protocol.js';
 import { resolveSource } from './sources.js';
 import { applyClientCommands, fillRound, itemContext, serverChanges, type Round } from './sync-round.js';
+import { repeatedRequest, requestOutline } from './sync-cache.js';
 import { outlineOf, replay } from './sync-replay.js';
 import { SYNC, type Source } from './sync-source.js';
 import { ns, type WbxmlElement } from './wbxml/index.js';
@@ -110,14 +111,15 @@ async function nextRound(
 }
 
 async function handle(r: EasRequest): Promise<PluginResponse> {
-  // An empty Sync repeats the previous one (MS-ASCMD 2.2.1.21): not kept here, so the device is asked for the whole request.
-  if (!r.body) return wbxml(as('Sync', [as('Status', SYNC.incomplete)]));
-  const collections = kids(kid(r.body, 'Collections'), 'Collection');
+  // An empty Sync repeats the previous full one (sync-cache.ts); with none kept, the device is asked for the whole request.
+  const body = r.body ?? (await repeatedRequest(r));
+  if (!body) return wbxml(as('Sync', [as('Status', SYNC.incomplete)]));
+  const collections = kids(kid(body, 'Collections'), 'Collection');
   if (!collections.length) return wbxml(as('Sync', [as('Status', SYNC.protocolError)]));
-  const globalWindow = textOf(r.body, 'WindowSize');
+  const globalWindow = textOf(body, 'WindowSize');
   const answers: WbxmlElement[] = [];
   for (const c of collections) answers.push(await syncCollection(r, c, globalWindow ? Number(globalWindow) : null));
-  await r.caller.devices.update(r.device.uid, { lastSyncAt: new Date() });
+  await r.caller.devices.update(r.device.uid, { lastSyncAt: new Date(), ...(r.body ? { lastSyncRequest: requestOutline(r.body) } : {}) });
   return wbxml(as('Sync', [as('Collections', answers)]));
 }
 

@@ -283,6 +283,25 @@ describe.each(backends)('a mobile device session ($name)', (backend) => {
     wire.push(...dev.wire);
   });
 
+  it('an empty Sync repeats the last full one at the keys the collections hold now; with none yet it asks for the whole request (13)', async () => {
+    const dev = new Device(stack.protocols, `Bearer ${s.alice}`, 'EMPTYSYNC1');
+    await dev.provision(pv);
+    await dev.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
+    expect(textOf((await dev.send('Sync', null)).tree!, 'Status')).toBe('13');
+    await dev.send('Sync', syncRequest(inbox, 0, [], 100));
+    let key = 1;
+    for (let more = true; more; key++)
+      more = kid(collectionOf((await dev.send('Sync', syncRequest(inbox, key, [], 100))).tree), 'MoreAvailable') !== undefined;
+    await deliverRaw({ deps: stack.deps } as never, s.aliceBox, mail(60, 'After the empty Sync'));
+    const again = await dev.send('Sync', null);
+    const c = collectionOf(again.tree);
+    expect([textOf(c, 'Status'), textOf(c, 'SyncKey')]).toEqual(['1', String(key + 1)]);
+    expect(commandsOf(again.tree).map((a) => textOf(kid(a, 'ApplicationData'), 'Subject'))).toEqual(['After the empty Sync']);
+    // The kept request's options stay: the body is still cut at 20 bytes.
+    expect(Buffer.byteLength(textOf(kid(kid(commandsOf(again.tree)[0], 'ApplicationData'), 'Body'), 'Data')!)).toBeLessThanOrEqual(20);
+    wire.push(...dev.wire);
+  });
+
   it.runIf(haveDecoders)('libwbxml and Horde decode every request and answer of the session with no unknown tag', () => {
     const all = [...wire, ...device.wire];
     expect(all.length).toBeGreaterThan(20);
