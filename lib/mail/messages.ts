@@ -206,7 +206,7 @@ export async function displayBody(raw: Buffer, want: 'text' | 'html'): Promise<{
         part.content!.resume();
       } else if (part.type === 'text') {
         out.text = typeof part.text === 'string' ? noNul(part.text) : null;
-        out.html = typeof part.html === 'string' ? noNul(part.html) : null;
+        out.html = typeof part.html === 'string' && part.html ? noNul(part.html) : null; // an empty HTML part is none, as simpleParser has it
       }
     });
     parser.on('end', () => {

@@ -1,8 +1,8 @@
 // MIME: lib/mail parseMessage — the one parse of every delivered, imported and drafted message —
-// and the search document built from it. Designed to take any bytes; its one refusal is api-106
+// the search document built from it, and displayBody (the streamed parse mobile sync reads bodies with). Designed to take any bytes; its one refusal is api-106
 // when mailparser does not finish (lib/mail parseMail's time limit).
 import fc from 'fast-check';
-import { parseMessage } from '../../../lib/mail/index.js';
+import { displayBody, parseMessage } from '../../../lib/mail/index.js';
 import { searchDocument } from '../../../lib/mail/search.js';
 import { address, dateText, encodedWord, eol, fold, text, word } from '../grammar.js';
 import { check, clientError, type FuzzTarget } from '../target.js';
@@ -182,6 +182,13 @@ const target: FuzzTarget = {
       'addresses are lower-case and non-empty',
     );
     check(typeof searchDocument(parsed) === 'string', 'search document is text');
+    // The display body (mobile sync) parses the same message as a stream: the same text and HTML.
+    if (f.smime !== 'encrypted') {
+      const shown = await displayBody(data, 'text');
+      check((shown.text ?? '') === parsed.text, 'displayBody gives the text parseMessage gives');
+      check(shown.html === parsed.html, 'displayBody gives the HTML parseMessage gives');
+      check(typeof (await displayBody(data, 'html')).text !== 'number', 'displayBody for an HTML reader answers');
+    }
   },
 };
 export default target;
