@@ -11,6 +11,9 @@ export type El = ReturnType<typeof as>;
 export const collectionOf = (tree: El | null) => kid(kid(tree!, 'Collections'), 'Collection')!;
 export const commandsOf = (tree: El | null) => kid(collectionOf(tree), 'Commands')?.children ?? [];
 export const responsesOf = (tree: El | null) => kid(collectionOf(tree), 'Responses')?.children ?? [];
+/** A device's Add of a new item, and its Change of one it holds. */
+export const addItem = (clientId: string, data: El[]) => as('Add', [as('ClientId', clientId), as('ApplicationData', data)]);
+export const changeItem = (serverId: string, data: El[]) => as('Change', [as('ServerId', serverId), as('ApplicationData', data)]);
 
 export interface PimFixture {
   stack: Stack;

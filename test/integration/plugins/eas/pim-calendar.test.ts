@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlBackends } from '../../../helpers/databases.js';
 import { requirePrograms } from '../../../helpers/peers.js';
 import { as, asb, crossDecode, fh, io, kid, kids, ns, textOf } from './_client.js';
-import { commandsOf, pimFixture, responsesOf, type PimFixture } from './_pim.js';
+import { addItem, changeItem, commandsOf, pimFixture, responsesOf, type PimFixture } from './_pim.js';
 
 const backends = await sqlBackends();
 const haveDecoders = requirePrograms('wbxml2xml', 'php-horde-activesync');
@@ -132,30 +132,16 @@ describe.each(backends)('calendar over mobile sync ($name)', (backend) => {
 
   it('a time shown as tentative on the device is a tentative event, and back', async () => {
     const { d, folders, sync, api } = f;
-    const add = (busy: string) =>
-      as('Add', [
-        as('ClientId', `busy-${busy}`),
-        as('ApplicationData', [
-          ca('StartTime', '20261210T090000Z'),
-          ca('EndTime', '20261210T100000Z'),
-          ca('Subject', 'Maybe'),
-          ca('BusyStatus', busy),
-        ]),
-      ]);
-    const r = await sync(d, folders.Calendar.id, { commands: [add('1')] });
+    const maybe = (busy: string) => [
+      ca('StartTime', '20261210T090000Z'),
+      ca('EndTime', '20261210T100000Z'),
+      ca('Subject', 'Maybe'),
+      ca('BusyStatus', busy),
+    ];
+    const r = await sync(d, folders.Calendar.id, { commands: [addItem('busy-1', maybe('1'))] });
     const uid = textOf(responsesOf(r)[0], 'ServerId')!;
     expect((await api('GET', `/api/mail/calendar-events/${uid}`)).status).toBe('tentative');
-    const change = (busy: string) =>
-      as('Change', [
-        as('ServerId', uid),
-        as('ApplicationData', [
-          ca('StartTime', '20261210T090000Z'),
-          ca('EndTime', '20261210T100000Z'),
-          ca('Subject', 'Maybe'),
-          ca('BusyStatus', busy),
-        ]),
-      ]);
-    await sync(d, folders.Calendar.id, { commands: [change('2')] });
+    await sync(d, folders.Calendar.id, { commands: [changeItem(uid, maybe('2'))] });
     const ev = await api('GET', `/api/mail/calendar-events/${uid}`);
     expect(ev.status).toBe('confirmed');
     await api('PUT', `/api/mail/calendar-events/${uid}`, { status: 'tentative', version: ev.version });
@@ -215,14 +201,11 @@ describe.each(backends)('calendar over mobile sync ($name)', (backend) => {
     // The device changes the series: the change is written and nothing comes back as a conflict.
     const r = await sync(d, folders.Calendar.id, {
       commands: [
-        as('Change', [
-          as('ServerId', series.uid),
-          as('ApplicationData', [
-            ca('StartTime', '20261207T100000Z'),
-            ca('EndTime', '20261207T110000Z'),
-            ca('Subject', 'Weekly review (renamed)'),
-            ca('Recurrence', [ca('Type', '1'), ca('Interval', '1'), ca('DayOfWeek', '2'), ca('Occurrences', '4')]),
-          ]),
+        changeItem(series.uid, [
+          ca('StartTime', '20261207T100000Z'),
+          ca('EndTime', '20261207T110000Z'),
+          ca('Subject', 'Weekly review (renamed)'),
+          ca('Recurrence', [ca('Type', '1'), ca('Interval', '1'), ca('DayOfWeek', '2'), ca('Occurrences', '4')]),
         ]),
       ],
     });
@@ -233,27 +216,23 @@ describe.each(backends)('calendar over mobile sync ($name)', (backend) => {
 
   it("a device's modified occurrence becomes a record of the series' occurrence, and reaches the other devices as an Exception", async () => {
     const { s, d, d16, folders, sync, api } = f;
+    const longer = ca('Exceptions', [
+      ca('Exception', [
+        ca('ExceptionStartTime', '20270106T080000Z'),
+        ca('Subject', 'Planning (longer)'),
+        ca('StartTime', '20270106T080000Z'),
+        ca('EndTime', '20270106T100000Z'),
+      ]),
+    ]);
+    const planning = (subject: string) => [
+      ca('StartTime', '20270104T080000Z'),
+      ca('EndTime', '20270104T083000Z'),
+      ca('Subject', subject),
+      ca('Recurrence', [ca('Type', '0'), ca('Interval', '1'), ca('Occurrences', '5')]),
+      longer,
+    ];
     const r = await sync(d, folders.Calendar.id, {
-      commands: [
-        as('Add', [
-          as('ClientId', 'series-from-device'),
-          as('ApplicationData', [
-            ca('StartTime', '20270104T080000Z'),
-            ca('EndTime', '20270104T083000Z'),
-            ca('Subject', 'Planning'),
-            ca('UID', 'device-series@example.org'),
-            ca('Recurrence', [ca('Type', '0'), ca('Interval', '1'), ca('Occurrences', '5')]),
-            ca('Exceptions', [
-              ca('Exception', [
-                ca('ExceptionStartTime', '20270106T080000Z'),
-                ca('Subject', 'Planning (longer)'),
-                ca('StartTime', '20270106T080000Z'),
-                ca('EndTime', '20270106T100000Z'),
-              ]),
-            ]),
-          ]),
-        ]),
-      ],
+      commands: [addItem('series-from-device', [ca('UID', 'device-series@example.org'), ...planning('Planning')])],
     });
     const uid = textOf(responsesOf(r)[0], 'ServerId')!;
     const all = (await api('GET', `/api/mail/calendar-events?mailboxUid=${s.aliceBox}&limit=500`)) as Array<Record<string, unknown>>;
@@ -277,27 +256,7 @@ describe.each(backends)('calendar over mobile sync ($name)', (backend) => {
       '20270106T100000Z',
     ]);
     // The same Exception sent again with a change of the series writes no new version of the occurrence.
-    const again = await sync(d, folders.Calendar.id, {
-      commands: [
-        as('Change', [
-          as('ServerId', uid),
-          as('ApplicationData', [
-            ca('StartTime', '20270104T080000Z'),
-            ca('EndTime', '20270104T083000Z'),
-            ca('Subject', 'Planning!'),
-            ca('Recurrence', [ca('Type', '0'), ca('Interval', '1'), ca('Occurrences', '5')]),
-            ca('Exceptions', [
-              ca('Exception', [
-                ca('ExceptionStartTime', '20270106T080000Z'),
-                ca('Subject', 'Planning (longer)'),
-                ca('StartTime', '20270106T080000Z'),
-                ca('EndTime', '20270106T100000Z'),
-              ]),
-            ]),
-          ]),
-        ]),
-      ],
-    });
+    const again = await sync(d, folders.Calendar.id, { commands: [changeItem(uid, planning('Planning!'))] });
     expect(responsesOf(again)).toEqual([]);
     expect((await api('GET', `/api/mail/calendar-events/${String(occurrence!.uid)}`)).version).toBe(occurrence!.version);
     expect(commandsOf(await sync(d, folders.Calendar.id))).toEqual([]);
