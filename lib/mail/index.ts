@@ -10,7 +10,16 @@ export {
   type FolderRole,
 } from './folders.js';
 export { AddressModel, syncAddresses } from './addresses.js';
-export { MessageModel, messageFields, parseMessage, parseMail, fromParsedMail, displayBody, type Message, type ParsedMessage } from './messages.js';
+export {
+  MessageModel,
+  messageFields,
+  parseMessage,
+  parseMail,
+  fromParsedMail,
+  displayBody,
+  type Message,
+  type ParsedMessage,
+} from './messages.js';
 export {
   storeRaw,
   loadRaw,
