@@ -112,33 +112,53 @@ export class HeldItems extends Map<string, string> {
   }
 }
 
-/** Collections whose held list a process keeps between rounds. */
-const KEPT_COLLECTIONS = 256;
+/**
+ * Items a process keeps of held lists between rounds, all collections together: some 150 bytes
+ * each, so about 30 MiB at most, whatever the number of devices and the size of their folders.
+ */
+const KEPT_ITEMS = 200_000;
 
 /**
  * Held lists kept between a collection's rounds (in this process), each with the collection's
  * version it belongs to: a first fill reads a list that grows by a window every round, which was
  * read and parsed whole every round. A list is handed out once (the round changes it in place) and
  * kept again only by the round that saved it; any other write of the collection raises its version,
- * so a list kept by one copy of the daemon is not used after another copy wrote.
+ * so a list kept by one copy of the daemon is not used after another copy wrote. The least recently
+ * kept lists go first once the items kept pass `maxItems`.
  */
 export class HeldCache {
   readonly #kept = new Map<string, { version: number; held: HeldItems }>();
+  #items = 0;
+
+  constructor(private readonly maxItems = KEPT_ITEMS) {}
 
   /** The list kept for this version of the collection, taken out of the cache; undefined when none. */
   take(collectionUid: string, version: number | undefined): HeldItems | undefined {
     const hit = this.#kept.get(collectionUid);
-    this.#kept.delete(collectionUid);
+    this.forget(collectionUid);
     return hit && hit.version === version ? hit.held : undefined;
   }
 
   keep(collectionUid: string, version: number, held: Map<string, string>): void {
-    if (!(held instanceof HeldItems) || held.collectionUid !== collectionUid) return;
-    if (this.#kept.size >= KEPT_COLLECTIONS) this.#kept.delete(this.#kept.keys().next().value!);
+    if (!(held instanceof HeldItems) || held.collectionUid !== collectionUid || held.size > this.maxItems) return;
+    this.forget(collectionUid);
     this.#kept.set(collectionUid, { version, held });
+    this.#items += held.size;
+    for (const oldest of this.#kept.keys()) {
+      if (this.#items <= this.maxItems) break;
+      this.forget(oldest);
+    }
   }
 
   forget(collectionUid: string): void {
+    const had = this.#kept.get(collectionUid);
+    if (!had) return;
+    this.#items -= had.held.size;
     this.#kept.delete(collectionUid);
+  }
+
+  /** Collections and items kept now (diagnostics and tests). */
+  get size(): { collections: number; items: number } {
+    return { collections: this.#kept.size, items: this.#items };
   }
 }
