@@ -478,7 +478,9 @@ describe.runIf(haveBrowser)('sanitized corpus in Chromium', { timeout: 120_000 }
   it.each(CONTROLS)('the harness sees the failure of %s (the payload unsanitized)', async (id, html, expected) => {
     const tab = await newTab();
     const seen = await render(tab, id, html);
-    await settled(tab.close());
+    // Not awaited: closing a tab whose message opened dialogs can wait forever (seen in CI); the
+    // browser goes at the end of the file all the same.
+    void tab.close().catch(() => undefined);
     const kinds = [...new Set(seen.map((p) => p.split(':')[0]))].sort();
     expect(kinds).toEqual(expected === 'refresh' ? expect.arrayContaining(['navigation', 'request']) : expected);
   });
