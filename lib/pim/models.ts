@@ -93,6 +93,8 @@ export const contactFields = {
   mailboxUid,
   fn: shortText(300).min(1),
   givenName: shortText(200).default(''),
+  /** Additional names (vCard N's third part), as phones show them between the given and family names. */
+  middleName: shortText(200).default(''),
   familyName: shortText(200).default(''),
   emails: z
     .array(z.object({ type: shortText(40).default('other'), value: email }).strict())

@@ -4,6 +4,7 @@ import { invalid } from '../errors/index.js';
 export interface ContactData {
   fn: string;
   givenName: string;
+  middleName?: string;
   familyName: string;
   emails: Array<{ type: string; value: string }>;
   phones: Array<{ type: string; value: string }>;
@@ -24,7 +25,7 @@ export function contactsToVcf(contacts: ContactData[]): string {
         v.addPropertyWithValue('version', '4.0');
         if (c.vcardUid) v.addPropertyWithValue('uid', c.vcardUid);
         v.addPropertyWithValue('fn', c.fn);
-        v.addPropertyWithValue('n', [c.familyName, c.givenName, '', '', '']);
+        v.addPropertyWithValue('n', [c.familyName, c.givenName, c.middleName ?? '', '', '']);
         const typed = (name: string, list: Array<{ type: string; value: string }>) => {
           for (const x of list) v.addPropertyWithValue(name, x.value).setParameter('type', x.type);
         };
@@ -70,6 +71,7 @@ export function vcfToContacts(text: string): Array<{ ok: true; contact: ContactD
         contact: {
           fn,
           givenName: nParts[1] ?? '',
+          middleName: nParts[2] ?? '',
           familyName: nParts[0] ?? '',
           emails: v.getAllProperties('email').map((p) => ({ type: typeOf(p), value: String(p.getFirstValue()).trim().toLowerCase() })),
           phones: v.getAllProperties('tel').map((p) => ({ type: typeOf(p), value: String(p.getFirstValue()).replace(/^tel:/i, '') })),

@@ -43,7 +43,7 @@ export function contactData(row: Row, x: ItemContext): WbxmlElement[] {
   const addresses = list(row.addresses);
   const text = (tag: string, v: unknown) => (typeof v === 'string' && v ? [co(tag, v)] : []);
   const out: WbxmlElement[] = [textBody(String(row.note ?? ''), x.prefs), co('FileAs', fn)];
-  out.push(...text('FirstName', row.givenName), ...text('LastName', row.familyName));
+  out.push(...text('FirstName', row.givenName), ...text('MiddleName', row.middleName), ...text('LastName', row.familyName));
   list(row.emails)
     .slice(0, 3)
     .forEach((e, i) => out.push(co(`Email${i + 1}Address`, display ? `"${display}" <${e.value}>` : e.value)));
@@ -103,6 +103,7 @@ export function contactFields(data: WbxmlElement | undefined, _x: ItemContext, c
   return {
     fn,
     givenName: t('FirstName'),
+    middleName: t('MiddleName'),
     familyName: t('LastName'),
     emails: [...emails.map((value, i) => ({ type: curEmails[i]?.type ?? 'other', value })), ...curEmails.slice(3)],
     phones,

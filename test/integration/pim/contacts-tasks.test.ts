@@ -9,7 +9,7 @@ const backends = await sqlBackends();
 const VCF = [
   'BEGIN:VCARD',
   'VERSION:3.0',
-  'N:Lee;Ann;;;',
+  'N:Lee;Ann;Marie;;',
   'FN:Ann Lee',
   'ORG:Example Corp',
   'TITLE:Engineer',
@@ -55,6 +55,7 @@ describe.each(backends)('contacts, lists and tasks on $name', (backend) => {
     expect(list.body.map((c: { fn: string }) => c.fn)).toEqual(['Ann Lee', 'Bo Berg']);
     expect(list.body[0]).toMatchObject({
       givenName: 'Ann',
+      middleName: 'Marie',
       familyName: 'Lee',
       org: 'Example Corp',
       birthday: '1990-04-01',
@@ -71,6 +72,7 @@ describe.each(backends)('contacts, lists and tasks on $name', (backend) => {
     expect(cards).toHaveLength(2);
     const ann = new ICAL.Component(cards[0] as unknown[]);
     expect(ann.getFirstPropertyValue('fn')).toBe('Ann Lee');
+    expect(ann.getFirstPropertyValue('n')).toEqual(['Lee', 'Ann', 'Marie', '', '']);
     expect(ann.getFirstPropertyValue('email')).toBe('ann@example.org');
     expect(ann.getFirstPropertyValue('uid')).toBe('ann-1');
     const again = await api.call('POST', `/api/mail/contacts/import?mailboxUid=${p.bobBox.uid}`, {

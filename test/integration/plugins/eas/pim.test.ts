@@ -41,6 +41,7 @@ describe.each(backends)('contacts and tasks over mobile sync ($name)', (backend)
       mailboxUid: s.aliceBox,
       fn: 'Jane Roe',
       givenName: 'Jane',
+      middleName: 'Q.',
       familyName: 'Roe',
       emails: [{ type: 'work', value: 'jane@example.net' }],
       phones: [
@@ -61,6 +62,7 @@ describe.each(backends)('contacts and tasks over mobile sync ($name)', (backend)
     const data = kid(add, 'ApplicationData')!;
     expect(textOf(data, 'FileAs')).toBe('Jane Roe');
     expect(textOf(data, 'FirstName')).toBe('Jane');
+    expect(textOf(data, 'MiddleName')).toBe('Q.');
     expect(textOf(data, 'LastName')).toBe('Roe');
     expect(textOf(data, 'Email1Address')).toBe('"Jane Roe" <jane@example.net>');
     expect(textOf(data, 'MobilePhoneNumber')).toBe('+49 170 1');
@@ -81,6 +83,7 @@ describe.each(backends)('contacts and tasks over mobile sync ($name)', (backend)
           as('ClientId', 'c1'),
           as('ApplicationData', [
             co('FirstName', 'Max'),
+            co('MiddleName', 'Otto'),
             co('LastName', 'Muster'),
             co('Email1Address', '"Max Muster" <Max@Example.org>'),
             co('MobilePhoneNumber', '+41 79 5'),
@@ -98,8 +101,9 @@ describe.each(backends)('contacts and tasks over mobile sync ($name)', (backend)
     expect(commandsOf(r)).toEqual([]); // its own Add is not sent back
     expect(await api('GET', `/api/mail/contacts/${uid}`)).toMatchObject({
       mailboxUid: s.aliceBox,
-      fn: 'Max Muster',
+      fn: 'Max Otto Muster',
       givenName: 'Max',
+      middleName: 'Otto',
       emails: [{ value: 'max@example.org' }],
       phones: [{ type: 'cell', value: '+41 79 5' }],
       birthday: '1990-03-02',
@@ -115,6 +119,7 @@ describe.each(backends)('contacts and tasks over mobile sync ($name)', (backend)
     });
     expect(await api('GET', `/api/mail/contacts/${uid}`)).toMatchObject({
       fn: 'Maximilian Muster',
+      middleName: '',
       title: 'Pilot',
       note: 'from the phone',
     });
