@@ -83,6 +83,8 @@ function settingsOf(dbUrl: string, dir: string, port: number, redis: boolean): R
 function startDaemon(appRoot: string, values: Record<string, unknown>): ChildProcess {
   const args = Object.entries(values).flatMap(([k, v]) => ['--set', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]);
   const prof = process.env.BENCH_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF_DIR}`] : [];
+  // Extra V8 flags for the daemon alone (`--trace-gc`, heap sizes) when studying a figure.
+  prof.push(...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
   return spawn(
     'taskset',
     ['-c', '1', process.execPath, ...DAEMON_NODE_ARGS, ...prof, join(appRoot, 'bin', 'svcmail-protocols.js'), ...args],

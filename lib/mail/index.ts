@@ -10,16 +10,8 @@ export {
   type FolderRole,
 } from './folders.js';
 export { AddressModel, syncAddresses } from './addresses.js';
-export {
-  MessageModel,
-  messageFields,
-  parseMessage,
-  parseMail,
-  fromParsedMail,
-  displayBody,
-  type Message,
-  type ParsedMessage,
-} from './messages.js';
+export { MessageModel, messageFields, parseMessage, parseMail, fromParsedMail, type Message, type ParsedMessage } from './messages.js';
+export { displayBody, displayBodyByMailparser, type DisplayBody } from './display-body.js';
 export {
   storeRaw,
   loadRaw,

@@ -10,7 +10,8 @@ import { blobsOf, countIn, folderOf, freeRaw, publishFolder, publishMessage, typ
 import { FolderModel, type Folder } from './folders.js';
 import { MailboxModel } from './mailboxes.js';
 import { moveMessage, unfile } from './messages-resource.js';
-import { displayBody, MessageModel, parseMessage, type Message } from './messages.js';
+import { displayBody } from './display-body.js';
+import { MessageModel, parseMessage, type Message } from './messages.js';
 import { sanitizeMailHtml } from '../scan/index.js';
 import { safeFilename, withSafeNames } from './attachment-names.js';
 import { searchDocument } from './search.js';

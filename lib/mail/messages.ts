@@ -184,43 +184,6 @@ export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
   return fromParsedMail(await parseMail(raw, { skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: false }), raw);
 }
 
-/**
- * The text and HTML (unsanitized) of a raw message for display, parsed as a stream: attachments are
- * skipped unread instead of collected (simpleParser buffers each one), and a reader that shows HTML
- * does not need the text mailparser makes out of an HTML-only message (html-to-text, about a third
- * of the parse). The same time limit as parseMail.
- */
-export async function displayBody(raw: Buffer, want: 'text' | 'html'): Promise<{ text: string | null; html: string | null }> {
-  const { MailParser } = await mailparser();
-  const limitMs = 5000 + Math.ceil(raw.length / 1024);
-  return new Promise((resolve, reject) => {
-    const parser = new MailParser({ skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: want === 'html' });
-    const out: { text: string | null; html: string | null } = { text: null, html: null };
-    const timer = setTimeout(() => {
-      parser.removeAllListeners('data');
-      reject(new ApiError('api-106', `The message cannot be parsed: the MIME parser did not finish within ${limitMs} ms`));
-    }, limitMs);
-    parser.on('data', (part: { type: string; text?: unknown; html?: unknown; content?: NodeJS.ReadableStream; release?: () => void }) => {
-      if (part.type === 'attachment') {
-        part.content!.on('end', () => part.release?.());
-        part.content!.resume();
-      } else if (part.type === 'text') {
-        out.text = typeof part.text === 'string' ? noNul(part.text) : null;
-        out.html = typeof part.html === 'string' && part.html ? noNul(part.html) : null; // an empty HTML part is none, as simpleParser has it
-      }
-    });
-    parser.on('end', () => {
-      clearTimeout(timer);
-      resolve(out);
-    });
-    parser.on('error', (e: unknown) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    parser.end(raw);
-  });
-}
-
 /** The stored fields of a message already parsed by mailparser (no second parse). */
 export function fromParsedMail(mail: ParsedMail, raw: Buffer): ParsedMessage {
   const smime = smimeKind(mail);

