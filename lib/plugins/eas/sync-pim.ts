@@ -1,3 +1,4 @@
+import escapeHtml from 'escape-html';
 import { ApiError, type RecordsApi, type Row } from '../api.js';
 import { BODY, cut, type BodyPreference } from './mail-item.js';
 import { kid, kids, textOf } from './protocol.js';
@@ -12,20 +13,21 @@ import { ns, type PageName, type WbxmlElement } from './wbxml/index.js';
 
 const asb = ns('AirSyncBase');
 
-/** The AirSyncBase Body of a record's text: always plain text (Type 1), cut at the device's TruncationSize. */
+/**
+ * The AirSyncBase Body of a record's text (stored as plain text), in the device's first textual
+ * preference: plain (Type 1), or HTML (Type 2: the text escaped, line breaks kept) for a device
+ * that asks for HTML first; cut at that preference's TruncationSize.
+ */
 export function textBody(text: string, prefs: BodyPreference[]): WbxmlElement {
-  const pref = prefs.find((p) => p.type === BODY.text);
+  const pref = prefs.find((p) => p.type === BODY.text || p.type === BODY.html);
+  const type = pref?.type === BODY.html ? BODY.html : BODY.text;
+  const content = type === BODY.html && text ? `<div>${escapeHtml(text).replace(/\r?\n/g, '<br>')}</div>` : text;
   const limit = pref?.truncationSize ?? null;
-  const size = Buffer.byteLength(text, 'utf8');
+  const size = Buffer.byteLength(content, 'utf8');
   if (limit !== null && pref?.allOrNone && size > limit)
-    return asb('Body', [asb('Type', BODY.text), asb('EstimatedDataSize', size), asb('Truncated', '1')]);
-  const { data, truncated } = cut(text, limit);
-  return asb('Body', [
-    asb('Type', BODY.text),
-    asb('EstimatedDataSize', size),
-    ...(truncated ? [asb('Truncated', '1')] : []),
-    asb('Data', data),
-  ]);
+    return asb('Body', [asb('Type', type), asb('EstimatedDataSize', size), asb('Truncated', '1')]);
+  const { data, truncated } = cut(content, limit);
+  return asb('Body', [asb('Type', type), asb('EstimatedDataSize', size), ...(truncated ? [asb('Truncated', '1')] : []), asb('Data', data)]);
 }
 
 /** The text of a device's Body (HTML reduced to text); undefined when absent or cut (the server's text stays). */

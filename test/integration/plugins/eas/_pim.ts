@@ -32,7 +32,7 @@ export interface PimFixture {
   listUid: string;
   device(id: string, token: string, version?: string): Promise<Device>;
   /** One Sync round of a collection; keeps its key. */
-  sync(dev: Device, folder: string, opts?: { commands?: El[]; filterType?: string; tag?: string }): Promise<El | null>;
+  sync(dev: Device, folder: string, opts?: { commands?: El[]; filterType?: string; tag?: string; bodyType?: string }): Promise<El | null>;
   /** A call to the API as alice, expected to succeed. */
   api(method: string, path: string, body?: unknown): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   close(): Promise<void>;
@@ -68,7 +68,7 @@ export async function pimFixture(backend: Backend): Promise<PimFixture> {
             as('WindowSize', 50),
             as('Options', [
               ...(opts.filterType ? [as('FilterType', opts.filterType)] : []),
-              asb('BodyPreference', [asb('Type', '1'), asb('TruncationSize', '200')]),
+              asb('BodyPreference', [asb('Type', opts.bodyType ?? '1'), asb('TruncationSize', '200')]),
             ]),
             ...(opts.commands?.length ? [as('Commands', opts.commands)] : []),
           ]),

@@ -75,6 +75,21 @@ describe.each(backends)('contacts and tasks over mobile sync ($name)', (backend)
     expect(textOf(kid(data, 'Body'), 'Data')).toBe('Met at the fair.');
   });
 
+  it("a device that reads HTML first gets a record's text as HTML, escaped, its lines kept", async () => {
+    const { s, folders, sync, api, device } = f;
+    const c = await api('POST', '/api/mail/contacts', { mailboxUid: s.aliceBox, fn: 'Html Reader', note: 'line <one> & more\nline two' });
+    const d = await device('PIMHTML', s.alice);
+    await d.send('FolderSync', fh('FolderSync', [fh('SyncKey', '0')]));
+    await sync(d, folders.Contacts.id, { bodyType: '2' });
+    const added = commandsOf(await sync(d, folders.Contacts.id, { bodyType: '2' })).find(
+      (c) => textOf(kid(c, 'ApplicationData'), 'FileAs') === 'Html Reader',
+    )!;
+    const body = kid(kid(added, 'ApplicationData'), 'Body');
+    expect(textOf(body, 'Type')).toBe('2');
+    expect(textOf(body, 'Data')).toBe('<div>line &lt;one&gt; &amp; more<br>line two</div>');
+    await api('DELETE', `/api/mail/contacts/${c.uid}?version=${c.version}`); // the other tests' device never sees it
+  });
+
   it("a device's Add, Change and Delete of a contact reach the records", async () => {
     const { stack, s, d, folders, sync, api } = f;
     const r = await sync(d, folders.Contacts.id, {
