@@ -3,11 +3,13 @@ import { atLeast, kid, kids, textOf } from './protocol.js';
 import { overrideExceptions } from './calendar-overrides.js';
 import { bodyText, compact, parseDate, textBody } from './sync-pim.js';
 import { sinceOf, type ItemContext } from './sync-source.js';
+import { dayIn, readZoneInformation, zoneInformation, zoneOf } from './timezone.js';
 import { ns, type WbxmlElement } from './wbxml/index.js';
 
-// A calendar event as a device holds it (MS-ASCAL) and back. Times are UTC both ways: the device
-// gets the UTC zone (a TIME_ZONE_INFORMATION of zeros) and its Timezone is not read, so a
-// recurrence expands in UTC on the device. Location is calendar:Location up to 14.1 and
+// A calendar event as a device holds it (MS-ASCAL) and back. Times are UTC instants both ways; a
+// timed event's Timezone is the zone it was planned in (timezone.ts), so the device expands a
+// recurrence on that zone's clock, and a device's Timezone sets the zone of what it adds or changes.
+// An all-day event is a day: the UTC zone and midnight UTC out, the device's local day in. Location is calendar:Location up to 14.1 and
 // airsyncbase:Location (its DisplayName) from 16.0. Recurrence maps the common rules both ways —
 // daily, weekly on days, monthly on a day or an nth weekday, yearly on a date or an nth weekday,
 // with INTERVAL, COUNT and UNTIL; any other rule is not sent (the device shows one occurrence)
@@ -212,7 +214,7 @@ export function eventData(row: Row, x: ItemContext, ownAddress: string): WbxmlEl
   const location = String(row.location ?? '');
   const locationElement = v16 ? asb('Location', [asb('DisplayName', location)]) : ca('Location', location);
   return [
-    ca('Timezone', UTC_ZONE),
+    ca('Timezone', row.allDay ? UTC_ZONE : zoneInformation(String(row.timeZone ?? 'UTC'), new Date(row.start as Date))),
     ca('DtStamp', compact(row.updatedAt ?? row.createdAt ?? new Date())),
     ca('StartTime', compact(row.start)),
     ca('Subject', String(row.summary ?? '')),
@@ -289,8 +291,12 @@ function ruleIn(data: WbxmlElement | undefined, current: Row | null): string | n
 
 /** The event fields a device's Add or Change sets. */
 export function eventFields(data: WbxmlElement | undefined, _x: ItemContext, current: Row | null): Record<string, unknown> {
-  const start = parseDate(textOf(data, 'StartTime')) ?? (current?.start as Date | undefined) ?? new Date();
-  const end = parseDate(textOf(data, 'EndTime')) ?? (current?.end as Date | undefined) ?? start;
+  let start = parseDate(textOf(data, 'StartTime')) ?? (current?.start as Date | undefined) ?? new Date();
+  let end = parseDate(textOf(data, 'EndTime')) ?? (current?.end as Date | undefined) ?? start;
+  const allDay = textOf(data, 'AllDayEvent') === '1';
+  const deviceZone = readZoneInformation(textOf(data, 'Timezone') ?? '');
+  const zone = (deviceZone && zoneOf(deviceZone, start.getUTCFullYear())) ?? (current?.timeZone as string | undefined) ?? 'UTC';
+  if (allDay) [start, end] = [dayIn(start, zone), dayIn(end, zone)];
   const location = textOf(kid(data, 'Location'), 'DisplayName') ?? textOf(data, 'Location') ?? '';
   const description = bodyText(data);
   const exdates = exdatesIn(data);
@@ -301,7 +307,8 @@ export function eventFields(data: WbxmlElement | undefined, _x: ItemContext, cur
     location: location.slice(0, 500),
     start,
     end: end < start ? start : end,
-    allDay: textOf(data, 'AllDayEvent') === '1',
+    allDay,
+    timeZone: allDay ? 'UTC' : zone,
     rrule: ruleIn(data, current),
     attendees: attendeesIn(data),
     reminders: reminder && /^\d+$/.test(reminder) ? [{ minutesBefore: Math.min(Number(reminder), 40_320) }] : [],

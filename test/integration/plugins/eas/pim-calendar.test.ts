@@ -13,6 +13,32 @@ const haveDecoders = requirePrograms('wbxml2xml', 'php-horde-activesync');
 
 const ca = ns('Calendar');
 
+/** TIME_ZONE_INFORMATION (MS-ASDTYPE 2.6.4) as Exchange and iOS write it, built by hand: rules are [month, weekday, week, hour]. */
+type Rule = [number, number, number, number];
+function tzi(bias: number, standard: Rule | null, daylight: Rule | null, daylightBias: number, name = ''): string {
+  const b = Buffer.alloc(172);
+  b.writeInt32LE(bias, 0);
+  b.write(name, 4, 62, 'utf16le');
+  const rule = (at: number, r: Rule | null) => r?.forEach((v, i) => b.writeUInt16LE(v, at + 2 + 2 * i));
+  rule(68, standard);
+  rule(152, daylight);
+  b.writeInt32LE(daylightBias, 168);
+  return b.toString('base64');
+}
+function readTzi(b64: string) {
+  const b = Buffer.from(b64, 'base64');
+  const rule = (at: number) => [1, 2, 3, 4].map((i) => b.readUInt16LE(at + 2 * i));
+  const name = (at: number) => b.toString('utf16le', at, at + 64).replace(/\0+$/, '');
+  return {
+    bias: b.readInt32LE(0),
+    name: name(4),
+    standard: rule(68),
+    daylight: rule(152),
+    daylightBias: b.readInt32LE(168),
+    daylightName: name(88),
+  };
+}
+
 describe.each(backends)('calendar over mobile sync ($name)', (backend) => {
   let f: PimFixture;
   beforeAll(async () => {
@@ -128,6 +154,80 @@ describe.each(backends)('calendar over mobile sync ($name)', (backend) => {
     expect((await api('GET', `/api/mail/calendar-events/${uid}`)).exdates).toEqual(['2027-01-05T14:00:00.000Z']);
     await sync(d16, folders.Calendar.id, { commands: [as('Delete', [as('ServerId', uid)])] });
     expect((await stack.call('GET', `/api/mail/calendar-events/${uid}`, s.alice)).status).toBe(404);
+  });
+
+  it("a timed event carries its zone, so the device keeps its local time across DST; a device's zone sets the event's", async () => {
+    const { s, d, folders, sync, api } = f;
+    const berlin = await api('POST', '/api/mail/calendar-events', {
+      mailboxUid: s.aliceBox,
+      summary: 'Berlin weekly',
+      start: '2026-03-02T08:00:00.000Z',
+      end: '2026-03-02T08:30:00.000Z',
+      timeZone: 'Europe/Berlin',
+      rrule: 'FREQ=WEEKLY;COUNT=6',
+    });
+    const holiday = await api('POST', '/api/mail/calendar-events', {
+      mailboxUid: s.aliceBox,
+      summary: 'Holiday',
+      start: '2026-12-25T00:00:00.000Z',
+      end: '2026-12-26T00:00:00.000Z',
+      allDay: true,
+    });
+    const got = commandsOf(await sync(d, folders.Calendar.id));
+    const dataOf = (uid: string) =>
+      kid(
+        got.find((c) => textOf(c, 'ServerId') === uid),
+        'ApplicationData',
+      );
+    expect(readTzi(textOf(dataOf(berlin.uid), 'Timezone')!)).toEqual({
+      bias: -60,
+      name: 'W. Europe Standard Time',
+      standard: [10, 0, 5, 3],
+      daylight: [3, 0, 5, 2],
+      daylightBias: -60,
+      daylightName: 'W. Europe Daylight Time',
+    });
+    expect(readTzi(textOf(dataOf(holiday.uid), 'Timezone')!)).toMatchObject({ bias: 0, standard: [0, 0, 0, 0], daylight: [0, 0, 0, 0] });
+    // A phone in New York (a zone without names, as some devices send it) adds a weekly 09:00.
+    const newYork = tzi(300, [11, 0, 1, 2], [3, 0, 2, 2], -60);
+    const r = await sync(d, folders.Calendar.id, {
+      commands: [
+        addItem('tz1', [
+          ca('Timezone', newYork),
+          ca('StartTime', '20260302T140000Z'),
+          ca('EndTime', '20260302T150000Z'),
+          ca('Subject', 'New York weekly'),
+          ca('Recurrence', [ca('Type', '1'), ca('DayOfWeek', '2'), ca('Interval', '1'), ca('Occurrences', '3')]),
+          ca('AllDayEvent', '0'),
+        ]),
+        addItem('tz2', [
+          ca('Timezone', tzi(-60, [10, 0, 5, 3], [3, 0, 5, 2], -60, 'W. Europe Standard Time')),
+          ca('StartTime', '20261230T230000Z'),
+          ca('EndTime', '20261231T230000Z'),
+          ca('Subject', 'New Year'),
+          ca('AllDayEvent', '1'),
+        ]),
+      ],
+    });
+    const [weeklyUid, dayUid] = responsesOf(r).map((x) => textOf(x, 'ServerId')!);
+    expect((await api('GET', `/api/mail/calendar-events/${weeklyUid}`)).timeZone).toBe('America/New_York');
+    const occurrences = await api(
+      'GET',
+      `/api/mail/calendar-events/occurrences?mailboxUid=${s.aliceBox}&from=2026-03-01T00:00:00Z&to=2026-03-20T00:00:00Z`,
+    );
+    expect((occurrences as Array<{ eventUid: string; start: string }>).filter((o) => o.eventUid === weeklyUid).map((o) => o.start)).toEqual(
+      [
+        '2026-03-02T14:00:00.000Z',
+        '2026-03-09T13:00:00.000Z', // 09:00 EDT: daylight time began on 8 March
+        '2026-03-16T13:00:00.000Z',
+      ],
+    );
+    expect(await api('GET', `/api/mail/calendar-events/${dayUid}`)).toMatchObject({
+      allDay: true,
+      start: '2026-12-31T00:00:00.000Z',
+      end: '2027-01-01T00:00:00.000Z',
+      timeZone: 'UTC',
+    });
   });
 
   it('a time shown as tentative on the device is a tentative event, and back', async () => {
