@@ -289,14 +289,20 @@ function ruleIn(data: WbxmlElement | undefined, current: Row | null): string | n
   return typeof rule === 'string' && rule && !recurrenceOut(rule, new Date(current!.start as Date)) ? rule : null;
 }
 
-/** The event fields a device's Add or Change sets. */
-export function eventFields(data: WbxmlElement | undefined, _x: ItemContext, current: Row | null): Record<string, unknown> {
-  let start = parseDate(textOf(data, 'StartTime')) ?? (current?.start as Date | undefined) ?? new Date();
-  let end = parseDate(textOf(data, 'EndTime')) ?? (current?.end as Date | undefined) ?? start;
+/** When a device's event is: instants in its zone, an all-day event as its local days (midnight UTC) in UTC. */
+function timesIn(data: WbxmlElement | undefined, current: Row | null) {
+  const start = parseDate(textOf(data, 'StartTime')) ?? (current?.start as Date | undefined) ?? new Date();
+  const end = parseDate(textOf(data, 'EndTime')) ?? (current?.end as Date | undefined) ?? start;
   const allDay = textOf(data, 'AllDayEvent') === '1';
   const deviceZone = readZoneInformation(textOf(data, 'Timezone') ?? '');
   const zone = (deviceZone && zoneOf(deviceZone, start.getUTCFullYear())) ?? (current?.timeZone as string | undefined) ?? 'UTC';
-  if (allDay) [start, end] = [dayIn(start, zone), dayIn(end, zone)];
+  if (allDay) return { start: dayIn(start, zone), end: dayIn(end, zone), allDay, timeZone: 'UTC' };
+  return { start, end, allDay, timeZone: zone };
+}
+
+/** The event fields a device's Add or Change sets. */
+export function eventFields(data: WbxmlElement | undefined, _x: ItemContext, current: Row | null): Record<string, unknown> {
+  const { start, end, allDay, timeZone } = timesIn(data, current);
   const location = textOf(kid(data, 'Location'), 'DisplayName') ?? textOf(data, 'Location') ?? '';
   const description = bodyText(data);
   const exdates = exdatesIn(data);
@@ -308,7 +314,7 @@ export function eventFields(data: WbxmlElement | undefined, _x: ItemContext, cur
     start,
     end: end < start ? start : end,
     allDay,
-    timeZone: allDay ? 'UTC' : zone,
+    timeZone,
     rrule: ruleIn(data, current),
     attendees: attendeesIn(data),
     reminders: reminder && /^\d+$/.test(reminder) ? [{ minutesBefore: Math.min(Number(reminder), 40_320) }] : [],
