@@ -1,2 +1,3 @@
-// The pages (/, /settings, /admin, /escrow): HTML shells with the branding and one ES module each.
-export { pagesRouter, renderPage, PAGES, WEB_ASSETS } from './pages.js';
+// The pages (/, /settings, /admin, /escrow): HTML shells with the branding and their entry of the web app's build.
+export { pagesRouter, renderPage, PAGES } from './pages.js';
+export { pageAssets, readManifest, WEB_BUILD, type Manifest, type PageAssets } from './assets.js';

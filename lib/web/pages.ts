@@ -1,17 +1,18 @@
 import escapeHtml from 'escape-html';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import express, { type RequestHandler, type Router } from 'express';
 import { readBranding, type Branding } from '../settings/index.js';
 import { defineRoute, type OpenApiRegistry } from '../http/index.js';
 import type { Deps } from '../context/index.js';
+import { pageAssets, readManifest, WEB_BUILD, type Manifest, type PageAssets } from './assets.js';
 
 /**
  * Spec: "The pages /, /settings, /admin and /escrow and static assets are served without the /api
  * prefix." Each page is a shell rendered here with the branding (name in the title and header, the
- * logo, the colours as CSS custom properties) and one ES module from web/assets that talks to the
- * API with the session cookie. The shells hold no user data, so they are public; the API decides
- * what each caller sees.
+ * logo, the colours as CSS custom properties) and its entry of the web app's build (web/, Vite:
+ * lib/web/assets.ts) that talks to the API with the session cookie. The shells hold no user data,
+ * so they are public and never cached; the API decides what each caller sees. The build's files
+ * are named by their content and cached for a year.
  */
 export const PAGES = {
   '/': { app: 'mail', title: 'Mail' },
@@ -20,11 +21,12 @@ export const PAGES = {
   '/escrow': { app: 'escrow', title: 'Key escrow' },
 } as const;
 
-/** web/assets beside lib/ (sources) or beside dist/lib (a build: packaging copies web/ into dist/). */
-export const WEB_ASSETS = fileURLToPath(new URL('../../web/assets/', import.meta.url));
-
 /** The page's HTML. Branding values are validated when stored and escaped again here. */
-export function renderPage(page: (typeof PAGES)[keyof typeof PAGES], b: Branding, opts: { nonce: string; authUrl: string }): string {
+export function renderPage(
+  page: (typeof PAGES)[keyof typeof PAGES],
+  b: Branding,
+  opts: { nonce: string; authUrl: string; assets: PageAssets },
+): string {
   const name = escapeHtml(b.name);
   const colour = (c: string) => (/^#[0-9a-f]{3,6}$/i.test(c) ? c : 'inherit');
   const nav = Object.entries(PAGES)
@@ -36,9 +38,10 @@ export function renderPage(page: (typeof PAGES)[keyof typeof PAGES], b: Branding
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${page.title} · ${name}</title>
-<link rel="stylesheet" href="/assets/svcmail.css">
+${opts.assets.styles.map((f) => `<link rel="stylesheet" href="/assets/${escapeHtml(f)}">`).join('\n')}
 <style nonce="${opts.nonce}">:root{--brand-primary:${colour(b.primaryColor)};--brand-accent:${colour(b.accentColor)};--brand-bg:${colour(b.backgroundColor)};--brand-text:${colour(b.textColor)}}</style>
-<script type="module" src="/assets/${page.app}.js"></script>
+<script type="module" src="/assets/${escapeHtml(opts.assets.script)}"></script>
+${opts.assets.preload.map((f) => `<link rel="modulepreload" href="/assets/${escapeHtml(f)}">`).join('\n')}
 </head>
 <body data-app="${page.app}" data-auth-url="${escapeHtml(opts.authUrl)}">
 <header class="brand"><a class="brand-home" href="/">${b.logo ? `<img class="brand-logo" src="${escapeHtml(b.logo)}" alt="">` : ''}<span class="brand-name">${name}</span></a><nav>${nav}</nav></header>
@@ -68,9 +71,24 @@ function policyFor(authUrl: string): (nonce: string) => string {
   return (nonce) => `${before}; style-src 'self' 'nonce-${nonce}'; ${after}`;
 }
 
+const NOT_BUILT =
+  'The web app is not built. From a checkout run `npm run build:web` (npm start and npm test build it when a source changed); the Debian package ships it built.\n';
+
+/** The build's manifest, read at the first page and again while there is none (a build made after start is found). */
+function builtPages(dir: string): { assets(app: string): PageAssets | null } {
+  let manifest: Manifest | null = null;
+  return {
+    assets(app) {
+      manifest ??= readManifest(dir);
+      return manifest && pageAssets(manifest, app);
+    },
+  };
+}
+
 /** The pages and /assets/*. Mounted before sign-in (the shells are public), behind the given limiter. */
-export function pagesRouter(deps: Deps, openapi: OpenApiRegistry, limiter: RequestHandler): Router {
+export function pagesRouter(deps: Deps, openapi: OpenApiRegistry, limiter: RequestHandler, dir: string = WEB_BUILD): Router {
   const router = express.Router();
+  const build = builtPages(dir);
   const authUrl = deps.config.get('mail:auth_server_url').replace(/\/+$/, '');
   const policy = policyFor(authUrl);
   for (const [path, page] of Object.entries(PAGES)) {
@@ -86,8 +104,13 @@ export function pagesRouter(deps: Deps, openapi: OpenApiRegistry, limiter: Reque
       before: [limiter],
       rawResponse: { description: 'text/html', contentType: 'text/html' },
       handler: async (ctx, _input, _req, res) => {
+        const assets = build.assets(page.app);
+        if (!assets) {
+          res.status(503).type('text').send(NOT_BUILT);
+          return;
+        }
         const nonce = randomBytes(16).toString('base64');
-        const html = renderPage(page, await readBranding(ctx), { nonce, authUrl });
+        const html = renderPage(page, await readBranding(ctx), { nonce, authUrl, assets });
         res.set('Content-Security-Policy', policy(nonce)).type('html').send(html);
       },
     });
@@ -95,13 +118,14 @@ export function pagesRouter(deps: Deps, openapi: OpenApiRegistry, limiter: Reque
   router.use(
     '/assets',
     limiter,
-    express.static(WEB_ASSETS, {
+    express.static(dir, {
       index: false,
       dotfiles: 'deny',
       fallthrough: true,
       etag: true,
       lastModified: true,
-      setHeaders: (res) => res.setHeader('Cache-Control', 'public, max-age=300'),
+      // Every file of the build is named by its content: a change is a new name.
+      setHeaders: (res) => res.setHeader('Cache-Control', 'public, max-age=31536000, immutable'),
     }),
   );
   return router;

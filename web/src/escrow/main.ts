@@ -1,32 +1,37 @@
 // Key escrow console: matters and access requests visible to the caller (escrow officers and
 // requesters), with their states. Approving needs the officer's share, unlocked in a client that
 // holds it; this page shows where each request stands.
-import { api, h, start, when } from './app.js';
+import '../styles/svcmail.css';
+import { api, when } from '../shared/api.js';
+import { h, start } from '../shared/dom.js';
 
-start(async (el) => {
-  const [matters, requests] = await Promise.all([
-    api('/api/escrow/matters?limit=200&sort=-createdAt'),
-    api('/api/escrow/access-requests?limit=200&sort=-createdAt'),
-  ]);
-  const table = (head, list, row) =>
-    list.length
-      ? h(
-          'table',
+type Row = Record<string, string>;
+
+const table = (head: string[], list: Row[], row: (x: Row) => string[]) =>
+  list.length
+    ? h(
+        'table',
+        {},
+        h(
+          'tr',
           {},
+          head.map((x) => h('th', {}, x)),
+        ),
+        list.map((x) =>
           h(
             'tr',
             {},
-            head.map((x) => h('th', {}, x)),
+            row(x).map((c) => h('td', {}, c)),
           ),
-          list.map((x) =>
-            h(
-              'tr',
-              {},
-              row(x).map((c) => h('td', {}, c)),
-            ),
-          ),
-        )
-      : h('p', { class: 'muted' }, 'None.');
+        ),
+      )
+    : h('p', { class: 'muted' }, 'None.');
+
+start(async (el) => {
+  const [matters, requests] = await Promise.all([
+    api<Row[]>('/api/escrow/matters?limit=200&sort=-createdAt'),
+    api<Row[]>('/api/escrow/access-requests?limit=200&sort=-createdAt'),
+  ]);
   el.replaceChildren(
     h(
       'section',

@@ -1,0 +1,33 @@
+// The web app's build: one entry per page of lib/web/pages.ts, hashed file names (served with a year
+// of cache life) and a manifest the pages read to name their script, its imports and styles.
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+export const PAGE_ENTRIES = {
+  mail: 'src/mail/main.tsx',
+  settings: 'src/settings/main.ts',
+  admin: 'src/admin/main.ts',
+  escrow: 'src/escrow/main.ts',
+} as const;
+
+export default defineConfig({
+  root: here,
+  base: '/assets/',
+  publicDir: false,
+  logLevel: 'warn',
+  build: {
+    outDir: 'build',
+    emptyOutDir: true,
+    manifest: true,
+    // The preload polyfill is an inline script; the pages' CSP allows none (script-src 'self').
+    modulePreload: { polyfill: false },
+    target: 'es2022',
+    reportCompressedSize: false,
+    rollupOptions: {
+      input: Object.fromEntries(Object.entries(PAGE_ENTRIES).map(([name, file]) => [name, fileURLToPath(new URL(file, import.meta.url))])),
+      output: { entryFileNames: '[name]-[hash].js', chunkFileNames: '[name]-[hash].js', assetFileNames: '[name]-[hash][extname]' },
+    },
+  },
+});
