@@ -50,8 +50,10 @@ export function stageBuild(benchServers: string[] = []): Staged {
     throw new Error(`the build failed (run npm run build to see why):\n${r.stdout}${r.stderr}`);
   }
   cpSync(join(root, 'bin'), join(dir, 'bin'), { recursive: true });
-  // lib/web/pages.ts finds the assets at ../../web/assets from dist/lib/web, as in the package.
-  cpSync(join(root, 'web'), join(dir, 'dist/web'), { recursive: true });
+  // lib/web/assets.ts finds the web app's build at ../../web/build from dist/lib/web, as in the package.
+  const web = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'web/build.ts'), '--if-stale'], { encoding: 'utf8', cwd: root });
+  if (web.status !== 0) throw new Error(`the web app's build failed (npm run build:web):\n${web.stdout}${web.stderr}`);
+  cpSync(join(root, 'web/build'), join(dir, 'dist/web/build'), { recursive: true });
   cpSync(join(root, 'package.json'), join(dir, 'package.json'));
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
   return {

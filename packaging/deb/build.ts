@@ -43,8 +43,10 @@ say(`staging in ${stage}`);
 say('compiling dist/ (tsconfig.build.json)');
 sh('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', join(app, 'dist'), '--sourceMap', 'false']);
 cpSync(join(root, 'bin'), join(app, 'bin'), { recursive: true });
-// The pages' assets: lib/web/pages.ts finds them at ../../web/assets from dist/lib/web.
-cpSync(join(root, 'web'), join(app, 'dist/web'), { recursive: true });
+// The web app's build: lib/web/assets.ts finds it at ../../web/build from dist/lib/web.
+say('building the web app where a source changed (npm run build:web)');
+sh('npm', ['run', '-s', 'build:web', '--', '--if-stale']);
+cpSync(join(root, 'web/build'), join(app, 'dist/web/build'), { recursive: true });
 cpSync(join(root, 'packaging/pm2'), join(app, 'packaging/pm2'), { recursive: true });
 // package.json: its "type": "module" makes dist/ ES modules, and lib/version.ts reads the version.
 copyFileSync(join(root, 'package.json'), join(app, 'package.json'));

@@ -62,14 +62,15 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     await expect.poll(() => folders.getByRole('option').allTextContents()).toContain('Inbox1');
     const row = tab.locator(`[data-message="${messageUid}"]`);
     await row.waitFor();
-    expect(await row.getAttribute('class')).toBe('unread');
+    expect(await row.getAttribute('class')).toBe('row unread');
     expect(await row.textContent()).toContain('Quarterly numbers');
     await row.click();
     await expect.poll(() => tab.locator('.message-text').textContent()).toContain('Numbers attached.');
     await expect
       .poll(async () => (await fx.api.call('GET', `/api/mail/messages/${messageUid}`, { token: fx.users.alice })).body.seen)
       .toBe(true);
-    await expect.poll(() => row.getAttribute('class')).toBe(''); // the page updates after the PUT's answer
+    await expect.poll(() => row.getAttribute('class')).toBe('row'); // the page updates after the PUT's answer
+    await expect.poll(() => folders.getByRole('option').allTextContents()).toContain('Inbox'); // and the folder's unread count
     expect(await tab.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(problems).toEqual([]);
     await context.close();

@@ -1,13 +1,18 @@
 // The pages /, /settings, /admin and /escrow over real HTTP: each is an HTML shell with the
 // branding applied (name, logo, colours), a strict Content-Security-Policy whose nonce is the
-// branding style's, and one module from /assets; every asset a page or module names is served; a
-// branding change shows on the next page load; branding text is escaped; an expired session still
-// gets the page (pages-browser.test.ts follows the browser to the sign-in service); unknown and
-// traversing asset paths are 404.
-import { readdirSync, readFileSync } from 'node:fs';
+// branding style's, and its entry of the web app's build; every file of the build a page or a
+// module names is served, cached for a year; a branding change shows on the next page load;
+// branding text is escaped; an expired session still gets the page (pages-browser.test.ts follows
+// the browser to the sign-in service); unknown and traversing asset paths are 404; without a build
+// the pages say how to make one.
+import express from 'express';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGES, WEB_ASSETS } from '../../../lib/web/index.js';
+import { OpenApiRegistry } from '../../../lib/http/index.js';
+import { PAGES, pagesRouter, WEB_BUILD } from '../../../lib/web/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { startTestApi, type TestApi } from '../../helpers/api.js';
 
@@ -37,7 +42,7 @@ describe('pages and assets', () => {
     expect(r.text).toContain(`<title>${p.title} · svcmail</title>`);
     expect(r.text).toContain('<span class="brand-name">svcmail</span>');
     expect(r.text).toContain('--brand-primary:#1f6feb');
-    expect(r.text).toContain(`<script type="module" src="/assets/${p.app}.js"></script>`);
+    expect(r.text).toMatch(new RegExp(`<script type="module" src="/assets/${p.app}-[\\w-]+\\.js"></script>`));
     expect(r.text).toContain(`aria-current="page">${p.title}</a>`);
     expect(r.text).toContain('data-auth-url="https://signin.example.test"');
     const csp = r.headers.get('content-security-policy')!;
@@ -50,26 +55,32 @@ describe('pages and assets', () => {
     expect((await page(path)).text).not.toContain(nonce); // a fresh nonce per answer
   });
 
-  it('serves every asset the pages and their modules name, with its type; nothing else', async () => {
+  it('serves every file of the build the pages and their modules name, with its type and a year of cache life', async () => {
     const named = new Set<string>();
     for (const path of Object.keys(PAGES))
       for (const m of (await page(path)).text.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)) named.add(m[1]);
-    for (const file of readdirSync(WEB_ASSETS).filter((f) => f.endsWith('.js'))) {
-      for (const m of readFileSync(join(WEB_ASSETS, file), 'utf8').matchAll(/from '\.\/([\w.-]+)'/g)) named.add(`/assets/${m[1]}`);
+    for (const file of readdirSync(WEB_BUILD).filter((f) => f.endsWith('.js'))) {
+      for (const m of readFileSync(join(WEB_BUILD, file), 'utf8').matchAll(/(?:from|import\()\s*"\.\/([\w.-]+)"/g))
+        named.add(`/assets/${m[1]}`);
     }
-    expect([...named].sort()).toEqual([
-      '/assets/admin.js',
-      '/assets/app.js',
-      '/assets/escrow.js',
-      '/assets/mail.js',
-      '/assets/settings.js',
-      '/assets/svcmail.css',
-    ]);
+    // Every file the build made is reached from a page, and nothing else is named.
+    expect([...named].sort()).toEqual(
+      readdirSync(WEB_BUILD)
+        .filter((f) => !f.startsWith('.'))
+        .map((f) => `/assets/${f}`)
+        .sort(),
+    );
+    for (const app of Object.values(PAGES).map((p) => p.app))
+      expect(
+        [...named].some((a) => a.startsWith(`/assets/${app}-`)),
+        app,
+      ).toBe(true);
     for (const a of named) {
       const r = await page(a);
       expect(r.status, a).toBe(200);
       expect(r.headers.get('content-type'), a).toMatch(a.endsWith('.css') ? /^text\/css/ : /^(text|application)\/javascript/);
-      expect(r.text).toBe(readFileSync(join(WEB_ASSETS, a.slice('/assets/'.length)), 'utf8'));
+      expect(r.headers.get('cache-control'), a).toBe('public, max-age=31536000, immutable');
+      expect(r.text).toBe(readFileSync(join(WEB_BUILD, a.slice('/assets/'.length)), 'utf8'));
     }
     for (const bad of [
       '/assets/nope.js',
@@ -78,6 +89,7 @@ describe('pages and assets', () => {
       '/assets/..%2f..%2fpackage.json',
       '/assets/',
       '/assets/.hidden',
+      '/assets/.vite/manifest.json',
     ]) {
       const r = await page(bad);
       expect(r.status, bad).toBe(404);
@@ -124,5 +136,22 @@ describe('pages and assets', () => {
   it('the pages are in the OpenAPI document as public HTML operations', async () => {
     const doc = (await api.call('GET', '/api/openapi/json', { token: admin })).body;
     for (const [path, p] of Object.entries(PAGES)) expect(doc.paths[path]?.get, path).toMatchObject({ operationId: `page_${p.app}` });
+  });
+
+  it('without a build, every page answers 503 saying how to build the web app', async () => {
+    const app = express().use(
+      pagesRouter(api.deps, new OpenApiRegistry(), (_req, _res, next) => next(), mkdtempSync(join(tmpdir(), 'no-build-'))),
+    );
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((ok) => server.once('listening', ok));
+    try {
+      for (const path of Object.keys(PAGES)) {
+        const r = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`);
+        expect(r.status, path).toBe(503);
+        expect(await r.text()).toContain('npm run build:web');
+      }
+    } finally {
+      server.close();
+    }
   });
 });

@@ -47,8 +47,7 @@ describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
       '/lib/systemd/system/svcmail-worker.service',
       '/lib/systemd/system/svcmail-push.service',
       '/lib/systemd/system/svcmail-protocols.service',
-      '/usr/lib/svcmail/dist/web/assets/mail.js',
-      '/usr/lib/svcmail/dist/web/assets/svcmail.css',
+      '/usr/lib/svcmail/dist/web/build/.vite/manifest.json',
       '/usr/share/man/man1/svcmail.1.gz',
       '/usr/share/man/man1/svcmail-admin.1.gz',
       '/usr/share/man/man5/svcmail.conf.5.gz',
@@ -57,6 +56,11 @@ describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
       '/usr/share/doc/svcmail/postfix/main.cf.snippet',
     ])
       expect(list, path).toContain(path);
+    for (const page of ['mail', 'settings', 'admin', 'escrow'])
+      expect(
+        list.filter((p) => new RegExp(`^/usr/lib/svcmail/dist/web/build/${page}-[\\w-]+\\.js$`).test(p)),
+        page,
+      ).toHaveLength(1);
     // No TypeScript sources (they would switch on development behaviour) and no development dependencies.
     expect(list.filter((p) => /^\/usr\/lib\/svcmail\/(lib|cli|daemons)\//.test(p))).toEqual([]);
     for (const dev of ['vitest', 'typescript', 'eslint', 'fast-check', 'pm2'])
@@ -173,9 +177,12 @@ describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
     try {
       expect(await request(packaged.url)).toEqual({ status: 401, body: expect.objectContaining({ code: 'api-100', status: 401 }) });
       expect(packaged.output()).not.toMatch(/auto-login is ON/);
-      // The pages and their assets come from the package (dist/web), not from a checkout.
-      expect(await fetch(`${packaged.url}/`).then((r) => r.text())).toContain('<script type="module" src="/assets/mail.js"></script>');
-      expect((await fetch(`${packaged.url}/assets/mail.js`)).status).toBe(200);
+      // The pages and their assets come from the package (dist/web/build), not from a checkout.
+      const script = /<script type="module" src="(\/assets\/mail-[\w-]+\.js)"><\/script>/.exec(
+        await fetch(`${packaged.url}/`).then((r) => r.text()),
+      )?.[1];
+      expect(script).toBeDefined();
+      expect((await fetch(`${packaged.url}${script}`)).status).toBe(200);
     } finally {
       await packaged.stop();
     }
