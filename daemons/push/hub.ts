@@ -123,8 +123,10 @@ export class PushHub implements ConnectionHub {
     if (url.pathname !== '/push') refusal = new ApiError('api-107');
     else if (QUERY_TOKEN_PARAMS.some((p) => url.searchParams.has(p)))
       refusal = new ApiError('api-100', 'Tokens in the query string are not accepted');
-    // Cookies ride along on cross-site WebSocket upgrades and CSRF tokens cannot: the Origin check is the guard.
-    else if (origin !== undefined && !this.#origins.has(origin))
+    // Cookies ride along on cross-site WebSocket upgrades and CSRF tokens cannot: the Origin check is
+    // the guard. The service's own pages (an Origin naming the host the upgrade was sent to) are not
+    // cross-origin, so they need no cors:origins entry.
+    else if (origin !== undefined && !this.#origins.has(origin) && !sameHost(origin, req.headers.host))
       refusal = new ApiError('api-102', `Origin ${origin} is not in cors:origins`);
     else {
       try {
@@ -235,5 +237,15 @@ export class PushHub implements ConnectionHub {
     clearInterval(this.#pinger);
     for (const c of [...this.#conns]) c.close(CLOSE.goingAway, 'server stopping');
     this.#wss.close();
+  }
+}
+
+/** Whether an Origin names the host (and port) the request was sent to. */
+function sameHost(origin: string, host: string | undefined): boolean {
+  if (!host) return false;
+  try {
+    return new URL(origin).host === host.toLowerCase();
+  } catch {
+    return false;
   }
 }

@@ -26,6 +26,16 @@ describe('/push: signing in', () => {
     ok.close();
   });
 
+  it("accepts the service's own pages (an Origin naming the host asked) without a cors:origins entry, and no look-alike", async () => {
+    const { host } = new URL(stack.push[0].url);
+    const own = await Client.open(stack.push[0].url, { token: s.alice, origin: `http://${host}` });
+    expect((await own.next((f) => f.type === 'LOGGED_IN')).data).toMatchObject({ uid: 'alice' });
+    own.close();
+    const port = Number(new URL(stack.push[0].url).port);
+    for (const origin of [`http://${host}.evil.test`, `http://127.0.0.1:${port + 1}`, `http://evil.test/${host}`, 'null'])
+      await expect(Client.open(stack.push[0].url, { token: s.alice, origin }), origin).rejects.toThrow('HTTP 403');
+  });
+
   it('refuses a bad token at the upgrade (401 for expired, 403 for a foreign signature) and a token in the query string', async () => {
     const expired = await stack.token({ uid: 'alice', ttlSeconds: -10 });
     await expect(Client.open(stack.push[0].url, { token: expired })).rejects.toThrow('HTTP 401');
