@@ -14,6 +14,11 @@ export const PAGE_ENTRIES = {
 
 export default defineConfig({
   root: here,
+  // Always the production build of React and the rest, whatever NODE_ENV the builder runs under (the
+  // test suite's set-up runs under NODE_ENV=test).
+  mode: 'production',
+  define: { 'process.env.NODE_ENV': JSON.stringify('production') },
+  oxc: { jsx: { runtime: 'automatic', development: false } },
   base: '/assets/',
   publicDir: false,
   logLevel: 'warn',

@@ -37,6 +37,7 @@ export function renderPage(
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>${page.title} · ${name}</title>
 ${opts.assets.styles.map((f) => `<link rel="stylesheet" href="/assets/${escapeHtml(f)}">`).join('\n')}
 <style nonce="${opts.nonce}">:root{--brand-primary:${colour(b.primaryColor)};--brand-accent:${colour(b.accentColor)};--brand-bg:${colour(b.backgroundColor)};--brand-text:${colour(b.textColor)}}</style>

@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, describeError } from '../shared/api.js';
 import { FolderTree } from './FolderTree.js';
+import { PushClient, type PushEvent } from '../shared/push.js';
+import { applyFolderEvent, foldersChanged, listChange } from './live.js';
 import { MessageList, type ListHandle } from './MessageList.js';
 import { Reader } from './Reader.js';
 import type { Folder, Mailbox, Message } from './types.js';
@@ -44,16 +46,53 @@ export function App() {
 
 function MailboxView({ mailboxUid }: { mailboxUid: string }) {
   const [folders, setFolders] = useState<Folder[]>([]);
-  const [folder, setFolder] = useState<Folder | null>(null);
+  const [openUid, setOpenUid] = useState('');
   const [open, setOpen] = useState<Message | null>(null);
   const [error, setError] = useState<unknown>(null);
   const list = useRef<ListHandle | null>(null);
-  useEffect(() => {
-    api<Folder[]>(`/api/mail/folders?mailboxUid=${encodeURIComponent(mailboxUid)}&limit=1000`).then((all) => {
-      setFolders(all);
-      setFolder(all.find((f) => f.role === 'inbox') ?? all[0] ?? null);
-    }, setError);
+  const push = useRef<PushClient | null>(null);
+  const folder = folders.find((f) => f.uid === openUid) ?? null;
+
+  const loadFolders = useCallback(async () => {
+    const all = await api<Folder[]>(`/api/mail/folders?mailboxUid=${encodeURIComponent(mailboxUid)}&limit=1000`);
+    setFolders(all);
+    setOpenUid((uid) => (all.some((f) => f.uid === uid) ? uid : ((all.find((f) => f.role === 'inbox') ?? all[0])?.uid ?? '')));
+    push.current?.subscribe([mailboxUid, ...all.map((f) => f.uid)]);
+    return all;
   }, [mailboxUid]);
+
+  // Live counts and rows over /push; what happened while the socket was down is read again.
+  const onEvent = useRef<(e: PushEvent) => void>(() => undefined);
+  onEvent.current = (e) => {
+    const change = list.current && listChange(openUid, list.current.pager.total, e);
+    if (change && 'reload' in change) list.current!.pager.reset(change.reload);
+    if (change && 'row' in change)
+      list.current!.pager.update(
+        (r) => r.uid === change.row.uid,
+        () => change.row,
+      );
+    if (change) list.current!.refresh();
+    if (foldersChanged(folders, e)) void loadFolders().catch(setError);
+    else setFolders((all) => applyFolderEvent(all, e));
+  };
+  const openUidRef = useRef(openUid);
+  openUidRef.current = openUid;
+  useEffect(() => {
+    const client = new PushClient({
+      event: (e) => onEvent.current(e),
+      reconnected: () => {
+        void loadFolders().then((all) => {
+          const shown = all.find((f) => f.uid === openUidRef.current);
+          if (!list.current || !shown) return;
+          list.current.pager.reset(shown.totalCount);
+          list.current.refresh();
+        }, setError);
+      },
+    });
+    push.current = client;
+    loadFolders().catch(setError);
+    return () => client.close();
+  }, [loadFolders]);
   const onList = useCallback((h: ListHandle) => (list.current = h), []);
 
   const openMessage = async (m: Message) => {
@@ -70,7 +109,9 @@ function MailboxView({ mailboxUid }: { mailboxUid: string }) {
       );
       list.current?.refresh();
       setOpen(updated);
-      setFolders((all) => all.map((f) => (f.uid === m.folderUid ? { ...f, unreadCount: Math.max(0, f.unreadCount - 1) } : f)));
+      // The folder's counts as they are now (push brings them too; this also works without it).
+      const now = await api<Folder>(`/api/mail/folders/${encodeURIComponent(m.folderUid)}`);
+      setFolders((all) => applyFolderEvent(all, { channel: now.uid, type: 'folder', action: 'update', data: { ...now } }));
     } catch (e) {
       setError(e);
     }
@@ -87,9 +128,9 @@ function MailboxView({ mailboxUid }: { mailboxUid: string }) {
         <nav className="pane" aria-label="Folders">
           <FolderTree
             folders={folders}
-            selected={folder?.uid ?? ''}
+            selected={openUid}
             onSelect={(f) => {
-              setFolder(f);
+              setOpenUid(f.uid);
               setOpen(null);
             }}
           />

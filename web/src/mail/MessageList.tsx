@@ -43,7 +43,9 @@ export function MessageList({
     // A new folder is a new list; the folder's counts move within one (reset by the caller).
     [folder.uid],
   );
-  useEffect(() => handle?.({ pager, refresh: redraw }), [pager, handle]);
+  useEffect(() => {
+    handle?.({ pager, refresh: redraw });
+  }, [pager, handle]);
   const box = useRef<HTMLDivElement>(null);
   const [view, setView] = useState({ top: 0, height: 800 });
   useLayoutEffect(() => {
@@ -58,7 +60,6 @@ export function MessageList({
     pager.ensure(first, last).then(redraw, setError);
   }, [pager, first, last]);
 
-  if (!pager.total) return <p className="muted empty">No messages.</p>;
   const rows = [];
   for (let i = first; i < last; i++)
     rows.push(<Row key={i} index={i} message={pager.row(i)} selected={selected} total={pager.total} onOpen={onOpen} />);
@@ -75,9 +76,13 @@ export function MessageList({
           {describeError(error)}
         </div>
       )}
-      <div className="virtual-space" style={{ height: pager.total * ROW_HEIGHT }}>
-        {rows}
-      </div>
+      {pager.total ? (
+        <div className="virtual-space" style={{ height: pager.total * ROW_HEIGHT }}>
+          {rows}
+        </div>
+      ) : (
+        <p className="muted empty">No messages.</p>
+      )}
     </div>
   );
 }

@@ -5,19 +5,9 @@
 // → Sync gets the Add → flag and move from the device → SendMail and SmartReply reach another
 // mailbox through the send path → contacts, calendar and tasks round trips → remote wipe at the
 // next Provision.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signToken } from '../../../../lib/auth/index.js';
-import { loadConfig } from '../../../../lib/config/index.js';
-import { freePort } from '../../../helpers/scanners.js';
-import { CLI, ROOT, freeListenSettings } from '../../appliance/helpers.js';
+import { startRunningAppliance, type RunningAppliance } from '../../../helpers/running-appliance.js';
 import { as, cm, Device, fh, kid, kids, mv, ns, pg, pv, textOf } from './_client.js';
-
-const SECRET = 'eas-daemons-secret-0123456789abcdef';
-const INGEST = 'eas-daemons-ingest-0123456789';
 
 const STYLES = [
   { name: 'iOS', type: 'iPhone', version: '14.1' },
@@ -26,88 +16,30 @@ const STYLES = [
 ] as const;
 
 describe('device sessions against the running appliance', { timeout: 300_000 }, () => {
-  let dir: string;
-  let child: ChildProcess;
-  let out = '';
+  let app: RunningAppliance;
   let api = '';
   const tokens: Record<string, string> = {};
   const boxes: Record<string, string> = {};
-  const call = async (user: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${api}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${tokens[user]}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  };
+  const call = (user: string, method: string, path: string, body?: unknown) => app.call(tokens[user], method, path, body);
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'svcmail-eas-daemons-'));
-    const listen = await freeListenSettings();
-    const file = join(dir, 'svcmail.conf');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        ...listen,
-        data_dir: join(dir, 'data'),
-        'auth:secret': SECRET,
-        'mail:transport:ingest:secret': INGEST,
-        'mail:dev_auto_login:enabled': false,
-        'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, // no scanner: the test-mode clean fallback
-        'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
-        'mail:jobs:scan:interval_seconds': 1,
-        'log:level': 'warn',
-      }),
-    );
-    api = `http://${listen['listen:api']}`;
-    child = spawn(process.execPath, [CLI, 'start', '--foreground', '--config', file], {
-      cwd: ROOT,
-      env: { ...process.env, NODE_ENV: 'test', SVCMAIL_CONFIG: '', NOTIFY_SOCKET: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-    child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-    for (const until = Date.now() + 150_000; !/svcmail: ready, 4 daemons running/.test(out);) {
-      if (child.exitCode !== null || Date.now() > until) throw new Error(`the appliance did not start: ${out}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const config = loadConfig({ file, env: { NODE_ENV: 'test' } });
-    tokens.admin = await signToken(config, { uid: 'root', roles: ['admin'], elevated: true });
-    for (const u of ['alice', 'bob']) tokens[u] = await signToken(config, { uid: u });
+    app = await startRunningAppliance();
+    api = app.api;
+    tokens.admin = await app.token('root', { roles: ['admin'], elevated: true });
+    for (const u of ['alice', 'bob']) tokens[u] = await app.token(u);
     expect((await call('admin', 'POST', '/api/mail/domains', { name: 'example.test', verified: true })).status).toBe(201);
     for (const u of ['alice', 'bob'])
       boxes[u] = (await call('admin', 'POST', '/api/mail/mailboxes', { address: `${u}@example.test`, owners: [u], name: u })).body.uid;
     expect((await call('alice', 'POST', '/api/mail/task-lists', { mailboxUid: boxes.alice, name: 'Errands' })).status).toBe(201);
   }, 200_000);
-  afterAll(() => {
-    if (child && child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => app?.stop());
 
-  const handOff = async (to: string, subject: string) => {
-    const raw = `From: Carol <carol@example.net>\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '-')}@example.net>\r\nDate: ${new Date().toUTCString()}\r\n\r\nHello, ${subject}.\r\n`;
-    const r = await fetch(`${api}/internal/mta/deliver`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${INGEST}`,
-        'content-type': 'message/rfc822',
-        'x-envelope-from': 'carol%40example.net',
-        'x-envelope-to': encodeURIComponent(to),
-      },
-      body: raw,
-    });
-    expect(r.status).toBe(202);
-  };
-  const until = async <T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> => {
-    for (const end = Date.now() + ms; Date.now() < end;) {
-      const v = await probe();
-      if (v !== undefined) return v;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    throw new Error(`${what} did not happen within ${ms} ms\n${out}`);
-  };
+  const handOff = (to: string, subject: string) =>
+    app.handOff(
+      to,
+      `From: Carol <carol@example.net>\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '-')}@example.net>\r\nDate: ${new Date().toUTCString()}\r\n\r\nHello, ${subject}.\r\n`,
+    );
+  const until = <T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000) => app.until(what, probe, ms);
 
   /**
    * Contacts, calendar and tasks of one device: each Added from the device and found through the

@@ -1,0 +1,81 @@
+// The web mail page in Chromium against the appliance as it runs (api, worker, push and protocols
+// daemons): mail handed off through /internal/mta appears in the open list and in the folder's
+// unread count without a reload (the page's /push socket through the api's front door), and reading
+// it clears the count.
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requirePrograms } from '../../helpers/peers.js';
+import { startRunningAppliance, type RunningAppliance } from '../../helpers/running-appliance.js';
+
+const haveBrowser = requirePrograms('chromium');
+
+describe.runIf(haveBrowser)('web mail against the running appliance', { timeout: 300_000 }, () => {
+  let app: RunningAppliance;
+  let browser: Browser;
+  let alice = '';
+
+  beforeAll(async () => {
+    app = await startRunningAppliance();
+    const admin = await app.token('root', { roles: ['admin'], elevated: true });
+    expect((await app.call(admin, 'POST', '/api/mail/domains', { name: 'example.test', verified: true })).status).toBe(201);
+    expect(
+      (await app.call(admin, 'POST', '/api/mail/mailboxes', { address: 'alice@example.test', owners: ['alice'], name: 'Alice' })).status,
+    ).toBe(201);
+    alice = await app.token('alice');
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+  }, 200_000);
+  afterAll(async () => {
+    await browser?.close();
+    app?.stop();
+  });
+
+  const signedIn = async (): Promise<Page> => {
+    const context = await browser.newContext();
+    context.setDefaultTimeout(20_000);
+    const { hostname } = new URL(app.api);
+    await context.addCookies([
+      { name: 'jwt', value: alice, domain: hostname, path: '/', httpOnly: true, sameSite: 'Strict' },
+      { name: 'csrf', value: 'csrf-of-this-session', domain: hostname, path: '/', sameSite: 'Strict' },
+    ]);
+    return context.newPage();
+  };
+  const message = (subject: string) =>
+    `From: Carol <carol@example.net>\r\nTo: alice@example.test\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '-')}@example.net>\r\nDate: ${new Date().toUTCString()}\r\n\r\nHello about ${subject}.\r\n`;
+
+  it('a delivered message appears live in the list and the unread count; reading it clears the count', async () => {
+    const tab = await signedIn();
+    const problems: string[] = [];
+    tab.on('pageerror', (e) => problems.push(e.message));
+    // Anything the console, the network or the page complains of fails the test, with its words.
+    tab.on('console', (m) => problems.push(`console ${m.type()}: ${m.text()}`));
+    tab.on('requestfailed', (r) => problems.push(`failed ${r.url()} ${r.failure()?.errorText}`));
+    tab.on('response', (r) => r.status() >= 400 && problems.push(`${r.status()} ${r.url()}`));
+    try {
+      await tab.goto(`${app.api}/`);
+      const inbox = tab.getByRole('listbox', { name: 'Folders' }).locator('[role=option]', { hasText: 'Inbox' });
+      await inbox.waitFor();
+      await tab.getByText('No messages.').waitFor();
+      await tab.evaluate(() => ((globalThis as unknown as { stayed: boolean }).stayed = true)); // gone if the page reloads
+      await app.handOff('alice@example.test', message('Live one'));
+      const row = tab.getByRole('listbox', { name: 'Messages' }).getByRole('option', { name: /Live one/ });
+      await row.waitFor();
+      expect(await row.getAttribute('class')).toBe('row unread');
+      await expect.poll(() => inbox.textContent()).toBe('Inbox1');
+      await app.handOff('alice@example.test', message('Live two'));
+      await expect.poll(() => tab.getByRole('listbox', { name: 'Messages' }).getByRole('option').allTextContents()).toHaveLength(2);
+      await expect.poll(() => inbox.textContent()).toBe('Inbox2');
+      const rows = await tab.getByRole('listbox', { name: 'Messages' }).getByRole('option').allTextContents();
+      expect(rows[0]).toContain('Live two'); // newest first
+      await row.click();
+      await expect.poll(() => tab.locator('.message-text').textContent()).toContain('Hello about Live one.');
+      await expect.poll(() => inbox.textContent()).toBe('Inbox1');
+      expect(await tab.evaluate(() => (globalThis as unknown as { stayed?: boolean }).stayed)).toBe(true);
+    } catch (e) {
+      throw new Error(`${(e as Error).message}\nwhat the page said:\n${problems.join('\n')}`);
+    }
+    expect(problems).toEqual([]);
+  });
+});
