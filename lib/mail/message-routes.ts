@@ -7,6 +7,7 @@ import { foldersResource } from './folders.js';
 import type { Deps } from '../context/index.js';
 import { blobsOf } from './filing.js';
 import { messageActions, openAttachment, type MessageActions } from './message-actions.js';
+import { messageView } from './message-view.js';
 
 /**
  * A download never renders in the browser: attachment disposition, no sniffing, a sandbox CSP. The
@@ -31,7 +32,7 @@ const message = schemasOf(messagesResource).record;
 const folder = schemasOf(foldersResource).record;
 const tags = ['mail/messages'];
 
-/** The message routes beyond the generic ones: move, copy, raw source, body, attachment, Deleted Items, empty a folder. */
+/** The message routes beyond the generic ones: move, copy, raw source, body, its framed view, attachment, Deleted Items, empty a folder. */
 export function messageRouter(service: ResourceService, deps: Deps, openapi: OpenApiRegistry): Router {
   const routes: MessageRoutes = { router: express.Router(), deps, openapi, act: messageActions(service) };
   placementRoutes(routes);
@@ -122,6 +123,26 @@ function contentRoutes({ router, deps, openapi, act }: MessageRoutes): void {
     auth: 'signed-in',
     response: z.object({ encrypted: z.boolean(), text: z.string().nullable(), html: z.string().nullable() }),
     handler: (ctx, { params }) => act.body(ctx, params.id),
+  });
+
+  defineRoute(router, deps, openapi, {
+    method: 'get',
+    path: '/api/mail/messages/:id/view',
+    operationId: 'mail_messages_view',
+    summary:
+      'The body as an HTML document for a sandboxed frame of the web app: no script, nothing loaded from elsewhere unless remote=allow',
+    description:
+      "The sanitized HTML (or the text) as a document under its own Content-Security-Policy: sandboxed (no script, links open a new tab), framed only by this service's pages, and loading no remote image, stylesheet image or font — which would tell the sender the message was opened — unless remote=allow. S/MIME ciphertext answers a document saying so.",
+    tags,
+    auth: 'signed-in',
+    query: z.object({ remote: z.enum(['block', 'allow']).default('block').describe('allow: load remote images and fonts') }),
+    rawResponse: { description: 'text/html', contentType: 'text/html' },
+    handler: async (ctx, { params, query }, _req, res) => {
+      const view = messageView(await act.body(ctx, params.id), query.remote === 'allow');
+      res.removeHeader('X-Frame-Options'); // frame-ancestors 'self' below says who may frame it
+      res.set({ 'Content-Security-Policy': view.policy, 'X-Content-Type-Options': 'nosniff' });
+      res.type('html').send(view.html);
+    },
   });
 
   defineRoute(router, deps, openapi, {

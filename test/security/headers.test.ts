@@ -95,7 +95,7 @@ describe('security headers of the api and protocols daemons (public URL https)',
     const answers = [
       await scan('page /', `${api.url}/`),
       await scan('page /settings', `${api.url}/settings`),
-      await scan('asset', `${api.url}/assets/mail.js`),
+      await scan('asset', `${api.url}${/src="(\/assets\/mail-[\w-]+\.js)"/.exec(await (await fetch(`${api.url}/`)).text())![1]}`),
       await scan('OpenAPI viewer', `${api.url}/api/openapi`, auth()),
       await scan('status', `${api.url}/api/status`),
       await scan('API list', `${api.url}/api/mail/folders?mailboxUid=${users.aliceBox.uid}`, auth()),

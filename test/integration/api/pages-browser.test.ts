@@ -1,7 +1,10 @@
 // The web mail page in a real browser (Debian Chromium driven by playwright-core): the branding
 // colour reaches the page, the signed-in user's folders and messages render from the API, opening a
-// message shows its text and marks it read through a cookie-authenticated, CSRF-checked PUT, HTML
-// from a message never runs, and a browser without a session is sent to the sign-in service.
+// message shows it in a sandboxed frame and marks it read through a cookie-authenticated,
+// CSRF-checked PUT, HTML from a message never runs, remote images load only once the reader allows
+// them, and a browser without a session is sent to the sign-in service.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlBackends } from '../../helpers/databases.js';
@@ -65,7 +68,8 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     expect(await row.getAttribute('class')).toBe('row unread');
     expect(await row.textContent()).toContain('Quarterly numbers');
     await row.click();
-    await expect.poll(() => tab.locator('.message-text').textContent()).toContain('Numbers attached.');
+    const shown = tab.frameLocator('iframe[title="Message"]').locator('body');
+    await expect.poll(() => shown.textContent()).toContain('Numbers attached.');
     await expect
       .poll(async () => (await fx.api.call('GET', `/api/mail/messages/${messageUid}`, { token: fx.users.alice })).body.seen)
       .toBe(true);
@@ -74,6 +78,46 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     expect(await tab.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(problems).toEqual([]);
     await context.close();
+  });
+
+  it('a remote image loads only after "Show images": no request reaches its server before the click', async () => {
+    const seen: string[] = [];
+    const pixel = createServer((req, res) => {
+      seen.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'image/gif' }).end(Buffer.from('R0lGODlhAQABAIAAAAAAAP///ywAAAAAAQABAAACAUwAOw==', 'base64'));
+    });
+    await new Promise<void>((ok) => pixel.listen(0, '127.0.0.1', ok));
+    const at = `http://127.0.0.1:${(pixel.address() as AddressInfo).port}`;
+    try {
+      const uid = (
+        await deliverRaw(
+          fx.api,
+          fx.users.aliceBox.uid,
+          `From: Tracker <news@example.net>\nTo: alice@example.test\nSubject: Newsletter\nMIME-Version: 1.0\nContent-Type: text/html\n\n<p>Big news</p><img src="${at}/open.gif?u=alice" alt="">\n`,
+        )
+      ).uid;
+      const context = await browser.newContext();
+      const { hostname } = new URL(fx.api.url);
+      await context.addCookies([
+        { name: 'jwt', value: fx.users.alice, domain: hostname, path: '/', httpOnly: true, sameSite: 'Strict' },
+        { name: 'csrf', value: 'csrf-secret-of-this-session', domain: hostname, path: '/', sameSite: 'Strict' },
+      ]);
+      const tab = await context.newPage();
+      await tab.goto(`${fx.api.url}/`);
+      await tab.locator(`[data-message="${uid}"]`).click();
+      const frame = tab.frameLocator('iframe[title="Message"]');
+      await expect.poll(() => frame.locator('body').textContent()).toContain('Big news');
+      const show = tab.getByRole('button', { name: 'Show images' });
+      await show.waitFor();
+      await new Promise((r) => setTimeout(r, 500)); // time for a load that must not happen
+      expect(seen).toEqual([]);
+      await show.click();
+      await expect.poll(() => seen).toEqual(['/open.gif?u=alice']);
+      expect(await show.count()).toBe(0);
+      await context.close();
+    } finally {
+      pixel.close();
+    }
   });
 
   it('a write without the CSRF cookie is refused, and the page says so instead of failing silently', async () => {

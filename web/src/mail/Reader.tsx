@@ -1,32 +1,34 @@
 import { useEffect, useState } from 'react';
 import { api, describeError, when } from '../shared/api.js';
+import { loadsRemote } from './remote.js';
 import type { Message, MessageBody } from './types.js';
 
-/** The text of a body: its plain text, else the text of its sanitized HTML (parsed inert, never inserted as HTML). */
-function textOf(body: MessageBody): string {
-  if (body.text) return body.text;
-  if (body.html) return new DOMParser().parseFromString(body.html, 'text/html').body.textContent ?? '';
-  return '';
-}
-
-/** The reading pane: the open message's header and body. */
+/**
+ * The reading pane: the open message's header and its body in a sandboxed frame
+ * (/api/mail/messages/:id/view: no script, nothing loaded from elsewhere until the reader allows it
+ * for this message).
+ */
 export function Reader({ message }: { message: Message | null }) {
   const [body, setBody] = useState<MessageBody | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [remote, setRemote] = useState(false);
+  const uid = message?.uid;
   useEffect(() => {
     setBody(null);
     setError(null);
-    if (!message) return;
+    setRemote(false);
+    if (!uid) return;
     const abort = new AbortController();
-    api<MessageBody>(`/api/mail/messages/${encodeURIComponent(message.uid)}/body`, { signal: abort.signal }).then(setBody, (e) => {
+    api<MessageBody>(`/api/mail/messages/${encodeURIComponent(uid)}/body`, { signal: abort.signal }).then(setBody, (e) => {
       if (!abort.signal.aborted) setError(e);
     });
     return () => abort.abort();
-  }, [message?.uid]); // the body is the message's whatever its flags
+  }, [uid]);
   if (!message) return <p className="muted">Select a message.</p>;
   const sender = message.from?.name ? `${message.from.name} <${message.fromAddress}>` : message.fromAddress;
+  const view = `/api/mail/messages/${encodeURIComponent(message.uid)}/view${remote ? '?remote=allow' : ''}`;
   return (
-    <article aria-label="Message">
+    <article aria-label="Message" className="message">
       <h2>{message.subject || '(no subject)'}</h2>
       <p className="muted">
         {sender} · {when(message.date)}
@@ -36,9 +38,15 @@ export function Reader({ message }: { message: Message | null }) {
           {describeError(error)}
         </div>
       )}
-      {body === null && error === null && <p className="muted">Loading…</p>}
-      {body?.encrypted && <p className="notice">This message is encrypted end to end. Open it in a client that holds your key.</p>}
-      {body && !body.encrypted && <div className="message-text">{textOf(body)}</div>}
+      {body && !remote && loadsRemote(body.html) && (
+        <div className="notice" role="status">
+          Remote images are hidden so the sender cannot see that you opened this message.{' '}
+          <button type="button" className="secondary" onClick={() => setRemote(true)}>
+            Show images
+          </button>
+        </div>
+      )}
+      <iframe key={view} title="Message" className="message-frame" sandbox="allow-popups allow-popups-to-escape-sandbox" src={view} />
     </article>
   );
 }
