@@ -41,14 +41,19 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     await fx?.close();
   });
 
-  it('renders the branding, the folders and messages; opening a message shows its text (scripts inert) and marks it read', async () => {
+  /** A browser tab signed in as alice: the session cookie and the CSRF cookie the page sends back. */
+  const aliceTab = async () => {
     const context = await browser.newContext();
     const { hostname } = new URL(fx.api.url);
     await context.addCookies([
       { name: 'jwt', value: fx.users.alice, domain: hostname, path: '/', httpOnly: true, sameSite: 'Strict' },
       { name: 'csrf', value: 'csrf-secret-of-this-session', domain: hostname, path: '/', sameSite: 'Strict' },
     ]);
-    const tab = await context.newPage();
+    return { context, tab: await context.newPage() };
+  };
+
+  it('renders the branding, the folders and messages; opening a message shows its text (scripts inert) and marks it read', async () => {
+    const { context, tab } = await aliceTab();
     const problems: string[] = [];
     tab.on('pageerror', (e) => problems.push(e.message));
     await tab.goto(`${fx.api.url}/`);
@@ -96,13 +101,7 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
           `From: Tracker <news@example.net>\nTo: alice@example.test\nSubject: Newsletter\nMIME-Version: 1.0\nContent-Type: text/html\n\n<p>Big news</p><img src="${at}/open.gif?u=alice" alt="">\n`,
         )
       ).uid;
-      const context = await browser.newContext();
-      const { hostname } = new URL(fx.api.url);
-      await context.addCookies([
-        { name: 'jwt', value: fx.users.alice, domain: hostname, path: '/', httpOnly: true, sameSite: 'Strict' },
-        { name: 'csrf', value: 'csrf-secret-of-this-session', domain: hostname, path: '/', sameSite: 'Strict' },
-      ]);
-      const tab = await context.newPage();
+      const { context, tab } = await aliceTab();
       await tab.goto(`${fx.api.url}/`);
       await tab.locator(`[data-message="${uid}"]`).click();
       const frame = tab.frameLocator('iframe[title="Message"]');
