@@ -119,6 +119,40 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     }
   });
 
+  it('the reader flags, marks unread and deletes to Deleted Items, and the list follows', async () => {
+    const uid = (
+      await deliverRaw(
+        fx.api,
+        fx.users.aliceBox.uid,
+        'From: Eve <eve@example.net>\nTo: alice@example.test\nSubject: Act on me\n\nSome text.\n',
+      )
+    ).uid;
+    const stored = async () => (await fx.api.call('GET', `/api/mail/messages/${uid}`, { token: fx.users.alice })).body;
+    const { context, tab } = await aliceTab();
+    await tab.goto(`${fx.api.url}/`);
+    const row = tab.locator(`[data-message="${uid}"]`);
+    await row.click();
+    const toolbar = tab.getByRole('toolbar', { name: 'Message actions' });
+    await toolbar.getByRole('button', { name: 'Flag' }).click();
+    await expect.poll(async () => (await stored()).flagged).toBe(true);
+    await row.getByRole('img', { name: 'Flagged' }).waitFor();
+    expect(await toolbar.getByRole('button', { name: 'Unflag' }).getAttribute('aria-pressed')).toBe('true');
+    await toolbar.getByRole('button', { name: 'Mark unread' }).click();
+    await expect.poll(async () => (await stored()).seen).toBe(false);
+    await expect.poll(() => row.getAttribute('class')).toBe('row unread');
+    await toolbar.getByRole('button', { name: 'Delete' }).click();
+    const trash = (
+      (await fx.api.call('GET', `/api/mail/folders?mailboxUid=${fx.users.aliceBox.uid}&role=trash`, { token: fx.users.alice }))
+        .body as Array<{
+        uid: string;
+      }>
+    )[0].uid;
+    await expect.poll(async () => (await stored()).folderUid).toBe(trash);
+    await expect.poll(() => row.count()).toBe(0);
+    await tab.getByText('Select a message.').waitFor();
+    await context.close();
+  });
+
   it('a write without the CSRF cookie is refused, and the page says so instead of failing silently', async () => {
     const context = await browser.newContext();
     const { hostname } = new URL(fx.api.url);

@@ -4,6 +4,7 @@ import { FolderTree } from './FolderTree.js';
 import { PushClient, type PushEvent } from '../shared/push.js';
 import { applyFolderEvent, foldersChanged, listChange } from './live.js';
 import { MessageList, type ListHandle } from './MessageList.js';
+import { messageActions } from './actions.js';
 import { Reader } from './Reader.js';
 import type { Folder, Mailbox, Message } from './types.js';
 
@@ -95,26 +96,10 @@ function MailboxView({ mailboxUid }: { mailboxUid: string }) {
   }, [loadFolders]);
   const onList = useCallback((h: ListHandle) => (list.current = h), []);
 
-  const openMessage = async (m: Message) => {
+  const { actions } = messageActions({ list, openUid: openUidRef, setOpen, setFolders, setError });
+  const openMessage = (m: Message) => {
     setOpen(m);
-    if (m.seen) return;
-    try {
-      const updated = await api<Message>(`/api/mail/messages/${encodeURIComponent(m.uid)}/seen`, {
-        method: 'PUT',
-        body: { value: true, version: m.version },
-      });
-      list.current?.pager.update(
-        (r) => r.uid === m.uid,
-        () => updated,
-      );
-      list.current?.refresh();
-      setOpen(updated);
-      // The folder's counts as they are now (push brings them too; this also works without it).
-      const now = await api<Folder>(`/api/mail/folders/${encodeURIComponent(m.folderUid)}`);
-      setFolders((all) => applyFolderEvent(all, { channel: now.uid, type: 'folder', action: 'update', data: { ...now } }));
-    } catch (e) {
-      setError(e);
-    }
+    if (!m.seen) void actions.setFlag(m, 'seen', true);
   };
 
   return (
@@ -136,12 +121,10 @@ function MailboxView({ mailboxUid }: { mailboxUid: string }) {
           />
         </nav>
         <section className="pane list-pane" aria-label="Message list">
-          {folder && (
-            <MessageList key={folder.uid} folder={folder} selected={open?.uid ?? ''} onOpen={(m) => void openMessage(m)} handle={onList} />
-          )}
+          {folder && <MessageList key={folder.uid} folder={folder} selected={open?.uid ?? ''} onOpen={openMessage} handle={onList} />}
         </section>
         <section className="pane reader" aria-label="Reading pane">
-          <Reader message={open} />
+          <Reader message={open} actions={actions} />
         </section>
       </div>
     </>

@@ -120,7 +120,14 @@ function Row({
       onClick={() => onOpen(m)}
       onKeyDown={(e) => (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), onOpen(m))}
     >
-      <div className="row-from">{m.from?.name || m.fromAddress || '(no sender)'}</div>
+      <div className="row-from">
+        {m.flagged && (
+          <span className="flag" role="img" aria-label="Flagged">
+            ⚑{' '}
+          </span>
+        )}
+        {m.from?.name || m.fromAddress || '(no sender)'}
+      </div>
       <div className="row-subject">{m.subject || '(no subject)'}</div>
       <div className="muted row-date">{when(m.date)}</div>
     </div>

@@ -3,12 +3,18 @@ import { api, describeError, when } from '../shared/api.js';
 import { loadsRemote } from './remote.js';
 import type { Message, MessageBody } from './types.js';
 
+export interface MessageActions {
+  setFlag(m: Message, field: 'seen' | 'flagged', value: boolean): Promise<void>;
+  /** To Deleted Items (from there: for good). */
+  trash(m: Message): Promise<void>;
+}
+
 /**
- * The reading pane: the open message's header and its body in a sandboxed frame
+ * The reading pane: the open message's header, what can be done with it, and its body in a sandboxed frame
  * (/api/mail/messages/:id/view: no script, nothing loaded from elsewhere until the reader allows it
  * for this message).
  */
-export function Reader({ message }: { message: Message | null }) {
+export function Reader({ message, actions }: { message: Message | null; actions: MessageActions }) {
   const [body, setBody] = useState<MessageBody | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [remote, setRemote] = useState(false);
@@ -29,6 +35,22 @@ export function Reader({ message }: { message: Message | null }) {
   const view = `/api/mail/messages/${encodeURIComponent(message.uid)}/view${remote ? '?remote=allow' : ''}`;
   return (
     <article aria-label="Message" className="message">
+      <div className="toolbar" role="toolbar" aria-label="Message actions">
+        <button type="button" className="secondary" onClick={() => void actions.setFlag(message, 'seen', !message.seen)}>
+          {message.seen ? 'Mark unread' : 'Mark read'}
+        </button>
+        <button
+          type="button"
+          className="secondary"
+          aria-pressed={message.flagged}
+          onClick={() => void actions.setFlag(message, 'flagged', !message.flagged)}
+        >
+          {message.flagged ? 'Unflag' : 'Flag'}
+        </button>
+        <button type="button" className="secondary" onClick={() => void actions.trash(message)}>
+          Delete
+        </button>
+      </div>
       <h2>{message.subject || '(no subject)'}</h2>
       <p className="muted">
         {sender} · {when(message.date)}

@@ -1,0 +1,59 @@
+import type { Dispatch, RefObject, SetStateAction } from 'react';
+import { api } from '../shared/api.js';
+import { applyFolderEvent } from './live.js';
+import type { ListHandle } from './MessageList.js';
+import type { MessageActions } from './Reader.js';
+import type { Folder, Message } from './types.js';
+
+interface ActionDeps {
+  list: RefObject<ListHandle | null>;
+  openUid: RefObject<string>;
+  setOpen: Dispatch<SetStateAction<Message | null>>;
+  setFolders: Dispatch<SetStateAction<Folder[]>>;
+  setError: (e: unknown) => void;
+}
+
+/** What the reader does to a message through the API, with the list, the open message and the counts kept in step. */
+export function messageActions({ list, openUid, setOpen, setFolders, setError }: ActionDeps): { actions: MessageActions } {
+  /** The folder's counts as they are now (push brings them too; this also works without it); the open list follows its count. */
+  const refreshFolder = async (uid: string) => {
+    const now = await api<Folder>(`/api/mail/folders/${encodeURIComponent(uid)}`);
+    setFolders((all) => applyFolderEvent(all, { channel: now.uid, type: 'folder', action: 'update', data: { ...now } }));
+    const shown = list.current;
+    if (shown && uid === openUid.current && now.totalCount !== shown.pager.total) {
+      shown.pager.reset(now.totalCount);
+      shown.refresh();
+    }
+  };
+  const act = async (step: () => Promise<void>) => {
+    try {
+      await step();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return {
+    actions: {
+      setFlag: (m, field, value) =>
+        act(async () => {
+          const updated = await api<Message>(`/api/mail/messages/${encodeURIComponent(m.uid)}/${field}`, {
+            method: 'PUT',
+            body: { value, version: m.version },
+          });
+          list.current?.pager.update(
+            (r) => r.uid === m.uid,
+            () => updated,
+          );
+          list.current?.refresh();
+          setOpen((o) => (o?.uid === m.uid ? updated : o));
+          if (field === 'seen') await refreshFolder(m.folderUid);
+        }),
+      trash: (m) =>
+        act(async () => {
+          await api(`/api/mail/messages/${encodeURIComponent(m.uid)}/trash`, { method: 'POST' });
+          setOpen((o) => (o?.uid === m.uid ? null : o));
+          await refreshFolder(m.folderUid);
+        }),
+    },
+  };
+}
