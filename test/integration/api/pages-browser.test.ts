@@ -153,6 +153,36 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     await context.close();
   });
 
+  it('keyboard: j and k walk the list, # deletes, ? shows the shortcuts and Escape closes them', async () => {
+    const dated = (subject: string, date: string) =>
+      deliverRaw(
+        fx.api,
+        fx.users.aliceBox.uid,
+        `From: Kim <kim@example.net>\nTo: alice@example.test\nSubject: ${subject}\nDate: ${date}\n\nText.\n`,
+      );
+    const first = (await dated('Key one', 'Wed, 02 Jan 2030 10:00:00 +0000')).uid;
+    await dated('Key two', 'Tue, 01 Jan 2030 10:00:00 +0000');
+    const { context, tab } = await aliceTab();
+    await tab.goto(`${fx.api.url}/`);
+    await tab.locator(`[data-message="${first}"]`).waitFor();
+    const heading = tab.getByRole('article', { name: 'Message' }).getByRole('heading');
+    await tab.keyboard.press('j');
+    await expect.poll(() => heading.textContent()).toBe('Key one');
+    await tab.keyboard.press('j');
+    await expect.poll(() => heading.textContent()).toBe('Key two');
+    await tab.keyboard.press('k');
+    await expect.poll(() => heading.textContent()).toBe('Key one');
+    await tab.keyboard.press('#');
+    await expect.poll(() => tab.locator(`[data-message="${first}"]`).count()).toBe(0);
+    await tab.keyboard.press('?');
+    const sheet = tab.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await sheet.waitFor();
+    expect(await sheet.getByRole('row').count()).toBe(5);
+    await tab.keyboard.press('Escape');
+    await expect.poll(() => sheet.count()).toBe(0);
+    await context.close();
+  });
+
   it('a write without the CSRF cookie is refused, and the page says so instead of failing silently', async () => {
     const context = await browser.newContext();
     const { hostname } = new URL(fx.api.url);

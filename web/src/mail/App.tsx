@@ -6,6 +6,8 @@ import { applyFolderEvent, foldersChanged, listChange } from './live.js';
 import { MessageList, type ListHandle } from './MessageList.js';
 import { messageActions } from './actions.js';
 import { Reader } from './Reader.js';
+import { ShortcutHelp } from './ShortcutHelp.js';
+import { useMailShortcuts } from './mail-shortcuts.js';
 import type { Folder, Mailbox, Message } from './types.js';
 
 /** Web mail: the caller's mailboxes, a mailbox's folders, a folder's messages and the reading pane. */
@@ -101,6 +103,10 @@ function MailboxView({ mailboxUid }: { mailboxUid: string }) {
     setOpen(m);
     if (!m.seen) void actions.setFlag(m, 'seen', true);
   };
+  const [help, setHelp] = useState(false);
+  const toggleHelp = useCallback(() => setHelp((h) => !h), []);
+  const closeHelp = useCallback(() => setHelp(false), []);
+  const shortcuts = useMailShortcuts({ list, open, folders, openMessage, actions, toggleHelp });
 
   return (
     <>
@@ -109,6 +115,7 @@ function MailboxView({ mailboxUid }: { mailboxUid: string }) {
           {describeError(error)}
         </div>
       )}
+      {help && <ShortcutHelp shortcuts={shortcuts} onClose={closeHelp} />}
       <div className="columns">
         <nav className="pane" aria-label="Folders">
           <FolderTree

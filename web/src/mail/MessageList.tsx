@@ -12,6 +12,8 @@ const OVERSCAN = 10;
 export interface ListHandle {
   pager: Pager<Message>;
   refresh(): void;
+  /** Scrolls row i into view (its page is then read). */
+  reveal(i: number): void;
 }
 
 /**
@@ -43,10 +45,18 @@ export function MessageList({
     // A new folder is a new list; the folder's counts move within one (reset by the caller).
     [folder.uid],
   );
-  useEffect(() => {
-    handle?.({ pager, refresh: redraw });
-  }, [pager, handle]);
   const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const reveal = (i: number) => {
+      const el = box.current;
+      if (!el) return;
+      const top = i * ROW_HEIGHT;
+      if (top < el.scrollTop) el.scrollTop = top;
+      else if (top + ROW_HEIGHT > el.scrollTop + el.clientHeight) el.scrollTop = top + ROW_HEIGHT - el.clientHeight;
+      setView({ top: el.scrollTop, height: el.clientHeight });
+    };
+    handle?.({ pager, refresh: redraw, reveal });
+  }, [pager, handle]);
   const [view, setView] = useState({ top: 0, height: 800 });
   useLayoutEffect(() => {
     const el = box.current!;

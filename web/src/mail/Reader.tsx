@@ -5,6 +5,7 @@ import type { Message, MessageBody } from './types.js';
 
 export interface MessageActions {
   setFlag(m: Message, field: 'seen' | 'flagged', value: boolean): Promise<void>;
+  move(m: Message, folderUid: string): Promise<void>;
   /** To Deleted Items (from there: for good). */
   trash(m: Message): Promise<void>;
 }

@@ -48,6 +48,12 @@ export function messageActions({ list, openUid, setOpen, setFolders, setError }:
           setOpen((o) => (o?.uid === m.uid ? updated : o));
           if (field === 'seen') await refreshFolder(m.folderUid);
         }),
+      move: (m, folderUid) =>
+        act(async () => {
+          await api(`/api/mail/messages/${encodeURIComponent(m.uid)}/move`, { method: 'POST', body: { folderUid } });
+          setOpen((o) => (o?.uid === m.uid ? null : o));
+          await refreshFolder(m.folderUid);
+        }),
       trash: (m) =>
         act(async () => {
           await api(`/api/mail/messages/${encodeURIComponent(m.uid)}/trash`, { method: 'POST' });

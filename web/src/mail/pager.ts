@@ -55,6 +55,15 @@ export class Pager<T> {
     );
   }
 
+  /** The index of the first row here that matches, or -1. */
+  indexOf(match: (row: T) => boolean): number {
+    for (const [page, rows] of this.pages) {
+      const i = rows.findIndex(match);
+      if (i >= 0) return page * this.pageSize + i;
+    }
+    return -1;
+  }
+
   /** Replaces one row in place (a flag or read state changed); false when it is not here. */
   update(match: (row: T) => boolean, next: (row: T) => T): boolean {
     for (const rows of this.pages.values()) {

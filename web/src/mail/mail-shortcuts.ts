@@ -1,0 +1,39 @@
+import type { RefObject } from 'react';
+import { useShortcuts, type Shortcut } from '../shared/shortcuts.js';
+import type { ListHandle } from './MessageList.js';
+import type { MessageActions } from './Reader.js';
+import type { Folder, Message } from './types.js';
+
+interface Deps {
+  list: RefObject<ListHandle | null>;
+  open: Message | null;
+  folders: Folder[];
+  openMessage(m: Message): void;
+  actions: MessageActions;
+  toggleHelp(): void;
+}
+
+/** The mail page's shortcuts (j/k to walk the list, e to archive, # to delete, ? for the sheet); answers them for the help sheet. */
+export function useMailShortcuts({ list, open, folders, openMessage, actions, toggleHelp }: Deps): Shortcut[] {
+  const step = (by: number) => {
+    const shown = list.current;
+    if (!shown || !shown.pager.total) return;
+    const at = open ? shown.pager.indexOf((r) => r.uid === open.uid) : -1;
+    const next = Math.min(shown.pager.total - 1, Math.max(0, at < 0 ? 0 : at + by));
+    shown.reveal(next);
+    void shown.pager.ensure(next, next + 1).then(() => {
+      const m = shown.pager.row(next);
+      if (m) openMessage(m);
+    });
+  };
+  const archive = folders.find((f) => f.role === 'archive');
+  const shortcuts: Shortcut[] = [
+    { key: 'j', does: 'Next message', run: () => step(1) },
+    { key: 'k', does: 'Previous message', run: () => step(-1) },
+    { key: 'e', does: 'Archive the open message', run: () => open && archive && void actions.move(open, archive.uid) },
+    { key: '#', does: 'Delete the open message', run: () => open && void actions.trash(open) },
+    { key: '?', does: 'Show or hide these shortcuts', run: toggleHelp },
+  ];
+  useShortcuts(shortcuts);
+  return shortcuts;
+}
