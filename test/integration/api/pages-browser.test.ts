@@ -5,6 +5,7 @@
 // them, and a browser without a session is sent to the sign-in service.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlBackends } from '../../helpers/databases.js';
@@ -13,6 +14,7 @@ import { requirePrograms } from '../../helpers/peers.js';
 import { ingestFixture, type IngestFixture } from '../ingest/setup.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const haveBrowser = requirePrograms('chromium');
 const [sqlite] = await sqlBackends();
 const SIGNIN = 'https://signin.example.test';
@@ -180,6 +182,31 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     expect(await sheet.getByRole('row').count()).toBe(5);
     await tab.keyboard.press('Escape');
     await expect.poll(() => sheet.count()).toBe(0);
+    await context.close();
+  });
+
+  it('axe-core finds no serious or critical accessibility violation on any page, a message open', async () => {
+    // axe is injected as a script, which the pages' CSP (rightly) refuses: this context bypasses it.
+    const context = await browser.newContext({ bypassCSP: true });
+    const { hostname } = new URL(fx.api.url);
+    await context.addCookies([{ name: 'jwt', value: fx.users.alice, domain: hostname, path: '/', httpOnly: true, sameSite: 'Strict' }]);
+    const tab = await context.newPage();
+    const found: string[] = [];
+    for (const path of ['/', '/settings', '/admin', '/escrow']) {
+      await tab.goto(`${fx.api.url}${path}`);
+      if (path === '/') await tab.locator('[data-message]').first().click();
+      await tab.locator('main#app > :not(.muted)').first().waitFor(); // past "Loading…"
+      await tab.addScriptTag({ path: AXE });
+      const violations = await tab.evaluate(async () => {
+        const axe = (
+          globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }
+        ).axe;
+        return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+      });
+      for (const v of violations)
+        if (v.impact === 'serious' || v.impact === 'critical') found.push(`${path}: ${v.id} (${v.impact}, ${v.nodes} nodes)`);
+    }
+    expect(found).toEqual([]);
     await context.close();
   });
 
