@@ -1,6 +1,6 @@
 import type { MimeNode, SplitterChunk } from '@zone-eu/mailsplit';
 import type { Readable, Transform } from 'node:stream';
-import { ApiError } from '../errors/index.js';
+import { noNul, withinParseLimit } from './messages.js';
 import { bodyReaders, mailparser, type BodyReaders } from './mime-parser.js';
 
 // The text and HTML a message shows, for readers of many messages at once (mobile sync reads a
@@ -33,26 +33,14 @@ interface TextPart {
   decoder: Transform;
 }
 
-const noNul = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '') : s);
-
-/** Time allowed for a parse: 5 s plus 1 ms per KB (api-106 after it, as parseMail). */
-const limitFor = (raw: Buffer) => 5000 + Math.ceil(raw.length / 1024);
-const tooSlow = (ms: number) => new ApiError('api-106', `The message cannot be parsed: the MIME parser did not finish within ${ms} ms`);
-
 /**
  * The text and HTML (unsanitized) of a raw message for display; `want` 'html': a reader of HTML,
  * for whom an HTML-only message's text is not made.
  */
 export function displayBody(raw: Buffer, want: 'text' | 'html'): Promise<DisplayBody> {
-  const ms = limitFor(raw);
-  return new Promise<DisplayBody>((resolve, reject) => {
-    const timer = setTimeout(() => reject(tooSlow(ms)), ms);
-    bodyReaders()
-      .then((readers) => split(readers, raw))
-      .then((parts) => (parts ? join(parts, want) : null))
-      .then((body) => body ?? displayBodyByMailparser(raw, want))
-      .then(resolve, reject)
-      .finally(() => clearTimeout(timer));
+  return withinParseLimit(raw, async () => {
+    const parts = await split(await bodyReaders(), raw);
+    return (parts && (await join(parts, want))) ?? displayBodyByMailparser(raw, want);
   });
 }
 
