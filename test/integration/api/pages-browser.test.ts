@@ -3,8 +3,11 @@
 // message shows it in a sandboxed frame and marks it read through a cookie-authenticated,
 // CSRF-checked PUT, HTML from a message never runs, remote images load only once the reader allows
 // them, and a browser without a session is sent to the sign-in service.
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -208,6 +211,32 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     }
     expect(found).toEqual([]);
     await context.close();
+  });
+
+  it('fits a 360 px phone and a 1280 px desktop: folders, list and an open message, nothing wider than the screen', async () => {
+    // Screenshots of each width go to SVCMAIL_SCREENSHOTS (default: a folder in the temporary directory), for people to look at.
+    const shots = process.env.SVCMAIL_SCREENSHOTS ?? join(tmpdir(), 'svcmail-screenshots');
+    mkdirSync(shots, { recursive: true });
+    for (const width of [360, 1280]) {
+      const { context, tab } = await aliceTab();
+      await tab.setViewportSize({ width, height: width === 360 ? 740 : 800 });
+      await tab.goto(`${fx.api.url}/`);
+      await tab.getByRole('listbox', { name: 'Folders' }).getByRole('option', { name: /Inbox/ }).waitFor();
+      const first = tab.getByRole('listbox', { name: 'Messages' }).getByRole('option').first();
+      await first.click();
+      await tab.getByRole('toolbar', { name: 'Message actions' }).waitFor();
+      await expect.poll(() => tab.frameLocator('iframe[title="Message"]').locator('body').textContent()).not.toBe('');
+      expect(
+        await tab.evaluate(
+          () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth,
+        ),
+        `${width} px`,
+      ).toBeLessThanOrEqual(width);
+      for (const name of ['Folders', 'Messages'])
+        expect(await tab.getByRole('listbox', { name }).isVisible(), `${name} at ${width} px`).toBe(true);
+      await tab.screenshot({ path: join(shots, `mail-${width}.png`), fullPage: true });
+      await context.close();
+    }
   });
 
   it('a write without the CSRF cookie is refused, and the page says so instead of failing silently', async () => {
