@@ -68,13 +68,8 @@ function MailboxView({ mailboxUid }: { mailboxUid: string }) {
   const onEvent = useRef<(e: PushEvent) => void>(() => undefined);
   onEvent.current = (e) => {
     const change = list.current && listChange(openUid, list.current.pager.total, e);
-    if (change && 'reload' in change) list.current!.pager.reset(change.reload);
-    if (change && 'row' in change)
-      list.current!.pager.update(
-        (r) => r.uid === change.row.uid,
-        () => change.row,
-      );
-    if (change) list.current!.refresh();
+    if (change && 'reload' in change) list.current!.reload(change.reload);
+    if (change && 'row' in change) list.current!.replace(change.row);
     if (foldersChanged(folders, e)) void loadFolders().catch(setError);
     else setFolders((all) => applyFolderEvent(all, e));
   };
@@ -86,9 +81,7 @@ function MailboxView({ mailboxUid }: { mailboxUid: string }) {
       reconnected: () => {
         void loadFolders().then((all) => {
           const shown = all.find((f) => f.uid === openUidRef.current);
-          if (!list.current || !shown) return;
-          list.current.pager.reset(shown.totalCount);
-          list.current.refresh();
+          if (shown) list.current?.reload(shown.totalCount);
         }, setError);
       },
     });

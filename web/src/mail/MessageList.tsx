@@ -11,9 +11,12 @@ const OVERSCAN = 10;
 
 export interface ListHandle {
   pager: Pager<Message>;
-  refresh(): void;
   /** Scrolls row i into view (its page is then read). */
   reveal(i: number): void;
+  /** Reads the list again, now `total` rows long (messages came, went or moved). */
+  reload(total: number): void;
+  /** Shows a changed message in its row, if the row is here. */
+  replace(m: Message): void;
 }
 
 /**
@@ -55,7 +58,20 @@ export function MessageList({
       else if (top + ROW_HEIGHT > el.scrollTop + el.clientHeight) el.scrollTop = top + ROW_HEIGHT - el.clientHeight;
       setView({ top: el.scrollTop, height: el.clientHeight });
     };
-    handle?.({ pager, refresh: redraw, reveal });
+    const reload = (total: number) => {
+      pager.reset(total);
+      redraw();
+    };
+    const replace = (m: Message) => {
+      if (
+        pager.update(
+          (r) => r.uid === m.uid,
+          () => m,
+        )
+      )
+        redraw();
+    };
+    handle?.({ pager, reveal, reload, replace });
   }, [pager, handle]);
   const [view, setView] = useState({ top: 0, height: 800 });
   useLayoutEffect(() => {

@@ -19,11 +19,7 @@ export function messageActions({ list, openUid, setOpen, setFolders, setError }:
   const refreshFolder = async (uid: string) => {
     const now = await api<Folder>(`/api/mail/folders/${encodeURIComponent(uid)}`);
     setFolders((all) => applyFolderEvent(all, { channel: now.uid, type: 'folder', action: 'update', data: { ...now } }));
-    const shown = list.current;
-    if (shown && uid === openUid.current && now.totalCount !== shown.pager.total) {
-      shown.pager.reset(now.totalCount);
-      shown.refresh();
-    }
+    if (uid === openUid.current && now.totalCount !== list.current?.pager.total) list.current?.reload(now.totalCount);
   };
   const act = async (step: () => Promise<void>) => {
     try {
@@ -40,11 +36,7 @@ export function messageActions({ list, openUid, setOpen, setFolders, setError }:
             method: 'PUT',
             body: { value, version: m.version },
           });
-          list.current?.pager.update(
-            (r) => r.uid === m.uid,
-            () => updated,
-          );
-          list.current?.refresh();
+          list.current?.replace(updated);
           setOpen((o) => (o?.uid === m.uid ? updated : o));
           if (field === 'seen') await refreshFolder(m.folderUid);
         }),
