@@ -47,9 +47,10 @@ async function existingDraft(ctx: Ctx, d: ComposeDecls, uid: string, version: nu
   return old;
 }
 
-async function keptAttachments(ctx: Ctx, old: MessageRecord): Promise<DraftAttachment[]> {
-  if (old.smime === 'encrypted' || !old.hasAttachments) return [];
-  return attachmentsOf(await parseMessage(await loadRaw(ctx, old.blobId)));
+/** The old draft's attachments the new one keeps: all, or those whose ids `keep` names. */
+async function keptAttachments(ctx: Ctx, old: MessageRecord, keep: string[] | undefined): Promise<DraftAttachment[]> {
+  if (old.smime === 'encrypted' || !old.hasAttachments || keep?.length === 0) return [];
+  return attachmentsOf(await parseMessage(await loadRaw(ctx, old.blobId)), keep && new Set(keep));
 }
 
 /** Compose actions for one resource service (the registry's messages and folders, access checked through it). */
@@ -69,19 +70,25 @@ export function composeActions(service: ResourceService) {
   return {
     /** A new draft in the mailbox's Drafts, built from the request. */
     async create(ctx: Ctx, body: DraftBody): Promise<DraftAnswer> {
-      if (body.version !== undefined)
-        throw invalid('version is for PUT /api/mail/compose/:id', [{ path: 'version', message: 'not on create' }]);
+      for (const field of ['version', 'keepAttachments'] as const)
+        if (body[field] !== undefined)
+          throw invalid(`${field} is for PUT /api/mail/compose/:id`, [{ path: field, message: 'not on create' }]);
       const box = await mailboxFor(ctx, decls(), body.mailboxUid);
       return answer(await fileDraft(ctx, box.uid, await buildDraft(ctx, decls(), body, box, []), undefined, body.sendAt ?? null));
     },
 
-    /** Replaces a draft by one built from the request; its uploaded attachments and (unless given) its sendAt are kept. */
+    /**
+     * Replaces a draft by one built from the request; its uploaded attachments and (unless given) its
+     * sendAt are kept, and so are its In-Reply-To and References unless the request quotes anew
+     * (replyTo or forwardOf): a reply edited and saved again stays in its conversation.
+     */
     async update(ctx: Ctx, uid: string, body: DraftBody): Promise<DraftAnswer> {
       const old = await existing(ctx, uid, body.version);
       if (old.mailboxUid !== body.mailboxUid)
         throw invalid('a draft stays in its mailbox', [{ path: 'mailboxUid', message: 'differs from the draft' }]);
       const box = await mailboxFor(ctx, decls(), old.mailboxUid);
-      const raw = await buildDraft(ctx, decls(), body, box, await keptAttachments(ctx, old));
+      const built = await buildDraft(ctx, decls(), body, box, await keptAttachments(ctx, old, body.keepAttachments));
+      const raw = body.replyTo || body.forwardOf ? built : withThreading(built, old.inReplyTo, old.references);
       return replace(ctx, old, raw, false, body.sendAt === undefined ? old.sendAt : body.sendAt);
     },
 
@@ -103,6 +110,7 @@ export function composeActions(service: ResourceService) {
         text: parsed.text,
         html: parsed.html,
         signature: false,
+        forwardAs: 'inline',
       };
       const file = { filename, contentType: upload.contentType || 'application/octet-stream', content: upload.content };
       const raw = await buildDraft(ctx, decls(), body, box, [...attachmentsOf(parsed), file]);

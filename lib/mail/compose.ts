@@ -37,6 +37,12 @@ export const draftBody = z
     html: z.string().max(2_000_000).nullable().default(null),
     replyTo: z.string().min(1).optional().describe('uid of a message of the mailbox this draft answers (In-Reply-To, References, quoting)'),
     forwardOf: z.string().min(1).optional().describe('uid of a message of the mailbox this draft forwards (quoted, its attachments kept)'),
+    forwardAs: z
+      .enum(['inline', 'attachment'])
+      .default('inline')
+      .describe(
+        'with forwardOf: inline (quoted under a forwarded-message header) or attachment (the original whole, as a message/rfc822 part)',
+      ),
     /** A signature uid of the mailbox, or true for its default signature. */
     signature: z.union([z.string().min(1), z.boolean()]).default(false),
     sendAt: z.coerce
@@ -47,6 +53,11 @@ export const draftBody = z
       .describe(
         "scheduled send: POST /api/mail/messages/:id/send keeps the draft in Drafts until this time, then hands it to the send job; null clears it; PUT without it keeps the draft's",
       ),
+    keepAttachments: z
+      .array(z.string().min(1).max(20))
+      .max(1000)
+      .optional()
+      .describe("PUT only: ids (attachments[].id) of the draft's attachments to keep; absent: all of them"),
     /** PUT only: the version of the draft being replaced. */
     version: z.number().int().positive().optional(),
   })
@@ -74,10 +85,10 @@ const prefixed = (prefix: string, subject: string) =>
   new RegExp(`^${prefix}:`, 'i').test(subject.trim()) ? subject : `${prefix}: ${subject}`;
 const quotedHtml = (p: ParsedMessage) => (p.html !== null ? sanitizeMailHtml(p.html) : escapeHtml(p.text).replace(/\n/g, '<br>'));
 
-/** The attachments of a stored message, with their bytes (to carry them into a new draft). */
-export function attachmentsOf(parsed: ParsedMessage): DraftAttachment[] {
+/** The attachments of a stored message with their bytes (to carry them into a new draft); `keep`: only these ids (attachments[].id). */
+export function attachmentsOf(parsed: ParsedMessage, keep?: ReadonlySet<string>): DraftAttachment[] {
   return parsed.mail.attachments
-    .filter((a) => !(a.contentDisposition === 'inline' && a.cid))
+    .filter((a, i) => !(a.contentDisposition === 'inline' && a.cid) && (!keep || keep.has(String(i + 1))))
     .map((a, i) => ({
       filename: a.filename ?? `attachment-${i + 1}`,
       contentType: a.contentType || 'application/octet-stream',
@@ -87,6 +98,7 @@ export function attachmentsOf(parsed: ParsedMessage): DraftAttachment[] {
 
 interface Source {
   msg: MessageRecord;
+  raw: Buffer;
   parsed: ParsedMessage;
 }
 
@@ -96,7 +108,8 @@ async function source(ctx: Ctx, decls: ComposeDecls, uid: string, mailboxUid: st
     throw invalid('the original message must be in the same mailbox as the draft', [{ path, message: 'other mailbox' }]);
   if (msg.smime === 'encrypted')
     throw invalid('an encrypted message cannot be quoted by the server; the client composes the reply', [{ path, message: 'encrypted' }]);
-  return { msg, parsed: await parseMessage(await loadRaw(ctx, msg.blobId)) };
+  const raw = await loadRaw(ctx, msg.blobId);
+  return { msg, raw, parsed: await parseMessage(raw) };
 }
 
 async function signatureOf(ctx: Ctx, mailboxUid: string, sig: string | boolean): Promise<{ text: string; html: string } | null> {
@@ -181,6 +194,15 @@ function quoteForward(parts: DraftParts, orig: Source): void {
   parts.attachments.push(...attachmentsOf(orig.parsed));
 }
 
+/** Forwards the original whole: "Fwd:" subject, References, the message as a message/rfc822 attachment named after its subject. */
+function attachForward(parts: DraftParts, orig: Source): void {
+  const m = orig.msg;
+  parts.subject = parts.subject || prefixed('Fwd', m.subject);
+  if (m.messageId) parts.references = [...m.references, m.messageId];
+  const name = (m.subject.replace(/[\\/:*?"<>|\p{Cc}]+/gu, ' ').trim() || 'message').slice(0, 100);
+  parts.attachments.push({ filename: `${name}.eml`, contentType: 'message/rfc822', content: orig.raw });
+}
+
 /** Builds the MIME source of the finished parts with MailComposer, Bcc kept. */
 function composeMime(parts: DraftParts, body: DraftBody, box: Mailbox, from: string): Promise<Buffer> {
   const { html, inReplyTo, references } = parts;
@@ -195,7 +217,13 @@ function composeMime(parts: DraftParts, body: DraftBody, box: Mailbox, from: str
     ...(inReplyTo ? { inReplyTo } : {}),
     ...(references ? { references } : {}),
     date: new Date(),
-    attachments: parts.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content })),
+    // Every file is an attachment, a forwarded message too (nodemailer makes message/rfc822 inline, which readers open as part of the body).
+    attachments: parts.attachments.map((a) => ({
+      filename: a.filename,
+      contentType: a.contentType,
+      content: a.content,
+      contentDisposition: 'attachment' as const,
+    })),
   };
   const composer = new MailComposer(mail).compile();
   // Bcc stays in a draft (sending needs it); MailComposer drops it unless asked.
@@ -223,6 +251,7 @@ export async function buildDraft(
   if (sig) appendSignature(parts, sig);
   const orig = await originalOf(ctx, decls, body, box.uid);
   if (orig && body.replyTo) quoteReply(parts, orig);
+  else if (orig && body.forwardAs === 'attachment') attachForward(parts, orig);
   else if (orig) quoteForward(parts, orig);
   return composeMime(parts, body, box, from);
 }

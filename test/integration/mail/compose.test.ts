@@ -101,6 +101,42 @@ describe.each(backends)('compose and directory on $name', (backend) => {
     expect(f.body).toMatchObject({ subject: 'Fwd: file', hasAttachments: true });
     expect(f.body.attachments.map((a: { filename: string }) => a.filename)).toEqual(['a.pdf']);
     expect((await rawOf(f.body.uid)).text).toContain('---------- Forwarded message ---------\nFrom: bob@example.test');
+
+    // as an attachment: the original whole, as message/rfc822, not quoted
+    const a = await api.call('POST', '/api/mail/compose', {
+      token: p.alice,
+      body: { mailboxUid: p.aliceBox.uid, forwardOf: withFile.uid, forwardAs: 'attachment', to: ['dave@example.net'], text: 'FYI' },
+    });
+    expect(a.status).toBe(201);
+    expect(a.body).toMatchObject({ subject: 'Fwd: file', references: ['<f@x>'] });
+    const fwd = await rawOf(a.body.uid);
+    expect(fwd.text?.trim()).toBe('FYI');
+    expect(fwd.text).not.toContain('Forwarded message');
+    expect(fwd.attachments.map((x) => [x.filename, x.contentType])).toEqual([['file.eml', 'message/rfc822']]);
+    expect(a.body.attachments).toMatchObject([{ filename: 'file.eml', contentType: 'message/rfc822' }]);
+    const inner = await simpleParser(fwd.attachments[0].content);
+    expect(inner.messageId).toBe('<f@x>');
+    expect(inner.attachments.map((x) => x.filename)).toEqual(['a.pdf']);
+  });
+
+  it('a reply saved again keeps its In-Reply-To and References and is not quoted twice', async () => {
+    const orig = await deliverRaw(api, p.aliceBox.uid, simpleMail(8));
+    const r = await api.call('POST', '/api/mail/compose', {
+      token: p.alice,
+      body: { mailboxUid: p.aliceBox.uid, replyTo: orig.uid, text: 'Draft one' },
+    });
+    const quoted = (await rawOf(r.body.uid)).text!;
+    const edited = quoted.replace('Draft one', 'Draft two');
+    const up = await api.call('PUT', `/api/mail/compose/${r.body.uid}`, {
+      token: p.alice,
+      body: { mailboxUid: p.aliceBox.uid, to: ['carol@example.net'], subject: r.body.subject, text: edited, version: r.body.version },
+    });
+    expect(up.status).toBe(200);
+    expect(up.body).toMatchObject({ subject: 'Re: Hello 8', inReplyTo: '<m8@example.net>', references: ['<m8@example.net>'] });
+    expect(up.body.threadId).toBe(r.body.threadId);
+    const text = (await rawOf(up.body.uid)).text!;
+    expect(text.match(/wrote:/g)).toHaveLength(1);
+    expect(text).toContain('Draft two');
   });
 
   it('uploads an attachment and replaces a draft; the old one goes like DELETE (counts, usage, blob)', async () => {
@@ -145,6 +181,27 @@ describe.each(backends)('compose and directory on $name', (backend) => {
       body: { mailboxUid: p.aliceBox.uid, subject: 'v3', version: up.body.version + 5 },
     });
     expect(stale.status).toBe(409);
+    // keepAttachments names what stays: a second file, then only it is kept; [] keeps none
+    const two = await fetch(`${api.url}/api/mail/compose/${up.body.uid}/attachments?filename=two.txt`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.alice}`, 'content-type': 'text/plain' },
+      body: 'second file',
+    });
+    const withTwo = (await two.json()) as { uid: string; version: number; attachments: Array<{ id: string; filename: string }> };
+    expect(withTwo.attachments.map((a) => a.filename)).toEqual(['data.bin', 'two.txt']);
+    const kept = await api.call('PUT', `/api/mail/compose/${withTwo.uid}`, {
+      token: p.alice,
+      body: { mailboxUid: p.aliceBox.uid, subject: 'v3', keepAttachments: [withTwo.attachments[1].id] },
+    });
+    expect(kept.body.attachments.map((a: { filename: string }) => a.filename)).toEqual(['two.txt']);
+    const none = await api.call('PUT', `/api/mail/compose/${kept.body.uid}`, {
+      token: p.alice,
+      body: { mailboxUid: p.aliceBox.uid, subject: 'v4', keepAttachments: [] },
+    });
+    expect(none.body).toMatchObject({ hasAttachments: false, attachments: [] });
+    expect(
+      (await api.call('POST', '/api/mail/compose', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, keepAttachments: [] } })).body,
+    ).toMatchObject({ status: 400, code: 'api-106' });
     const box = (await api.call('GET', `/api/mail/mailboxes/${p.aliceBox.uid}`, { token: p.alice })).body;
     const all = await api.deps.store.repo<{ size: number }>(MessageModel).list({ filter: { mailboxUid: p.aliceBox.uid } });
     expect(box.usedBytes).toBe(all.reduce((s, m) => s + m.size, 0));
