@@ -8,16 +8,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlBackends } from '../../helpers/databases.js';
 import { deliverRaw } from '../../helpers/messages.js';
+import { axeFindings, launchChromium } from '../../helpers/browser.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { ingestFixture, type IngestFixture } from '../ingest/setup.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const haveBrowser = requirePrograms('chromium');
 const [sqlite] = await sqlBackends();
 const SIGNIN = 'https://signin.example.test';
@@ -36,10 +34,7 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     const html =
       'From: "Dora Sender" <dora@example.net>\nTo: alice@example.test\nSubject: Quarterly numbers\nDate: Mon, 23 Nov 2026 09:00:00 +0000\nMIME-Version: 1.0\nContent-Type: text/html\n\n<p>Numbers attached.</p><img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>\n';
     messageUid = (await deliverRaw(fx.api, fx.users.aliceBox.uid, html)).uid;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -158,7 +153,7 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     await context.close();
   });
 
-  it('keyboard: j and k walk the list, # deletes, ? shows the shortcuts and Escape closes them', async () => {
+  it('keyboard: j and k walk the list, # deletes, ? shows the shortcuts and Escape closes them, r replies, c writes', async () => {
     const dated = (subject: string, date: string) =>
       deliverRaw(
         fx.api,
@@ -182,9 +177,18 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     await tab.keyboard.press('?');
     const sheet = tab.getByRole('dialog', { name: 'Keyboard shortcuts' });
     await sheet.waitFor();
-    expect(await sheet.getByRole('row').count()).toBe(5);
+    expect(await sheet.locator('kbd').allTextContents()).toEqual(['j', 'k', 'r', 'a', 'f', 'c', 'e', '#', '?']);
     await tab.keyboard.press('Escape');
     await expect.poll(() => sheet.count()).toBe(0);
+    // r answers the open message, c writes a new one
+    await tab.keyboard.press('j');
+    await expect.poll(() => heading.textContent()).toBe('Key two');
+    await tab.keyboard.press('r');
+    const reply = tab.getByRole('form', { name: 'Reply' });
+    await expect.poll(() => reply.getByLabel('Subject').inputValue()).toBe('Re: Key two');
+    await reply.getByRole('button', { name: 'Close' }).click();
+    await tab.keyboard.press('c');
+    await tab.getByRole('form', { name: 'New message' }).waitFor();
     await context.close();
   });
 
@@ -199,15 +203,7 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
       await tab.goto(`${fx.api.url}${path}`);
       if (path === '/') await tab.locator('[data-message]').first().click();
       await tab.locator('main#app > :not(.muted)').first().waitFor(); // past "Loading…"
-      await tab.addScriptTag({ path: AXE });
-      const violations = await tab.evaluate(async () => {
-        const axe = (
-          globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }
-        ).axe;
-        return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-      });
-      for (const v of violations)
-        if (v.impact === 'serious' || v.impact === 'critical') found.push(`${path}: ${v.id} (${v.impact}, ${v.nodes} nodes)`);
+      for (const finding of await axeFindings(tab)) found.push(`${path}: ${finding}`);
     }
     expect(found).toEqual([]);
     await context.close();

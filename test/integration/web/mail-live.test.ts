@@ -2,8 +2,9 @@
 // daemons): mail handed off through /internal/mta appears in the open list and in the folder's
 // unread count without a reload (the page's /push socket through the api's front door), and reading
 // it clears the count.
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, signedInContext, watchProblems } from '../../helpers/browser.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { startRunningAppliance, type RunningAppliance } from '../../helpers/running-appliance.js';
 
@@ -22,37 +23,20 @@ describe.runIf(haveBrowser)('web mail against the running appliance', { timeout:
       (await app.call(admin, 'POST', '/api/mail/mailboxes', { address: 'alice@example.test', owners: ['alice'], name: 'Alice' })).status,
     ).toBe(201);
     alice = await app.token('alice');
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   }, 200_000);
   afterAll(async () => {
     await browser?.close();
     app?.stop();
   });
 
-  const signedIn = async (): Promise<Page> => {
-    const context = await browser.newContext();
-    context.setDefaultTimeout(20_000);
-    const { hostname } = new URL(app.api);
-    await context.addCookies([
-      { name: 'jwt', value: alice, domain: hostname, path: '/', httpOnly: true, sameSite: 'Strict' },
-      { name: 'csrf', value: 'csrf-of-this-session', domain: hostname, path: '/', sameSite: 'Strict' },
-    ]);
-    return context.newPage();
-  };
+  const signedIn = async (): Promise<Page> => (await signedInContext(browser, app.api, alice)).newPage();
   const message = (subject: string) =>
     `From: Carol <carol@example.net>\r\nTo: alice@example.test\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '-')}@example.net>\r\nDate: ${new Date().toUTCString()}\r\n\r\nHello about ${subject}.\r\n`;
 
   it('a delivered message appears live in the list and the unread count; reading it clears the count', async () => {
     const tab = await signedIn();
-    const problems: string[] = [];
-    tab.on('pageerror', (e) => problems.push(e.message));
-    // An error on the console, a failed request or an exception of the page fails the test, with its words.
-    tab.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-    tab.on('requestfailed', (r) => problems.push(`failed ${r.url()} ${r.failure()?.errorText}`));
-    tab.on('response', (r) => r.status() >= 400 && problems.push(`${r.status()} ${r.url()}`));
+    const problems = watchProblems(tab);
     try {
       await tab.goto(`${app.api}/`);
       const inbox = tab.getByRole('listbox', { name: 'Folders' }).locator('[role=option]', { hasText: 'Inbox' });

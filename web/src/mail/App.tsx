@@ -1,14 +1,17 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, describeError } from '../shared/api.js';
 import { FolderTree } from './FolderTree.js';
-import { PushClient, type PushEvent } from '../shared/push.js';
-import { applyFolderEvent, foldersChanged, listChange } from './live.js';
+import { useLiveFolders } from './live-folders.js';
 import { MessageList, type ListHandle } from './MessageList.js';
 import { messageActions } from './actions.js';
 import { Reader } from './Reader.js';
 import { ShortcutHelp } from './ShortcutHelp.js';
+import { Compose } from './compose/Compose.js';
+import type { ComposeStart } from './compose/open.js';
+import type { SendFailure } from './compose/send.js';
+import { useSending, type StatusLine } from './compose/sending.js';
 import { useMailShortcuts } from './mail-shortcuts.js';
-import type { Folder, Mailbox, Message } from './types.js';
+import type { Mailbox, Message } from './types.js';
 
 /** Web mail: the caller's mailboxes, a mailbox's folders, a folder's messages and the reading pane. */
 export function App() {
@@ -42,64 +45,48 @@ export function App() {
           </select>
         </p>
       )}
-      <MailboxView key={box} mailboxUid={box} />
+      <MailboxView key={box} box={boxes.find((b) => b.uid === box)!} />
     </>
   );
 }
 
-function MailboxView({ mailboxUid }: { mailboxUid: string }) {
-  const [folders, setFolders] = useState<Folder[]>([]);
-  const [openUid, setOpenUid] = useState('');
+/** The status line: what became of the last action, with Undo while a send waits. */
+function Status({ line }: { line: StatusLine | null }) {
+  return (
+    <div role="status" className="status-line">
+      {line?.text}{' '}
+      {line?.undo && (
+        <button type="button" className="secondary" onClick={line.undo}>
+          Undo
+        </button>
+      )}
+    </div>
+  );
+}
+
+function MailboxView({ box }: { box: Mailbox }) {
   const [open, setOpen] = useState<Message | null>(null);
   const [error, setError] = useState<unknown>(null);
   const list = useRef<ListHandle | null>(null);
-  const push = useRef<PushClient | null>(null);
+  const { folders, setFolders, openUid, setOpenUid, openUidRef } = useLiveFolders(box.uid, list, setError);
   const folder = folders.find((f) => f.uid === openUid) ?? null;
-
-  const loadFolders = useCallback(async () => {
-    const all = await api<Folder[]>(`/api/mail/folders?mailboxUid=${encodeURIComponent(mailboxUid)}&limit=1000`);
-    setFolders(all);
-    setOpenUid((uid) => (all.some((f) => f.uid === uid) ? uid : ((all.find((f) => f.role === 'inbox') ?? all[0])?.uid ?? '')));
-    push.current?.subscribe([mailboxUid, ...all.map((f) => f.uid)]);
-    return all;
-  }, [mailboxUid]);
-
-  // Live counts and rows over /push; what happened while the socket was down is read again.
-  const onEvent = useRef<(e: PushEvent) => void>(() => undefined);
-  onEvent.current = (e) => {
-    const change = list.current && listChange(openUid, list.current.pager.total, e);
-    if (change && 'reload' in change) list.current!.reload(change.reload);
-    if (change && 'row' in change) list.current!.replace(change.row);
-    if (foldersChanged(folders, e)) void loadFolders().catch(setError);
-    else setFolders((all) => applyFolderEvent(all, e));
-  };
-  const openUidRef = useRef(openUid);
-  openUidRef.current = openUid;
-  useEffect(() => {
-    const client = new PushClient({
-      event: (e) => onEvent.current(e),
-      reconnected: () => {
-        void loadFolders().then((all) => {
-          const shown = all.find((f) => f.uid === openUidRef.current);
-          if (shown) list.current?.reload(shown.totalCount);
-        }, setError);
-      },
-    });
-    push.current = client;
-    loadFolders().catch(setError);
-    return () => client.close();
-  }, [loadFolders]);
   const onList = useCallback((h: ListHandle) => (list.current = h), []);
 
-  const { actions } = messageActions({ list, openUid: openUidRef, setOpen, setFolders, setError });
+  const [compose, setCompose] = useState<{ start: ComposeStart; failure: SendFailure | null } | null>(null);
+  const reopen = useCallback((start: ComposeStart, failure: SendFailure | null) => setCompose({ start, failure }), []);
+  const startCompose = useCallback((start: ComposeStart) => setCompose({ start, failure: null }), []);
+  const sending = useSending(reopen);
+  const { actions } = messageActions({ list, openUid: openUidRef, setOpen, setFolders, setError, tell: sending.tell });
   const openMessage = (m: Message) => {
+    if (m.draft && folder?.role === 'drafts') return startCompose({ kind: 'draft', draft: m });
+    setCompose(null);
     setOpen(m);
     if (!m.seen) void actions.setFlag(m, 'seen', true);
   };
   const [help, setHelp] = useState(false);
   const toggleHelp = useCallback(() => setHelp((h) => !h), []);
   const closeHelp = useCallback(() => setHelp(false), []);
-  const shortcuts = useMailShortcuts({ list, open, folders, openMessage, actions, toggleHelp });
+  const shortcuts = useMailShortcuts({ list, open, folders, openMessage, actions, toggleHelp, compose: startCompose });
 
   return (
     <>
@@ -109,6 +96,12 @@ function MailboxView({ mailboxUid }: { mailboxUid: string }) {
         </div>
       )}
       {help && <ShortcutHelp shortcuts={shortcuts} onClose={closeHelp} />}
+      <div className="mail-bar">
+        <button type="button" onClick={() => startCompose({ kind: 'new' })}>
+          New message
+        </button>
+        <Status line={sending.status} />
+      </div>
       <div className="columns">
         <nav className="pane" aria-label="Folders">
           <FolderTree
@@ -124,7 +117,21 @@ function MailboxView({ mailboxUid }: { mailboxUid: string }) {
           {folder && <MessageList key={folder.uid} folder={folder} selected={open?.uid ?? ''} onOpen={openMessage} handle={onList} />}
         </section>
         <section className="pane reader" aria-label="Reading pane">
-          <Reader message={open} actions={actions} />
+          {compose ? (
+            <Compose
+              box={box}
+              folders={folders}
+              start={compose.start}
+              failure={compose.failure}
+              onClose={() => setCompose(null)}
+              onSend={(draft, mode) => {
+                setCompose(null);
+                sending.send(draft, mode);
+              }}
+            />
+          ) : (
+            <Reader message={open} actions={actions} compose={startCompose} inSent={folder?.role === 'sent'} />
+          )}
         </section>
       </div>
     </>

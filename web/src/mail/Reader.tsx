@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'react';
 import { api, describeError, when } from '../shared/api.js';
+import { AttachmentList, SourceDialog } from './ReaderParts.js';
 import { loadsRemote } from './remote.js';
+import type { ComposeStart } from './compose/open.js';
 import type { Message, MessageBody } from './types.js';
 
 export interface MessageActions {
@@ -8,19 +10,41 @@ export interface MessageActions {
   move(m: Message, folderUid: string): Promise<void>;
   /** To Deleted Items (from there: for good). */
   trash(m: Message): Promise<void>;
+  /** Withdraws a sent message from internal recipients who have not read it. */
+  recall(m: Message): Promise<void>;
 }
+
+const ANSWERS: Array<{ kind: Exclude<ComposeStart['kind'], 'new' | 'draft'>; label: string }> = [
+  { kind: 'reply', label: 'Reply' },
+  { kind: 'replyAll', label: 'Reply all' },
+  { kind: 'forward', label: 'Forward' },
+  { kind: 'forwardAttachment', label: 'Forward as attachment' },
+];
 
 /**
  * The reading pane: the open message's header, what can be done with it, and its body in a sandboxed frame
  * (/api/mail/messages/:id/view: no script, nothing loaded from elsewhere until the reader allows it
  * for this message).
  */
-export function Reader({ message, actions }: { message: Message | null; actions: MessageActions }) {
+export function Reader({
+  message,
+  actions,
+  compose,
+  inSent,
+}: {
+  message: Message | null;
+  actions: MessageActions;
+  compose(start: ComposeStart): void;
+  /** The message is in Sent Items: it can be recalled. */
+  inSent: boolean;
+}) {
   const [body, setBody] = useState<MessageBody | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [remote, setRemote] = useState(false);
+  const [source, setSource] = useState(false);
   const uid = message?.uid;
   useEffect(() => {
+    setSource(false);
     setBody(null);
     setError(null);
     setRemote(false);
@@ -37,6 +61,11 @@ export function Reader({ message, actions }: { message: Message | null; actions:
   return (
     <article aria-label="Message" className="message">
       <div className="toolbar" role="toolbar" aria-label="Message actions">
+        {ANSWERS.map((a) => (
+          <button key={a.kind} type="button" className="secondary" onClick={() => compose({ kind: a.kind, of: message })}>
+            {a.label}
+          </button>
+        ))}
         <button type="button" className="secondary" onClick={() => void actions.setFlag(message, 'seen', !message.seen)}>
           {message.seen ? 'Mark unread' : 'Mark read'}
         </button>
@@ -51,11 +80,21 @@ export function Reader({ message, actions }: { message: Message | null; actions:
         <button type="button" className="secondary" onClick={() => void actions.trash(message)}>
           Delete
         </button>
+        <button type="button" className="secondary" onClick={() => setSource(true)}>
+          View source
+        </button>
+        {inSent && (
+          <button type="button" className="secondary" onClick={() => void actions.recall(message)}>
+            Recall
+          </button>
+        )}
       </div>
       <h2>{message.subject || '(no subject)'}</h2>
       <p className="muted">
         {sender} · {when(message.date)}
       </p>
+      {source && <SourceDialog message={message} onClose={() => setSource(false)} />}
+      <AttachmentList message={message} />
       {error !== null && (
         <div className="error" role="alert">
           {describeError(error)}

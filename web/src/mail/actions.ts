@@ -11,10 +11,17 @@ interface ActionDeps {
   setOpen: Dispatch<SetStateAction<Message | null>>;
   setFolders: Dispatch<SetStateAction<Folder[]>>;
   setError: (e: unknown) => void;
+  /** Tells the user what became of an action (the page's status line). */
+  tell: (text: string) => void;
+}
+
+interface RecallAnswer {
+  recalled: string[];
+  notRecalled: string[];
 }
 
 /** What the reader does to a message through the API, with the list, the open message and the counts kept in step. */
-export function messageActions({ list, openUid, setOpen, setFolders, setError }: ActionDeps): { actions: MessageActions } {
+export function messageActions({ list, openUid, setOpen, setFolders, setError, tell }: ActionDeps): { actions: MessageActions } {
   /** The folder's counts as they are now (push brings them too; this also works without it); the open list follows its count. */
   const refreshFolder = async (uid: string) => {
     const now = await api<Folder>(`/api/mail/folders/${encodeURIComponent(uid)}`);
@@ -45,6 +52,15 @@ export function messageActions({ list, openUid, setOpen, setFolders, setError }:
           await api(`/api/mail/messages/${encodeURIComponent(m.uid)}/move`, { method: 'POST', body: { folderUid } });
           setOpen((o) => (o?.uid === m.uid ? null : o));
           await refreshFolder(m.folderUid);
+        }),
+      recall: (m) =>
+        act(async () => {
+          if (!confirm(`Recall "${m.subject || '(no subject)'}"? Recipients here who have not read it lose their copy.`)) return;
+          const r = await api<RecallAnswer>(`/api/mail/messages/${encodeURIComponent(m.uid)}/recall`, { method: 'POST' });
+          const outside = r.notRecalled.length ? ` Cannot recall from ${r.notRecalled.join(', ')} (outside this server).` : '';
+          tell(
+            `${r.recalled.length ? `Recall sent to ${r.recalled.join(', ')}; a report follows.` : 'No recipient here to recall it from.'}${outside}`,
+          );
         }),
       trash: (m) =>
         act(async () => {

@@ -1,6 +1,7 @@
 import type { RefObject } from 'react';
 import { useShortcuts, type Shortcut } from '../shared/shortcuts.js';
 import type { ListHandle } from './MessageList.js';
+import type { ComposeStart } from './compose/open.js';
 import type { MessageActions } from './Reader.js';
 import type { Folder, Message } from './types.js';
 
@@ -11,10 +12,14 @@ interface Deps {
   openMessage(m: Message): void;
   actions: MessageActions;
   toggleHelp(): void;
+  compose(start: ComposeStart): void;
 }
 
-/** The mail page's shortcuts (j/k to walk the list, e to archive, # to delete, ? for the sheet); answers them for the help sheet. */
-export function useMailShortcuts({ list, open, folders, openMessage, actions, toggleHelp }: Deps): Shortcut[] {
+/**
+ * The mail page's shortcuts (j/k to walk the list, r/a/f to reply, reply all and forward, c to write,
+ * e to archive, # to delete, ? for the sheet); answers them for the help sheet.
+ */
+export function useMailShortcuts({ list, open, folders, openMessage, actions, toggleHelp, compose }: Deps): Shortcut[] {
   const step = (by: number) => {
     const shown = list.current;
     if (!shown || !shown.pager.total) return;
@@ -30,6 +35,10 @@ export function useMailShortcuts({ list, open, folders, openMessage, actions, to
   const shortcuts: Shortcut[] = [
     { key: 'j', does: 'Next message', run: () => step(1) },
     { key: 'k', does: 'Previous message', run: () => step(-1) },
+    { key: 'r', does: 'Reply', run: () => open && compose({ kind: 'reply', of: open }) },
+    { key: 'a', does: 'Reply all', run: () => open && compose({ kind: 'replyAll', of: open }) },
+    { key: 'f', does: 'Forward', run: () => open && compose({ kind: 'forward', of: open }) },
+    { key: 'c', does: 'Write a new message', run: () => compose({ kind: 'new' }) },
     { key: 'e', does: 'Archive the open message', run: () => open && archive && void actions.move(open, archive.uid) },
     { key: '#', does: 'Delete the open message', run: () => open && void actions.trash(open) },
     { key: '?', does: 'Show or hide these shortcuts', run: toggleHelp },

@@ -3,6 +3,8 @@
 export interface Mailbox {
   uid: string;
   address: string;
+  name: string;
+  aliases: string[];
 }
 
 export interface Folder {
@@ -15,17 +17,37 @@ export interface Folder {
   version: number;
 }
 
+export interface Address {
+  name: string;
+  address: string;
+}
+
+export interface Attachment {
+  id: string;
+  safeFilename: string;
+  contentType: string;
+  size: number;
+  inline: boolean;
+}
+
 export interface Message {
   uid: string;
   version: number;
+  mailboxUid: string;
   folderUid: string;
   subject: string;
-  from: { name: string; address: string } | null;
+  from: Address | null;
   fromAddress: string;
+  to: Address[];
+  cc: Address[];
+  bcc: Address[];
   date: string;
   seen: boolean;
   flagged: boolean;
+  draft: boolean;
   hasAttachments: boolean;
+  attachments: Attachment[];
+  sendAt: string | null;
   preview?: string;
 }
 

@@ -3,19 +3,39 @@
 
 const authUrl = () => document.body.dataset.authUrl || '';
 
+/** One detail of an error answer: which field (or recipient) and what is wrong with it. */
+export interface FailureDetail {
+  path: string;
+  message: string;
+}
+
 export class ApiFailure extends Error {
   readonly status: number;
   readonly code: string | undefined;
-  constructor(status: number, body: { message?: string; code?: string } | null) {
+  readonly details: FailureDetail[];
+  constructor(status: number, body: { message?: string; code?: string; details?: FailureDetail[] } | null) {
     super(body?.message ?? `HTTP ${status}`);
     this.status = status;
     this.code = body?.code;
+    this.details = Array.isArray(body?.details) ? body.details : [];
   }
 }
 
 function cookie(name: string): string {
   const hit = document.cookie.split('; ').find((c) => c.startsWith(`${name}=`));
   return hit ? decodeURIComponent(hit.slice(name.length + 1)) : '';
+}
+
+/** The CSRF header every write carries (the double-submit cookie's value). */
+export const csrfHeader = (): Record<string, string> => ({ 'x-csrf-token': cookie('csrf') });
+
+/** What an answer that is not 2xx means for the page: sign in again, elevate, or the failure to show. */
+export async function failureOf(status: number, data: unknown): Promise<ApiFailure> {
+  const failure = new ApiFailure(status, data as never);
+  // No session, an expired one (401 api-100) or a token this server does not accept (api-101): sign in again.
+  if ((status === 401 || failure.code === 'api-101') && authUrl()) await redirectTo('signin');
+  if (failure.code === 'api-104' && authUrl()) await redirectTo('elevate');
+  return failure;
 }
 
 /** Sends the user to the sign-in service (or to elevate) and back to this page. */
@@ -34,7 +54,7 @@ export interface CallOptions {
 export async function api<T = unknown>(path: string, { method = 'GET', body, signal }: CallOptions = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET') headers['x-csrf-token'] = cookie('csrf');
+  if (method !== 'GET') Object.assign(headers, csrfHeader());
   const res = await fetch(path, {
     method,
     headers,
@@ -44,16 +64,19 @@ export async function api<T = unknown>(path: string, { method = 'GET', body, sig
   });
   const data = res.status === 204 ? null : await res.json().catch(() => null);
   if (res.ok) return data as T;
-  const failure = new ApiFailure(res.status, data);
-  // No session, an expired one (401 api-100) or a token this server does not accept (api-101): sign in again.
-  if ((res.status === 401 || failure.code === 'api-101') && authUrl()) await redirectTo('signin');
-  if (failure.code === 'api-104' && authUrl()) await redirectTo('elevate');
-  throw failure;
+  throw await failureOf(res.status, data);
 }
 
-/** What to tell the user about a failure: the API's message and code, else what to do. */
+/** A failure the page itself found, worded for the user (what happened and what to do). */
+export class Problem extends Error {}
+
+/** What to tell the user about a failure: the API's message and code, the page's own words, else what to do. */
 export const describeError = (e: unknown): string =>
-  e instanceof ApiFailure ? `${e.message}${e.code ? ` (${e.code})` : ''}` : 'Something went wrong; reload the page.';
+  e instanceof ApiFailure
+    ? `${e.message}${e.code ? ` (${e.code})` : ''}`
+    : e instanceof Problem
+      ? e.message
+      : 'Something went wrong; reload the page.';
 
 export const when = (d: string | number | Date | null | undefined): string => (d ? new Date(d).toLocaleString() : '');
 export const bytes = (n: number): string =>

@@ -1,0 +1,103 @@
+// Drafts saved as the user types: a change is saved a moment after the typing stops, one save at a
+// time (each answer is a new draft uid and version the next save must name), and anything else that
+// replaces the draft (an upload) waits its turn in the same queue.
+
+export interface Saved {
+  uid: string;
+  version: number;
+}
+
+export type SaveState = 'unsaved' | 'saving' | 'saved' | 'failed';
+
+export interface SaverIo<B, S extends Saved> {
+  /** The first save: a new draft. */
+  create(body: B): Promise<S>;
+  /** Later saves: the draft replaced (a new uid), guarded by the version it had. */
+  update(current: S, body: B): Promise<S>;
+}
+
+export class DraftSaver<B, S extends Saved> {
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+  private pending: B | null = null;
+  private state: SaveState;
+  private lastError: unknown = null;
+
+  constructor(
+    private readonly io: SaverIo<B, S>,
+    private saved: S | null,
+    private readonly notify: (state: SaveState, draft: S | null, error: unknown) => void,
+    private readonly delayMs = 1500,
+  ) {
+    this.state = saved ? 'saved' : 'unsaved';
+  }
+
+  /** The draft as last saved (null before the first save). */
+  get current(): S | null {
+    return this.saved;
+  }
+
+  get status(): SaveState {
+    return this.state;
+  }
+
+  /** Records what the form holds now; it is saved once the typing pauses. */
+  change(body: B): void {
+    this.pending = body;
+    this.set('unsaved');
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.flush().catch(() => undefined), this.delayMs);
+  }
+
+  /** Saves what is unsaved now (after whatever is running) and answers the draft as saved. */
+  flush(): Promise<S | null> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    return this.enqueue(async () => {
+      const body = this.pending;
+      if (body === null) return this.saved;
+      this.pending = null;
+      this.set('saving');
+      try {
+        this.saved = this.saved ? await this.io.update(this.saved, body) : await this.io.create(body);
+      } catch (e) {
+        this.pending ??= body; // tried again by the next change or flush
+        this.lastError = e;
+        this.set('failed');
+        throw e;
+      }
+      this.set(this.pending === null ? 'saved' : 'unsaved');
+      return this.saved;
+    });
+  }
+
+  /** Runs a step that replaces the saved draft (an upload) after the saves before it; the form's unsaved changes are saved first. */
+  async replace(step: (current: S) => Promise<S>): Promise<S> {
+    const current = await this.flush();
+    if (!current) throw new Error('the draft is saved before anything is attached to it');
+    return this.enqueue(async () => {
+      this.saved = await step(this.saved!);
+      this.notify(this.state, this.saved, null);
+      return this.saved;
+    });
+  }
+
+  /** Stops saving (the compose view closes); what was not saved yet is dropped. */
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = null;
+  }
+
+  private enqueue<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(step, step);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private set(state: SaveState): void {
+    this.state = state;
+    if (state !== 'failed') this.lastError = null;
+    this.notify(state, this.saved, this.lastError);
+  }
+}
