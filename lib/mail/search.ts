@@ -3,7 +3,7 @@ import { AclEntryModel, type AclEntryRecord } from '../acl/index.js';
 import { requireSignedIn } from '../auth/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { Ctx } from '../context/index.js';
-import type { Filter, ListQuery } from '../storage/index.js';
+import type { Filter, ListQuery, Repo } from '../storage/index.js';
 import { MessageModel, type Message, type MessageRecord, type ParsedMessage } from './messages.js';
 
 /** The full-text document of a message: subject, every address and name, plain text (never S/MIME ciphertext). */
@@ -20,6 +20,11 @@ export const searchQuery = z
   .object({
     mailboxUid: z.string().min(1).optional().describe('absent: the mailboxes the caller owns'),
     q: z.string().max(500).optional(),
+    subject: z
+      .string()
+      .max(500)
+      .optional()
+      .describe('words the subject must hold (each a word or the start of one, case and accents ignored)'),
     folderUid: z.string().min(1).optional(),
     from: z.string().trim().toLowerCase().max(320).optional(),
     to: z.string().trim().toLowerCase().max(320).optional(),
@@ -60,7 +65,7 @@ export async function searchMessages(
   if (s.unread !== undefined) filter.seen = !s.unread;
   if (s.flagged !== undefined) filter.flagged = s.flagged;
   const repo = ctx.store.repo<Message>(MessageModel);
-  const words = s.q?.trim() ?? '';
+  const words = [s.q ?? '', s.subject ?? ''].join(' ').trim();
   const q: ListQuery = {
     filter,
     sort: [
@@ -70,7 +75,36 @@ export async function searchMessages(
     limit: s.limit,
     offset: s.page * s.limit,
   };
+  if (s.subject && wordsOf(s.subject).length) return subjectMatches(repo, words, q, wordsOf(s.subject));
   return words ? repo.search(words, q) : repo.list(q);
+}
+
+/** Lower-cased words without accents (as the full-text index compares them). */
+const wordsOf = (text: string): string[] =>
+  text
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .match(/[\p{L}\p{N}]+/gu) ?? [];
+const SUBJECT_BATCH = 200;
+
+/**
+ * A search with subject words: the full-text search (which holds them somewhere) read in batches,
+ * keeping the messages whose subject has each word (or a word starting with it), until the page is full.
+ */
+async function subjectMatches(repo: Repo<Message>, words: string, q: ListQuery, want: string[]): Promise<MessageRecord[]> {
+  const limit = q.limit ?? 50;
+  const skip = q.offset ?? 0;
+  const found: MessageRecord[] = [];
+  for (let offset = 0; found.length < skip + limit; offset += SUBJECT_BATCH) {
+    const batch = await repo.search(words, { ...q, limit: SUBJECT_BATCH, offset });
+    for (const m of batch) {
+      const subject = wordsOf(m.subject);
+      if (want.every((w) => subject.some((x) => x.startsWith(w)))) found.push(m);
+    }
+    if (batch.length < SUBJECT_BATCH) break;
+  }
+  return found.slice(skip, skip + limit);
 }
 
 /**

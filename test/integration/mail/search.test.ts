@@ -138,6 +138,11 @@ describe.each(backends)('mail search on $name', (backend) => {
     expect(subjects(await search('label=food'))).toEqual(['Lunch?']);
     expect(subjects(await search('q=quarterly&hasAttachments=true'))).toEqual(['Budget 2027']);
     expect(subjects(await search('from=DAVE%40example.org'))).toEqual(['Lunch?']);
+    // subject words are looked for in the subject only (prefix, case ignored); q still searches everything
+    expect(subjects(await search('subject=lunc'))).toEqual(['Lunch?']);
+    expect(subjects(await search(`subject=${encodeURIComponent('STRAß')}`))).toEqual(['Straßenfest']);
+    expect(subjects(await search('subject=quarterly'))).toEqual([]);
+    expect(subjects(await search('q=quarterly&subject=budget'))).toEqual(['Budget 2027']);
     expect(subjects(await search('to=erin%40example.test'))).toEqual(['Straßenfest']);
     expect(subjects(await search('after=2026-11-03T00:00:00Z&before=2026-11-04T00:00:00Z'))).toEqual(['Lunch?']);
     expect((await search('')).body).toHaveLength(4);
