@@ -177,7 +177,7 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     await tab.keyboard.press('?');
     const sheet = tab.getByRole('dialog', { name: 'Keyboard shortcuts' });
     await sheet.waitFor();
-    expect(await sheet.locator('kbd').allTextContents()).toEqual(['j', 'k', 'r', 'a', 'f', 'c', 'e', '#', '?']);
+    expect(await sheet.locator('kbd').allTextContents()).toEqual(['j', 'k', 'r', 'a', 'f', 'c', '/', 'e', '#', '?']);
     await tab.keyboard.press('Escape');
     await expect.poll(() => sheet.count()).toBe(0);
     // r answers the open message, c writes a new one
@@ -189,6 +189,46 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     await reply.getByRole('button', { name: 'Close' }).click();
     await tab.keyboard.press('c');
     await tab.getByRole('form', { name: 'New message' }).waitFor();
+    await context.close();
+  });
+
+  it('search: / focuses the box, a body word finds its message, filters narrow it, a result opens in the reading pane', async () => {
+    await deliverRaw(
+      fx.api,
+      fx.users.aliceBox.uid,
+      'From: Kim <kim@example.net>\nTo: alice@example.test\nSubject: Garden party\nDate: Tue, 01 Dec 2026 10:00:00 +0000\n\nBring the zucchini bread.\n',
+    );
+    await deliverRaw(
+      fx.api,
+      fx.users.aliceBox.uid,
+      'From: Lee <lee@example.net>\nTo: alice@example.test\nSubject: Zucchini recipes\nDate: Wed, 02 Dec 2026 10:00:00 +0000\n\nAll of them.\n',
+    );
+    const { context, tab } = await aliceTab();
+    await tab.goto(`${fx.api.url}/`);
+    await tab.getByRole('listbox', { name: 'Messages' }).getByRole('option').first().waitFor();
+    await tab.keyboard.press('/');
+    await tab.getByRole('searchbox', { name: 'Search words' }).waitFor();
+    await expect
+      .poll(() => tab.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } } }).document.activeElement.id))
+      .toBe('mail-search');
+    await tab.keyboard.type('zucchini');
+    await tab.keyboard.press('Enter');
+    const results = tab.getByRole('listbox', { name: 'Search results' }).getByRole('option');
+    await expect.poll(() => results.allTextContents()).toHaveLength(2);
+    expect((await results.allTextContents())[0]).toContain('Zucchini recipes'); // newest first
+    await tab.getByText('Filters').click();
+    await tab.getByRole('search').getByLabel('From').fill('kim@example.net');
+    await tab.getByRole('button', { name: 'Search', exact: true }).click();
+    await expect.poll(() => results.allTextContents()).toHaveLength(1);
+    await results.first().click();
+    await expect
+      .poll(() => tab.frameLocator('iframe[title="Message"]').locator('body').textContent())
+      .toContain('Bring the zucchini bread.');
+    await tab.getByRole('search').getByLabel('Subject').fill('recipes');
+    await tab.getByRole('button', { name: 'Search', exact: true }).click();
+    await tab.getByText('No messages match.').waitFor();
+    await tab.getByRole('button', { name: 'Clear' }).click();
+    await tab.getByRole('listbox', { name: 'Messages' }).waitFor();
     await context.close();
   });
 

@@ -2,6 +2,8 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, describeError } from '../shared/api.js';
 import { FolderTree } from './FolderTree.js';
 import { useLiveFolders } from './live-folders.js';
+import { SearchBar, SearchResults } from './search/Search.js';
+import type { SearchForm } from './search/query.js';
 import { MessageList, type ListHandle } from './MessageList.js';
 import { messageActions } from './actions.js';
 import { Reader } from './Reader.js';
@@ -72,13 +74,14 @@ function MailboxView({ box }: { box: Mailbox }) {
   const folder = folders.find((f) => f.uid === openUid) ?? null;
   const onList = useCallback((h: ListHandle) => (list.current = h), []);
 
+  const [search, setSearch] = useState<{ form: SearchForm; n: number } | null>(null);
   const [compose, setCompose] = useState<{ start: ComposeStart; failure: SendFailure | null } | null>(null);
   const reopen = useCallback((start: ComposeStart, failure: SendFailure | null) => setCompose({ start, failure }), []);
   const startCompose = useCallback((start: ComposeStart) => setCompose({ start, failure: null }), []);
   const sending = useSending(reopen);
   const { actions } = messageActions({ list, openUid: openUidRef, setOpen, setFolders, setError, tell: sending.tell });
   const openMessage = (m: Message) => {
-    if (m.draft && folder?.role === 'drafts') return startCompose({ kind: 'draft', draft: m });
+    if (m.draft && folders.find((f) => f.uid === m.folderUid)?.role === 'drafts') return startCompose({ kind: 'draft', draft: m });
     setCompose(null);
     setOpen(m);
     if (!m.seen) void actions.setFlag(m, 'seen', true);
@@ -100,6 +103,11 @@ function MailboxView({ box }: { box: Mailbox }) {
         <button type="button" onClick={() => startCompose({ kind: 'new' })}>
           New message
         </button>
+        <SearchBar
+          folders={folders}
+          onSearch={(form) => setSearch((s) => ({ form, n: (s?.n ?? 0) + 1 }))}
+          onClear={() => setSearch(null)}
+        />
         <Status line={sending.status} />
       </div>
       <div className="columns">
@@ -108,13 +116,18 @@ function MailboxView({ box }: { box: Mailbox }) {
             folders={folders}
             selected={openUid}
             onSelect={(f) => {
+              setSearch(null);
               setOpenUid(f.uid);
               setOpen(null);
             }}
           />
         </nav>
         <section className="pane list-pane" aria-label="Message list">
-          {folder && <MessageList key={folder.uid} folder={folder} selected={open?.uid ?? ''} onOpen={openMessage} handle={onList} />}
+          {search ? (
+            <SearchResults key={search.n} mailboxUid={box.uid} form={search.form} selected={open?.uid ?? ''} onOpen={openMessage} />
+          ) : (
+            folder && <MessageList key={folder.uid} folder={folder} selected={open?.uid ?? ''} onOpen={openMessage} handle={onList} />
+          )}
         </section>
         <section className="pane reader" aria-label="Reading pane">
           {compose ? (

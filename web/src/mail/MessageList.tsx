@@ -146,6 +146,15 @@ function Row({
       onClick={() => onOpen(m)}
       onKeyDown={(e) => (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), onOpen(m))}
     >
+      <RowContent m={m} />
+    </div>
+  );
+}
+
+/** What a row shows of a message: sender (and a flag), subject, date. */
+export function RowContent({ m }: { m: Message }) {
+  return (
+    <>
       <div className="row-from">
         {m.flagged && (
           <span className="flag" role="img" aria-label="Flagged">
@@ -156,6 +165,6 @@ function Row({
       </div>
       <div className="row-subject">{m.subject || '(no subject)'}</div>
       <div className="muted row-date">{when(m.date)}</div>
-    </div>
+    </>
   );
 }

@@ -2,6 +2,7 @@ import type { RefObject } from 'react';
 import { useShortcuts, type Shortcut } from '../shared/shortcuts.js';
 import type { ListHandle } from './MessageList.js';
 import type { ComposeStart } from './compose/open.js';
+import { SEARCH_INPUT_ID } from './search/Search.js';
 import type { MessageActions } from './Reader.js';
 import type { Folder, Message } from './types.js';
 
@@ -16,7 +17,7 @@ interface Deps {
 }
 
 /**
- * The mail page's shortcuts (j/k to walk the list, r/a/f to reply, reply all and forward, c to write,
+ * The mail page's shortcuts (j/k to walk the list, r/a/f to reply, reply all and forward, c to write, / to search,
  * e to archive, # to delete, ? for the sheet); answers them for the help sheet.
  */
 export function useMailShortcuts({ list, open, folders, openMessage, actions, toggleHelp, compose }: Deps): Shortcut[] {
@@ -39,6 +40,7 @@ export function useMailShortcuts({ list, open, folders, openMessage, actions, to
     { key: 'a', does: 'Reply all', run: () => open && compose({ kind: 'replyAll', of: open }) },
     { key: 'f', does: 'Forward', run: () => open && compose({ kind: 'forward', of: open }) },
     { key: 'c', does: 'Write a new message', run: () => compose({ kind: 'new' }) },
+    { key: '/', does: 'Search', run: () => document.getElementById(SEARCH_INPUT_ID)?.focus() },
     { key: 'e', does: 'Archive the open message', run: () => open && archive && void actions.move(open, archive.uid) },
     { key: '#', does: 'Delete the open message', run: () => open && void actions.trash(open) },
     { key: '?', does: 'Show or hide these shortcuts', run: toggleHelp },
