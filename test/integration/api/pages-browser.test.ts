@@ -232,6 +232,64 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     await context.close();
   });
 
+  it('organizes: picks with Ctrl/Shift-click and marks them read, drags one onto a new folder, renames it, labels, moves by picker, shows the conversation, empties Deleted Items', async () => {
+    const send = (n: number, extra = '') =>
+      deliverRaw(
+        fx.api,
+        fx.users.aliceBox.uid,
+        `From: Ola <ola@example.net>\nTo: alice@example.test\nSubject: Sort ${n}\nMessage-ID: <sort-${n}@example.net>\n${extra}Date: Thu, 0${n} Jan 2032 10:00:00 +0000\n\nText ${n}.\n`,
+      );
+    const [one, two, three] = [(await send(1)).uid, (await send(2, 'In-Reply-To: <sort-1@example.net>\n')).uid, (await send(3)).uid];
+    const get = async (uid: string) => (await fx.api.call('GET', `/api/mail/messages/${uid}`, { token: fx.users.alice })).body;
+    const { context, tab } = await aliceTab();
+    await tab.goto(`${fx.api.url}/`);
+    const row = (uid: string) => tab.locator(`[data-message="${uid}"]`);
+    await row(three).click({ modifiers: ['Control'] });
+    await row(one).click({ modifiers: ['Shift'] });
+    const bar = tab.getByRole('toolbar', { name: 'Picked messages' });
+    await expect.poll(() => bar.textContent()).toContain('3 picked');
+    await bar.getByRole('button', { name: 'Mark read' }).click();
+    await expect.poll(async () => (await Promise.all([one, two, three].map(get))).map((m) => m.seen)).toEqual([true, true, true]);
+    await expect.poll(() => bar.count()).toBe(0);
+    // a new folder, then a message dragged onto it
+    const actions = tab.getByRole('toolbar', { name: 'Folder actions' });
+    await actions.getByRole('button', { name: 'New folder' }).click();
+    await tab.getByLabel('New folder name').fill('Projects');
+    await tab.getByRole('button', { name: 'Create' }).click();
+    const folders = tab.getByRole('listbox', { name: 'Folders' });
+    const projects = folders.getByRole('option', { name: 'Projects' });
+    await expect.poll(() => projects.getAttribute('aria-selected')).toBe('true');
+    await folders.getByRole('option', { name: /Inbox/ }).click();
+    await row(three).dragTo(projects);
+    await expect.poll(async () => (await get(three)).folderUid).toBe(await projects.getAttribute('data-folder'));
+    await projects.click();
+    await row(three).waitFor();
+    await actions.getByRole('button', { name: 'Rename' }).click();
+    await tab.getByLabel('New name').fill('Projects 2032');
+    await tab.getByRole('button', { name: 'Rename' }).click();
+    await folders.getByRole('option', { name: 'Projects 2032' }).waitFor();
+    // label, conversation and move on the open message
+    await folders.getByRole('option', { name: /Inbox/ }).click();
+    await row(two).click();
+    await tab.locator('summary', { hasText: 'Labels' }).click();
+    await tab.getByLabel('New label').fill('urgent');
+    await tab.getByRole('button', { name: 'Add', exact: true }).click();
+    await expect.poll(async () => (await get(two)).labels).toEqual(['urgent']);
+    await tab.locator('summary', { hasText: 'Conversation (2 messages)' }).click();
+    await tab.getByRole('button', { name: /Sort 1/ }).click();
+    await expect.poll(() => tab.getByRole('article', { name: 'Message' }).getByRole('heading').textContent()).toBe('Sort 1');
+    await tab.getByLabel('Move to folder').selectOption({ label: 'Deleted Items' });
+    await expect
+      .poll(async () => (await get(one)).folderUid)
+      .toBe(await folders.getByRole('option', { name: /Deleted Items/ }).getAttribute('data-folder'));
+    await folders.getByRole('option', { name: /Deleted Items/ }).click();
+    tab.once('dialog', (d) => void d.accept());
+    await actions.getByRole('button', { name: 'Empty Deleted Items' }).click();
+    await expect.poll(async () => (await fx.api.call('GET', `/api/mail/messages/${one}`, { token: fx.users.alice })).status).toBe(404);
+    await tab.getByText('No messages.').waitFor();
+    await context.close();
+  });
+
   it('axe-core finds no serious or critical accessibility violation on any page, a message open', async () => {
     // axe is injected as a script, which the pages' CSP (rightly) refuses: this context bypasses it.
     const context = await browser.newContext({ bypassCSP: true });

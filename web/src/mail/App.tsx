@@ -1,10 +1,13 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, describeError } from '../shared/api.js';
 import { FolderTree } from './FolderTree.js';
+import { FolderActions } from './FolderActions.js';
+import { rowsOf } from './rows.js';
 import { useLiveFolders } from './live-folders.js';
-import { SearchBar, SearchResults } from './search/Search.js';
+import { SearchBar } from './search/Search.js';
+import { ListPane } from './ListPane.js';
 import type { SearchForm } from './search/query.js';
-import { MessageList, type ListHandle } from './MessageList.js';
+import type { ListHandle } from './MessageList.js';
 import { messageActions } from './actions.js';
 import { Reader } from './Reader.js';
 import { ShortcutHelp } from './ShortcutHelp.js';
@@ -70,7 +73,7 @@ function MailboxView({ box }: { box: Mailbox }) {
   const [open, setOpen] = useState<Message | null>(null);
   const [error, setError] = useState<unknown>(null);
   const list = useRef<ListHandle | null>(null);
-  const { folders, setFolders, openUid, setOpenUid, openUidRef } = useLiveFolders(box.uid, list, setError);
+  const { folders, setFolders, openUid, setOpenUid, openUidRef, reload } = useLiveFolders(box.uid, list, setError);
   const folder = folders.find((f) => f.uid === openUid) ?? null;
   const onList = useCallback((h: ListHandle) => (list.current = h), []);
 
@@ -79,7 +82,7 @@ function MailboxView({ box }: { box: Mailbox }) {
   const reopen = useCallback((start: ComposeStart, failure: SendFailure | null) => setCompose({ start, failure }), []);
   const startCompose = useCallback((start: ComposeStart) => setCompose({ start, failure: null }), []);
   const sending = useSending(reopen);
-  const { actions } = messageActions({ list, openUid: openUidRef, setOpen, setFolders, setError, tell: sending.tell });
+  const { actions, bulk } = messageActions({ list, openUid: openUidRef, setOpen, setFolders, setError, tell: sending.tell });
   const openMessage = (m: Message) => {
     if (m.draft && folders.find((f) => f.uid === m.folderUid)?.role === 'drafts') return startCompose({ kind: 'draft', draft: m });
     setCompose(null);
@@ -120,14 +123,31 @@ function MailboxView({ box }: { box: Mailbox }) {
               setOpenUid(f.uid);
               setOpen(null);
             }}
+            onDrop={(f, uids) => void bulk(rowsOf(list.current, uids), { kind: 'move', folderUid: f.uid })}
+          />
+          <FolderActions
+            mailboxUid={box.uid}
+            folder={folder}
+            setError={setError}
+            changed={async (to) => {
+              const all = await reload();
+              if (to !== undefined) setOpenUid(to);
+              const shown = all.find((f) => f.uid === openUidRef.current);
+              if (shown) list.current?.reload(shown.totalCount);
+            }}
           />
         </nav>
         <section className="pane list-pane" aria-label="Message list">
-          {search ? (
-            <SearchResults key={search.n} mailboxUid={box.uid} form={search.form} selected={open?.uid ?? ''} onOpen={openMessage} />
-          ) : (
-            folder && <MessageList key={folder.uid} folder={folder} selected={open?.uid ?? ''} onOpen={openMessage} handle={onList} />
-          )}
+          <ListPane
+            mailboxUid={box.uid}
+            folder={folder}
+            folders={folders}
+            search={search}
+            selected={open?.uid ?? ''}
+            onOpen={openMessage}
+            handle={onList}
+            bulk={bulk}
+          />
         </section>
         <section className="pane reader" aria-label="Reading pane">
           {compose ? (
@@ -143,7 +163,7 @@ function MailboxView({ box }: { box: Mailbox }) {
               }}
             />
           ) : (
-            <Reader message={open} actions={actions} compose={startCompose} inSent={folder?.role === 'sent'} />
+            <Reader message={open} folders={folders} actions={actions} compose={startCompose} onOpen={openMessage} />
           )}
         </section>
       </div>

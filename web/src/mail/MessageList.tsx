@@ -1,6 +1,7 @@
-import { useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState, type MouseEvent } from 'react';
 import { api, describeError, when } from '../shared/api.js';
 import { Pager } from './pager.js';
+import type { Picks } from './selection.js';
 import type { Folder, Message } from './types.js';
 
 /** Height of a row in pixels: the list places rows by index, so it reads only the pages in view. */
@@ -8,48 +9,70 @@ export const ROW_HEIGHT = 64;
 const PAGE = 100;
 /** Rows rendered above and below the viewport, so a scroll does not show blank rows first. */
 const OVERSCAN = 10;
+/** The drag-and-drop type of messages dragged from the list (a JSON array of uids). */
+export const DRAG_TYPE = 'application/x-svcmail-messages';
 
 export interface ListHandle {
   pager: Pager<Message>;
   /** Scrolls row i into view (its page is then read). */
   reveal(i: number): void;
-  /** Reads the list again, now `total` rows long (messages came, went or moved). */
+  /** Reads the list again, now `total` rows long (messages came, went or moved); a filtered list counts itself. */
   reload(total: number): void;
   /** Shows a changed message in its row, if the row is here. */
   replace(m: Message): void;
 }
 
+export type PickHow = 'toggle' | 'range';
+
+interface Props {
+  folder: Folder;
+  /** Query parameters narrowing the folder's messages (Focused/Other), or ''. */
+  filter: string;
+  selected: string;
+  picks: Picks;
+  /** A click picks instead of opening (touch screens have no Ctrl or Shift). */
+  picking: boolean;
+  onOpen(m: Message): void;
+  onPick(m: Message, index: number, how: PickHow): void;
+  handle?: (h: ListHandle) => void;
+}
+
+const listPath = (folder: Folder, filter: string) =>
+  `/api/mail/messages?folderUid=${encodeURIComponent(folder.uid)}${filter ? `&${filter}` : ''}`;
+
+/** How many messages a filtered list has (HEAD answers X-Total-Count). */
+async function countOf(path: string): Promise<number> {
+  const res = await fetch(path, { method: 'HEAD', credentials: 'same-origin' });
+  return Number(res.headers.get('x-total-count') ?? 0);
+}
+
 /**
  * The messages of a folder, newest first, as a virtual list: only the rows in view are in the
  * document, read page by page from the API as they scroll in (a 100 000-message folder is as quick
- * as a small one).
+ * as a small one). Rows can be picked (Ctrl/⌘-click, Shift-click) and dragged onto a folder.
  */
-export function MessageList({
-  folder,
-  selected,
-  onOpen,
-  handle,
-}: {
-  folder: Folder;
-  selected: string;
-  onOpen: (m: Message) => void;
-  handle?: (h: ListHandle) => void;
-}) {
+export function MessageList({ folder, filter, selected, picks, picking, onOpen, onPick, handle }: Props) {
   const [, redraw] = useReducer((x: number) => x + 1, 0);
   const [error, setError] = useState<unknown>(null);
+  const path = listPath(folder, filter);
   const pager = useMemo(
     () =>
       new Pager<Message>(
         PAGE,
-        (page, size) =>
-          api<Message[]>(`/api/mail/messages?folderUid=${encodeURIComponent(folder.uid)}&limit=${size}&page=${page}&sort=-date`),
-        folder.totalCount,
+        (page, size) => api<Message[]>(`${path}&limit=${size}&page=${page}&sort=-date`),
+        filter ? 0 : folder.totalCount,
       ),
-    // A new folder is a new list; the folder's counts move within one (reset by the caller).
-    [folder.uid],
+    // A new folder or filter is a new list; the folder's counts move within one (reset by the caller).
+    [path],
   );
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
+    const reset = (total: number) => {
+      pager.reset(total);
+      redraw();
+    };
+    const reload = (total: number) => (filter ? countOf(path).then(reset, setError) : reset(total));
+    if (filter) void reload(0);
     const reveal = (i: number) => {
       const el = box.current;
       if (!el) return;
@@ -57,10 +80,6 @@ export function MessageList({
       if (top < el.scrollTop) el.scrollTop = top;
       else if (top + ROW_HEIGHT > el.scrollTop + el.clientHeight) el.scrollTop = top + ROW_HEIGHT - el.clientHeight;
       setView({ top: el.scrollTop, height: el.clientHeight });
-    };
-    const reload = (total: number) => {
-      pager.reset(total);
-      redraw();
     };
     const replace = (m: Message) => {
       if (
@@ -71,8 +90,8 @@ export function MessageList({
       )
         redraw();
     };
-    handle?.({ pager, reveal, reload, replace });
-  }, [pager, handle]);
+    handle?.({ pager, reveal, reload: (total) => void reload(total), replace });
+  }, [pager, handle, filter, path]);
   const [view, setView] = useState({ top: 0, height: 800 });
   useLayoutEffect(() => {
     const el = box.current!;
@@ -86,15 +105,36 @@ export function MessageList({
     pager.ensure(first, last).then(redraw, setError);
   }, [pager, first, last]);
 
+  const click = (m: Message, index: number, e: MouseEvent) => {
+    if (e.shiftKey) onPick(m, index, 'range');
+    else if (e.ctrlKey || e.metaKey || picking) onPick(m, index, 'toggle');
+    else onOpen(m);
+  };
   const rows = [];
-  for (let i = first; i < last; i++)
-    rows.push(<Row key={i} index={i} message={pager.row(i)} selected={selected} total={pager.total} onOpen={onOpen} />);
+  for (let i = first; i < last; i++) {
+    const m = pager.row(i);
+    const isSelected = m ? (picks.uids.size ? picks.uids.has(m.uid) : m.uid === selected) : false;
+    rows.push(
+      <Row
+        key={i}
+        index={i}
+        message={m}
+        selected={isSelected}
+        focus={m?.uid === selected}
+        total={pager.total}
+        picks={picks}
+        onClick={click}
+        onOpen={onOpen}
+      />,
+    );
+  }
   return (
     <div
       ref={box}
       className="virtual"
       role="listbox"
       aria-label="Messages"
+      aria-multiselectable="true"
       onScroll={(e) => setView({ top: e.currentTarget.scrollTop, height: e.currentTarget.clientHeight })}
     >
       {error !== null && (
@@ -117,14 +157,20 @@ function Row({
   index,
   message: m,
   selected,
+  focus,
   total,
+  picks,
+  onClick,
   onOpen,
 }: {
   index: number;
   message: Message | undefined;
-  selected: string;
+  selected: boolean;
+  focus: boolean;
   total: number;
-  onOpen: (m: Message) => void;
+  picks: Picks;
+  onClick(m: Message, index: number, e: MouseEvent): void;
+  onOpen(m: Message): void;
 }) {
   const place = { transform: `translateY(${index * ROW_HEIGHT}px)`, height: ROW_HEIGHT };
   if (!m)
@@ -137,13 +183,20 @@ function Row({
     <div
       role="option"
       data-message={m.uid}
-      aria-selected={m.uid === selected}
+      aria-selected={selected}
       aria-setsize={total}
       aria-posinset={index + 1}
-      tabIndex={m.uid === selected ? 0 : -1}
+      tabIndex={focus ? 0 : -1}
       className={m.seen ? 'row' : 'row unread'}
       style={place}
-      onClick={() => onOpen(m)}
+      draggable
+      onDragStart={(e) => {
+        // Dragging a picked row takes all the picked ones along.
+        const uids = picks.uids.has(m.uid) ? [...picks.uids] : [m.uid];
+        e.dataTransfer.setData(DRAG_TYPE, JSON.stringify(uids));
+        e.dataTransfer.effectAllowed = 'move';
+      }}
+      onClick={(e) => onClick(m, index, e)}
       onKeyDown={(e) => (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), onOpen(m))}
     >
       <RowContent m={m} />

@@ -3,7 +3,9 @@ import { api, describeError, when } from '../shared/api.js';
 import { AttachmentList, SourceDialog } from './ReaderParts.js';
 import { loadsRemote } from './remote.js';
 import type { ComposeStart } from './compose/open.js';
-import type { Message, MessageBody } from './types.js';
+import type { Folder, Message, MessageBody } from './types.js';
+import { MovePicker } from './BulkBar.js';
+import { Conversation, LabelPicker } from './ReaderExtras.js';
 
 export interface MessageActions {
   setFlag(m: Message, field: 'seen' | 'flagged', value: boolean): Promise<void>;
@@ -12,6 +14,7 @@ export interface MessageActions {
   trash(m: Message): Promise<void>;
   /** Withdraws a sent message from internal recipients who have not read it. */
   recall(m: Message): Promise<void>;
+  setLabels(m: Message, labels: string[]): Promise<void>;
 }
 
 const ANSWERS: Array<{ kind: Exclude<ComposeStart['kind'], 'new' | 'draft'>; label: string }> = [
@@ -28,15 +31,17 @@ const ANSWERS: Array<{ kind: Exclude<ComposeStart['kind'], 'new' | 'draft'>; lab
  */
 export function Reader({
   message,
+  folders,
   actions,
   compose,
-  inSent,
+  onOpen,
 }: {
   message: Message | null;
+  folders: Folder[];
   actions: MessageActions;
   compose(start: ComposeStart): void;
-  /** The message is in Sent Items: it can be recalled. */
-  inSent: boolean;
+  /** Opens another message (of the conversation). */
+  onOpen(m: Message): void;
 }) {
   const [body, setBody] = useState<MessageBody | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -83,7 +88,8 @@ export function Reader({
         <button type="button" className="secondary" onClick={() => setSource(true)}>
           View source
         </button>
-        {inSent && (
+        <MovePicker folders={folders} except={message.folderUid} onMove={(uid) => void actions.move(message, uid)} />
+        {folders.find((f) => f.uid === message.folderUid)?.role === 'sent' && (
           <button type="button" className="secondary" onClick={() => void actions.recall(message)}>
             Recall
           </button>
@@ -94,6 +100,8 @@ export function Reader({
         {sender} · {when(message.date)}
       </p>
       {source && <SourceDialog message={message} onClose={() => setSource(false)} />}
+      <LabelPicker message={message} onChange={(labels) => void actions.setLabels(message, labels)} />
+      <Conversation message={message} onOpen={onOpen} />
       <AttachmentList message={message} />
       {error !== null && (
         <div className="error" role="alert">

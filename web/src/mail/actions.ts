@@ -3,6 +3,7 @@ import { api } from '../shared/api.js';
 import { applyFolderEvent } from './live.js';
 import type { ListHandle } from './MessageList.js';
 import type { MessageActions } from './Reader.js';
+import { bulkMove, bulkSet, bulkTrash, type BulkOp } from './bulk.js';
 import type { Folder, Message } from './types.js';
 
 interface ActionDeps {
@@ -20,8 +21,11 @@ interface RecallAnswer {
   notRecalled: string[];
 }
 
-/** What the reader does to a message through the API, with the list, the open message and the counts kept in step. */
-export function messageActions({ list, openUid, setOpen, setFolders, setError, tell }: ActionDeps): { actions: MessageActions } {
+/** What the reader and the list do to messages through the API, with the list, the open message and the counts kept in step. */
+export function messageActions({ list, openUid, setOpen, setFolders, setError, tell }: ActionDeps): {
+  actions: MessageActions;
+  bulk(rows: Message[], op: BulkOp): Promise<void>;
+} {
   /** The folder's counts as they are now (push brings them too; this also works without it); the open list follows its count. */
   const refreshFolder = async (uid: string) => {
     const now = await api<Folder>(`/api/mail/folders/${encodeURIComponent(uid)}`);
@@ -35,7 +39,24 @@ export function messageActions({ list, openUid, setOpen, setFolders, setError, t
       setError(e);
     }
   };
+  /** One change to several messages; the rows and counts follow, the outcome is told. */
+  const bulk = (rows: Message[], op: BulkOp) =>
+    act(async () => {
+      const from = new Set(rows.map((m) => m.folderUid));
+      const failed =
+        op.kind === 'set'
+          ? await bulkSet(rows, op.field, op.value, (m) => list.current?.replace(m))
+          : op.kind === 'move'
+            ? await bulkMove(rows, op.folderUid)
+            : await bulkTrash(rows);
+      const gone = new Set(op.kind === 'set' ? [] : rows.map((m) => m.uid));
+      setOpen((o) => (o && gone.has(o.uid) ? null : o));
+      await Promise.all([...from, ...(op.kind === 'move' ? [op.folderUid] : [])].map(refreshFolder));
+      const done = rows.length - failed.length;
+      tell(failed.length ? `${done} of ${rows.length} done; ${failed.length} changed elsewhere meanwhile — try again.` : `${done} done.`);
+    });
   return {
+    bulk,
     actions: {
       setFlag: (m, field, value) =>
         act(async () => {
@@ -47,11 +68,20 @@ export function messageActions({ list, openUid, setOpen, setFolders, setError, t
           setOpen((o) => (o?.uid === m.uid ? updated : o));
           if (field === 'seen') await refreshFolder(m.folderUid);
         }),
+      setLabels: (m, labels) =>
+        act(async () => {
+          const updated = await api<Message>(`/api/mail/messages/${encodeURIComponent(m.uid)}/labels`, {
+            method: 'PUT',
+            body: { value: labels, version: m.version },
+          });
+          list.current?.replace(updated);
+          setOpen((o) => (o?.uid === m.uid ? updated : o));
+        }),
       move: (m, folderUid) =>
         act(async () => {
           await api(`/api/mail/messages/${encodeURIComponent(m.uid)}/move`, { method: 'POST', body: { folderUid } });
           setOpen((o) => (o?.uid === m.uid ? null : o));
-          await refreshFolder(m.folderUid);
+          await Promise.all([refreshFolder(m.folderUid), refreshFolder(folderUid)]);
         }),
       recall: (m) =>
         act(async () => {

@@ -46,5 +46,5 @@ export function useLiveFolders(mailboxUid: string, list: RefObject<ListHandle | 
     return () => client.close();
   }, [loadFolders, list, setError]);
 
-  return { folders, setFolders, openUid, setOpenUid, openUidRef };
+  return { folders, setFolders, openUid, setOpenUid, openUidRef, reload: loadFolders };
 }

@@ -48,6 +48,8 @@ export interface Message {
   hasAttachments: boolean;
   attachments: Attachment[];
   sendAt: string | null;
+  labels: string[];
+  threadId: string;
   preview?: string;
 }
 
