@@ -15,6 +15,7 @@ import {
   OutboundHandoffModel,
   ingestAdminRouter,
   ingestRouter,
+  autoReplyRouter,
   mailPort,
   recordingOutbound,
 } from '../../lib/ingest/index.js';
@@ -139,6 +140,7 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
       limiter: limits.perUser('send', deps.config.get('mail:send:rate_limit:window_ms'), deps.config.get('mail:send:rate_limit:max')),
     }),
     searchRouter(service, deps, openapi),
+    autoReplyRouter(service, deps, openapi), // before the generic routes: /mailboxes/:id/out-of-office is not a property
     composeRouter(service, deps, openapi),
     directoryRouter(deps, openapi),
     escrowRouter(deps, openapi),

@@ -25,3 +25,4 @@ export type { PreparedMail } from './prepare.js';
 export { INGEST_STATES, IngestEntryModel, OutboundHandoffModel } from './models.js';
 export { recordCorrespondents, senderOf } from './delivery-rules.js';
 export { readRound } from './round-reads.js';
+export { autoReplyRouter, readAutoReply, writeAutoReply, type AutoReplySettings } from './auto-reply.js';

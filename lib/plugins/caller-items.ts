@@ -1,16 +1,8 @@
-import { AutoReplyModel, type AutoReply } from '../ingest/index.js';
+import { readAutoReply, writeAutoReply } from '../ingest/index.js';
 import { messageActions, MessageModel, openAttachment, type MessageRecord } from '../mail/index.js';
 import type { ResourceService } from '../resources/index.js';
 import type { Ctx } from '../context/index.js';
-import type { AutoReplySettings, CallerApi, Row } from './types.js';
-
-const autoReplyOf = (r: AutoReply | null): AutoReplySettings => ({
-  enabled: r?.enabled ?? false,
-  subject: r?.subject ?? 'Out of office',
-  body: r?.body ?? '',
-  startsAt: r?.startsAt ?? null,
-  endsAt: r?.endsAt ?? null,
-});
+import type { CallerApi, Row } from './types.js';
 
 /** Messages read per query while listing a whole folder's change keys. */
 const KEYS_PAGE = 2000;
@@ -96,18 +88,7 @@ export function itemApi(ctx: Ctx, service: ResourceService): ItemApi {
       const r = await actions.emptyFolder(ctx, folderUid);
       return { removed: r.removed };
     },
-    async autoReply(mailboxUid) {
-      await service.load(ctx, service.registry.get('mailboxes'), mailboxUid, 'read');
-      return autoReplyOf(await ctx.store.repo<AutoReply>(AutoReplyModel).findOne({ mailboxUid }));
-    },
-    async setAutoReply(mailboxUid, patch) {
-      await service.load(ctx, service.registry.get('mailboxes'), mailboxUid, 'write');
-      const repo = ctx.store.repo<AutoReply>(AutoReplyModel);
-      const found = await repo.findOne({ mailboxUid });
-      const next = found
-        ? await repo.update(found.uid, patch, { expectedVersion: found.version })
-        : await repo.create({ ...autoReplyOf(null), ...patch, mailboxUid });
-      return autoReplyOf(next);
-    },
+    autoReply: (mailboxUid) => readAutoReply(ctx, service, mailboxUid),
+    setAutoReply: (mailboxUid, patch) => writeAutoReply(ctx, service, mailboxUid, patch),
   };
 }

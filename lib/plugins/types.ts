@@ -5,6 +5,7 @@ import type { OperationDoc } from '../http/index.js';
 import type { Logger } from '../log/index.js';
 import type { RecordBase } from '../storage/index.js';
 import type { EasCollectionFields, EasDeviceFields } from './device-models.js';
+import type { AutoReplySettings } from '../ingest/index.js';
 
 // The plugin contract (Architecture: Plugins; Style 7). A plugin is a module exporting a manifest;
 // it sees HTTP only as PluginRequest/PluginResponse and data only through the scoped host API
@@ -193,14 +194,8 @@ export interface RecordsApi {
   remove(uid: string): Promise<void>;
 }
 
-/** A mailbox's out-of-office reply: on or off, between optional times, with a subject and text. */
-export interface AutoReplySettings {
-  enabled: boolean;
-  subject: string;
-  body: string;
-  startsAt: Date | null;
-  endsAt: Date | null;
-}
+/** A mailbox's out-of-office reply (lib/ingest/auto-reply.ts). */
+export type { AutoReplySettings };
 
 /** Spec: DeviceSyncState, as the host keeps it for its owner. */
 export type EasDevice = EasDeviceFields & RecordBase;
