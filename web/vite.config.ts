@@ -7,7 +7,7 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 
 export const PAGE_ENTRIES = {
   mail: 'src/mail/main.tsx',
-  settings: 'src/settings/main.ts',
+  settings: 'src/settings/main.tsx',
   admin: 'src/admin/main.ts',
   escrow: 'src/escrow/main.ts',
 } as const;

@@ -4,6 +4,7 @@ import { FolderTree } from './FolderTree.js';
 import { FolderActions } from './FolderActions.js';
 import { rowsOf } from './rows.js';
 import { useLiveFolders } from './live-folders.js';
+import { applyAppearance, readAppearance } from '../shared/appearance.js';
 import { SearchBar } from './search/Search.js';
 import { ListPane } from './ListPane.js';
 import type { SearchForm } from './search/query.js';
@@ -29,6 +30,9 @@ export function App() {
       setBox(b[0]?.uid ?? '');
     }, setError);
   }, []);
+  useEffect(() => {
+    if (box) void readAppearance(box).then(applyAppearance, () => undefined);
+  }, [box]);
   if (error !== null)
     return (
       <div className="error" role="alert">

@@ -2,10 +2,11 @@ import { useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState, type
 import { api, describeError, when } from '../shared/api.js';
 import { Pager } from './pager.js';
 import type { Picks } from './selection.js';
+import { isCompact } from '../shared/appearance.js';
 import type { Folder, Message } from './types.js';
 
-/** Height of a row in pixels: the list places rows by index, so it reads only the pages in view. */
-export const ROW_HEIGHT = 64;
+/** Height of a row in pixels (the density setting's): the list places rows by index, so it reads only the pages in view. */
+const rowHeight = (): number => (isCompact() ? 48 : 64);
 const PAGE = 100;
 /** Rows rendered above and below the viewport, so a scroll does not show blank rows first. */
 const OVERSCAN = 10;
@@ -66,6 +67,7 @@ export function MessageList({ folder, filter, selected, picks, picking, onOpen, 
     [path],
   );
   const box = useRef<HTMLDivElement>(null);
+  const ROW_HEIGHT = rowHeight();
   useEffect(() => {
     const reset = (total: number) => {
       pager.reset(total);
@@ -81,17 +83,15 @@ export function MessageList({ folder, filter, selected, picks, picking, onOpen, 
       else if (top + ROW_HEIGHT > el.scrollTop + el.clientHeight) el.scrollTop = top + ROW_HEIGHT - el.clientHeight;
       setView({ top: el.scrollTop, height: el.clientHeight });
     };
-    const replace = (m: Message) => {
-      if (
+    const replace = (m: Message) =>
+      void (
         pager.update(
           (r) => r.uid === m.uid,
           () => m,
-        )
-      )
-        redraw();
-    };
+        ) && redraw()
+      );
     handle?.({ pager, reveal, reload: (total) => void reload(total), replace });
-  }, [pager, handle, filter, path]);
+  }, [pager, handle, filter, path, ROW_HEIGHT]);
   const [view, setView] = useState({ top: 0, height: 800 });
   useLayoutEffect(() => {
     const el = box.current!;
@@ -118,6 +118,7 @@ export function MessageList({ folder, filter, selected, picks, picking, onOpen, 
       <Row
         key={i}
         index={i}
+        height={ROW_HEIGHT}
         message={m}
         selected={isSelected}
         focus={m?.uid === selected}
@@ -155,6 +156,7 @@ export function MessageList({ folder, filter, selected, picks, picking, onOpen, 
 
 function Row({
   index,
+  height,
   message: m,
   selected,
   focus,
@@ -164,6 +166,7 @@ function Row({
   onOpen,
 }: {
   index: number;
+  height: number;
   message: Message | undefined;
   selected: boolean;
   focus: boolean;
@@ -172,7 +175,7 @@ function Row({
   onClick(m: Message, index: number, e: MouseEvent): void;
   onOpen(m: Message): void;
 }) {
-  const place = { transform: `translateY(${index * ROW_HEIGHT}px)`, height: ROW_HEIGHT };
+  const place = { transform: `translateY(${index * height}px)`, height };
   if (!m)
     return (
       <div role="option" aria-selected={false} aria-setsize={total} aria-posinset={index + 1} className="row loading" style={place}>

@@ -1,0 +1,57 @@
+import { useEffect, useState } from 'react';
+import { api } from '../shared/api.js';
+import { applyAppearance, readAppearance, type Appearance as Look } from '../shared/appearance.js';
+import { Section } from './Section.js';
+
+/** Theme (as the system, light or dark) and density; applied at once and kept for the mailbox. */
+export function Appearance({ mailboxUid }: { mailboxUid: string }) {
+  const [look, setLook] = useState<Look | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    void readAppearance(mailboxUid).then(setLook, setError);
+  }, [mailboxUid]);
+  if (!look)
+    return (
+      <Section id="appearance" title="Appearance" error={error}>
+        {null}
+      </Section>
+    );
+  const set = (patch: Partial<Look>) => {
+    const next = { ...look, ...patch };
+    applyAppearance(next);
+    setError(null);
+    const save = look.uid
+      ? api<Look>(`/api/mail/preferences/appearance/${encodeURIComponent(look.uid)}`, {
+          method: 'PUT',
+          body: { ...patch, version: look.version },
+        })
+      : api<Look>('/api/mail/preferences/appearance', { method: 'POST', body: { mailboxUid, theme: next.theme, density: next.density } });
+    void save.then(setLook, (e) => {
+      applyAppearance(look);
+      setError(e);
+    });
+  };
+  const radios = <K extends 'theme' | 'density'>(key: K, legend: string, options: Array<[Look[K], string]>) => (
+    <fieldset>
+      <legend>{legend}</legend>
+      {options.map(([value, label]) => (
+        <label key={value} className="inline">
+          <input type="radio" name={key} checked={look[key] === value} onChange={() => set({ [key]: value })} /> {label}
+        </label>
+      ))}
+    </fieldset>
+  );
+  return (
+    <Section id="appearance" title="Appearance" error={error}>
+      {radios('theme', 'Theme', [
+        ['system', 'As the system'],
+        ['light', 'Light'],
+        ['dark', 'Dark'],
+      ])}
+      {radios('density', 'Density', [
+        ['comfortable', 'Comfortable'],
+        ['compact', 'Compact'],
+      ])}
+    </Section>
+  );
+}
