@@ -26,7 +26,7 @@ import { composeRouter, directoryRouter, messageRouter, searchRouter } from '../
 import { OUTBOUND_STATES, OutboundJobModel, sendRouter } from '../../lib/send/index.js';
 import { PRODUCT } from '../../lib/version.js';
 import { createRateLimits, trustProxySetting, type RateLimits } from '../../lib/http/index.js';
-import { serverInfoRouter } from '../../lib/http/index.js';
+import { serverInfoRouter, sessionRouter } from '../../lib/http/index.js';
 import { PluginHost, documentOtherRoutes, pluginApiRouters, productPlugins, type PluginManifest } from '../../lib/plugins/index.js';
 import { forwardProtocolRequests } from './front-door.js';
 import { except, series } from '../../lib/http/index.js';
@@ -133,6 +133,7 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   const plugins = new PluginHost(deps, service, opts.plugins ?? productPlugins());
   const routers: Router[] = [
     serverInfoRouter(deps, openapi),
+    sessionRouter(deps, openapi),
     // Feature routers go before the generic routes: /occurrences, /export, /import, /matter-search are not ids.
     pimRouter(service, deps, openapi, ingestDeps.outbound),
     messageRouter(service, deps, openapi),

@@ -45,7 +45,7 @@ ${opts.assets.styles.map((f) => `<link rel="stylesheet" href="/assets/${escapeHt
 ${opts.assets.preload.map((f) => `<link rel="modulepreload" href="/assets/${escapeHtml(f)}">`).join('\n')}
 </head>
 <body data-app="${page.app}" data-auth-url="${escapeHtml(opts.authUrl)}">
-<header class="brand"><a class="brand-home" href="/">${b.logo ? `<img class="brand-logo" src="${escapeHtml(b.logo)}" alt="">` : ''}<span class="brand-name">${name}</span></a><nav>${nav}</nav></header>
+<header class="brand"><a class="brand-home" href="/">${b.logo ? `<img class="brand-logo" src="${escapeHtml(b.logo)}" alt="">` : ''}<span class="brand-name">${name}</span></a><nav>${nav}</nav>${opts.authUrl ? '<button type="button" id="sign-out" class="sign-out">Sign out</button>' : ''}</header>
 <main id="app" aria-live="polite"><noscript>${name} needs JavaScript in the browser.</noscript></main>
 </body>
 </html>
@@ -63,7 +63,7 @@ function policyFor(authUrl: string): (nonce: string) => string {
   const before = ["default-src 'self'", "script-src 'self'"].join('; ');
   const after = [
     "img-src 'self' data: https:",
-    "connect-src 'self'",
+    `connect-src 'self'${signin}`, // the sign-in service: session renewal and sign-out
     "object-src 'none'",
     "base-uri 'none'",
     `form-action 'self'${signin}`,

@@ -30,8 +30,9 @@ export async function signedInContext(
 }
 
 /** Collects what goes wrong on a page (errors, failed requests, 4xx/5xx answers) so a failing test can say it. */
-export function watchProblems(tab: Page, opts: { allowStatus?: (status: number, url: string) => boolean } = {}): string[] {
-  const problems: string[] = [];
+export function watchProblems(tab: Page, opts: { allowStatus?: (status: number, url: string) => boolean; ignore?: RegExp } = {}): string[] {
+  const found: string[] = [];
+  const problems = { push: (p: string) => void (opts.ignore?.test(p) || found.push(p)) };
   tab.on('pageerror', (e) => problems.push(e.message));
   // The browser also logs each 4xx/5xx answer on the console: an allowed one is no problem there either.
   const allowedLoad = (text: string, url: string) => {
@@ -45,7 +46,7 @@ export function watchProblems(tab: Page, opts: { allowStatus?: (status: number, 
     (r) => r.failure()?.errorText !== 'net::ERR_ABORTED' && problems.push(`failed ${r.url()} ${r.failure()?.errorText}`),
   );
   tab.on('response', (r) => r.status() >= 400 && !opts.allowStatus?.(r.status(), r.url()) && problems.push(`${r.status()} ${r.url()}`));
-  return problems;
+  return found;
 }
 
 /** axe-core's serious and critical violations on the page as it is now (the context must bypass the CSP). */

@@ -17,6 +17,11 @@ import { AUDIENCE, ISSUER, TEST_SECRET } from './api.js';
  *   and no cookies. The OAuth access tokens themselves (RS256, own issuer, no roles) come from
  *   `oauthAccessToken(uid)`, standing in for POST /oauth/token.
  *
+ * - POST /api/auth/refresh (the web app renewing its session, cross-origin with credentials): the
+ *   `refresh` cookie names the user; answers 204 with a new `jwt` cookie (HttpOnly, SameSite=Strict).
+ * - POST /api/auth/logout: clears the `jwt`, `refresh` and `csrf` cookies (Max-Age=0) and answers 204.
+ *   Both answer CORS for the calling origin with credentials, as the real service must for the web app.
+ *
  * Any other path answers 404 (the doctor only needs an answer below 500 and a Date header).
  */
 export interface SigninUser {
@@ -84,7 +89,24 @@ export async function startSigninDouble(opts: SigninDoubleOptions): Promise<Sign
   const session = (uid: string, elevated: boolean) =>
     signToken(config, { uid, roles: userOf(uid)?.roles ?? [], elevated, ttlSeconds, secret, audience, issuer });
 
-  async function handle(req: IncomingMessage, path: string): Promise<[number, unknown, string | null]> {
+  type Answer = [number, unknown, string | null, Record<string, string | string[]>?];
+  const cookieOf = (req: IncomingMessage, name: string) =>
+    (req.headers.cookie ?? '')
+      .split(/;\s*/)
+      .find((c) => c.startsWith(`${name}=`))
+      ?.slice(name.length + 1);
+  const cleared = (name: string) => `${name}=; Path=/; Max-Age=0; SameSite=Strict`;
+  async function webSession(req: IncomingMessage, path: string): Promise<Answer> {
+    if (req.method !== 'POST') return [405, { message: 'POST only' }, null];
+    if (path === '/api/auth/logout') return [204, null, null, { 'set-cookie': [cleared('jwt'), cleared('refresh'), cleared('csrf')] }];
+    const uid = cookieOf(req, 'refresh');
+    if (!uid || !userOf(uid)) return [401, { message: 'no refresh token' }, null];
+    const token = await session(uid, false);
+    return [204, null, uid, { 'set-cookie': [`jwt=${token}; Path=/; HttpOnly; SameSite=Strict`] }];
+  }
+
+  async function handle(req: IncomingMessage, path: string): Promise<Answer> {
+    if (path === '/api/auth/refresh' || path === '/api/auth/logout') return webSession(req, path);
     if (path === '/api/auth/password') {
       if (req.method !== 'GET') return [405, { message: 'GET only' }, null];
       const cred = basicCredentials(req.headers.authorization);
@@ -114,12 +136,20 @@ export async function startSigninDouble(opts: SigninDoubleOptions): Promise<Sign
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://double').pathname;
     req.resume();
+    // The web app calls from its own origin with credentials: CORS for that origin.
+    const cors: Record<string, string> = req.headers.origin
+      ? { 'access-control-allow-origin': req.headers.origin, 'access-control-allow-credentials': 'true', vary: 'Origin' }
+      : {};
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, { ...cors, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'content-type' }).end();
+      return;
+    }
     handle(req, path)
-      .catch((): [number, unknown, string | null] => [500, { message: 'signing failed' }, null])
-      .then(([status, body, username]) => {
+      .catch((): Answer => [500, { message: 'signing failed' }, null])
+      .then(([status, body, username, headers = {}]) => {
         calls.push({ method: req.method ?? '', path, username, status });
-        res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-        res.end(JSON.stringify(body));
+        res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...cors, ...headers });
+        res.end(status === 204 ? undefined : JSON.stringify(body));
       });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

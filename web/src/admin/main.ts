@@ -3,6 +3,7 @@
 import '../styles/svcmail.css';
 import { api, when } from '../shared/api.js';
 import { h, showError, start } from '../shared/dom.js';
+import { startSession } from '../shared/session.js';
 
 type Branding = Record<string, string | null>;
 const FIELDS: Array<[key: string, label: string, type: string]> = [
@@ -66,3 +67,5 @@ start(async (el) => {
     h('section', {}, h('h2', {}, 'Branding'), brandingForm(brand)),
   );
 });
+
+startSession();

@@ -4,6 +4,7 @@
 import '../styles/svcmail.css';
 import { api, when } from '../shared/api.js';
 import { h, start } from '../shared/dom.js';
+import { startSession } from '../shared/session.js';
 
 type Row = Record<string, string>;
 
@@ -47,3 +48,5 @@ start(async (el) => {
     ),
   );
 });
+
+startSession();

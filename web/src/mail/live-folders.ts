@@ -4,6 +4,7 @@
 import { useCallback, useEffect, useRef, useState, type RefObject } from 'react';
 import { api } from '../shared/api.js';
 import { PushClient, type PushEvent } from '../shared/push.js';
+import { beforeSignOut } from '../shared/session.js';
 import { applyFolderEvent, foldersChanged, listChange } from './live.js';
 import type { ListHandle } from './MessageList.js';
 import type { Folder } from './types.js';
@@ -42,6 +43,7 @@ export function useLiveFolders(mailboxUid: string, list: RefObject<ListHandle | 
       },
     });
     push.current = client;
+    beforeSignOut(() => client.close());
     loadFolders().catch(setError);
     return () => client.close();
   }, [loadFolders, list, setError]);

@@ -2,5 +2,8 @@
 import '../styles/svcmail.css';
 import { createRoot } from 'react-dom/client';
 import { App } from './App.js';
+import { startSession } from '../shared/session.js';
 
 createRoot(document.getElementById('app')!).render(<App />);
+
+startSession();

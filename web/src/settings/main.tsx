@@ -12,6 +12,7 @@ import { FilterRules } from './FilterRules.js';
 import { OutOfOffice } from './OutOfOffice.js';
 import { FocusedOverrides, Senders, type MailboxRec } from './Senders.js';
 import { Signatures } from './Signatures.js';
+import { startSession } from '../shared/session.js';
 
 const SECTIONS = [
   ['signatures', 'Signatures'],
@@ -95,3 +96,5 @@ function Settings() {
 }
 
 createRoot(document.getElementById('app')!).render(<Settings />);
+
+startSession();

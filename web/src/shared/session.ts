@@ -1,0 +1,60 @@
+// The page's session (Spec: Token lifecycle): the token is renewed through the sign-in service 45
+// minutes into its life, and signing out clears what the page keeps in the browser — IndexedDB
+// (keys, the local search index), caches, local and session storage — before the sign-in service's
+// POST /api/auth/logout clears the cookies. Then the browser goes to the sign-in page.
+import { api } from './api.js';
+
+interface Session {
+  expiresAt: string;
+  renewAt: string;
+}
+
+const authUrl = () => document.body.dataset.authUrl || '';
+/** Things to stop before signing out (open sockets, timers). */
+const onSignOut: Array<() => void> = [];
+
+export const beforeSignOut = (fn: () => void): void => void onSignOut.push(fn);
+
+/** Renews the token at its renewal time, then again for the next token; a failed renewal leaves the 401 path to sign in again. */
+async function keepRenewed(): Promise<void> {
+  const s = await api<Session>('/api/session');
+  const wait = Math.max(0, Date.parse(s.renewAt) - Date.now());
+  setTimeout(async () => {
+    const res = await fetch(`${authUrl()}/api/auth/refresh`, { method: 'POST', credentials: 'include' }).catch(() => null);
+    if (res?.ok) void keepRenewed().catch(() => undefined);
+  }, wait);
+}
+
+/** Deletes every IndexedDB database, cache and stored value of this origin. */
+export async function clearLocalData(): Promise<void> {
+  const dbs = (await indexedDB.databases?.()) ?? [];
+  await Promise.all(
+    dbs.map(
+      (db) =>
+        new Promise<void>((done) => {
+          if (!db.name) return done();
+          const req = indexedDB.deleteDatabase(db.name);
+          req.onsuccess = req.onerror = req.onblocked = () => done();
+        }),
+    ),
+  );
+  if ('caches' in globalThis) await Promise.all((await caches.keys()).map((k) => caches.delete(k)));
+  localStorage.clear();
+  sessionStorage.clear();
+}
+
+/** Signs out: local data cleared first, then the sign-in service clears the cookies; then to its sign-in page. */
+export async function signOut(): Promise<void> {
+  for (const fn of onSignOut) fn();
+  await clearLocalData();
+  const base = authUrl();
+  await fetch(`${base}/api/auth/logout`, { method: 'POST', credentials: 'include' }).catch(() => null);
+  location.assign(`${base}/auth/signin?return_to=${encodeURIComponent(location.origin + location.pathname)}`);
+}
+
+/** Starts the page's session handling: renewal, and the header's Sign out button. Without a sign-in service (development) nothing to do. */
+export function startSession(): void {
+  if (!authUrl()) return;
+  document.getElementById('sign-out')?.addEventListener('click', () => void signOut());
+  void keepRenewed().catch(() => undefined);
+}
