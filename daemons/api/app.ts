@@ -44,17 +44,9 @@ export interface ApiApp {
   plugins: PluginHost;
 }
 
-/** The api daemon's Express app, built from its dependencies so tests can build one in-process. */
-export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegistry(), opts: { plugins?: PluginManifest[] } = {}): ApiApp {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false); // answers are Cache-Control: no-store; hashing every body buys nothing
-  // Spec: client addresses come from X-Forwarded-For only through trusted_proxies.
-  app.set('trust proxy', trustProxySetting(deps.config));
-  app.set('query parser', 'simple');
-  const openapi = new OpenApiRegistry();
-
-  const metrics = new Metrics(
+/** The api daemon's metrics: the request counters and the queue depths by state. */
+function apiMetrics(deps: Deps): Metrics {
+  return new Metrics(
     deps,
     [
       {
@@ -81,6 +73,19 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
     ],
     { daemon: 'api' },
   );
+}
+
+/** The api daemon's Express app, built from its dependencies so tests can build one in-process. */
+export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegistry(), opts: { plugins?: PluginManifest[] } = {}): ApiApp {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false); // answers are Cache-Control: no-store; hashing every body buys nothing
+  // Spec: client addresses come from X-Forwarded-For only through trusted_proxies.
+  app.set('trust proxy', trustProxySetting(deps.config));
+  app.set('query parser', 'simple');
+  const openapi = new OpenApiRegistry();
+
+  const metrics = apiMetrics(deps);
   // Without nginx the protocol paths go on to the protocols daemon, body unread (Architecture: Supervision).
   // What every request passes through first, as one layer (lib/http/compose.ts, series).
   app.use(
