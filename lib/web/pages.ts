@@ -5,6 +5,7 @@ import { readBranding, type Branding } from '../settings/index.js';
 import { defineRoute, type OpenApiRegistry } from '../http/index.js';
 import type { Deps } from '../context/index.js';
 import { pageAssets, readManifest, WEB_BUILD, type Manifest, type PageAssets } from './assets.js';
+import { precompressed } from './precompressed.js';
 
 /**
  * Spec: "The pages /, /settings, /admin and /escrow and static assets are served without the /api
@@ -119,6 +120,7 @@ export function pagesRouter(deps: Deps, openapi: OpenApiRegistry, limiter: Reque
   router.use(
     '/assets',
     limiter,
+    precompressed(dir),
     express.static(dir, {
       index: false,
       dotfiles: 'deny',

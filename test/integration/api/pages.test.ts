@@ -7,7 +7,9 @@
 // the pages say how to make one.
 import express from 'express';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,7 +68,7 @@ describe('pages and assets', () => {
     // Every file the build made is reached from a page, and nothing else is named.
     expect([...named].sort()).toEqual(
       readdirSync(WEB_BUILD)
-        .filter((f) => !f.startsWith('.'))
+        .filter((f) => !f.startsWith('.') && !/\.(br|gz)$/.test(f))
         .map((f) => `/assets/${f}`)
         .sort(),
     );
@@ -95,6 +97,39 @@ describe('pages and assets', () => {
       expect(r.status, bad).toBe(404);
       expect(JSON.parse(r.text), bad).toMatchObject({ code: 'api-107', status: 404 });
     }
+  });
+
+  it('serves the build compressed as it was built: brotli or gzip as the client accepts, plain otherwise, Vary: Accept-Encoding', async () => {
+    const script = readdirSync(WEB_BUILD).find((f) => /^mail-.*\.js$/.test(f))!;
+    const plain = readFileSync(join(WEB_BUILD, script));
+    const raw = (accept: string | null) =>
+      new Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
+        const req = httpGet(`${api.url}/assets/${script}`, { headers: accept === null ? {} : { 'accept-encoding': accept } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        });
+        req.on('error', reject);
+      });
+    const br = await raw('gzip, deflate, br');
+    expect(br.headers).toMatchObject({
+      'content-encoding': 'br',
+      'content-type': 'text/javascript; charset=utf-8',
+      vary: 'Accept-Encoding',
+    });
+    expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(brotliDecompressSync(br.body).equals(plain)).toBe(true);
+    expect(br.body.length).toBeLessThan(plain.length / 2);
+    const gz = await raw('br;q=0, gzip');
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.body).equals(plain)).toBe(true);
+    for (const accept of [null, 'identity', 'gzip;q=0, br;q=0']) {
+      const r = await raw(accept);
+      expect(r.headers['content-encoding'], String(accept)).toBeUndefined();
+      expect(r.body.equals(plain), String(accept)).toBe(true);
+    }
+    // the compressed copies are not files of their own to ask for by another name
+    expect((await raw('br')).headers['content-type']).toMatch(/^text\/javascript/);
   });
 
   it('a branding change shows on the next page load: name, logo and colours; text is escaped', async () => {
