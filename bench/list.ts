@@ -1,36 +1,24 @@
 // The list benchmark: GET a list of 100 records with a valid token at 50 connections, on SQLite and on
 // PostgreSQL, beside a bare Express route returning the same records (same JSON bytes) from memory.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { signToken } from '../lib/auth/index.js';
 import { loadConfig } from '../lib/config/index.js';
 import { freshPostgres, overLocalSocket, postgresAvailable } from '../test/helpers/databases.js';
 import { stageBuild, type Staged } from './_build.js';
 import { cpuMsOf, median, round } from './_stats.js';
+import { startBenchServer } from './_process.js';
 
 const SECRET = 'bench-secret-0123456789abcdef';
 const CONNECTIONS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 
-async function startServer(stage: Staged, mode: string, arg: string): Promise<{ child: ChildProcess; url: string }> {
-  // Server on core 0, the load generator (this process) on core 1.
-  // BENCH_PROF_DIR=dir writes a V8 CPU profile of each server there (node --cpu-prof) for analysis.
-  const prof = process.env.BENCH_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF_DIR}`] : [];
-  const child = spawn('taskset', ['-c', '0', process.execPath, ...prof, ...stage.entry('_list-server'), mode, arg], {
-    env: { ...process.env, BENCH_SECRET: SECRET, NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (c) => reject(new Error(`server exited ${c}`)));
-  });
-  return { child, url: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}` };
-}
+const startServer = (stage: Staged, mode: string, arg: string) =>
+  startBenchServer(stage, '_list-server', [mode, arg], { BENCH_SECRET: SECRET, NODE_ENV: 'production' });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function call(url: string, method: string, token: string, body?: unknown): Promise<any> {

@@ -290,6 +290,30 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     await context.close();
   });
 
+  it('the message list is virtual: of 150 messages only those in view (and a few around) are in the page; scrolling reaches the oldest', async () => {
+    for (let n = 0; n < 150; n++)
+      await deliverRaw(
+        fx.api,
+        fx.users.bobBox.uid,
+        `From: Many <many@example.net>\nTo: bob@example.test\nSubject: Many ${n}\nDate: ${new Date(Date.UTC(2031, 0, 1, 0, n)).toUTCString()}\n\nText.\n`,
+      );
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const { hostname } = new URL(fx.api.url);
+    await context.addCookies([{ name: 'jwt', value: fx.users.bob, domain: hostname, path: '/', httpOnly: true, sameSite: 'Strict' }]);
+    const tab = await context.newPage();
+    await tab.goto(`${fx.api.url}/`);
+    const list = tab.getByRole('listbox', { name: 'Messages' });
+    await list.locator('[data-message]').first().waitFor();
+    const drawn = await list.locator('[data-message]').count();
+    expect(drawn).toBeGreaterThan(5);
+    expect(drawn).toBeLessThan(40);
+    expect(await list.evaluate((el) => (el as unknown as { clientHeight: number }).clientHeight)).toBeLessThan(800);
+    await list.evaluate((el) => ((el as unknown as { scrollTop: number }).scrollTop = 1e7));
+    await expect.poll(() => list.locator('[aria-posinset="150"]').textContent()).toContain('Many 0');
+    expect(await list.locator('[data-message]').count()).toBeLessThan(40);
+    await context.close();
+  });
+
   it('axe-core finds no serious or critical accessibility violation on any page, a message open', async () => {
     // axe is injected as a script, which the pages' CSP (rightly) refuses: this context bypasses it.
     const context = await browser.newContext({ bypassCSP: true });
