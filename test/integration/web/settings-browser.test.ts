@@ -71,7 +71,7 @@ describe.runIf(haveBrowser)('settings in the web app against the running applian
     );
     expect(await app.until('the delivery', () => folderOf('4711'))).toBe('Receipts');
     // turned off, the rule leaves the next one in the Inbox
-    await tab.getByRole('checkbox', { name: 'Rule Shop receipts on' }).click();
+    await tab.getByRole('checkbox', { name: 'Rule Shop receipts on' }).uncheck();
     await expect
       .poll(async () => (await app.call(alice, 'GET', `/api/mail/mail-filter-rules?mailboxUid=${box}`)).body[0].enabled)
       .toBe(false);

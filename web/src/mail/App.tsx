@@ -18,12 +18,14 @@ import type { SendFailure } from './compose/send.js';
 import { useSending, type StatusLine } from './compose/sending.js';
 import { useMailShortcuts } from './mail-shortcuts.js';
 import type { Mailbox, Message } from './types.js';
+import { Pim, useView, ViewLinks } from './views.js';
 
 /** Web mail: the caller's mailboxes, a mailbox's folders, a folder's messages and the reading pane. */
 export function App() {
   const [boxes, setBoxes] = useState<Mailbox[] | null>(null);
   const [box, setBox] = useState('');
   const [error, setError] = useState<unknown>(null);
+  const view = useView();
   useEffect(() => {
     api<Mailbox[]>('/api/mail/mailboxes?limit=100').then((b) => {
       setBoxes(b);
@@ -41,6 +43,7 @@ export function App() {
     );
   if (!boxes) return <p className="muted">Loading…</p>;
   if (!boxes.length) return <p className="notice">You have no mailbox yet. An administrator creates one for you.</p>;
+  const current = boxes.find((b) => b.uid === box)!;
   return (
     <>
       {boxes.length > 1 && (
@@ -54,7 +57,12 @@ export function App() {
           </select>
         </p>
       )}
-      <MailboxView key={box} box={boxes.find((b) => b.uid === box)!} />
+      <ViewLinks view={view} />
+      {view !== 'mail' && <Pim key={box} view={view} box={current} />}
+      {/* Mail stays mounted while another view shows: its folder, list and draft are where they were. */}
+      <div hidden={view !== 'mail'}>
+        <MailboxView key={box} box={current} />
+      </div>
     </>
   );
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api } from '../shared/api.js';
 import { applyAppearance, readAppearance, type Appearance as Look } from '../shared/appearance.js';
-import { Section } from './Section.js';
+import { Section } from '../shared/Section.js';
 
 /** Theme (as the system, light or dark) and density; applied at once and kept for the mailbox. */
 export function Appearance({ mailboxUid }: { mailboxUid: string }) {

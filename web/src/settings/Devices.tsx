@@ -1,6 +1,6 @@
 import { when } from '../shared/api.js';
-import { Section } from './Section.js';
-import { remove, useRecords, type Rec } from './data.js';
+import { Section } from '../shared/Section.js';
+import { remove, useRecords, type Rec } from '../shared/records.js';
 
 interface Device extends Rec {
   mailboxUid: string;

@@ -1,6 +1,6 @@
 import { bytes, when } from '../shared/api.js';
-import { Section } from './Section.js';
-import { create, useRecords, type Rec } from './data.js';
+import { Section } from '../shared/Section.js';
+import { create, useRecords, type Rec } from '../shared/records.js';
 import type { MailboxRec } from './Senders.js';
 
 interface ExportRequest extends Rec {

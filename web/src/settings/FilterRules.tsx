@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'react';
 import { api } from '../shared/api.js';
 import { RuleForm, type Named } from './RuleForm.js';
-import { Section } from './Section.js';
-import { create, remove, update, useRecords, type Rec } from './data.js';
+import { Section } from '../shared/Section.js';
+import { create, remove, update, useRecords, type Rec } from '../shared/records.js';
 import { describeRule, ruleBodyOf, type RuleBody } from './rule-model.js';
 
 type Rule = Rec & RuleBody & { position: number };
@@ -45,7 +45,13 @@ export function FilterRules({ mailboxUid }: { mailboxUid: string }) {
                 type="checkbox"
                 checked={r.enabled}
                 aria-label={`Rule ${r.name || i + 1} on`}
-                onChange={(e) => void run(() => update('mail-filter-rules', r, { enabled: e.target.checked }))}
+                onChange={(e) => {
+                  const enabled = e.target.checked;
+                  void run(
+                    () => update('mail-filter-rules', r, { enabled }),
+                    (all) => all.map((x) => (x.uid === r.uid ? { ...x, enabled } : x)),
+                  );
+                }}
               />
               <strong>{r.name || `Rule ${i + 1}`}</strong>
             </label>{' '}

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { api } from '../shared/api.js';
-import { Section } from './Section.js';
+import { Section } from '../shared/Section.js';
 
 interface Reply {
   enabled: boolean;

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api } from '../shared/api.js';
-import { Section } from './Section.js';
-import { create, remove, useRecords, type Rec } from './data.js';
+import { Section } from '../shared/Section.js';
+import { create, remove, useRecords, type Rec } from '../shared/records.js';
 
 export interface MailboxRec extends Rec {
   address: string;

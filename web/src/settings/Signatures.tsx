@@ -1,6 +1,6 @@
 import { useState } from 'react';
-import { Section } from './Section.js';
-import { create, remove, update, useRecords, type Rec } from './data.js';
+import { Section } from '../shared/Section.js';
+import { create, remove, update, useRecords, type Rec } from '../shared/records.js';
 
 interface Signature extends Rec {
   name: string;

@@ -1,7 +1,7 @@
-// Reading and writing the settings resources from a section: a list of a mailbox's records, kept
-// in step after each change, and the failure of the last change to show.
+// Reading and writing a mailbox's records from a view (settings sections, contacts, tasks, notes):
+// a list kept in step after each change, and the failure of the last change to show.
 import { useCallback, useEffect, useState } from 'react';
-import { api } from '../shared/api.js';
+import { api } from './api.js';
 
 export interface Rec {
   uid: string;
@@ -16,15 +16,20 @@ export function useRecords<T extends Rec>(path: string) {
   useEffect(() => {
     void load();
   }, [load]);
-  /** Runs a change, then reads the list again; a failure is shown and the list stays as it was. */
-  const run = async (step: () => Promise<unknown>): Promise<boolean> => {
+  /**
+   * Runs a change, then reads the list again; a failure is shown and the list read back as it is.
+   * `shown`: how the list looks meanwhile (a ticked box ticks at once, not after the answer).
+   */
+  const run = async (step: () => Promise<unknown>, shown?: (rows: T[]) => T[]): Promise<boolean> => {
     setError(null);
+    if (shown) setRows((r) => r && shown(r));
     try {
       await step();
       await load();
       return true;
     } catch (e) {
       setError(e);
+      await load();
       return false;
     }
   };

@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
-import { describeError } from '../shared/api.js';
+import { describeError } from './api.js';
 
-/** One settings section: a heading, what it is for, the failure of its last change, its content. */
+/** One section of a page: a heading, what it is for, the failure of its last change, its content. */
 export function Section({
   id,
   title,
