@@ -70,6 +70,7 @@ async function runOn(backend: Backend): Promise<Record<string, unknown>> {
             focused: null,
             ingestKey: null,
             receiptTo: null,
+            senderVerified: false,
             receipts: [],
             sendAt: null,
           });

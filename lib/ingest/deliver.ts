@@ -195,6 +195,7 @@ async function fileCopies(d: Delivery, rules: RuleOutcome, copies: string[], aut
     prepared: prep.mail,
     flags: rules.flags,
     receiptTo,
+    senderVerified: d.auth.verified,
     rawRef: entry.rawRef,
     deferText,
     durableLater: round,

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { ParsedMail } from 'mailparser';
 import { isApiError } from '../errors/index.js';
-import { FocusedOverrideModel } from '../mail/index.js';
+import { FocusedOverrideModel, onSenderList } from '../mail/index.js';
 import type { Deps } from '../context/index.js';
-import { bareAddress, domainOf, headerValue, type HeaderBlock } from './headers.js';
+import { bareAddress, headerValue, type HeaderBlock } from './headers.js';
 import { overrideKeys, type RoundReads } from './round-reads.js';
 import { AutoReplyModel, AutoReplySentModel, ControlMessageModel, CorrespondentModel, InvitationModel, type AutoReply } from './models.js';
 import type { OutboundHook } from '../mail/index.js';
@@ -19,10 +19,8 @@ export function senderListVerdict(
   verified: boolean,
   junk: boolean,
 ): boolean {
-  const d = domainOf(sender);
-  const listed = (list: string[]) => list.some((e) => e === sender || e === d || e === `@${d}`);
-  if (sender && listed(box.blockedSenders)) return true;
-  if (sender && verified && listed(box.safeSenders)) return false;
+  if (onSenderList(box.blockedSenders, sender)) return true;
+  if (verified && onSenderList(box.safeSenders, sender)) return false;
   return junk;
 }
 

@@ -22,6 +22,8 @@ export interface FileRequest {
   focused?: boolean;
   /** The verified sender's Disposition-Notification-To (read receipts are owed to it when read). */
   receiptTo?: string | null;
+  /** The sender was verified (the message's senderVerified). */
+  senderVerified?: boolean;
   idempotencyKey: string;
   rawRef: string;
   /** The copy's full-text document goes to this instead of into the filing commit (lib/mail FileRequest.deferText). */
@@ -128,6 +130,7 @@ export function mailPort(deps: Deps): MailPort {
         flags,
         focused: req.focused === undefined ? null : req.focused ? 'focused' : 'other',
         receiptTo: req.receiptTo ?? null,
+        senderVerified: req.senderVerified ?? false,
         idempotencyKey: req.idempotencyKey,
         deferText: req.deferText,
         durableLater: req.durableLater,

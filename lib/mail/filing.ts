@@ -50,6 +50,8 @@ export interface FileRequest {
   focused?: 'focused' | 'other' | null;
   /** Delivery: the verified sender's receipt address; compose: the scheduled send time. */
   receiptTo?: string | null;
+  /** Delivery: the sender was verified (MessageModel senderVerified). */
+  senderVerified?: boolean;
   sendAt?: Date | null;
   /** A repeated key for the same mailbox returns the copy filed the first time. */
   idempotencyKey?: string;
@@ -145,6 +147,7 @@ function messageOf(req: FileRequest, folderUid: string): Message {
     focused: req.focused ?? null,
     ingestKey: req.idempotencyKey ?? null,
     receiptTo: req.receiptTo ?? null,
+    senderVerified: req.senderVerified ?? false,
     receipts: [],
     sendAt: req.sendAt ?? null,
   };

@@ -1,4 +1,4 @@
-export { mailboxesResource, MailboxModel, mailboxFields, emailAddress, type Mailbox } from './mailboxes.js';
+export { mailboxesResource, MailboxModel, mailboxFields, emailAddress, onSenderList, type Mailbox } from './mailboxes.js';
 export {
   foldersResource,
   FolderModel,

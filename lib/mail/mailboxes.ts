@@ -45,6 +45,13 @@ export const MailboxModel = defineModel({
 });
 export type Mailbox = z.infer<z.ZodObject<typeof mailboxFields>>;
 
+/** Whether a sender (lower-cased address) is on a blocked or safe senders list: its address, its domain, or @domain. */
+export function onSenderList(list: readonly string[], sender: string): boolean {
+  if (!sender) return false;
+  const d = sender.slice(sender.lastIndexOf('@') + 1).toLowerCase();
+  return list.some((e) => e === sender || e === d || e === `@${d}`);
+}
+
 /** The domain part must be served (the domain itself or one of its aliases). */
 /** Spec: /api/system/mailbox-policy — the deployment's alias limit. */
 async function checkAliasLimit(store: Store, aliases: readonly string[]): Promise<void> {

@@ -8,7 +8,7 @@ import type { Ctx } from '../context/index.js';
 import { addBlobRefs } from '../storage/index.js';
 import { blobsOf, countIn, folderOf, freeRaw, publishFolder, publishMessage, type MessageRecord } from './filing.js';
 import { FolderModel, type Folder } from './folders.js';
-import { MailboxModel } from './mailboxes.js';
+import { MailboxModel, onSenderList } from './mailboxes.js';
 import { moveMessage, unfile } from './messages-resource.js';
 import { displayBody } from './display-body.js';
 import { MessageModel, parseMessage, type Message } from './messages.js';
@@ -20,6 +20,16 @@ import { mailparser } from './mime-parser.js';
 const EMPTY_BATCH = 500;
 
 type FolderRecord = Folder & { uid: string };
+
+/** Whether the message's sender was verified at delivery and is on its mailbox's Safe Senders (its remote images may load). */
+export async function isSafeSender(
+  ctx: Pick<Ctx, 'store'>,
+  msg: Pick<MessageRecord, 'senderVerified' | 'mailboxUid' | 'fromAddress'>,
+): Promise<boolean> {
+  if (!msg.senderVerified) return false;
+  const box = await ctx.store.repo<{ safeSenders: string[] }>(MailboxModel).get(msg.mailboxUid);
+  return Boolean(box && onSenderList(box.safeSenders, msg.fromAddress.toLowerCase()));
+}
 
 /** Message actions for one resource service (the registry's messages and folders, access checked through it). */
 export function messageActions(service: ResourceService) {

@@ -4,10 +4,11 @@ import { defineRoute, streamTo, type OpenApiRegistry } from '../http/index.js';
 import { schemasOf, type ResourceService } from '../resources/index.js';
 import { messagesResource } from './messages-resource.js';
 import { foldersResource } from './folders.js';
-import type { Deps } from '../context/index.js';
+import type { Ctx, Deps } from '../context/index.js';
 import { blobsOf } from './filing.js';
-import { messageActions, openAttachment, type MessageActions } from './message-actions.js';
+import { isSafeSender, messageActions, openAttachment, type MessageActions } from './message-actions.js';
 import { messageView } from './message-view.js';
+import { RECEIPT_STATES, ReadReceiptModel, receiptUid, type ReadReceipt } from './receipts.js';
 
 /**
  * A download never renders in the browser: attachment disposition, no sniffing, a sandbox CSP. The
@@ -97,6 +98,14 @@ function placementRoutes({ router, deps, openapi, act }: MessageRoutes): void {
 
 /** What a message holds: the raw source, the body, one attachment. */
 function contentRoutes({ router, deps, openapi, act }: MessageRoutes): void {
+  /** The body for the web app's reader, with whether its sender is a verified Safe Sender and where its read receipt stands. */
+  const readerBody = async (ctx: Ctx, uid: string) => {
+    const msg = await act.load(ctx, uid);
+    const receipt: ReadReceipt['state'] | 'not-read' | null = msg.receiptTo
+      ? ((await ctx.store.repo<ReadReceipt>(ReadReceiptModel).get(receiptUid(msg.mailboxUid, msg.messageId, msg.uid)))?.state ?? 'not-read')
+      : null;
+    return { ...(await act.body(ctx, uid)), senderVerified: msg.senderVerified, safeSender: await isSafeSender(ctx, msg), receipt };
+  };
   defineRoute(router, deps, openapi, {
     method: 'get',
     path: '/api/mail/messages/:id/raw',
@@ -121,8 +130,24 @@ function contentRoutes({ router, deps, openapi, act }: MessageRoutes): void {
       'The text and the sanitized HTML body (scripts, handlers and remote-loading constructs removed); for S/MIME ciphertext only {encrypted: true}',
     tags,
     auth: 'signed-in',
-    response: z.object({ encrypted: z.boolean(), text: z.string().nullable(), html: z.string().nullable() }),
-    handler: (ctx, { params }) => act.body(ctx, params.id),
+    response: z.object({
+      encrypted: z.boolean(),
+      text: z.string().nullable(),
+      html: z.string().nullable(),
+      senderVerified: z
+        .boolean()
+        .describe('delivery verified the sender (the trusted Authentication-Results); Safe Senders count only then'),
+      safeSender: z
+        .boolean()
+        .describe("the verified sender is on the mailbox's Safe Senders: the view loads its remote images without remote=allow"),
+      receipt: z
+        .enum([...RECEIPT_STATES, 'not-read'])
+        .nullable()
+        .describe(
+          'null: no read receipt asked for (or the sender is not verified); not-read: owed once read; pending: the send job decides by the receipt settings; ask: the settings say ask — answer with POST /receipt; approved, sent, declined: decided',
+        ),
+    }),
+    handler: (ctx, { params }) => readerBody(ctx, params.id),
   });
 
   defineRoute(router, deps, openapi, {
@@ -132,13 +157,14 @@ function contentRoutes({ router, deps, openapi, act }: MessageRoutes): void {
     summary:
       'The body as an HTML document for a sandboxed frame of the web app: no script, nothing loaded from elsewhere unless remote=allow',
     description:
-      "The sanitized HTML (or the text) as a document under its own Content-Security-Policy: sandboxed (no script, links open a new tab), framed only by this service's pages, and loading no remote image, stylesheet image or font — which would tell the sender the message was opened — unless remote=allow. S/MIME ciphertext answers a document saying so.",
+      "The sanitized HTML (or the text) as a document under its own Content-Security-Policy: sandboxed (no script, links open a new tab), framed only by this service's pages, and loading no remote image, stylesheet image or font — which would tell the sender the message was opened — unless remote=allow or the sender was verified and is on the mailbox's Safe Senders. S/MIME ciphertext answers a document saying so.",
     tags,
     auth: 'signed-in',
     query: z.object({ remote: z.enum(['block', 'allow']).default('block').describe('allow: load remote images and fonts') }),
     rawResponse: { description: 'text/html', contentType: 'text/html' },
     handler: async (ctx, { params, query }, _req, res) => {
-      const view = messageView(await act.body(ctx, params.id), query.remote === 'allow');
+      const body = await readerBody(ctx, params.id);
+      const view = messageView(body, query.remote === 'allow' || body.safeSender);
       res.removeHeader('X-Frame-Options'); // frame-ancestors 'self' below says who may frame it
       res.set({ 'Content-Security-Policy': view.policy, 'X-Content-Type-Options': 'nosniff' });
       res.type('html').send(view.html);

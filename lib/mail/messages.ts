@@ -63,6 +63,12 @@ export const messageFields = {
    * sender's Disposition-Notification-To, set on delivery (Spec: Trusting sender verification).
    */
   receiptTo: z.string().nullable().default(null),
+  /**
+   * Delivered mail whose sender was verified (the trusted Authentication-Results header: Spec:
+   * Trusting sender verification) — what Safe Senders needs before a reader's page loads the
+   * sender's remote images by itself.
+   */
+  senderVerified: z.boolean().default(false),
   /** Sent messages: read receipts that came back for this message (recorded on arrival, never filed). */
   receipts: z.array(z.object({ from: z.string(), disposition: z.string(), at: z.string() /* ISO time: a JSON field */ })).default([]),
   /** Drafts: scheduled send — POST /send hands the draft to the send job at this time (Spec: Outbound message, row 3). */
@@ -123,6 +129,7 @@ export interface ParsedMessage {
     | 'focused'
     | 'ingestKey'
     | 'receiptTo'
+    | 'senderVerified'
     | 'receipts'
     | 'sendAt'
   >;

@@ -8,7 +8,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboundHandoffModel, type WorkerDeps } from '../../../lib/ingest/index.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
-import { loadRaw } from '../../../lib/mail/index.js';
+import { loadRaw, MessageModel, type Message } from '../../../lib/mail/index.js';
 import { generateDkimKey } from '../../../lib/pki/index.js';
 import { adoptHandoffs, OutboundJobModel, relayJobUid, sendDepsOf, type OutboundJob } from '../../../lib/send/index.js';
 import { sqlBackends } from '../../helpers/databases.js';
@@ -143,5 +143,10 @@ describe.each(backends)('rewritten From for relayed and forwarded copies ($name)
     expect(bySubject.get('FWD two')).toMatch(/^From: Sam Sender <sender@remote\.example>\r$/m);
     expect(bySubject.get('FWD two')).not.toMatch(/^X-Original-From:/m);
     expect(fw.every((h) => h.envelopeTo.join() === 'home@elsewhere.example')).toBe(true);
+    // the filed copies remember whether their sender was verified (Safe Senders' images need it)
+    const filed = await f.api.deps.store
+      .repo<Message>(MessageModel)
+      .list({ filter: { mailboxUid: f.users.aliceBox.uid, subject: { $in: ['FWD one', 'FWD two'] } } });
+    expect(Object.fromEntries(filed.map((m) => [m.subject, m.senderVerified]))).toEqual({ 'FWD one': false, 'FWD two': true });
   });
 });

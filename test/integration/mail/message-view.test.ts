@@ -57,6 +57,27 @@ describe('the framed view of a message', () => {
     expect(allowed.headers.get('content-security-policy')).toContain('sandbox allow-popups');
   });
 
+  it("loads a verified Safe Sender's remote images by itself; an unverified sender on the list, or a verified one off it, waits for remote=allow", async () => {
+    const html = mail('text/html', '<p>News <img src="https://t.example/pixel.png"></p>');
+    const box = (await api.call('GET', `/api/mail/mailboxes/${p.aliceBox.uid}`, { token: p.alice })).body;
+    const put = await api.call('PUT', `/api/mail/mailboxes/${p.aliceBox.uid}`, {
+      token: p.alice,
+      body: { safeSenders: ['@example.net'], version: box.version },
+    });
+    expect(put.status).toBe(200);
+    const verified = (await deliverRaw(api, p.aliceBox.uid, html, { senderVerified: true })).uid;
+    const unverified = (await deliverRaw(api, p.aliceBox.uid, html)).uid;
+    const other = (await deliverRaw(api, p.aliceBox.uid, html.replace('dora@example.net', 'eve@example.org'), { senderVerified: true }))
+      .uid;
+    const body = async (uid: string) => (await api.call('GET', `/api/mail/messages/${uid}/body`, { token: p.alice })).body;
+    expect(await body(verified)).toMatchObject({ senderVerified: true, safeSender: true });
+    expect(await body(unverified)).toMatchObject({ senderVerified: false, safeSender: false, receipt: null });
+    expect(await body(other)).toMatchObject({ senderVerified: true, safeSender: false });
+    expect((await view(verified, p.alice)).headers.get('content-security-policy')).toContain('img-src data: https: http:');
+    for (const uid of [unverified, other])
+      expect((await view(uid, p.alice)).headers.get('content-security-policy')).toContain('img-src data:;');
+  });
+
   it('shows a text body escaped, and says that ciphertext is encrypted without showing it', async () => {
     const { uid } = await deliverRaw(api, p.aliceBox.uid, mail('text/plain', 'a <b>bold</b> claim & <script>x</script>'));
     const r = await view(uid, p.alice);

@@ -225,10 +225,14 @@ describe.each(backends)('read receipts ($name)', (backend) => {
     const m = await inbound('erin@plain.example', 'ask me', verified('plain.example'));
     const early = await f.api.call('POST', `/api/mail/messages/${m.uid}/receipt`, { token: f.users.alice, body: {} });
     expect(early.status).toBe(409); // not read yet
+    // the reader's body says where the receipt stands: owed once read, then ask (the web app offers the choice)
+    const stands = async () => (await f.api.call('GET', `/api/mail/messages/${m.uid}/body`, { token: f.users.alice })).body.receipt;
+    expect(await stands()).toBe('not-read');
     await markSeen(f.users.alice, m.uid);
     await drainSends(worker, 'mdn-worker');
     const receipts = store().repo<ReadReceipt>(ReadReceiptModel);
     expect((await receipts.findOne({ messageUid: m.uid }))!.state).toBe('ask');
+    expect(await stands()).toBe('ask');
     const before = rec.runs().length;
     expect((await f.api.call('POST', `/api/mail/messages/${m.uid}/receipt`, { token: f.users.bob, body: {} })).status).toBe(404);
     expect((await f.api.call('POST', `/api/mail/messages/${m.uid}/receipt`, { token: f.users.admin, body: {} })).status).toBe(404);
@@ -243,6 +247,7 @@ describe.each(backends)('read receipts ($name)', (backend) => {
     expect(runs).toHaveLength(1);
     expect(runs[0].eml).toContain('Disposition: manual-action/MDN-sent-manually; displayed');
     expect(await receipts.findOne({ messageUid: m.uid })).toMatchObject({ state: 'sent', mode: 'manual' });
+    expect(await stands()).toBe('sent');
     expect((await f.api.call('POST', `/api/mail/messages/${m.uid}/receipt`, { token: f.users.alice, body: {} })).status).toBe(409);
     // declining another
     const n = await inbound('erin@plain.example', 'ask me not', verified('plain.example'));
