@@ -1,6 +1,7 @@
 // The appliance as it runs — `svcmail start --foreground`, the four daemons as separate processes
-// on loopback ports, no scanners (the test-mode clean fallback) — with the calls tests make of it:
-// the API as a user, and a hand-off through /internal/mta as the MTA makes it.
+// on loopback ports, no scanners (the test-mode clean fallback), a DNS server on loopback as its
+// resolver (nothing it looks up leaves the machine) — with the calls tests make of it: the API as a
+// user, and a hand-off through /internal/mta as the MTA makes it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import { signToken } from '../../lib/auth/index.js';
 import { loadConfig, type Config } from '../../lib/config/index.js';
 import { CLI, ROOT, freeListenSettings } from '../integration/appliance/helpers.js';
+import { startDnsServer } from './dns-server.js';
 import { freePort } from './scanners.js';
 
 const SECRET = 'running-appliance-secret-0123456789ab';
@@ -33,6 +35,7 @@ export interface RunningAppliance {
 export async function startRunningAppliance(values: Record<string, unknown> = {}): Promise<RunningAppliance> {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-running-'));
   const listen = await freeListenSettings();
+  const dns = await startDnsServer(); // NXDOMAIN for every name
   const file = join(dir, 'svcmail.conf');
   writeFileSync(
     file,
@@ -45,6 +48,7 @@ export async function startRunningAppliance(values: Record<string, unknown> = {}
       'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, // no scanner: the test-mode clean fallback
       'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
       'mail:jobs:scan:interval_seconds': 1,
+      'mail:dns:nameservers': [dns.address],
       'log:level': 'warn',
       ...values,
     }),
@@ -62,6 +66,7 @@ export async function startRunningAppliance(values: Record<string, unknown> = {}
   const stop = () => {
     if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
+    void dns.close();
   };
   for (const until = Date.now() + 150_000; !/svcmail: ready, 4 daemons running/.test(out);) {
     if (child.exitCode !== null || Date.now() > until) {

@@ -113,6 +113,25 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
       await show.click();
       await expect.poll(() => seen).toEqual(['/open.gif?u=alice']);
       expect(await show.count()).toBe(0);
+      // an unverified sender cannot be trusted for good: no "Always" offer
+      expect(await tab.getByRole('button', { name: /Always show images/ }).count()).toBe(0);
+
+      // a verified sender can: "Always show images from" puts it on Safe Senders, and its next message loads at once
+      const letter = (n: number) =>
+        `From: Shop <news@shop.example>\nTo: alice@example.test\nSubject: Offer ${n}\nMIME-Version: 1.0\nContent-Type: text/html\n\n<p>Deal ${n}</p><img src="${at}/shop-${n}.gif" alt="">\n`;
+      const first = (await deliverRaw(fx.api, fx.users.aliceBox.uid, letter(1), { senderVerified: true })).uid;
+      await tab.reload(); // this API runs without the push daemon: the list is read again
+      await tab.locator(`[data-message="${first}"]`).click();
+      await expect.poll(() => frame.locator('body').textContent()).toContain('Deal 1');
+      await tab.getByRole('button', { name: 'Always show images from news@shop.example' }).click();
+      await expect.poll(() => seen).toContain('/shop-1.gif');
+      const box = (await fx.api.call('GET', `/api/mail/mailboxes/${fx.users.aliceBox.uid}`, { token: fx.users.alice })).body;
+      expect(box.safeSenders).toContain('news@shop.example');
+      const second = (await deliverRaw(fx.api, fx.users.aliceBox.uid, letter(2), { senderVerified: true })).uid;
+      await tab.reload();
+      await tab.locator(`[data-message="${second}"]`).click();
+      await expect.poll(() => seen).toContain('/shop-2.gif');
+      expect(await tab.getByRole('button', { name: 'Show images' }).count()).toBe(0);
       await context.close();
     } finally {
       pixel.close();

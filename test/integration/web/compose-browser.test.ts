@@ -32,6 +32,7 @@ describe.runIf(ready)('compose in the web app against the running appliance', { 
       'mail:transport:sendmail:log_path': rec.log,
       'mail:scan:rspamd:url': rspamd.url,
       'mail:jobs:send:interval_seconds': 1,
+      'mail:security:trusted_authserv_id': 'mx.example.test',
     });
     admin = await app.token('root', { roles: ['admin'], elevated: true });
     expect((await app.call(admin, 'POST', '/api/mail/domains', { name: 'example.test', verified: true })).status).toBe(201);
@@ -106,6 +107,35 @@ describe.runIf(ready)('compose in the web app against the running appliance', { 
     expect(out!.eml).toMatch(/^References: <Lunch-plans@example\.net>/m);
     expect(out!.eml).toContain('Hello about Lunch plans.');
     expect(await subjectsIn('sent')).toContain('Re: Lunch plans');
+    expect(problems).toEqual([]);
+  });
+
+  it('a verified sender asked for a read receipt; the settings say ask: the reader offers it and Send receipt sends one', async () => {
+    const box = (await app.call(alice, 'GET', `/api/mail/mailboxes/${aliceBox}`)).body;
+    const receiptSettings = { internal: 'ask', federated: 'ask', external: 'ask' };
+    expect((await app.call(alice, 'PUT', `/api/mail/mailboxes/${aliceBox}`, { receiptSettings, version: box.version })).status).toBe(200);
+    await app.handOff(
+      'alice@example.test',
+      inbound(
+        'Contract draft',
+        'Authentication-Results: mx.example.test; dkim=pass header.d=example.net; dmarc=pass header.from=example.net\r\nDisposition-Notification-To: carol@example.net\r\n',
+      ),
+    );
+    await app.until('delivery', async () => ((await subjectsIn('inbox')).includes('Contract draft') ? true : undefined));
+    const tab = await tabOf(alice);
+    const problems = watchProblems(tab);
+    await openMessage(tab, 'Contract draft');
+    const ask = tab.getByRole('status').filter({ hasText: 'carol@example.net asked to be told that you read this message.' });
+    await ask.waitFor({ timeout: 30_000 });
+    await ask.getByRole('button', { name: 'Send receipt' }).click();
+    await expect.poll(() => ask.count()).toBe(0);
+    const sent = await app.until(
+      'the receipt',
+      async () => rec.runs().find((r) => r.eml.includes('Disposition: manual-action/MDN-sent-manually; displayed')),
+      30_000,
+    );
+    expect(sent.args.at(-1)).toBe('carol@example.net');
+    expect(sent.eml).toMatch(/^Subject: Read: Contract draft/m);
     expect(problems).toEqual([]);
   });
 

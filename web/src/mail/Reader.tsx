@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, describeError, when } from '../shared/api.js';
 import { AttachmentList, SourceDialog } from './ReaderParts.js';
-import { loadsRemote } from './remote.js';
+import { ReceiptNotice, RemoteNotice } from './ReaderNotices.js';
 import type { ComposeStart } from './compose/open.js';
 import type { Folder, Message, MessageBody } from './types.js';
 import { MovePicker } from './BulkBar.js';
@@ -108,14 +108,8 @@ export function Reader({
           {describeError(error)}
         </div>
       )}
-      {body && !remote && loadsRemote(body.html) && (
-        <div className="notice" role="status">
-          Remote images are hidden so the sender cannot see that you opened this message.{' '}
-          <button type="button" className="secondary" onClick={() => setRemote(true)}>
-            Show images
-          </button>
-        </div>
-      )}
+      {body && !remote && <RemoteNotice message={message} body={body} onAllow={() => setRemote(true)} />}
+      {body?.receipt && <ReceiptNotice key={message.uid} message={message} body={body} />}
       <iframe key={view} title="Message" className="message-frame" sandbox="allow-popups allow-popups-to-escape-sandbox" src={view} />
     </article>
   );

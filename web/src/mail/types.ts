@@ -57,4 +57,8 @@ export interface MessageBody {
   encrypted: boolean;
   text: string | null;
   html: string | null;
+  senderVerified: boolean;
+  safeSender: boolean;
+  /** Where the read receipt its sender asked for stands; null: none asked for. */
+  receipt: 'not-read' | 'pending' | 'ask' | 'approved' | 'sent' | 'declined' | null;
 }
