@@ -13,6 +13,7 @@ import { moveMessage, unfile } from './messages-resource.js';
 import { displayBody } from './display-body.js';
 import { MessageModel, parseMessage, type Message } from './messages.js';
 import { sanitizeMailHtml } from '../scan/index.js';
+import { inlineCidImages } from './inline-images.js';
 import { safeFilename, withSafeNames } from './attachment-names.js';
 import { searchDocument } from './search.js';
 import { mailparser } from './mime-parser.js';
@@ -113,12 +114,17 @@ export function messageActions(service: ResourceService) {
       return { removed, folder: after as unknown as Record<string, unknown> };
     },
 
-    /** The text and sanitized HTML; an encrypted message only says so (the server never sees its content). */
-    async body(ctx: Ctx, uid: string) {
+    /**
+     * The text and sanitized HTML (`inlineImages`: the pictures the message carries written into it,
+     * for the web app's frame); an encrypted message only says so (the server never sees its content).
+     */
+    async body(ctx: Ctx, uid: string, opts: { inlineImages?: boolean } = {}) {
       const msg = await load(ctx, uid);
       if (msg.smime === 'encrypted') return { encrypted: true, text: null, html: null };
       const parsed = await parseMessage(await blobsOf(ctx).get(msg.blobId));
-      return { encrypted: false, text: parsed.text, html: parsed.html === null ? null : sanitizeMailHtml(parsed.html) };
+      const html = parsed.html === null ? null : sanitizeMailHtml(parsed.html);
+      const shown = html && opts.inlineImages ? inlineCidImages(html, parsed.mail.attachments) : html;
+      return { encrypted: false, text: parsed.text, html: shown };
     },
 
     /**

@@ -104,7 +104,12 @@ function contentRoutes({ router, deps, openapi, act }: MessageRoutes): void {
     const receipt: ReadReceipt['state'] | 'not-read' | null = msg.receiptTo
       ? ((await ctx.store.repo<ReadReceipt>(ReadReceiptModel).get(receiptUid(msg.mailboxUid, msg.messageId, msg.uid)))?.state ?? 'not-read')
       : null;
-    return { ...(await act.body(ctx, uid)), senderVerified: msg.senderVerified, safeSender: await isSafeSender(ctx, msg), receipt };
+    return {
+      ...(await act.body(ctx, uid, { inlineImages: true })),
+      senderVerified: msg.senderVerified,
+      safeSender: await isSafeSender(ctx, msg),
+      receipt,
+    };
   };
   defineRoute(router, deps, openapi, {
     method: 'get',

@@ -78,6 +78,18 @@ describe('the framed view of a message', () => {
       expect((await view(uid, p.alice)).headers.get('content-security-policy')).toContain('img-src data:;');
   });
 
+  it('pictures the message carries (cid:) are written into the view as data: URLs (the sandboxed frame sends no cookie)', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const { uid } = await deliverRaw(
+      api,
+      p.aliceBox.uid,
+      `From: Dora <dora@example.net>\nTo: alice@example.test\nSubject: logo\nMIME-Version: 1.0\nContent-Type: multipart/related; boundary=x\n\n--x\nContent-Type: text/html\n\n<p>Logo <img src="cid:logo@x"></p>\n--x\nContent-Type: image/png\nContent-ID: <logo@x>\nContent-Transfer-Encoding: base64\n\n${png}\n--x--\n`,
+    );
+    const r = await view(uid, p.alice);
+    expect(r.text).toContain(`<img src="data:image/png;base64,${png}"`);
+    expect(r.headers.get('content-security-policy')).toContain('img-src data:;');
+  });
+
   it('shows a text body escaped, and says that ciphertext is encrypted without showing it', async () => {
     const { uid } = await deliverRaw(api, p.aliceBox.uid, mail('text/plain', 'a <b>bold</b> claim & <script>x</script>'));
     const r = await view(uid, p.alice);
