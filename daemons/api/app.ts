@@ -44,6 +44,9 @@ export interface ApiApp {
   plugins: PluginHost;
 }
 
+/** Routes whose body is an uploaded file, read raw by the route itself. */
+const UPLOAD_PATH = /^\/api\/mail\/compose\/[^/?]+\/attachments(\?|$)/;
+
 /** The api daemon's metrics: the request counters and the queue depths by state. */
 function apiMetrics(deps: Deps): Metrics {
   return new Metrics(
@@ -119,7 +122,15 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
   app.use(ingestRouter(ingestDeps, openapi, { failures: limits.failures('ingest') }));
 
   app.use(
-    series([express.json({ limit: deps.config.get('body_limit_bytes'), type: ['application/json', 'application/*+json'] }), rejectNul]),
+    series([
+      // An uploaded file is the body as it came, whatever its type (a .json attachment too): its route reads it raw.
+      express.json({
+        limit: deps.config.get('body_limit_bytes'),
+        type: (req) =>
+          !UPLOAD_PATH.test(req.url ?? '') && /^application\/(json|[^;]+\+json)\s*(;|$)/i.test(String(req.headers['content-type'] ?? '')),
+      }),
+      rejectNul,
+    ]),
   );
   // The pages and their assets are public shells (no user data): before sign-in, so an expired
   // cookie still gets the page that sends the user to sign in; counted as anonymous callers.

@@ -194,13 +194,25 @@ function quoteForward(parts: DraftParts, orig: Source): void {
   parts.attachments.push(...attachmentsOf(orig.parsed));
 }
 
+/**
+ * The message without its Bcc header: a sent message's stored source keeps Bcc (the send job drops it
+ * only from what it relays), and a forward of it whole must not show who was copied blind.
+ */
+export function withoutBcc(raw: Buffer): Buffer {
+  const text = raw.toString('latin1'); // one char per byte: the rest goes back unchanged
+  const blank = /\r?\n\r?\n/.exec(text);
+  const end = blank ? blank.index : text.length;
+  const head = text.slice(0, end).replace(/^Bcc:[^\n]*(?:\n[ \t][^\n]*)*(?:\n|$)/gim, '');
+  return Buffer.from(head + text.slice(end), 'latin1');
+}
+
 /** Forwards the original whole: "Fwd:" subject, References, the message as a message/rfc822 attachment named after its subject. */
 function attachForward(parts: DraftParts, orig: Source): void {
   const m = orig.msg;
   parts.subject = parts.subject || prefixed('Fwd', m.subject);
   if (m.messageId) parts.references = [...m.references, m.messageId];
   const name = (m.subject.replace(/[\\/:*?"<>|\p{Cc}]+/gu, ' ').trim() || 'message').slice(0, 100);
-  parts.attachments.push({ filename: `${name}.eml`, contentType: 'message/rfc822', content: orig.raw });
+  parts.attachments.push({ filename: `${name}.eml`, contentType: 'message/rfc822', content: withoutBcc(orig.raw) });
 }
 
 /** Builds the MIME source of the finished parts with MailComposer, Bcc kept. */

@@ -117,6 +117,21 @@ describe.each(backends)('compose and directory on $name', (backend) => {
     const inner = await simpleParser(fwd.attachments[0].content);
     expect(inner.messageId).toBe('<f@x>');
     expect(inner.attachments.map((x) => x.filename)).toEqual(['a.pdf']);
+
+    // a sent message forwarded whole keeps its Bcc to itself
+    const sent = await deliverRaw(
+      api,
+      p.aliceBox.uid,
+      'From: alice@example.test\nTo: bob@example.test\nBcc: secret@example.net,\n  other@example.net\nSubject: plans\nMessage-ID: <p@x>\n\nour plans\n',
+    );
+    const whole = await api.call('POST', '/api/mail/compose', {
+      token: p.alice,
+      body: { mailboxUid: p.aliceBox.uid, forwardOf: sent.uid, forwardAs: 'attachment', to: ['dave@example.net'] },
+    });
+    const forwarded = (await rawOf(whole.body.uid)).attachments[0].content.toString();
+    expect(forwarded).toContain('Subject: plans');
+    expect(forwarded).toContain('our plans');
+    expect(forwarded).not.toMatch(/secret@|other@|^Bcc:/im);
   });
 
   it('a reply saved again keeps its In-Reply-To and References and is not quoted twice', async () => {
@@ -199,6 +214,16 @@ describe.each(backends)('compose and directory on $name', (backend) => {
       body: { mailboxUid: p.aliceBox.uid, subject: 'v4', keepAttachments: [] },
     });
     expect(none.body).toMatchObject({ hasAttachments: false, attachments: [] });
+    // a JSON file is a file like any other: its bytes as they came, its type kept (not parsed as the request)
+    const json = await fetch(`${api.url}/api/mail/compose/${none.body.uid}/attachments?filename=data.json`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.alice}`, 'content-type': 'application/json' },
+      body: '{"not": "a request", "n": [1, 2]}',
+    });
+    expect(json.status).toBe(201);
+    const withJson = (await json.json()) as { uid: string; attachments: Array<{ filename: string; contentType: string }> };
+    expect(withJson.attachments.at(-1)).toMatchObject({ filename: 'data.json', contentType: 'application/json' });
+    expect((await rawOf(withJson.uid)).attachments.at(-1)!.content.toString()).toBe('{"not": "a request", "n": [1, 2]}');
     expect(
       (await api.call('POST', '/api/mail/compose', { token: p.alice, body: { mailboxUid: p.aliceBox.uid, keepAttachments: [] } })).body,
     ).toMatchObject({ status: 400, code: 'api-106' });

@@ -3,7 +3,9 @@
 // outbound scan: a reply goes out threaded, a forward with an uploaded file reaches a second user
 // (seen on that user's page), a draft survives a reload, a scheduled send goes when due, and a
 // refused send (403, 422, 502) says why and keeps the draft.
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeFindings, launchChromium, signedInContext, watchProblems } from '../../helpers/browser.js';
@@ -97,6 +99,12 @@ describe.runIf(ready)('compose in the web app against the running appliance', { 
     const body = form.getByRole('textbox', { name: 'Message' });
     await expect.poll(() => body.textContent()).toContain('Hello about Lunch plans.');
     expect(await axeFindings(tab)).toEqual([]);
+    const shots = process.env.SVCMAIL_SCREENSHOTS ?? join(tmpdir(), 'svcmail-screenshots');
+    mkdirSync(shots, { recursive: true });
+    for (const width of [360, 1280]) {
+      await tab.setViewportSize({ width, height: 800 });
+      await tab.screenshot({ path: join(shots, `compose-${width}.png`), fullPage: true });
+    }
     await body.click();
     await tab.keyboard.press('Control+Home');
     await tab.keyboard.type('Noon works for me.');

@@ -2,6 +2,9 @@
 // week, an event made, changed and deleted, an invitation accepted), contacts and contact lists,
 // tasks (a first list made for the user, a task done), notes; each view is reached by its #link and
 // stays after a reload; axe-core finds nothing serious on any of them.
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeFindings, launchChromium, signedInContext, watchProblems } from '../../helpers/browser.js';
@@ -130,9 +133,12 @@ describe.runIf(haveBrowser)('calendar, contacts, tasks and notes in the web app'
     expect(problems).toEqual([]);
   });
 
-  it('axe-core finds nothing serious in any view', async () => {
+  it('axe-core finds nothing serious in any view; each fits 360 and 1280 px (screenshots)', async () => {
     const { tab } = await open('calendar', { bypassCSP: true });
     const found: string[] = [];
+    // Screenshots of each view and width go to SVCMAIL_SCREENSHOTS (default: a folder in the temporary directory).
+    const shots = process.env.SVCMAIL_SCREENSHOTS ?? join(tmpdir(), 'svcmail-screenshots');
+    mkdirSync(shots, { recursive: true });
     const ready: Record<string, () => Promise<void>> = {
       calendar: () => tab.getByRole('region', { name: 'Calendar' }).waitFor(),
       contacts: () => tab.getByRole('heading', { name: 'Contact lists' }).waitFor(),
@@ -143,6 +149,14 @@ describe.runIf(haveBrowser)('calendar, contacts, tasks and notes in the web app'
       await tab.goto(`${api.url}/#${view}`);
       await ready[view]();
       for (const f of await axeFindings(tab)) found.push(`${view}: ${f}`);
+      for (const width of [360, 1280]) {
+        await tab.setViewportSize({ width, height: 800 });
+        const wide = await tab.evaluate(
+          () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth,
+        );
+        if (wide > width) found.push(`${view} at ${width} px is ${wide} px wide`);
+        await tab.screenshot({ path: join(shots, `${view}-${width}.png`), fullPage: true });
+      }
     }
     expect(found).toEqual([]);
   });

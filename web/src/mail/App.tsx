@@ -13,9 +13,8 @@ import { messageActions } from './actions.js';
 import { Reader } from './Reader.js';
 import { ShortcutHelp } from './ShortcutHelp.js';
 import { Compose } from './compose/Compose.js';
-import type { ComposeStart } from './compose/open.js';
-import type { SendFailure } from './compose/send.js';
 import { useSending, type StatusLine } from './compose/sending.js';
+import { useComposeState } from './compose/use-compose.js';
 import { useMailShortcuts } from './mail-shortcuts.js';
 import type { Mailbox, Message } from './types.js';
 import { Pim, useView, ViewLinks } from './views.js';
@@ -61,7 +60,7 @@ export function App() {
       {view !== 'mail' && <Pim key={box} view={view} box={current} />}
       {/* Mail stays mounted while another view shows: its folder, list and draft are where they were. */}
       <div hidden={view !== 'mail'}>
-        <MailboxView key={box} box={current} />
+        <MailboxView key={box} box={current} active={view === 'mail'} />
       </div>
     </>
   );
@@ -81,7 +80,7 @@ function Status({ line }: { line: StatusLine | null }) {
   );
 }
 
-function MailboxView({ box }: { box: Mailbox }) {
+function MailboxView({ box, active }: { box: Mailbox; active: boolean }) {
   const [open, setOpen] = useState<Message | null>(null);
   const [error, setError] = useState<unknown>(null);
   const list = useRef<ListHandle | null>(null);
@@ -90,21 +89,20 @@ function MailboxView({ box }: { box: Mailbox }) {
   const onList = useCallback((h: ListHandle) => (list.current = h), []);
 
   const [search, setSearch] = useState<{ form: SearchForm; n: number } | null>(null);
-  const [compose, setCompose] = useState<{ start: ComposeStart; failure: SendFailure | null } | null>(null);
-  const reopen = useCallback((start: ComposeStart, failure: SendFailure | null) => setCompose({ start, failure }), []);
-  const startCompose = useCallback((start: ComposeStart) => setCompose({ start, failure: null }), []);
+  const { compose, reopen, startCompose, close: closeCompose } = useComposeState();
+
   const sending = useSending(reopen);
   const { actions, bulk } = messageActions({ list, openUid: openUidRef, setOpen, setFolders, setError, tell: sending.tell });
   const openMessage = (m: Message) => {
     if (m.draft && folders.find((f) => f.uid === m.folderUid)?.role === 'drafts') return startCompose({ kind: 'draft', draft: m });
-    setCompose(null);
+    closeCompose();
     setOpen(m);
     if (!m.seen) void actions.setFlag(m, 'seen', true);
   };
   const [help, setHelp] = useState(false);
   const toggleHelp = useCallback(() => setHelp((h) => !h), []);
   const closeHelp = useCallback(() => setHelp(false), []);
-  const shortcuts = useMailShortcuts({ list, open, folders, openMessage, actions, toggleHelp, compose: startCompose });
+  const shortcuts = useMailShortcuts({ list, open, folders, openMessage, actions, toggleHelp, compose: startCompose, active });
 
   return (
     <>
@@ -164,13 +162,14 @@ function MailboxView({ box }: { box: Mailbox }) {
         <section className="pane reader" aria-label="Reading pane">
           {compose ? (
             <Compose
+              key={compose.n}
               box={box}
               folders={folders}
               start={compose.start}
               failure={compose.failure}
-              onClose={() => setCompose(null)}
+              onClose={() => closeCompose()}
               onSend={(draft, mode) => {
-                setCompose(null);
+                closeCompose();
                 sending.send(draft, mode);
               }}
             />

@@ -14,13 +14,15 @@ interface Deps {
   actions: MessageActions;
   toggleHelp(): void;
   compose(start: ComposeStart): void;
+  /** The mail view is showing (its keys are not the other views'). */
+  active: boolean;
 }
 
 /**
  * The mail page's shortcuts (j/k to walk the list, r/a/f to reply, reply all and forward, c to write, / to search,
  * e to archive, # to delete, ? for the sheet); answers them for the help sheet.
  */
-export function useMailShortcuts({ list, open, folders, openMessage, actions, toggleHelp, compose }: Deps): Shortcut[] {
+export function useMailShortcuts({ list, open, folders, openMessage, actions, toggleHelp, compose, active }: Deps): Shortcut[] {
   const step = (by: number) => {
     const shown = list.current;
     if (!shown || !shown.pager.total) return;
@@ -45,6 +47,6 @@ export function useMailShortcuts({ list, open, folders, openMessage, actions, to
     { key: '#', does: 'Delete the open message', run: () => open && void actions.trash(open) },
     { key: '?', does: 'Show or hide these shortcuts', run: toggleHelp },
   ];
-  useShortcuts(shortcuts);
+  useShortcuts(shortcuts, active);
   return shortcuts;
 }

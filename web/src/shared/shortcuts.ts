@@ -16,10 +16,10 @@ export function isTyping(target: EventTarget | null): boolean {
   return el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName);
 }
 
-/** Runs the shortcut of each plain key press on the document (the list may change every render). */
-export function useShortcuts(shortcuts: Shortcut[]): void {
+/** Runs the shortcut of each plain key press on the document (the list may change every render); none while not `enabled` (the view is hidden). */
+export function useShortcuts(shortcuts: Shortcut[], enabled = true): void {
   const current = useRef(shortcuts);
-  current.current = shortcuts;
+  current.current = enabled ? shortcuts : [];
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented || isTyping(e.target)) return;

@@ -51,41 +51,51 @@ export class DraftSaver<B, S extends Saved> {
 
   /** Saves what is unsaved now (after whatever is running) and answers the draft as saved. */
   flush(): Promise<S | null> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    return this.enqueue(async () => {
-      const body = this.pending;
-      if (body === null) return this.saved;
-      this.pending = null;
-      this.set('saving');
-      try {
-        this.saved = this.saved ? await this.io.update(this.saved, body) : await this.io.create(body);
-      } catch (e) {
-        this.pending ??= body; // tried again by the next change or flush
-        this.lastError = e;
-        this.set('failed');
-        throw e;
-      }
-      this.set(this.pending === null ? 'saved' : 'unsaved');
-      return this.saved;
-    });
+    this.cancelTimer();
+    return this.enqueue(() => this.saveNow());
   }
 
-  /** Runs a step that replaces the saved draft (an upload) after the saves before it; the form's unsaved changes are saved first. */
-  async replace(step: (current: S) => Promise<S>): Promise<S> {
-    const current = await this.flush();
-    if (!current) throw new Error('the draft is saved before anything is attached to it');
+  /**
+   * Runs a step that replaces the saved draft (an upload) as one turn of the queue: the form's
+   * unsaved changes are saved first, and nothing (a send's save) can come between the two.
+   */
+  replace(step: (current: S) => Promise<S>): Promise<S> {
+    this.cancelTimer();
     return this.enqueue(async () => {
-      this.saved = await step(this.saved!);
+      const current = await this.saveNow();
+      if (!current) throw new Error('the draft is saved before anything is attached to it');
+      this.saved = await step(current);
       this.notify(this.state, this.saved, null);
       return this.saved;
     });
   }
 
-  /** Stops saving (the compose view closes); what was not saved yet is dropped. */
-  stop(): void {
+  /** The save of a flush, inside the queue. */
+  private async saveNow(): Promise<S | null> {
+    const body = this.pending;
+    if (body === null) return this.saved;
+    this.pending = null;
+    this.set('saving');
+    try {
+      this.saved = this.saved ? await this.io.update(this.saved, body) : await this.io.create(body);
+    } catch (e) {
+      this.pending ??= body; // tried again by the next change or flush
+      this.lastError = e;
+      this.set('failed');
+      throw e;
+    }
+    this.set(this.pending === null ? 'saved' : 'unsaved');
+    return this.saved;
+  }
+
+  private cancelTimer(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+  }
+
+  /** Stops saving (the draft is discarded or sent); what was not saved yet is dropped. flush() then waits for a save under way. */
+  stop(): void {
+    this.cancelTimer();
     this.pending = null;
   }
 

@@ -78,9 +78,11 @@ export function useDraft(start: ComposeStart, box: Mailbox, done: { onSend(d: Me
       setFields(f);
       setSeed((s) => s + 1);
     }, setError);
+    // Leaving the view any way other than Send or Discard (another message opened, a new one begun)
+    // saves what was typed: nothing is lost.
     return () => {
       live = false;
-      saver.current?.stop();
+      void saver.current?.flush().catch(() => undefined);
     };
   }, [start, box]);
 
@@ -126,6 +128,7 @@ export function useDraft(start: ComposeStart, box: Mailbox, done: { onSend(d: Me
     const s = saver.current;
     const f = current.current;
     if (!s || !f) return;
+    if (uploads.length) return setError(new Problem('Wait for the attachments to finish uploading, then send.'));
     const problem = sendProblem(f, mode);
     if (problem) return setError(problem);
     const sendAt = mode.kind === 'scheduled' ? mode.at : null;
@@ -139,12 +142,16 @@ export function useDraft(start: ComposeStart, box: Mailbox, done: { onSend(d: Me
       setError(e);
     }
   };
-  /** Close keeps the draft (saved first); discard deletes it. */
+  /** Close keeps the draft (saved first); discard deletes it — once a save under way is done, so it leaves nothing behind. */
   const leave = (keep: boolean) => async () => {
     if (!keep) saver.current?.stop();
-    const d = saver.current?.current ?? draft;
-    const step = keep ? saver.current?.flush() : d ? deleteDraft(d) : undefined;
-    await Promise.resolve(step).then(done.onClose, setError);
+    try {
+      const d = (await saver.current?.flush()) ?? draft;
+      if (!keep && d) await deleteDraft(d);
+      done.onClose();
+    } catch (e) {
+      setError(e);
+    }
   };
   const [close, discard] = [leave(true), leave(false)];
   return { fields, draft, saveState, error, uploads, seed, update, onBody, setRich, attach, remove, send, close, discard };
