@@ -24,7 +24,9 @@ export const searchQuery = z
       .string()
       .max(500)
       .optional()
-      .describe('words the subject must hold (each a word or the start of one, case and accents ignored)'),
+      .describe(
+        'words the subject must hold (each a word or the start of one, case ignored), looked for among the first 20 000 full-text hits',
+      ),
     folderUid: z.string().min(1).optional(),
     from: z.string().trim().toLowerCase().max(320).optional(),
     to: z.string().trim().toLowerCase().max(320).optional(),
@@ -87,16 +89,19 @@ const wordsOf = (text: string): string[] =>
     .toLowerCase()
     .match(/[\p{L}\p{N}]+/gu) ?? [];
 const SUBJECT_BATCH = 200;
+/** Full-text hits read at most for one subject search (deeper pages than that answer empty). */
+const SUBJECT_SCAN_MAX = 20_000;
 
 /**
  * A search with subject words: the full-text search (which holds them somewhere) read in batches,
- * keeping the messages whose subject has each word (or a word starting with it), until the page is full.
+ * keeping the messages whose subject has each word (or a word starting with it), until the page is
+ * full or SUBJECT_SCAN_MAX hits were read (a narrower search finds the rest).
  */
 async function subjectMatches(repo: Repo<Message>, words: string, q: ListQuery, want: string[]): Promise<MessageRecord[]> {
   const limit = q.limit ?? 50;
   const skip = q.offset ?? 0;
   const found: MessageRecord[] = [];
-  for (let offset = 0; found.length < skip + limit; offset += SUBJECT_BATCH) {
+  for (let offset = 0; found.length < skip + limit && offset < SUBJECT_SCAN_MAX; offset += SUBJECT_BATCH) {
     const batch = await repo.search(words, { ...q, limit: SUBJECT_BATCH, offset });
     for (const m of batch) {
       const subject = wordsOf(m.subject);

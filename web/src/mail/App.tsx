@@ -149,6 +149,7 @@ function MailboxView({ box, active }: { box: Mailbox; active: boolean }) {
         </nav>
         <section className="pane list-pane" aria-label="Message list">
           <ListPane
+            key={folder?.uid ?? ''}
             mailboxUid={box.uid}
             folder={folder}
             folders={folders}

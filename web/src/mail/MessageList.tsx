@@ -126,6 +126,7 @@ export function MessageList({ folder, filter, selected, picks, picking, onOpen, 
         picks={picks}
         onClick={click}
         onOpen={onOpen}
+        onPickKey={picking ? (pm, pi, r) => onPick(pm, pi, r ? 'range' : 'toggle') : undefined}
       />,
     );
   }
@@ -164,6 +165,7 @@ function Row({
   picks,
   onClick,
   onOpen,
+  onPickKey,
 }: {
   index: number;
   height: number;
@@ -174,6 +176,8 @@ function Row({
   picks: Picks;
   onClick(m: Message, index: number, e: MouseEvent): void;
   onOpen(m: Message): void;
+  /** Pick mode: Space picks the row (with Shift, the rows up to it). */
+  onPickKey?: (m: Message, index: number, range: boolean) => void;
 }) {
   const place = { transform: `translateY(${index * height}px)`, height };
   if (!m)
@@ -200,7 +204,13 @@ function Row({
         e.dataTransfer.effectAllowed = 'move';
       }}
       onClick={(e) => onClick(m, index, e)}
-      onKeyDown={(e) => (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), onOpen(m))}
+      onKeyDown={(e) => {
+        if (e.key !== 'Enter' && e.key !== ' ') return;
+        e.preventDefault();
+        // Space picks (Shift+Space: a range) in Pick mode, as a click would; Enter opens.
+        if (e.key === ' ' && onPickKey) onPickKey(m, index, e.shiftKey);
+        else onOpen(m);
+      }}
     >
       <RowContent m={m} />
     </div>

@@ -1,5 +1,5 @@
 import type { Dispatch, RefObject, SetStateAction } from 'react';
-import { api } from '../shared/api.js';
+import { api, ApiFailure } from '../shared/api.js';
 import { applyFolderEvent } from './live.js';
 import type { ListHandle } from './MessageList.js';
 import type { MessageActions } from './Reader.js';
@@ -14,6 +14,22 @@ interface ActionDeps {
   setError: (e: unknown) => void;
   /** Tells the user what became of an action (the page's status line). */
   tell: (text: string) => void;
+}
+
+/**
+ * Sets one property of a message. A flag or the labels are the user's latest word: when the message
+ * changed since the page read it (409: marked read a moment ago, another device), it is read again
+ * and set on that version.
+ */
+async function setProperty(m: Message, field: 'seen' | 'flagged' | 'labels', value: unknown): Promise<Message> {
+  const path = `/api/mail/messages/${encodeURIComponent(m.uid)}`;
+  const put = (version: number) => api<Message>(`${path}/${field}`, { method: 'PUT', body: { value, version } });
+  try {
+    return await put(m.version);
+  } catch (e) {
+    if (!(e instanceof ApiFailure) || e.code !== 'api-108') throw e;
+    return put((await api<Message>(path)).version);
+  }
 }
 
 interface RecallAnswer {
@@ -60,20 +76,14 @@ export function messageActions({ list, openUid, setOpen, setFolders, setError, t
     actions: {
       setFlag: (m, field, value) =>
         act(async () => {
-          const updated = await api<Message>(`/api/mail/messages/${encodeURIComponent(m.uid)}/${field}`, {
-            method: 'PUT',
-            body: { value, version: m.version },
-          });
+          const updated = await setProperty(m, field, value);
           list.current?.replace(updated);
           setOpen((o) => (o?.uid === m.uid ? updated : o));
           if (field === 'seen') await refreshFolder(m.folderUid);
         }),
       setLabels: (m, labels) =>
         act(async () => {
-          const updated = await api<Message>(`/api/mail/messages/${encodeURIComponent(m.uid)}/labels`, {
-            method: 'PUT',
-            body: { value: labels, version: m.version },
-          });
+          const updated = await setProperty(m, 'labels', labels);
           list.current?.replace(updated);
           setOpen((o) => (o?.uid === m.uid ? updated : o));
         }),

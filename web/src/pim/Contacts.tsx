@@ -27,10 +27,13 @@ const split = (s: string) =>
     .split(/[,;\n]+/)
     .map((x) => x.trim())
     .filter(Boolean);
-const bodyOf = (f: Form) => ({
+/** Typed values from the field: one already there keeps its type (home, work…), a new one is other. */
+const typed = (text: string, before: Array<{ type: string; value: string }> = []) =>
+  split(text).map((value) => before.find((x) => x.value === value) ?? { type: 'other', value });
+const bodyOf = (f: Form, before?: Contact) => ({
   fn: f.fn,
-  emails: split(f.emails).map((value) => ({ type: 'other', value })),
-  phones: split(f.phones).map((value) => ({ type: 'other', value })),
+  emails: typed(f.emails, before?.emails),
+  phones: typed(f.phones, before?.phones),
   org: f.org,
   note: f.note,
 });
@@ -101,7 +104,7 @@ export function Contacts({ mailboxUid }: { mailboxUid: string }) {
   const shown = (contacts.rows ?? []).filter((c) => !q || c.fn.toLowerCase().includes(q) || c.emails.some((e) => e.value.includes(q)));
   const save = async () => {
     const ok = await contacts.run(() =>
-      editing ? update('contacts', editing, bodyOf(form)) : create('contacts', { ...bodyOf(form), mailboxUid }),
+      editing ? update('contacts', editing, bodyOf(form, editing)) : create('contacts', { ...bodyOf(form), mailboxUid }),
     );
     if (ok) {
       setForm(BLANK);

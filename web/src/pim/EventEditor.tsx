@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { api, describeError } from '../shared/api.js';
+import { ListInput } from '../shared/ListInput.js';
 
 export interface CalendarEvent {
   uid?: string;
@@ -45,17 +46,10 @@ function InviteField({ attendees, onChange }: { attendees: CalendarEvent['attend
   return (
     <label>
       Invite (addresses, comma-separated)
-      <input
-        type="text"
-        value={attendees.map((a) => a.email).join(', ')}
-        onChange={(e) =>
-          onChange(
-            e.target.value
-              .split(/[,;\s]+/)
-              .filter(Boolean)
-              .map((email) => attendees.find((a) => a.email === email) ?? { email }),
-          )
-        }
+      <ListInput
+        label="Invite (addresses, comma-separated)"
+        values={attendees.map((a) => a.email)}
+        onChange={(emails) => onChange(emails.map((email) => attendees.find((a) => a.email === email) ?? { email }))}
       />
     </label>
   );

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Section } from '../shared/Section.js';
 import { create, remove, update, useRecords, type Rec } from '../shared/records.js';
 
@@ -83,10 +83,14 @@ export function Tasks({ mailboxUid }: { mailboxUid: string }) {
   const [chosen, setChosen] = useState('');
   const [name, setName] = useState('');
   const rows = lists.rows;
+  // A mailbox without a task list gets one, once (a refusal — read-only access — is shown, not retried).
+  const madeDefault = useRef(false);
   useEffect(() => {
-    if (rows && !rows.length) void lists.run(() => create('task-lists', { mailboxUid, name: 'Tasks' }));
-    else if (rows && !rows.some((l) => l.uid === chosen)) setChosen(rows[0].uid);
-  }, [rows, chosen, mailboxUid]);
+    if (rows && !rows.length && !madeDefault.current) {
+      madeDefault.current = true;
+      void lists.run(() => create('task-lists', { mailboxUid, name: 'Tasks' }));
+    } else if (rows?.length && !rows.some((l) => l.uid === chosen)) setChosen(rows[0].uid);
+  }, [rows, chosen, mailboxUid, lists]);
   const list = rows?.find((l) => l.uid === chosen);
   return (
     <div className="pim-columns">

@@ -7,6 +7,7 @@ import { Section } from '../shared/Section.js';
 export function Appearance({ mailboxUid }: { mailboxUid: string }) {
   const [look, setLook] = useState<Look | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [saving, setSaving] = useState(false);
   useEffect(() => {
     void readAppearance(mailboxUid).then(setLook, setError);
   }, [mailboxUid]);
@@ -26,13 +27,16 @@ export function Appearance({ mailboxUid }: { mailboxUid: string }) {
           body: { ...patch, version: look.version },
         })
       : api<Look>('/api/mail/preferences/appearance', { method: 'POST', body: { mailboxUid, theme: next.theme, density: next.density } });
-    void save.then(setLook, (e) => {
-      applyAppearance(look);
-      setError(e);
-    });
+    setSaving(true);
+    void save
+      .then(setLook, (e) => {
+        applyAppearance(look);
+        setError(e);
+      })
+      .finally(() => setSaving(false));
   };
   const radios = <K extends 'theme' | 'density'>(key: K, legend: string, options: Array<[Look[K], string]>) => (
-    <fieldset>
+    <fieldset disabled={saving}>
       <legend>{legend}</legend>
       {options.map(([value, label]) => (
         <label key={value} className="inline">

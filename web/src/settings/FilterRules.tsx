@@ -28,12 +28,12 @@ export function FilterRules({ mailboxUid }: { mailboxUid: string }) {
     );
     if (done) setEditing(null);
   };
-  /** Swaps a rule with its neighbour: positions exchanged, one after the other. */
+  /** Swaps a rule with its neighbour: the list renumbered 0…n-1 in the new order (rules made elsewhere may share a position). */
   const swap = (i: number, j: number) =>
     run(async () => {
-      const [a, b] = [rows![i], rows![j]];
-      await update('mail-filter-rules', a, { position: b.position === a.position ? a.position + (j > i ? 1 : -1) : b.position });
-      await update('mail-filter-rules', b, { position: a.position });
+      const order = [...rows!];
+      [order[i], order[j]] = [order[j], order[i]];
+      for (const [position, r] of order.entries()) if (r.position !== position) await update('mail-filter-rules', r, { position });
     });
   return (
     <Section id="rules" title="Filter rules" intro="Rules run from the top on each delivered message that is not junk." error={error}>

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { ListInput } from '../shared/ListInput.js';
 import { ACTIONS, FIELDS, OPS, blankAction, blankCondition, type Action, type Condition, type RuleBody } from './rule-model.js';
 
 export interface Named {
@@ -112,12 +113,11 @@ function ActionRow({
       {'folderUid' in a && pick(folders, a.folderUid, (folderUid) => set({ ...a, folderUid }))}
       {'labelUid' in a && pick(labels, a.labelUid, (labelUid) => set({ ...a, labelUid }))}
       {'to' in a && (
-        <input
-          type="text"
-          aria-label={`${label} addresses`}
+        <ListInput
+          label={`${label} addresses`}
           placeholder="addresses, comma-separated"
-          value={a.to.join(', ')}
-          onChange={(e) => set({ ...a, to: e.target.value.split(/[,;\s]+/).filter(Boolean) })}
+          values={a.to}
+          onChange={(to) => set({ ...a, to })}
         />
       )}
       <button type="button" className="link" onClick={drop}>

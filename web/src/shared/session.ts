@@ -15,12 +15,16 @@ const onSignOut: Array<() => void> = [];
 
 export const beforeSignOut = (fn: () => void): void => void onSignOut.push(fn);
 
+let renewed = 0;
+
 /** Renews the token at its renewal time, then again for the next token; a failed renewal leaves the 401 path to sign in again. */
 async function keepRenewed(): Promise<void> {
   const s = await api<Session>('/api/session');
-  const wait = Math.max(0, Date.parse(s.renewAt) - Date.now());
+  // At least a minute apart: a clock that is off, or a renewal that did not move the time, never spins.
+  const wait = Math.max(60_000 * Number(renewed > 0), Date.parse(s.renewAt) - Date.now());
   setTimeout(async () => {
     const res = await fetch(`${authUrl()}/api/auth/refresh`, { method: 'POST', credentials: 'include' }).catch(() => null);
+    renewed++;
     if (res?.ok) void keepRenewed().catch(() => undefined);
   }, wait);
 }
@@ -48,7 +52,9 @@ export async function signOut(): Promise<void> {
   for (const fn of onSignOut) fn();
   await clearLocalData();
   const base = authUrl();
-  await fetch(`${base}/api/auth/logout`, { method: 'POST', credentials: 'include' }).catch(() => null);
+  const res = await fetch(`${base}/api/auth/logout`, { method: 'POST', credentials: 'include' }).catch(() => null);
+  // Not signed out at the sign-in service: the session would go on; say so rather than pretend.
+  if (!res?.ok) return alert('Signing out did not reach the sign-in service. Check the connection and sign out again.');
   location.assign(`${base}/auth/signin?return_to=${encodeURIComponent(location.origin + location.pathname)}`);
 }
 

@@ -6,7 +6,10 @@ import { useEffect, useRef } from 'react';
 // tells a sender the message was opened. They are put back when the HTML is read out.
 
 const PARKED = 'data-remote-src';
+const PARKED_STYLE = 'data-remote-style';
 const isRemote = (src: string) => /^(https?:)?\/\//i.test(src.trim());
+/** CSS that would load something from elsewhere (a background image, a font). */
+const loadsFromElsewhere = (css: string) => /url\(\s*(?:["']|&quot;)?\s*(?:https?:)?\/\//i.test(css);
 
 /** The editor's content from server HTML: parsed without loading anything, remote images parked. */
 function inert(html: string): DocumentFragment {
@@ -16,6 +19,18 @@ function inert(html: string): DocumentFragment {
     if (!isRemote(src)) continue;
     img.setAttribute(PARKED, src);
     img.removeAttribute('src');
+  }
+  // The page's CSP ignores a message's styles anyway; parked too, so no policy change can let them load.
+  for (const el of Array.from(doc.querySelectorAll('[style]'))) {
+    const css = el.getAttribute('style') ?? '';
+    if (!loadsFromElsewhere(css)) continue;
+    el.setAttribute(PARKED_STYLE, css);
+    el.removeAttribute('style');
+  }
+  for (const el of Array.from(doc.querySelectorAll('style'))) {
+    if (!loadsFromElsewhere(el.textContent ?? '')) continue;
+    el.setAttribute(PARKED_STYLE, el.textContent ?? '');
+    el.textContent = '';
   }
   const out = document.createDocumentFragment();
   out.append(...Array.from(doc.body.childNodes).map((n) => document.importNode(n, true)));
@@ -28,6 +43,11 @@ function readOut(el: HTMLElement): string {
   for (const img of Array.from(copy.querySelectorAll(`img[${PARKED}]`))) {
     img.setAttribute('src', img.getAttribute(PARKED) ?? '');
     img.removeAttribute(PARKED);
+  }
+  for (const el of Array.from(copy.querySelectorAll(`[${PARKED_STYLE}]`))) {
+    if (el.tagName === 'STYLE') el.textContent = el.getAttribute(PARKED_STYLE);
+    else el.setAttribute('style', el.getAttribute(PARKED_STYLE) ?? '');
+    el.removeAttribute(PARKED_STYLE);
   }
   return copy.innerHTML;
 }
