@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, describeError } from '../shared/api.js';
+import { api } from '../shared/api.js';
 import { FolderTree } from './FolderTree.js';
 import { FolderActions } from './FolderActions.js';
 import { rowsOf } from './rows.js';
@@ -18,6 +18,7 @@ import { useComposeState } from './compose/use-compose.js';
 import { useMailShortcuts } from './mail-shortcuts.js';
 import type { Mailbox, Message } from './types.js';
 import { Pim, useView, ViewLinks } from './views.js';
+import { ErrorBox } from '../shared/ErrorBox.js';
 
 /** Web mail: the caller's mailboxes, a mailbox's folders, a folder's messages and the reading pane. */
 export function App() {
@@ -34,12 +35,7 @@ export function App() {
   useEffect(() => {
     if (box) void readAppearance(box).then(applyAppearance, () => undefined);
   }, [box]);
-  if (error !== null)
-    return (
-      <div className="error" role="alert">
-        {describeError(error)}
-      </div>
-    );
+  if (error !== null) return <ErrorBox error={error} />;
   if (!boxes) return <p className="muted">Loading…</p>;
   if (!boxes.length) return <p className="notice">You have no mailbox yet. An administrator creates one for you.</p>;
   const current = boxes.find((b) => b.uid === box)!;
@@ -106,11 +102,7 @@ function MailboxView({ box, active }: { box: Mailbox; active: boolean }) {
 
   return (
     <>
-      {error !== null && (
-        <div className="error" role="alert">
-          {describeError(error)}
-        </div>
-      )}
+      <ErrorBox error={error} />
       {help && <ShortcutHelp shortcuts={shortcuts} onClose={closeHelp} />}
       <div className="mail-bar">
         <button type="button" onClick={() => startCompose({ kind: 'new' })}>

@@ -1,9 +1,10 @@
 import { useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState, type MouseEvent } from 'react';
-import { api, describeError, when } from '../shared/api.js';
+import { api, when } from '../shared/api.js';
 import { Pager } from './pager.js';
 import type { Picks } from './selection.js';
 import { isCompact } from '../shared/appearance.js';
 import type { Folder, Message } from './types.js';
+import { ErrorBox } from '../shared/ErrorBox.js';
 
 /** Height of a row in pixels (the density setting's): the list places rows by index, so it reads only the pages in view. */
 const rowHeight = (): number => (isCompact() ? 48 : 64);
@@ -139,11 +140,7 @@ export function MessageList({ folder, filter, selected, picks, picking, onOpen, 
       aria-multiselectable="true"
       onScroll={(e) => setView({ top: e.currentTarget.scrollTop, height: e.currentTarget.clientHeight })}
     >
-      {error !== null && (
-        <div className="error" role="alert">
-          {describeError(error)}
-        </div>
-      )}
+      <ErrorBox error={error} />
       {pager.total ? (
         <div className="virtual-space" style={{ height: pager.total * ROW_HEIGHT }}>
           {rows}

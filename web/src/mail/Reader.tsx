@@ -1,11 +1,12 @@
 import { useEffect, useState } from 'react';
-import { api, describeError, when } from '../shared/api.js';
+import { api, when } from '../shared/api.js';
 import { AttachmentList, SourceDialog } from './ReaderParts.js';
 import { ReceiptNotice, RemoteNotice } from './ReaderNotices.js';
 import type { ComposeStart } from './compose/open.js';
 import type { Folder, Message, MessageBody } from './types.js';
 import { MovePicker } from './BulkBar.js';
 import { Conversation, LabelPicker } from './ReaderExtras.js';
+import { ErrorBox } from '../shared/ErrorBox.js';
 
 export interface MessageActions {
   setFlag(m: Message, field: 'seen' | 'flagged', value: boolean): Promise<void>;
@@ -103,11 +104,7 @@ export function Reader({
       <LabelPicker message={message} onChange={(labels) => void actions.setLabels(message, labels)} />
       <Conversation message={message} onOpen={onOpen} />
       <AttachmentList message={message} />
-      {error !== null && (
-        <div className="error" role="alert">
-          {describeError(error)}
-        </div>
-      )}
+      <ErrorBox error={error} />
       {body && !remote && <RemoteNotice message={message} body={body} onAllow={() => setRemote(true)} />}
       {body?.receipt && <ReceiptNotice key={message.uid} message={message} body={body} />}
       <iframe key={view} title="Message" className="message-frame" sandbox="allow-popups allow-popups-to-escape-sandbox" src={view} />

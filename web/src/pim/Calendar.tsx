@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, describeError } from '../shared/api.js';
+import { api } from '../shared/api.js';
 import { daysOf, onDay, rangeOf, sameDay, step, titleOf, type CalendarView, type Occurrence } from './calendar-model.js';
 import { EventEditor, type CalendarEvent } from './EventEditor.js';
 import { Invitations } from './Invitations.js';
+import { ErrorBox } from '../shared/ErrorBox.js';
 
 const time = (iso: string) => new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
 
@@ -52,11 +53,7 @@ export function Calendar({ mailboxUid, own }: { mailboxUid: string; own: string[
           New event
         </button>
       </div>
-      {error !== null && (
-        <div className="error" role="alert">
-          {describeError(error)}
-        </div>
-      )}
+      <ErrorBox error={error} />
       <Invitations events={events} own={own} changed={() => void load().catch(setError)} />
       {editing && (
         <EventEditor

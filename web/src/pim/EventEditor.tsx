@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, describeError } from '../shared/api.js';
 import { ListInput } from '../shared/ListInput.js';
+import { ErrorBox } from '../shared/ErrorBox.js';
 
 export interface CalendarEvent {
   uid?: string;
@@ -100,11 +101,7 @@ export function EventEditor({ uid, start, mailboxUid, onDone }: { uid: string | 
         void save();
       }}
     >
-      {error !== null && (
-        <div className="error" role="alert">
-          {describeError(error)}
-        </div>
-      )}
+      <ErrorBox error={error} />
       {ev.rrule && <p className="notice">A repeating event: a change applies to every occurrence.</p>}
       <label>
         Title <input type="text" required value={ev.summary} onChange={(e) => set({ summary: e.target.value })} />

@@ -1,6 +1,7 @@
 import { useState } from 'react';
-import { api, describeError } from '../shared/api.js';
+import { api } from '../shared/api.js';
 import type { CalendarEvent } from './EventEditor.js';
+import { ErrorBox } from '../shared/ErrorBox.js';
 
 type Answer = 'accepted' | 'tentative' | 'declined';
 
@@ -21,11 +22,7 @@ export function Invitations({ events, own, changed }: { events: CalendarEvent[];
   return (
     <section aria-label="Invitations" className="notice invitations">
       <h3>Invitations</h3>
-      {error !== null && (
-        <div className="error" role="alert">
-          {describeError(error)}
-        </div>
-      )}
+      <ErrorBox error={error} />
       <ul className="plain">
         {open.map((e) => (
           <li key={e.uid}>

@@ -27,9 +27,12 @@ export function Appearance({ mailboxUid }: { mailboxUid: string }) {
           body: { ...patch, version: look.version },
         })
       : api<Look>('/api/mail/preferences/appearance', { method: 'POST', body: { mailboxUid, theme: next.theme, density: next.density } });
+    // Shown at once; the stored record (its new version) replaces it, a refusal puts the old one back.
+    setLook(next);
     setSaving(true);
     void save
       .then(setLook, (e) => {
+        setLook(look);
         applyAppearance(look);
         setError(e);
       })

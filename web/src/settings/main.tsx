@@ -3,7 +3,7 @@
 import '../styles/svcmail.css';
 import { useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { api, describeError } from '../shared/api.js';
+import { api } from '../shared/api.js';
 import { applyAppearance, readAppearance } from '../shared/appearance.js';
 import { Appearance } from './Appearance.js';
 import { Devices } from './Devices.js';
@@ -13,6 +13,7 @@ import { OutOfOffice } from './OutOfOffice.js';
 import { FocusedOverrides, Senders, type MailboxRec } from './Senders.js';
 import { Signatures } from './Signatures.js';
 import { startSession } from '../shared/session.js';
+import { ErrorBox } from '../shared/ErrorBox.js';
 
 const SECTIONS = [
   ['signatures', 'Signatures'],
@@ -50,12 +51,7 @@ function Settings() {
   useEffect(() => {
     api<MailboxRec[]>('/api/mail/mailboxes?limit=100').then((b) => (setBoxes(b), setUid(b[0]?.uid ?? '')), setError);
   }, []);
-  if (error !== null)
-    return (
-      <div className="error" role="alert">
-        {describeError(error)}
-      </div>
-    );
+  if (error !== null) return <ErrorBox error={error} />;
   if (!boxes) return <p className="muted">Loading…</p>;
   const box = boxes.find((b) => b.uid === uid);
   const auth = document.body.dataset.authUrl;

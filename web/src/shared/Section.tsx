@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { describeError } from './api.js';
+import { ErrorBox } from './ErrorBox.js';
 
 /** One section of a page: a heading, what it is for, the failure of its last change, its content. */
 export function Section({
@@ -19,11 +19,7 @@ export function Section({
     <section id={id} aria-labelledby={`${id}-title`} className="settings-section">
       <h2 id={`${id}-title`}>{title}</h2>
       {intro && <p className="muted">{intro}</p>}
-      {error !== null && error !== undefined && (
-        <div className="error" role="alert">
-          {describeError(error)}
-        </div>
-      )}
+      <ErrorBox error={error} />
       {children}
     </section>
   );

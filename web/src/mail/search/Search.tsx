@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'react';
-import { api, describeError } from '../../shared/api.js';
+import { api } from '../../shared/api.js';
 import { RowContent } from '../MessageList.js';
 import type { Folder, Message } from '../types.js';
 import { EMPTY_SEARCH, asksSomething, searchQuery, type SearchForm } from './query.js';
+import { ErrorBox } from '../../shared/ErrorBox.js';
 
 const PAGE = 50;
 export const SEARCH_INPUT_ID = 'mail-search';
@@ -103,12 +104,7 @@ export function SearchResults({
       live = false;
     };
   }, [mailboxUid, form, page]);
-  if (error !== null)
-    return (
-      <div className="error" role="alert">
-        {describeError(error)}
-      </div>
-    );
+  if (error !== null) return <ErrorBox error={error} />;
   if (!rows)
     return (
       <p className="muted" aria-busy="true">
