@@ -62,8 +62,11 @@ describe('pages and assets', () => {
     for (const path of Object.keys(PAGES))
       for (const m of (await page(path)).text.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)) named.add(m[1]);
     for (const file of readdirSync(WEB_BUILD).filter((f) => f.endsWith('.js'))) {
-      for (const m of readFileSync(join(WEB_BUILD, file), 'utf8').matchAll(/(?:from|import\()\s*"\.\/([\w.-]+)"/g))
-        named.add(`/assets/${m[1]}`);
+      // static imports, dynamic ones (a view loaded on first use: import(`./x.js`)) and the files such a load preloads
+      const code = readFileSync(join(WEB_BUILD, file), 'utf8');
+      for (const m of code.matchAll(/(?:from|import\()\s*["`]\.\/([\w.-]+)["`]/g)) named.add(`/assets/${m[1]}`);
+      for (const deps of code.matchAll(/m\.f=\[([^\]]*)\]/g))
+        for (const m of deps[1].matchAll(/"([\w.-]+)"/g)) named.add(`/assets/${m[1]}`);
     }
     // Every file the build made is reached from a page, and nothing else is named.
     expect([...named].sort()).toEqual(

@@ -120,6 +120,9 @@ describe.each(backends)('messages on $name', (backend) => {
       encrypted: true,
       text: null,
       html: null,
+      senderVerified: false,
+      safeSender: false,
+      receipt: null,
     });
     expect((await api.call('GET', `/api/mail/messages/${m.uid}/body`, { token: p.bob })).status).toBe(404);
   });

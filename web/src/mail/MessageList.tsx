@@ -7,7 +7,7 @@ import type { Folder, Message } from './types.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
 
 /** Height of a row in pixels (the density setting's): the list places rows by index, so it reads only the pages in view. */
-const rowHeight = (): number => (isCompact() ? 48 : 64);
+const rowHeight = (): number => (isCompact() ? 66 : 78);
 const PAGE = 100;
 /** Rows rendered above and below the viewport, so a scroll does not show blank rows first. */
 const OVERSCAN = 10;
