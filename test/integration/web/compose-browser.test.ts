@@ -147,6 +147,36 @@ describe.runIf(ready)('compose in the web app against the running appliance', { 
     expect(problems).toEqual([]);
   });
 
+  it('recalls a sent message from Sent Items: the page says who it went to, and the unread copy leaves the other mailbox', async () => {
+    const tab = await tabOf(alice);
+    const problems = watchProblems(tab);
+    await tab.goto(`${app.api}/`);
+    await tab.getByRole('button', { name: 'New message' }).click();
+    const form = tab.getByRole('form', { name: 'New message' });
+    await form.getByRole('combobox', { name: 'To' }).fill('bob@example.test, far@example.net');
+    await form.getByLabel('Subject').fill('Wrong numbers');
+    await sendAndWait(tab, /^Sent to /);
+    const bobBox = (await app.call(bob, 'GET', '/api/mail/mailboxes')).body[0].uid;
+    const bobHas = async () =>
+      (await app.call(bob, 'GET', `/api/mail/search?mailboxUid=${bobBox}&q=${encodeURIComponent('Wrong numbers')}`)).body.length;
+    expect(await app.until('bob’s copy', async () => ((await bobHas()) ? true : undefined))).toBe(true);
+    await tab
+      .getByRole('listbox', { name: 'Folders' })
+      .getByRole('option', { name: /Sent Items/ })
+      .click();
+    await tab
+      .getByRole('listbox', { name: 'Messages' })
+      .getByRole('option', { name: /Wrong numbers/ })
+      .click();
+    tab.once('dialog', (d) => void d.accept());
+    await tab.getByRole('toolbar', { name: 'Message actions' }).getByRole('button', { name: 'Recall' }).click();
+    await expect
+      .poll(async () => (await tab.locator('.status-line').textContent())?.trim())
+      .toBe('Recall sent to bob@example.test; a report follows. Cannot recall from far@example.net (outside this server).');
+    expect(await app.until('the recall', async () => ((await bobHas()) === 0 ? true : undefined), 30_000)).toBe(true);
+    expect(problems).toEqual([]);
+  });
+
   it('forwards with an uploaded file to a second user, picked from the suggestions; that user sees it arrive and downloads the file', async () => {
     await app.handOff('alice@example.test', inbound('Quarterly report'));
     await app.until('delivery', async () => ((await subjectsIn('inbox')).includes('Quarterly report') ? true : undefined));
