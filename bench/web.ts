@@ -10,13 +10,14 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { signToken } from '../lib/auth/index.js';
 import { productModels, productRegistry } from '../lib/catalog.js';
 import { loadConfig } from '../lib/config/index.js';
 import { LocalEventBus } from '../lib/events/index.js';
 import { createLogger } from '../lib/log/index.js';
 import { openSqlStore } from '../lib/storage/sql/open.js';
+import { launchChromium } from '../test/helpers/browser.js';
 import { stageBuild } from './_build.js';
 import { corpus, fillInbox, seedMailbox } from './_eas-seed.js';
 import { startBenchServer, stopChild } from './_process.js';
@@ -48,7 +49,7 @@ async function seed(dir: string): Promise<Seeded> {
 }
 
 /** A new, empty browser context signed in as the reader (the session cookie the sign-in service would set). */
-async function readerContext(browser: Awaited<ReturnType<typeof chromium.launch>>, base: string): Promise<BrowserContext> {
+async function readerContext(browser: Browser, base: string): Promise<BrowserContext> {
   const config = loadConfig({
     env: { NODE_ENV: 'production' },
     values: { 'auth:secret': SECRET, 'auth:options:audience': 'bench', 'auth:options:issuer': 'bench' },
@@ -136,7 +137,7 @@ export default async function web(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'svcmail-bench-web-'));
   const stage = stageBuild(['_list-server']);
   let server: ChildProcess | null = null;
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const browser = await launchChromium(); // the tests' launch: no background networking, nothing leaves the machine
   try {
     const seeded = await seed(dir);
     const started = await startBenchServer(stage, '_list-server', ['db', seeded.dbUrl], { BENCH_SECRET: SECRET, NODE_ENV: 'production' });

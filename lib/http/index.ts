@@ -11,3 +11,4 @@ export * from './rate-limit.js';
 export * from './compose.js';
 export * from './upgrade-limit.js';
 export * from './well-known.js';
+export * from './session.js';

@@ -198,7 +198,7 @@ function quoteForward(parts: DraftParts, orig: Source): void {
  * The message without its Bcc header: a sent message's stored source keeps Bcc (the send job drops it
  * only from what it relays), and a forward of it whole must not show who was copied blind.
  */
-export function withoutBcc(raw: Buffer): Buffer {
+function withoutBcc(raw: Buffer): Buffer {
   const text = raw.toString('latin1'); // one char per byte: the rest goes back unchanged
   const blank = /\r?\n\r?\n/.exec(text);
   const end = blank ? blank.index : text.length;

@@ -22,6 +22,19 @@ const EMPTY_BATCH = 500;
 
 type FolderRecord = Folder & { uid: string };
 
+/**
+ * The text and sanitized HTML of a message already loaded (and its access checked) — `inlineImages`:
+ * the pictures it carries written into it, for the web app's frame; an encrypted message only says
+ * so (the server never sees its content).
+ */
+export async function bodyOf(ctx: Ctx, msg: MessageRecord, opts: { inlineImages?: boolean } = {}) {
+  if (msg.smime === 'encrypted') return { encrypted: true, text: null, html: null };
+  const parsed = await parseMessage(await blobsOf(ctx).get(msg.blobId));
+  const html = parsed.html === null ? null : sanitizeMailHtml(parsed.html);
+  const shown = html && opts.inlineImages ? inlineCidImages(html, parsed.mail.attachments) : html;
+  return { encrypted: false, text: parsed.text, html: shown };
+}
+
 /** Whether the message's sender was verified at delivery and is on its mailbox's Safe Senders (its remote images may load). */
 export async function isSafeSender(
   ctx: Pick<Ctx, 'store'>,
@@ -114,17 +127,9 @@ export function messageActions(service: ResourceService) {
       return { removed, folder: after as unknown as Record<string, unknown> };
     },
 
-    /**
-     * The text and sanitized HTML (`inlineImages`: the pictures the message carries written into it,
-     * for the web app's frame); an encrypted message only says so (the server never sees its content).
-     */
+    /** The body of a message the caller can read (bodyOf). */
     async body(ctx: Ctx, uid: string, opts: { inlineImages?: boolean } = {}) {
-      const msg = await load(ctx, uid);
-      if (msg.smime === 'encrypted') return { encrypted: true, text: null, html: null };
-      const parsed = await parseMessage(await blobsOf(ctx).get(msg.blobId));
-      const html = parsed.html === null ? null : sanitizeMailHtml(parsed.html);
-      const shown = html && opts.inlineImages ? inlineCidImages(html, parsed.mail.attachments) : html;
-      return { encrypted: false, text: parsed.text, html: shown };
+      return bodyOf(ctx, await load(ctx, uid), opts);
     },
 
     /**

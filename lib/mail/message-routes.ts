@@ -6,7 +6,7 @@ import { messagesResource } from './messages-resource.js';
 import { foldersResource } from './folders.js';
 import type { Ctx, Deps } from '../context/index.js';
 import { blobsOf } from './filing.js';
-import { isSafeSender, messageActions, openAttachment, type MessageActions } from './message-actions.js';
+import { bodyOf, isSafeSender, messageActions, openAttachment, type MessageActions } from './message-actions.js';
 import { messageView } from './message-view.js';
 import { RECEIPT_STATES, ReadReceiptModel, receiptUid, type ReadReceipt } from './receipts.js';
 
@@ -98,19 +98,16 @@ function placementRoutes({ router, deps, openapi, act }: MessageRoutes): void {
 
 /** What a message holds: the raw source, the body, one attachment. */
 function contentRoutes({ router, deps, openapi, act }: MessageRoutes): void {
-  /** The body for the web app's reader, with whether its sender is a verified Safe Sender and where its read receipt stands. */
+  /** The body for the web app's reader (one load of the message), with whether its sender is a verified Safe Sender and where its read receipt stands. */
   const readerBody = async (ctx: Ctx, uid: string) => {
     const msg = await act.load(ctx, uid);
     const receipt: ReadReceipt['state'] | 'not-read' | null = msg.receiptTo
       ? ((await ctx.store.repo<ReadReceipt>(ReadReceiptModel).get(receiptUid(msg.mailboxUid, msg.messageId, msg.uid)))?.state ?? 'not-read')
       : null;
-    return {
-      ...(await act.body(ctx, uid, { inlineImages: true })),
-      senderVerified: msg.senderVerified,
-      safeSender: await isSafeSender(ctx, msg),
-      receipt,
-    };
+    const body = await bodyOf(ctx, msg, { inlineImages: true });
+    return { ...body, senderVerified: msg.senderVerified, safeSender: await isSafeSender(ctx, msg), receipt };
   };
+
   defineRoute(router, deps, openapi, {
     method: 'get',
     path: '/api/mail/messages/:id/raw',
@@ -168,8 +165,9 @@ function contentRoutes({ router, deps, openapi, act }: MessageRoutes): void {
     query: z.object({ remote: z.enum(['block', 'allow']).default('block').describe('allow: load remote images and fonts') }),
     rawResponse: { description: 'text/html', contentType: 'text/html' },
     handler: async (ctx, { params, query }, _req, res) => {
-      const body = await readerBody(ctx, params.id);
-      const view = messageView(body, query.remote === 'allow' || body.safeSender);
+      const msg = await act.load(ctx, params.id);
+      const remote = query.remote === 'allow' || (await isSafeSender(ctx, msg));
+      const view = messageView(await bodyOf(ctx, msg, { inlineImages: true }), remote);
       res.removeHeader('X-Frame-Options'); // frame-ancestors 'self' below says who may frame it
       res.set({ 'Content-Security-Policy': view.policy, 'X-Content-Type-Options': 'nosniff' });
       res.type('html').send(view.html);

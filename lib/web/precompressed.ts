@@ -40,7 +40,13 @@ export function precompressed(dir: string): RequestHandler {
     const encoding = chooseEncoding(String(req.headers['accept-encoding'] ?? ''));
     if (!encoding) return next();
     const suffix = encoding === 'br' ? '.br' : '.gz';
-    const file = normalize(join(root, decodeURIComponent(req.path)));
+    let path: string;
+    try {
+      path = decodeURIComponent(req.path);
+    } catch {
+      return next(); // a malformed escape: the static handler answers it
+    }
+    const file = normalize(join(root, path));
     if (!file.startsWith(root) || !existsSync(file + suffix)) return next();
     res.setHeader('Content-Encoding', encoding);
     res.setHeader('Content-Type', type);

@@ -39,6 +39,13 @@ describe.runIf(haveBrowser)('settings in the web app against the running applian
     await tab.getByRole('heading', { name: 'Filter rules' }).waitFor();
     return tab;
   };
+  /** The theme the page applied (the root element's data-theme). */
+  const themeOf = (tab: Page) =>
+    tab.evaluate(
+      () =>
+        (globalThis as unknown as { document: { documentElement: { dataset: { theme?: string } } } }).document.documentElement.dataset
+          .theme,
+    );
   const folderOf = async (subject: string) => {
     const found = (await app.call(alice, 'GET', `/api/mail/search?mailboxUid=${box}&q=${encodeURIComponent(subject)}`)).body as Array<{
       folderUid: string;
@@ -108,15 +115,7 @@ describe.runIf(haveBrowser)('settings in the web app against the running applian
     await expect.poll(() => senders.getByRole('status').textContent()).toBe('Saved.');
 
     await tab.getByRole('radio', { name: 'Dark' }).check();
-    await expect
-      .poll(() =>
-        tab.evaluate(
-          () =>
-            (globalThis as unknown as { document: { documentElement: { dataset: { theme?: string } } } }).document.documentElement.dataset
-              .theme,
-        ),
-      )
-      .toBe('dark');
+    await expect.poll(() => themeOf(tab)).toBe('dark');
 
     const mailbox = (await app.call(alice, 'GET', `/api/mail/mailboxes/${box}`)).body;
     expect(mailbox.blockedSenders).toEqual(['spammer@bad.example', '@worse.example']);
@@ -135,15 +134,7 @@ describe.runIf(haveBrowser)('settings in the web app against the running applian
     expect(await tab.getByRole('form', { name: 'Senders and receipts' }).getByLabel('Blocked senders').inputValue()).toBe(
       'spammer@bad.example\n@worse.example',
     );
-    await expect
-      .poll(() =>
-        tab.evaluate(
-          () =>
-            (globalThis as unknown as { document: { documentElement: { dataset: { theme?: string } } } }).document.documentElement.dataset
-              .theme,
-        ),
-      )
-      .toBe('dark');
+    await expect.poll(() => themeOf(tab)).toBe('dark');
     expect(await tab.getByRole('radio', { name: 'Dark' }).isChecked()).toBe(true);
     expect(problems).toEqual([]);
   });

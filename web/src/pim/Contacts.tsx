@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { Section } from '../shared/Section.js';
 import { create, remove, update, useRecords, type Rec } from '../shared/records.js';
+import { DeleteLink } from '../shared/DeleteLink.js';
 
 interface Contact extends Rec {
   fn: string;
@@ -65,14 +66,7 @@ function ContactLists({ mailboxUid, contacts }: { mailboxUid: string; contacts: 
                 </option>
               ))}
             </select>{' '}
-            <button
-              type="button"
-              className="link"
-              aria-label={`Delete list ${l.name}`}
-              onClick={() => void lists.run(() => remove('contact-lists', l))}
-            >
-              Delete
-            </button>
+            <DeleteLink what={`list ${l.name}`} onClick={() => void lists.run(() => remove('contact-lists', l))} />
           </li>
         ))}
       </ul>
@@ -146,14 +140,7 @@ export function Contacts({ mailboxUid }: { mailboxUid: string }) {
               >
                 Change
               </button>{' '}
-              <button
-                type="button"
-                className="link"
-                aria-label={`Delete ${c.fn}`}
-                onClick={() => void contacts.run(() => remove('contacts', c))}
-              >
-                Delete
-              </button>
+              <DeleteLink what={`${c.fn}`} onClick={() => void contacts.run(() => remove('contacts', c))} />
             </li>
           ))}
         </ul>

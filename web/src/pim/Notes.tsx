@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { Section } from '../shared/Section.js';
 import { create, remove, update, useRecords, type Rec } from '../shared/records.js';
+import { DeleteLink } from '../shared/DeleteLink.js';
 
 interface Note extends Rec {
   title: string;
@@ -35,14 +36,7 @@ export function Notes({ mailboxUid }: { mailboxUid: string }) {
               >
                 {n.title || '(untitled)'}
               </button>{' '}
-              <button
-                type="button"
-                className="link"
-                aria-label={`Delete note ${n.title}`}
-                onClick={() => void notes.run(() => remove('notes', n))}
-              >
-                Delete
-              </button>
+              <DeleteLink what={`note ${n.title}`} onClick={() => void notes.run(() => remove('notes', n))} />
             </li>
           ))}
         </ul>

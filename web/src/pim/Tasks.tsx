@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { Section } from '../shared/Section.js';
 import { create, remove, update, useRecords, type Rec } from '../shared/records.js';
+import { DeleteLink } from '../shared/DeleteLink.js';
 
 interface TaskList extends Rec {
   name: string;
@@ -40,14 +41,7 @@ function TaskItems({ mailboxUid, list }: { mailboxUid: string; list: TaskList })
             </label>{' '}
             {t.due && <span className="muted">due {new Date(t.due).toLocaleDateString()}</span>}{' '}
             {t.priority === 'high' && <strong>high priority</strong>}{' '}
-            <button
-              type="button"
-              className="link"
-              aria-label={`Delete ${t.title}`}
-              onClick={() => void tasks.run(() => remove('tasks', t))}
-            >
-              Delete
-            </button>
+            <DeleteLink what={`${t.title}`} onClick={() => void tasks.run(() => remove('tasks', t))} />
           </li>
         ))}
       </ul>

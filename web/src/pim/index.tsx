@@ -1,5 +1,6 @@
 // The personal-information views of the web app, loaded when first opened (their own chunk): the
 // calendar, contacts and contact lists, tasks and task lists, notes.
+import '../styles/pim.css';
 import type { Mailbox } from '../mail/types.js';
 import { Calendar } from './Calendar.js';
 import { Contacts } from './Contacts.js';

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { Section } from '../shared/Section.js';
 import { create, remove, update, useRecords, type Rec } from '../shared/records.js';
+import { DeleteLink } from '../shared/DeleteLink.js';
 
 interface Signature extends Rec {
   name: string;
@@ -43,14 +44,7 @@ export function Signatures({ mailboxUid }: { mailboxUid: string }) {
             >
               Edit
             </button>{' '}
-            <button
-              type="button"
-              className="link"
-              aria-label={`Delete signature ${s.name}`}
-              onClick={() => void run(() => remove('mail-signatures', s))}
-            >
-              Delete
-            </button>
+            <DeleteLink what={`signature ${s.name}`} onClick={() => void run(() => remove('mail-signatures', s))} />
           </li>
         ))}
       </ul>

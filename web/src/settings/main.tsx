@@ -1,6 +1,7 @@
 // Settings: one mailbox's signatures, filter rules, out-of-office, senders and receipts, Focused
 // Inbox, appearance, devices and export; passwords and second factors live at the sign-in service.
 import '../styles/svcmail.css';
+import '../styles/settings.css';
 import { useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { api } from '../shared/api.js';

@@ -1,3 +1,4 @@
+import '../../styles/compose.css';
 import { useMemo, useState } from 'react';
 import { describeError } from '../../shared/api.js';
 import type { Folder, Mailbox, Message } from '../types.js';
