@@ -2,7 +2,7 @@ import { AclEntryModel } from './acl/index.js';
 import { ADMIN_MODELS, auditLogResource } from './admin/index.js';
 import { domainsResource } from './settings/index.js';
 import { AuditEntryModel } from './audit/index.js';
-import { AddressModel, foldersResource, mailboxItemResources, mailboxesResource, messagesResource } from './mail/index.js';
+import { AddressModel, foldersResource, mailboxItemResources, mailboxesResource, messagesResource, ThreadModel } from './mail/index.js';
 import { BlobChunkModel, BlobModel } from './storage/index.js';
 import { INGEST_MODELS, INGEST_RESOURCES } from './ingest/index.js';
 import { KEY_MODELS } from './keys/index.js';
@@ -33,7 +33,7 @@ export function productRegistry(): ResourceRegistry {
 
 /** Every model the store must know: the resources' plus the internal ones. */
 export function productModels(registry: ResourceRegistry): ModelDef[] {
-  const models = [...registry.models(), AclEntryModel, AddressModel, BlobModel, BlobChunkModel];
+  const models = [...registry.models(), AclEntryModel, AddressModel, ThreadModel, BlobModel, BlobChunkModel];
   if (!models.includes(AuditEntryModel)) models.push(AuditEntryModel);
   for (const m of [...INGEST_MODELS, ...ESCROW_MODELS]) if (!models.includes(m)) models.push(m);
   for (const m of KEY_MODELS) if (!models.includes(m)) models.push(m);

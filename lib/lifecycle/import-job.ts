@@ -120,9 +120,11 @@ async function folderPath(x: ImportRun, path: string[]): Promise<Row<Folder>> {
         role: null,
         unreadCount: 0,
         totalCount: 0,
+        threadsReady: true,
       });
       x.counts.foldersCreated += 1;
-      deps.events.publish([f.uid, mailboxUid], { type: 'folder', action: 'create', data: { ...f } });
+      const { threadsReady: _internal, ...shown } = f;
+      deps.events.publish([f.uid, mailboxUid], { type: 'folder', action: 'create', data: shown });
     }
     parent = f;
   }

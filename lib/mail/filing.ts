@@ -7,6 +7,7 @@ import { FolderModel, type Folder, type FolderRole } from './folders.js';
 import { MailboxModel, type Mailbox } from './mailboxes.js';
 import { MessageModel, type Message, type MessageRecord, type ParsedMessage } from './messages.js';
 import { searchDocument } from './search.js';
+import { threadsGained } from './threads.js';
 
 export type StoredRaw = StoredBlob;
 export type { MessageRecord } from './messages.js';
@@ -179,6 +180,7 @@ async function fileOnce(deps: Deps, req: FileRequest): Promise<MessageRecord> {
         );
       if (!f) throw new ApiError('api-107', 'No such folder in this mailbox');
       const created = await messages.create(messageOf(req, f.uid));
+      await threadsGained(tx, [created]);
       if (!req.deferText) await messages.setText(created.uid, req.document ?? searchDocument(req.parsed));
       crashPoint('ingest.mid-filing'); // the message row and folder counts written, the mailbox usage not yet: the transaction must undo it
       await tx.repo<Mailbox>(MailboxModel).increment(req.mailboxUid, { usedBytes: req.raw.size });
@@ -237,6 +239,7 @@ async function fileTogether(deps: Deps, reqs: FileRequest[]): Promise<MessageRec
         .incrementMany(reqs.map((r, i) => ({ uid: targets[i].uid, deltas: { totalCount: 1, unreadCount: flagsOf(r).seen ? 0 : 1 } })));
       const repo = tx.repo<Message>(MessageModel);
       const messages = await repo.createMany(reqs.map((r, i) => messageOf(r, targets[i].uid)));
+      await threadsGained(tx, messages);
       const texts = new Map(
         reqs.flatMap((r, i) => (r.deferText ? [] : [[messages[i].uid, r.document ?? searchDocument(r.parsed)] as const])),
       );

@@ -32,6 +32,8 @@ export const folderFields = {
   role: z.enum(FOLDER_ROLES).nullable().default(null),
   unreadCount: z.number().int().nonnegative().default(0),
   totalCount: z.number().int().nonnegative().default(0),
+  /** Its conversation records are built (lib/mail/threads.ts ensureThreads); internal, never shown. */
+  threadsReady: z.boolean().default(false),
 };
 
 export const FolderModel = defineModel({
@@ -46,7 +48,7 @@ export type Folder = z.infer<z.ZodObject<typeof folderFields>>;
 export async function createSystemFolders(store: Store, mailboxUid: string): Promise<void> {
   const repo = store.repo<Folder>(FolderModel);
   for (const f of SYSTEM_FOLDERS)
-    await repo.create({ mailboxUid, parentUid: null, name: f.name, role: f.role, unreadCount: 0, totalCount: 0 });
+    await repo.create({ mailboxUid, parentUid: null, name: f.name, role: f.role, unreadCount: 0, totalCount: 0, threadsReady: true });
 }
 
 /** Names are unique among siblings (case-insensitively), and a parent is a folder of the same mailbox, never a descendant. */
@@ -79,13 +81,15 @@ export const foldersResource = defineResource({
   mailboxField: 'mailboxUid',
   parent: { resource: 'mailboxes', field: 'mailboxUid' },
   defaultAcl: [],
-  serverFields: ['unreadCount', 'totalCount', 'role'],
+  serverFields: ['unreadCount', 'totalCount', 'role', 'threadsReady'],
+  hiddenFields: ['threadsReady'],
   // Spec: Events 4 and 7 — folder events go to the folder's own channel, not the mailbox's.
   eventChannels: (rec) => [rec.uid],
   hooks: {
     async beforeCreate(ctx, data) {
       await checkPlacement(ctx, data.mailboxUid as string, (data.parentUid as string | null) ?? null, data.name as string);
-      return data;
+      // A new folder is empty: its conversations are complete from the start.
+      return { ...data, threadsReady: true };
     },
     async beforeUpdate(ctx, rec, patch) {
       if (rec.role && (patch.name !== undefined || patch.parentUid !== undefined)) {

@@ -54,6 +54,8 @@ export {
 export { ReadReceiptModel, RECEIPT_STATES, noteReceiptOwed, receiptUid, type ReadReceipt } from './receipts.js';
 export { searchFor, searchMessages, searchDocument, searchQuery, type SearchQuery } from './search.js';
 export { searchRouter } from './search-routes.js';
+export { threadRouter } from './thread-routes.js';
+export { ThreadModel, type Thread } from './threads.js';
 export type { OutboundHook, OutboundKind, OutboundMessage } from './outbound-port.js';
 export { directory, directoryRouter, type DirectoryEntry } from './directory.js';
 export { composeRouter } from './compose-routes.js';

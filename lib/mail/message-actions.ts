@@ -17,6 +17,7 @@ import { inlineCidImages } from './inline-images.js';
 import { safeFilename, withSafeNames } from './attachment-names.js';
 import { searchDocument } from './search.js';
 import { mailparser } from './mime-parser.js';
+import { threadsGained } from './threads.js';
 
 const EMPTY_BATCH = 500;
 
@@ -84,6 +85,7 @@ export function messageActions(service: ResourceService) {
       const { copy, folder } = await ctx.store.transaction(async (tx) => {
         const c = await tx.repo<Message>(MessageModel).create({ ...(withSafeNames(fields) as Message), folderUid: f.uid, ingestKey: null });
         await tx.repo<Message>(MessageModel).setText(c.uid, doc);
+        await threadsGained(tx, [c]);
         await tx.repo(MailboxModel).increment(msg.mailboxUid, { usedBytes: msg.size });
         await addBlobRefs(tx, [{ blobId: msg.blobId, sha256: msg.blobId, size: msg.size }]);
         return { copy: c, folder: await countIn(tx, f.uid, 1, msg.seen ? 0 : 1) };

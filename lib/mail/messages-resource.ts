@@ -7,6 +7,7 @@ import { MailboxModel } from './mailboxes.js';
 import { withSafeNames } from './attachment-names.js';
 import { MessageModel, messageFields } from './messages.js';
 import { noteReceiptOwed } from './receipts.js';
+import { threadLost, threadSeenChanged, threadsGained, type ThreadMember } from './threads.js';
 
 /** Fields a client changes on a message through the generic routes; moves and copies have their own routes. */
 const CLIENT_FIELDS = new Set(['seen', 'flagged', 'answered', 'forwarded', 'labels', 'focused']);
@@ -15,6 +16,7 @@ const SERVER_FIELDS = Object.keys(messageFields).filter((k) => !CLIENT_FIELDS.ha
 /** Removes a message's weight from its folder and mailbox; answers the folder after the change. */
 export async function unfile(store: Store, msg: AnyRecord): Promise<void> {
   await countIn(store, msg.folderUid as string, -1, msg.seen ? 0 : -1);
+  await threadLost(store, msg as unknown as ThreadMember);
   await store.repo(MailboxModel).increment(msg.mailboxUid as string, { usedBytes: -(msg.size as number) });
   await dropBlobRef(store, msg.blobId as string);
 }
@@ -38,7 +40,9 @@ export const messagesResource = defineResource({
   eventChannels: (rec) => [rec.folderUid as string],
   hooks: {
     async afterUpdate(ctx, before, after) {
-      if (before.seen !== after.seen) await countIn(ctx.store, after.folderUid as string, 0, after.seen ? -1 : 1);
+      if (before.seen === after.seen) return;
+      await countIn(ctx.store, after.folderUid as string, 0, after.seen ? -1 : 1);
+      await threadSeenChanged(ctx.store, after as unknown as ThreadMember, after.seen ? -1 : 1);
     },
     async afterDelete(ctx, rec) {
       await unfile(ctx.store, rec);
@@ -72,7 +76,10 @@ export async function moveMessage(
       .repo<MessageRecord>(MessageModel)
       .update(msg.uid, { folderUid: target.uid }, { expectedVersion: expectedVersion ?? msg.version });
     const unread = msg.seen ? 0 : 1;
-    return { moved: m, from: await countIn(tx, msg.folderUid, -1, -unread), to: await countIn(tx, target.uid, 1, unread) };
+    const counts = { moved: m, from: await countIn(tx, msg.folderUid, -1, -unread), to: await countIn(tx, target.uid, 1, unread) };
+    await threadLost(tx, msg);
+    await threadsGained(tx, [m]);
+    return counts;
   });
   ctx.events.publish([msg.folderUid], {
     type: 'message',

@@ -78,6 +78,7 @@ describe.each(backends)('generic resource routes on $name', (backend) => {
           role: null,
           unreadCount: 0,
           totalCount: 0,
+          threadsReady: true,
         });
       const r = await api.call('GET', `${F}?mailboxUid=${mailbox}`, { token: people.alice });
       expect(r.status).toBe(200);

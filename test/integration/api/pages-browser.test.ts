@@ -262,6 +262,8 @@ describe.runIf(haveBrowser)('web mail page in Chromium', () => {
     const get = async (uid: string) => (await fx.api.call('GET', `/api/mail/messages/${uid}`, { token: fx.users.alice })).body;
     const { context, tab } = await aliceTab();
     await tab.goto(`${fx.api.url}/`);
+    // Message by message: one and two are one conversation, and the picks below are single messages.
+    await tab.getByRole('button', { name: 'Conversations' }).click();
     const row = (uid: string) => tab.locator(`[data-message="${uid}"]`);
     await row(three).click({ modifiers: ['Control'] });
     await row(one).click({ modifiers: ['Shift'] });

@@ -33,6 +33,7 @@ describe.runIf(haveBrowser)('web mail against the running appliance', { timeout:
   const signedIn = async (): Promise<Page> => (await signedInContext(browser, app.api, alice)).newPage();
   const message = (subject: string) =>
     `From: Carol <carol@example.net>\r\nTo: alice@example.test\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '-')}@example.net>\r\nDate: ${new Date().toUTCString()}\r\n\r\nHello about ${subject}.\r\n`;
+  const idOf = (subject: string) => `<${subject.replace(/\W/g, '-')}@example.net>`;
 
   it('a delivered message appears live in the list and the unread count; reading it clears the count', async () => {
     const tab = await signedIn();
@@ -57,6 +58,43 @@ describe.runIf(haveBrowser)('web mail against the running appliance', { timeout:
       await expect.poll(() => tab.frameLocator('iframe[title="Message"]').locator('body').textContent()).toContain('Hello about Live one.');
       await expect.poll(() => inbox.textContent()).toBe('Inbox1');
       expect(await tab.evaluate(() => (globalThis as unknown as { stayed?: boolean }).stayed)).toBe(true);
+    } catch (e) {
+      throw new Error(`${(e as Error).message}\nwhat the page said:\n${problems.join('\n')}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('a reply joins its conversation row live; picking the row changes each of its messages; Conversations off lists them one by one', async () => {
+    const tab = await signedIn();
+    const problems = watchProblems(tab);
+    try {
+      await tab.goto(`${app.api}/`);
+      const list = tab.getByRole('listbox', { name: 'Messages' });
+      await list.getByRole('option', { name: /Live two/ }).waitFor();
+      expect(await list.getByRole('option').count()).toBe(2);
+      const reply = message('Re: Live two').replace('\r\n\r\n', `\r\nIn-Reply-To: ${idOf('Live two')}\r\n\r\n`);
+      await app.handOff('alice@example.test', reply);
+      // The conversation's row now shows the reply, with the count of its messages; no new row.
+      const row = list.getByRole('option', { name: /Re: Live two/ });
+      await row.waitFor();
+      await expect.poll(() => row.locator('.thread-count').textContent()).toBe(' 2 messages, 2 unread');
+      expect(await list.getByRole('option').count()).toBe(2);
+      await row.click({ modifiers: ['Control'] });
+      const bar = tab.getByRole('toolbar', { name: 'Picked messages' });
+      await bar.getByRole('button', { name: 'Mark read' }).click();
+      const thread = async () =>
+        (await app.call(alice, 'GET', `/api/mail/messages?threadId=${encodeURIComponent(idOf('Live two'))}`)).body as Array<{
+          seen: boolean;
+        }>;
+      await expect.poll(async () => (await thread()).map((m) => m.seen)).toEqual([true, true]);
+      await expect.poll(() => row.getAttribute('class')).toBe('row');
+      await tab.getByRole('button', { name: 'Conversations' }).click();
+      await expect.poll(() => list.getByRole('option').count()).toBe(3);
+      expect(await list.getByRole('option').allTextContents()).toEqual([
+        expect.stringContaining('Re: Live two'),
+        expect.stringContaining('Live two'),
+        expect.stringContaining('Live one'),
+      ]);
     } catch (e) {
       throw new Error(`${(e as Error).message}\nwhat the page said:\n${problems.join('\n')}`);
     }

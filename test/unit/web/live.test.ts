@@ -40,6 +40,9 @@ describe('push events in the mail page', () => {
     expect(listChange('inbox', 5, update('inbox', { totalCount: 6 }))).toEqual({ reload: 6 });
     expect(listChange('inbox', 6, update('inbox', { totalCount: 6, unreadCount: 0 }))).toBeNull();
     expect(listChange('inbox', 5, update('sent', { totalCount: 9 }))).toBeNull();
+    // Conversations (or Focused/Other) are not the folder's messages one to one: any change of its counts reads them again.
+    expect(listChange('inbox', 6, update('inbox', { totalCount: 6, unreadCount: 0 }), true)).toEqual({ reload: 6 });
+    expect(listChange('inbox', 6, update('sent', { totalCount: 6 }), true)).toBeNull();
     const row = { uid: 'm1', folderUid: 'inbox', seen: true };
     expect(listChange('inbox', 5, { channel: 'inbox', type: 'message', action: 'update', data: row })).toEqual({ row });
     // A message moved away is no row of this list: the folder's count event reloads it.

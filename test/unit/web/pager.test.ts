@@ -69,4 +69,15 @@ describe('Pager', () => {
     expect(p.total).toBe(40);
     expect(p.row(0)).toEqual({ n: 2000 }); // the second read's row, not the late first one's
   });
+
+  it('shows the rows from before a reset until their page is read again', async () => {
+    let round = 0;
+    const p = new Pager(10, async (page, size) => rowsOf(page, size, 30).map((r) => ({ n: r.n + round * 1000 })), 30);
+    await p.ensure(0, 10);
+    round = 1;
+    p.reset(30);
+    expect(p.row(3)).toEqual({ n: 3 }); // the old row, no blank one
+    await p.ensure(0, 10);
+    expect(p.row(3)).toEqual({ n: 1003 });
+  });
 });

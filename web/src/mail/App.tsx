@@ -4,7 +4,7 @@ import { FolderTree } from './FolderTree.js';
 import { FolderActions } from './FolderActions.js';
 import { rowsOf } from './rows.js';
 import { useLiveFolders } from './live-folders.js';
-import { applyAppearance, readAppearance } from '../shared/appearance.js';
+import { applyAppearance, DEFAULT_APPEARANCE, readAppearance } from '../shared/appearance.js';
 import { SearchBar } from './search/Search.js';
 import { ListPane } from './ListPane.js';
 import type { SearchForm } from './search/query.js';
@@ -25,6 +25,7 @@ export function App() {
   const [boxes, setBoxes] = useState<Mailbox[] | null>(null);
   const [box, setBox] = useState('');
   const [error, setError] = useState<unknown>(null);
+  const [look, setLook] = useState(DEFAULT_APPEARANCE);
   const view = useView();
   useEffect(() => {
     api<Mailbox[]>('/api/mail/mailboxes?limit=100').then((b) => {
@@ -33,7 +34,14 @@ export function App() {
     }, setError);
   }, []);
   useEffect(() => {
-    if (box) void readAppearance(box).then(applyAppearance, () => undefined);
+    if (box)
+      void readAppearance(box).then(
+        (a) => {
+          applyAppearance(a);
+          setLook(a);
+        },
+        () => undefined,
+      );
   }, [box]);
   if (error !== null) return <ErrorBox error={error} />;
   if (!boxes) return <p className="muted">Loading…</p>;
@@ -56,7 +64,7 @@ export function App() {
       {view !== 'mail' && <Pim key={box} view={view} box={current} />}
       {/* Mail stays mounted while another view shows: its folder, list and draft are where they were. */}
       <div hidden={view !== 'mail'}>
-        <MailboxView key={box} box={current} active={view === 'mail'} />
+        <MailboxView key={box} box={current} active={view === 'mail'} conversations={look.conversationView} />
       </div>
     </>
   );
@@ -76,8 +84,10 @@ function Status({ line }: { line: StatusLine | null }) {
   );
 }
 
-function MailboxView({ box, active }: { box: Mailbox; active: boolean }) {
+function MailboxView({ box, active, conversations: byDefault }: { box: Mailbox; active: boolean; conversations: boolean }) {
   const [open, setOpen] = useState<Message | null>(null);
+  const [conversations, setConversations] = useState(byDefault);
+  useEffect(() => setConversations(byDefault), [byDefault]);
   const [error, setError] = useState<unknown>(null);
   const list = useRef<ListHandle | null>(null);
   const { folders, setFolders, openUid, setOpenUid, openUidRef, reload } = useLiveFolders(box.uid, list, setError);
@@ -150,6 +160,8 @@ function MailboxView({ box, active }: { box: Mailbox; active: boolean }) {
             onOpen={openMessage}
             handle={onList}
             bulk={bulk}
+            conversations={conversations}
+            setConversations={setConversations}
           />
         </section>
         <section className="pane reader" aria-label="Reading pane">

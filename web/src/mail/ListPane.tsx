@@ -25,10 +25,17 @@ interface Props {
   onOpen(m: Message): void;
   handle(h: ListHandle): void;
   bulk(rows: Message[], op: BulkOp): Promise<void>;
+  /** Conversations rather than messages, where a folder lists them (the appearance setting, switched in the toolbar). */
+  conversations: boolean;
+  setConversations(on: boolean): void;
 }
 
+/** Folders whose messages are each a piece of work of their own (a draft, a message on its way) list messages, never conversations. */
+const FLAT_ROLES = new Set(['drafts', 'outbox']);
+
 /** The middle pane: the open folder's messages (the Inbox split into Focused and Other) or the search results; several can be picked and changed at once. */
-export function ListPane({ mailboxUid, folder, folders, search, selected, onOpen, handle, bulk }: Props) {
+export function ListPane(props: Props) {
+  const { mailboxUid, folder, folders, search, selected, onOpen, handle, bulk, conversations, setConversations } = props;
   const [picks, setPicks] = useState<Picks>(NO_PICKS);
   const [picking, setPicking] = useState(false);
   const [view, setView] = useState<InboxView>('all');
@@ -46,6 +53,9 @@ export function ListPane({ mailboxUid, folder, folders, search, selected, onOpen
   if (!folder) return null;
   const inbox = folder.role === 'inbox';
   const filter = inbox && view !== 'all' ? `focused=${view}` : '';
+  // Focused and Other are lists of messages (a conversation's messages can be on both sides).
+  const groups = !filter && !FLAT_ROLES.has(folder.role ?? '');
+  const threads = conversations && groups;
   return (
     <div className="list-column">
       <div className="toolbar list-tools">
@@ -65,6 +75,19 @@ export function ListPane({ mailboxUid, folder, folders, search, selected, onOpen
             ))}
           </div>
         )}
+        {groups && (
+          <button
+            type="button"
+            className="secondary"
+            aria-pressed={conversations}
+            onClick={() => {
+              setPicks(NO_PICKS); // rows are other rows now
+              setConversations(!conversations);
+            }}
+          >
+            Conversations
+          </button>
+        )}
         <button type="button" className="secondary" aria-pressed={picking} onClick={() => setPicking((p) => !p)}>
           Pick
         </button>
@@ -79,9 +102,10 @@ export function ListPane({ mailboxUid, folder, folders, search, selected, onOpen
         />
       )}
       <MessageList
-        key={`${folder.uid}?${filter}`}
+        key={`${folder.uid}?${filter}&${threads}`}
         folder={folder}
         filter={filter}
+        threads={threads}
         selected={selected}
         picks={picks}
         picking={picking}

@@ -22,6 +22,8 @@ export interface ListHandle {
   reload(total: number): void;
   /** Shows a changed message in its row, if the row is here. */
   replace(m: Message): void;
+  /** Its rows are not the folder's messages one to one (conversations, Focused/Other): it counts them itself. */
+  countsItself: boolean;
 }
 
 export type PickHow = 'toggle' | 'range';
@@ -30,6 +32,8 @@ interface Props {
   folder: Folder;
   /** Query parameters narrowing the folder's messages (Focused/Other), or ''. */
   filter: string;
+  /** One row per conversation (GET /api/mail/threads): the newest message of each, with its count. */
+  threads: boolean;
   selected: string;
   picks: Picks;
   /** A click picks instead of opening (touch screens have no Ctrl or Shift). */
@@ -39,8 +43,28 @@ interface Props {
   handle?: (h: ListHandle) => void;
 }
 
-const listPath = (folder: Folder, filter: string) =>
-  `/api/mail/messages?folderUid=${encodeURIComponent(folder.uid)}${filter ? `&${filter}` : ''}`;
+const listPath = (folder: Folder, filter: string, threads: boolean) =>
+  threads
+    ? `/api/mail/threads?folderUid=${encodeURIComponent(folder.uid)}`
+    : `/api/mail/messages?folderUid=${encodeURIComponent(folder.uid)}${filter ? `&${filter}` : ''}`;
+
+interface Conversation {
+  count: number;
+  unreadCount: number;
+  message: Message;
+}
+
+/** One page of rows: messages newest first, or conversations as their newest message carrying the conversation's counts. */
+const readPage = (path: string, threads: boolean, page: number, size: number): Promise<Message[]> =>
+  threads
+    ? api<Conversation[]>(`${path}&limit=${size}&page=${page}`).then((cs) =>
+        cs.map((c) => ({ ...c.message, thread: { count: c.count, unread: c.unreadCount } })),
+      )
+    : api<Message[]>(`${path}&limit=${size}&page=${page}&sort=-date`);
+
+/** A row changed by an action keeps its conversation's counts, its unread count following its own read state. */
+const kept = (row: Message, m: Message): Message =>
+  row.thread ? { ...m, thread: { ...row.thread, unread: row.thread.unread + (row.seen === m.seen ? 0 : m.seen ? -1 : 1) } } : m;
 
 /** How many messages a filtered list has (HEAD answers X-Total-Count). */
 async function countOf(path: string): Promise<number> {
@@ -53,17 +77,16 @@ async function countOf(path: string): Promise<number> {
  * document, read page by page from the API as they scroll in (a 100 000-message folder is as quick
  * as a small one). Rows can be picked (Ctrl/⌘-click, Shift-click) and dragged onto a folder.
  */
-export function MessageList({ folder, filter, selected, picks, picking, onOpen, onPick, handle }: Props) {
+export function MessageList({ folder, filter, threads, selected, picks, picking, onOpen, onPick, handle }: Props) {
   const [, redraw] = useReducer((x: number) => x + 1, 0);
+  // Counts the list's resets: the rows in view are read again even when their number did not change.
+  const [epoch, nextEpoch] = useReducer((x: number) => x + 1, 0);
   const [error, setError] = useState<unknown>(null);
-  const path = listPath(folder, filter);
+  const path = listPath(folder, filter, threads);
+  // A filtered list and a list of conversations count their own rows; the folder's count is its messages'.
+  const countsItself = Boolean(filter) || threads;
   const pager = useMemo(
-    () =>
-      new Pager<Message>(
-        PAGE,
-        (page, size) => api<Message[]>(`${path}&limit=${size}&page=${page}&sort=-date`),
-        filter ? 0 : folder.totalCount,
-      ),
+    () => new Pager<Message>(PAGE, (page, size) => readPage(path, threads, page, size), countsItself ? 0 : folder.totalCount),
     // A new folder or filter is a new list; the folder's counts move within one (reset by the caller).
     [path],
   );
@@ -72,10 +95,10 @@ export function MessageList({ folder, filter, selected, picks, picking, onOpen, 
   useEffect(() => {
     const reset = (total: number) => {
       pager.reset(total);
-      redraw();
+      nextEpoch();
     };
-    const reload = (total: number) => (filter ? countOf(path).then(reset, setError) : reset(total));
-    if (filter) void reload(0);
+    const reload = (total: number) => (countsItself ? countOf(path).then(reset, setError) : reset(total));
+    if (countsItself) void reload(0);
     const reveal = (i: number) => {
       const el = box.current;
       if (!el) return;
@@ -88,11 +111,11 @@ export function MessageList({ folder, filter, selected, picks, picking, onOpen, 
       void (
         pager.update(
           (r) => r.uid === m.uid,
-          () => m,
+          (r) => kept(r, m),
         ) && redraw()
       );
-    handle?.({ pager, reveal, reload: (total) => void reload(total), replace });
-  }, [pager, handle, filter, path, ROW_HEIGHT]);
+    handle?.({ pager, reveal, reload: (total) => void reload(total), replace, countsItself });
+  }, [pager, handle, countsItself, path, ROW_HEIGHT]);
   const [view, setView] = useState({ top: 0, height: 800 });
   useLayoutEffect(() => {
     const el = box.current!;
@@ -104,7 +127,7 @@ export function MessageList({ folder, filter, selected, picks, picking, onOpen, 
   const last = Math.min(pager.total, Math.ceil((view.top + view.height) / ROW_HEIGHT) + OVERSCAN);
   useEffect(() => {
     pager.ensure(first, last).then(redraw, setError);
-  }, [pager, first, last]);
+  }, [pager, first, last, epoch]);
 
   const click = (m: Message, index: number, e: MouseEvent) => {
     if (e.shiftKey) onPick(m, index, 'range');
@@ -191,7 +214,7 @@ function Row({
       aria-setsize={total}
       aria-posinset={index + 1}
       tabIndex={focus ? 0 : -1}
-      className={m.seen ? 'row' : 'row unread'}
+      className={(m.thread ? m.thread.unread > 0 : !m.seen) ? 'row unread' : 'row'}
       style={place}
       draggable
       onDragStart={(e) => {
@@ -225,6 +248,13 @@ export function RowContent({ m }: { m: Message }) {
           </span>
         )}
         {m.from?.name || m.fromAddress || '(no sender)'}
+        {m.thread && m.thread.count > 1 && (
+          <span className="thread-count">
+            {' '}
+            {m.thread.count}
+            <span className="visually-hidden"> messages{m.thread.unread ? `, ${m.thread.unread} unread` : ''}</span>
+          </span>
+        )}
       </div>
       <div className="row-subject">{m.subject || '(no subject)'}</div>
       <div className="muted row-date">{when(m.date)}</div>

@@ -3,7 +3,7 @@ import { api, ApiFailure } from '../shared/api.js';
 import { applyFolderEvent } from './live.js';
 import type { ListHandle } from './MessageList.js';
 import type { MessageActions } from './Reader.js';
-import { bulkMove, bulkSet, bulkTrash, type BulkOp } from './bulk.js';
+import { bulkMove, bulkSet, bulkTrash, membersOf, type BulkOp } from './bulk.js';
 import type { Folder, Message } from './types.js';
 
 interface ActionDeps {
@@ -56,8 +56,9 @@ export function messageActions({ list, openUid, setOpen, setFolders, setError, t
     }
   };
   /** One change to several messages; the rows and counts follow, the outcome is told. */
-  const bulk = (rows: Message[], op: BulkOp) =>
+  const bulk = (picked: Message[], op: BulkOp) =>
     act(async () => {
+      const rows = await membersOf(picked);
       const from = new Set(rows.map((m) => m.folderUid));
       const failed =
         op.kind === 'set'
@@ -68,6 +69,8 @@ export function messageActions({ list, openUid, setOpen, setFolders, setError, t
       const gone = new Set(op.kind === 'set' ? [] : rows.map((m) => m.uid));
       setOpen((o) => (o && gone.has(o.uid) ? null : o));
       await Promise.all([...from, ...(op.kind === 'move' ? [op.folderUid] : [])].map(refreshFolder));
+      // Conversation rows stand for more messages than they show: their counts are read again.
+      if (rows.length !== picked.length && list.current) list.current.reload(list.current.pager.total);
       const done = rows.length - failed.length;
       tell(failed.length ? `${done} of ${rows.length} done; ${failed.length} changed elsewhere meanwhile — try again.` : `${done} done.`);
     });

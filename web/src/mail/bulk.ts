@@ -11,6 +11,17 @@ interface BulkResult {
   version?: number;
 }
 
+const enc = encodeURIComponent;
+
+/** The messages rows stand for: a conversation's row is each of the conversation's messages in its folder. */
+export async function membersOf(rows: Message[]): Promise<Message[]> {
+  const out: Message[] = [];
+  for (const m of rows)
+    if (!m.thread || m.thread.count < 2) out.push(m);
+    else out.push(...(await api<Message[]>(`/api/mail/messages?folderUid=${enc(m.folderUid)}&threadId=${enc(m.threadId)}&limit=1000`)));
+  return out;
+}
+
 /** Sets a flag on each message (PUT /api/mail/messages); `changed` hears each updated message. */
 export async function bulkSet(
   rows: Message[],

@@ -26,7 +26,7 @@ export function useLiveFolders(mailboxUid: string, list: RefObject<ListHandle | 
 
   const onEvent = useRef<(e: PushEvent) => void>(() => undefined);
   onEvent.current = (e) => {
-    const change = list.current && listChange(openUid, list.current.pager.total, e);
+    const change = list.current && listChange(openUid, list.current.pager.total, e, list.current.countsItself);
     if (change && 'reload' in change) list.current!.reload(change.reload);
     if (change && 'row' in change) list.current!.replace(change.row);
     if (foldersChanged(folders, e)) void loadFolders().catch(setError);

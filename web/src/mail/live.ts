@@ -27,12 +27,20 @@ export const foldersChanged = (folders: Folder[], e: PushEvent): boolean =>
 
 /**
  * What an event does to the open folder's list (`shown`: the number of rows it shows): read again
- * when the folder's count moved (messages came, went or moved away: the rows shift), a message to
- * put in place of its row when one of its messages changed, nothing otherwise.
+ * when the folder's count moved (messages came, went or moved away: the rows shift) — a list that
+ * counts its own rows (conversations, Focused/Other: `countsItself`) on any change of the folder's
+ * counts, since its rows are not the folder's messages one to one — a message to put in place of
+ * its row when one of its messages changed, nothing otherwise.
  */
-export function listChange(openUid: string, shown: number, e: PushEvent): { reload: number } | { row: Message } | null {
+export function listChange(
+  openUid: string,
+  shown: number,
+  e: PushEvent,
+  countsItself = false,
+): { reload: number } | { row: Message } | null {
   if (!openUid || e.channel !== openUid) return null;
-  if (e.type === 'folder' && e.action === 'update' && Number(e.data.totalCount) !== shown) return { reload: Number(e.data.totalCount) };
+  if (e.type === 'folder' && e.action === 'update' && (countsItself || Number(e.data.totalCount) !== shown))
+    return { reload: Number(e.data.totalCount) };
   if (e.type === 'message' && e.action === 'update' && e.data.folderUid === openUid) return { row: e.data as unknown as Message };
   return null;
 }

@@ -10,6 +10,8 @@ export interface PagerState<T> {
 
 export class Pager<T> {
   private pages = new Map<number, T[]>();
+  /** The pages as they were before the last reset, shown until their page is read again (no blank rows flash). */
+  private stale = new Map<number, T[]>();
   private pending = new Map<number, Promise<void>>();
   private generation = 0;
 
@@ -30,7 +32,8 @@ export class Pager<T> {
 
   /** The row at index i, or undefined while its page is not here. */
   row(i: number): T | undefined {
-    return this.pages.get(Math.floor(i / this.pageSize))?.[i % this.pageSize];
+    const p = Math.floor(i / this.pageSize);
+    return (this.pages.get(p) ?? this.stale.get(p))?.[i % this.pageSize];
   }
 
   /** Fetches the pages rows [start, end) need that are neither here nor on their way; resolves when all are here. */
@@ -43,7 +46,9 @@ export class Pager<T> {
         if (!wait) {
           wait = this.fetchPage(p, this.pageSize)
             .then((rows) => {
-              if (generation === this.generation) this.pages.set(p, rows);
+              if (generation !== this.generation) return;
+              this.pages.set(p, rows);
+              this.stale.delete(p);
             })
             .finally(() => {
               if (generation === this.generation) this.pending.delete(p);
@@ -76,10 +81,14 @@ export class Pager<T> {
     return false;
   }
 
-  /** Forgets every page (the list changed): the next ensure reads again; answers still on their way are dropped. */
+  /**
+   * Forgets every page (the list changed): the next ensure reads again; answers still on their way
+   * are dropped. Until a page is read again its old rows still show (not ensured: ensure reads it).
+   */
   reset(total: number): void {
     this.generation++;
-    this.pages.clear();
+    this.stale = this.pages;
+    this.pages = new Map();
     this.pending.clear();
     this.total = total;
   }

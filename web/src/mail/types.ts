@@ -51,6 +51,8 @@ export interface Message {
   labels: string[];
   threadId: string;
   preview?: string;
+  /** A row of a conversation list: the conversation's messages in the folder and how many are unread. */
+  thread?: { count: number; unread: number };
 }
 
 export interface MessageBody {

@@ -3,7 +3,7 @@ import { api } from '../shared/api.js';
 import { applyAppearance, readAppearance, type Appearance as Look } from '../shared/appearance.js';
 import { Section } from '../shared/Section.js';
 
-/** Theme (as the system, light or dark) and density; applied at once and kept for the mailbox. */
+/** Theme (as the system, light or dark), density and the conversation list; applied at once and kept for the mailbox. */
 export function Appearance({ mailboxUid }: { mailboxUid: string }) {
   const [look, setLook] = useState<Look | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -26,7 +26,10 @@ export function Appearance({ mailboxUid }: { mailboxUid: string }) {
           method: 'PUT',
           body: { ...patch, version: look.version },
         })
-      : api<Look>('/api/mail/preferences/appearance', { method: 'POST', body: { mailboxUid, theme: next.theme, density: next.density } });
+      : api<Look>('/api/mail/preferences/appearance', {
+          method: 'POST',
+          body: { mailboxUid, theme: next.theme, density: next.density, conversationView: next.conversationView },
+        });
     // Shown at once; the stored record (its new version) replaces it, a refusal puts the old one back.
     setLook(next);
     setSaving(true);
@@ -59,6 +62,15 @@ export function Appearance({ mailboxUid }: { mailboxUid: string }) {
         ['comfortable', 'Comfortable'],
         ['compact', 'Compact'],
       ])}
+      <label>
+        <input
+          type="checkbox"
+          disabled={saving}
+          checked={look.conversationView}
+          onChange={(e) => set({ conversationView: e.target.checked })}
+        />{' '}
+        Group messages by conversation
+      </label>
     </Section>
   );
 }

@@ -7,9 +7,11 @@ export interface Appearance {
   version?: number;
   theme: 'system' | 'light' | 'dark';
   density: 'comfortable' | 'compact';
+  /** The message list shows one row per conversation. */
+  conversationView: boolean;
 }
 
-export const DEFAULT_APPEARANCE: Appearance = { theme: 'system', density: 'comfortable' };
+export const DEFAULT_APPEARANCE: Appearance = { theme: 'system', density: 'comfortable', conversationView: true };
 
 /** Sets theme and density on the page. */
 export function applyAppearance(a: Pick<Appearance, 'theme' | 'density'>): void {
