@@ -72,7 +72,7 @@ const API_FLOOR = (box: string) => `(async () => {
   const folders = await (await fetch('/api/mail/folders?mailboxUid=${box}')).json();
   const inbox = folders.find((f) => f.role === 'inbox').uid;
   const t = performance.now();
-  await (await fetch('/api/mail/messages?folderUid=' + inbox + '&limit=100&page=0&sort=-date')).json();
+  await (await fetch('/api/mail/threads?folderUid=' + inbox + '&limit=100&page=0')).json();
   return performance.now() - t;
 })()`;
 const SCROLL = (rows: number) => `(async () => {

@@ -233,6 +233,36 @@ describe.runIf(ready)('compose in the web app against the running appliance', { 
     expect(await again.getByRole('combobox', { name: 'To' }).inputValue()).toBe('dave@example.net');
     expect(await again.getByLabel('Subject').inputValue()).toBe('Kept while typing');
     await expect.poll(() => again.getByRole('textbox', { name: 'Message' }).inputValue()).toContain('Half a thought');
+
+    // The same draft open in a second window: each window saves what it holds, neither overwrites the other.
+    const other = await tabOf(alice);
+    await other.goto(`${app.api}/`);
+    await other
+      .getByRole('listbox', { name: 'Folders' })
+      .getByRole('option', { name: /Drafts/ })
+      .click();
+    await other
+      .getByRole('listbox', { name: 'Messages' })
+      .getByRole('option', { name: /Kept while typing/ })
+      .click();
+    const second = other.getByRole('form', { name: 'Draft' });
+    await expect.poll(() => second.getByRole('textbox', { name: 'Message' }).inputValue()).toContain('Half a thought');
+    await again.getByRole('textbox', { name: 'Message' }).fill('Half a thought, finished in the first window');
+    await expect.poll(() => again.getByRole('status').textContent(), { timeout: 10_000 }).toBe('Draft saved');
+    await second.getByRole('textbox', { name: 'Message' }).fill('Half a thought, finished in the second window');
+    await expect
+      .poll(() => second.getByRole('status').textContent(), { timeout: 10_000 })
+      .toBe('Saved as a new draft: this draft was changed in another window meanwhile, and both are in Drafts');
+    const drafts = (await app.call(alice, 'GET', `/api/mail/messages?folderUid=${await folderUid('drafts')}&limit=100`)).body as Array<{
+      subject: string;
+      preview: string;
+    }>;
+    expect(
+      drafts
+        .filter((d) => d.subject === 'Kept while typing')
+        .map((d) => d.preview)
+        .sort(),
+    ).toEqual(['Half a thought, finished in the first window', 'Half a thought, finished in the second window']);
   });
 
   it('a scheduled send waits in Drafts and goes when due', async () => {

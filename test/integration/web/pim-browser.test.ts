@@ -56,11 +56,27 @@ describe.runIf(haveBrowser)('calendar, contacts, tasks and notes in the web app'
     await editor.getByRole('button', { name: 'Save event' }).click();
     await expect.poll(async () => (await list('calendar-events')).map((e: { location: string }) => e.location)).toEqual(['Main Street 1']);
     await calendar.getByLabel('Show').selectOption('week');
-    await calendar.getByRole('button', { name: /Dentist/ }).waitFor();
-    await calendar.getByRole('button', { name: /Dentist/ }).click();
+    // On the week's hour grid the 9:00 event sits at 9/24 of its day's column.
+    const placed = calendar.getByRole('button', { name: /Dentist/ });
+    await placed.waitFor();
+    expect(await placed.evaluate((el) => (el as unknown as { style: { top: string } }).style.top)).toBe('37.5%');
+    await placed.click();
     tab.once('dialog', (d) => void d.accept());
     await tab.getByRole('form', { name: 'Event' }).getByRole('button', { name: 'Delete event' }).click();
     await expect.poll(async () => (await list('calendar-events')).length).toBe(0);
+    // The day view: a click on 14:00 starts an event there.
+    await calendar.getByLabel('Show').selectOption('day');
+    await calendar.locator('.hour-column .hour-slots button').nth(14).click();
+    const call = tab.getByRole('form', { name: 'New event' });
+    expect(await call.getByLabel('Starts').inputValue()).toMatch(/T14:00$/);
+    await call.getByLabel('Title').fill('Call');
+    await call.getByRole('button', { name: 'Save event' }).click();
+    await calendar.getByRole('button', { name: /Call/ }).waitFor();
+    const [made14] = await list('calendar-events');
+    expect(new Date(made14.start).getHours()).toBe(14);
+    expect(
+      (await api.call('DELETE', `/api/mail/calendar-events/${made14.uid}`, { token: p.alice, body: { version: made14.version } })).status,
+    ).toBe(204);
 
     // an invitation from outside, not answered yet
     const start = new Date(Date.now() + 86_400_000);
@@ -87,6 +103,103 @@ describe.runIf(haveBrowser)('calendar, contacts, tasks and notes in the web app'
       .toBe('accepted');
     await expect.poll(() => invitations.count()).toBe(0);
     expect(problems).toEqual([]);
+  });
+
+  it('a repeating event: one occurrence changed alone, one deleted alone, the series changed; calendar and contacts imported and exported', async () => {
+    const tomorrow = new Date();
+    tomorrow.setDate(tomorrow.getDate() + 1);
+    tomorrow.setHours(10, 0, 0, 0);
+    const day = (n: number) => new Date(tomorrow.getTime() + n * 86_400_000);
+    const made = await api.call('POST', '/api/mail/calendar-events', {
+      token: p.alice,
+      body: {
+        mailboxUid: p.aliceBox.uid,
+        summary: 'Standup',
+        start: tomorrow.toISOString(),
+        end: new Date(tomorrow.getTime() + 900_000).toISOString(),
+        timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+        rrule: 'FREQ=DAILY;COUNT=3',
+      },
+    });
+    expect(made.status).toBe(201);
+    const { tab, problems } = await open('calendar');
+    const calendar = tab.getByRole('region', { name: 'Calendar' });
+    await calendar.getByLabel('Show').selectOption('day');
+    const next = () => calendar.getByRole('button', { name: 'Next' }).click();
+    const editor = tab.getByRole('form', { name: 'Event' });
+    // The second occurrence, moved to 11:00 and renamed — that one alone.
+    await next();
+    await next();
+    await calendar.getByRole('button', { name: /Standup/ }).click();
+    expect(await editor.getByLabel('This occurrence').isChecked()).toBe(true);
+    expect(await editor.getByLabel('Starts').inputValue()).toMatch(/T10:00$/);
+    await editor.getByLabel('Title').fill('Standup (moved)');
+    await editor.getByLabel('Starts').fill((await editor.getByLabel('Starts').inputValue()).replace('T10:00', 'T11:00'));
+    await editor.getByLabel('Ends').fill((await editor.getByLabel('Ends').inputValue()).replace('T10:15', 'T11:15'));
+    await editor.getByRole('button', { name: 'Save event' }).click();
+    const occurrences = async () => {
+      const q = new URLSearchParams({ mailboxUid: p.aliceBox.uid, from: tomorrow.toISOString(), to: day(7).toISOString() });
+      return (
+        (await api.call('GET', `/api/mail/calendar-events/occurrences?${q}`, { token: p.alice })).body as Array<{
+          summary: string;
+          start: string;
+        }>
+      )
+        .filter((o) => o.summary.startsWith('Standup'))
+        .map((o) => `${o.summary} ${new Date(o.start).getDate()} ${new Date(o.start).getHours()}`);
+    };
+    const on = (n: number, h: number) => `${day(n).getDate()} ${h}`;
+    await expect.poll(occurrences).toEqual([`Standup ${on(0, 10)}`, `Standup (moved) ${on(1, 11)}`, `Standup ${on(2, 10)}`]);
+    // The third deleted alone: the series skips it.
+    await next();
+    await calendar.getByRole('button', { name: /Standup/ }).click();
+    tab.once('dialog', (d) => void d.accept());
+    await editor.getByRole('button', { name: 'Delete event' }).click();
+    await expect.poll(occurrences).toEqual([`Standup ${on(0, 10)}`, `Standup (moved) ${on(1, 11)}`]);
+    // The first opened and the whole series given a place: the exception keeps its own.
+    await calendar.getByRole('button', { name: 'Previous' }).click();
+    await calendar.getByRole('button', { name: 'Previous' }).click();
+    await calendar.getByRole('button', { name: /Standup/ }).click();
+    await editor.getByLabel('Every occurrence').check();
+    await editor.getByLabel('Where').fill('Room 1');
+    await editor.getByRole('button', { name: 'Save event' }).click();
+    await expect
+      .poll(async () => (await api.call('GET', `/api/mail/calendar-events/${made.body.uid}`, { token: p.alice })).body)
+      .toMatchObject({ location: 'Room 1', start: tomorrow.toISOString() });
+    expect(await occurrences()).toEqual([`Standup ${on(0, 10)}`, `Standup (moved) ${on(1, 11)}`]);
+
+    // Export: the link downloads the calendar as iCalendar; import: a file of one event.
+    const download = async (link: string) =>
+      tab.evaluate(
+        async (href) => {
+          const r = await fetch(href!);
+          return { type: r.headers.get('content-type'), text: await r.text() };
+        },
+        await tab.getByRole('link', { name: link }).getAttribute('href'),
+      );
+    const exported = await download('Export calendar');
+    expect(exported.type).toMatch(/^text\/calendar/);
+    expect(exported.text).toContain('SUMMARY:Standup (moved)');
+    const ics = `BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:imported-1@example.net\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:${tomorrow.toISOString().replace(/[-:]/g, '').replace(/\.\d+/, '')}\r\nDURATION:PT1H\r\nSUMMARY:Imported review\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n`;
+    await calendar
+      .getByLabel('Import calendar…')
+      .setInputFiles({ name: 'review.ics', mimeType: 'text/calendar', buffer: Buffer.from(ics) });
+    await calendar.getByRole('status').filter({ hasText: '1 imported.' }).waitFor();
+    await expect.poll(async () => (await list('calendar-events')).map((e: { summary: string }) => e.summary)).toContain('Imported review');
+
+    await tab.goto(`${api.url}/#contacts`);
+    const contacts = tab.getByRole('region', { name: 'Contacts' });
+    const vcf = 'BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Vera Card\r\nEMAIL:vera@example.net\r\nEND:VCARD\r\n';
+    await contacts.getByLabel('Import contacts…').setInputFiles({ name: 'vera.vcf', mimeType: 'text/vcard', buffer: Buffer.from(vcf) });
+    await contacts.getByRole('list', { name: 'Contacts' }).getByText('Vera Card').waitFor();
+    const card = await download('Export contacts');
+    expect(card.type).toMatch(/^text\/vcard/);
+    expect(card.text).toContain('FN:Vera Card');
+    expect(problems).toEqual([]);
+    // The next test starts from an empty address book and calendar.
+    for (const kind of ['contacts', 'calendar-events'])
+      for (const r of await list(kind))
+        expect((await api.call('DELETE', `/api/mail/${kind}/${r.uid}`, { token: p.alice, body: { version: r.version } })).status).toBe(204);
   });
 
   it('contacts and a contact list; tasks (the first list made) done; notes written and changed', async () => {
@@ -157,6 +270,28 @@ describe.runIf(haveBrowser)('calendar, contacts, tasks and notes in the web app'
         if (wide > width) found.push(`${view} at ${width} px is ${wide} px wide`);
         await tab.screenshot({ path: join(shots, `${view}-${width}.png`), fullPage: true });
       }
+    }
+    // The week on its hour grid, an event on it.
+    const start = new Date();
+    start.setHours(10, 0, 0, 0);
+    const ev = {
+      mailboxUid: p.aliceBox.uid,
+      summary: 'Grid check',
+      start: start.toISOString(),
+      end: new Date(start.getTime() + 3600_000).toISOString(),
+    };
+    expect((await api.call('POST', '/api/mail/calendar-events', { token: p.alice, body: ev })).status).toBe(201);
+    await tab.goto(`${api.url}/#calendar`);
+    await tab.getByRole('region', { name: 'Calendar' }).getByLabel('Show').selectOption('week');
+    await tab.getByRole('button', { name: /Grid check/ }).waitFor();
+    for (const f of await axeFindings(tab)) found.push(`week: ${f}`);
+    for (const width of [360, 1280]) {
+      await tab.setViewportSize({ width, height: 800 });
+      const wide = await tab.evaluate(
+        () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth,
+      );
+      if (wide > width) found.push(`week at ${width} px is ${wide} px wide`);
+      await tab.screenshot({ path: join(shots, `calendar-week-${width}.png`), fullPage: true });
     }
     expect(found).toEqual([]);
   });

@@ -1,7 +1,7 @@
 // The calendar's days and ranges (web/src/pim/calendar-model.ts): weeks from Monday, whole weeks
 // around a month, moving by one view, and which occurrences a day shows. Local time (TZ of the run).
 import { describe, expect, it } from 'vitest';
-import { daysOf, onDay, rangeOf, step } from '../../../web/src/pim/calendar-model.js';
+import { daysOf, onDay, placeOnDay, rangeOf, step } from '../../../web/src/pim/calendar-model.js';
 
 const d = (y: number, m: number, day: number, h = 0) => new Date(y, m - 1, day, h);
 const ymd = (x: Date) => `${x.getFullYear()}-${x.getMonth() + 1}-${x.getDate()}`;
@@ -56,5 +56,35 @@ describe('calendar model', () => {
     ];
     expect(onDay(all, d(2026, 11, 27)).map((x) => x.summary)).toEqual(['holiday', 'overnight', 'early', 'zero length', 'late']);
     expect(onDay(all, d(2026, 11, 26)).map((x) => x.summary)).toEqual(['yesterday', 'overnight']);
+  });
+
+  it('places timed occurrences on the hour column: clipped to the day, at least a quarter hour, overlapping ones side by side', () => {
+    const o = (summary: string, start: Date, end: Date, allDay = false) => ({
+      eventUid: summary,
+      summary,
+      start: start.toISOString(),
+      end: end.toISOString(),
+      allDay,
+    });
+    const at = (h: number, m = 0) => new Date(2026, 10, 27, h, m);
+    const placed = placeOnDay(
+      [
+        o('holiday', d(2026, 11, 27), d(2026, 11, 28), true),
+        o('overnight', d(2026, 11, 26, 22), at(2)),
+        o('standup', at(9), at(9, 15)),
+        o('review', at(9), at(11)),
+        o('lunch', at(10), at(11)),
+        o('late', at(18), at(18)),
+      ],
+      d(2026, 11, 27),
+    );
+    const show = (p: (typeof placed)[number]) => [p.o.summary, Math.round(p.top * 96), Math.round(p.height * 96), p.lane, p.lanes]; // quarter hours
+    expect(placed.map(show)).toEqual([
+      ['overnight', 0, 8, 0, 1], // from midnight: the day before is not this column's
+      ['review', 36, 8, 0, 2],
+      ['standup', 36, 1, 1, 2],
+      ['lunch', 40, 4, 1, 2], // standup's lane is free again at 10
+      ['late', 72, 1, 0, 1], // no length: a quarter hour
+    ]);
   });
 });

@@ -166,4 +166,41 @@ describe('DraftSaver', () => {
     expect(h.calls).toEqual([]);
     expect(await h.saver.flush()).toBeNull();
   });
+
+  it('a draft changed or sent in another window meanwhile: what this window holds is saved as a new draft, and both stay', async () => {
+    const calls: string[] = [];
+    const states: SaveState[] = [];
+    const gone = new Error('changed elsewhere');
+    const saver = new DraftSaver<string, Draft>(
+      {
+        create: async (body) => (calls.push(`create ${body}`), { uid: 'fresh', version: 1, body }),
+        update: async (old, body) => {
+          calls.push(`update ${old.uid} ${body}`);
+          throw gone;
+        },
+        isConflict: (e) => e === gone,
+      },
+      { uid: 'old', version: 3, body: 'kept elsewhere' },
+      (state) => states.push(state),
+      5,
+    );
+    saver.change('typed here');
+    expect(await saver.flush()).toMatchObject({ uid: 'fresh', body: 'typed here' });
+    expect(calls).toEqual(['update old typed here', 'create typed here']);
+    expect(states.at(-1)).toBe('copied');
+    // Any other refusal is a failure to show and to try again, never a copy.
+    const other = new DraftSaver<string, Draft>(
+      {
+        create: async () => ({ uid: 'x', version: 1, body: '' }),
+        update: async () => Promise.reject(new Error('server down')),
+        isConflict: () => false,
+      },
+      { uid: 'old', version: 1, body: '' },
+      () => undefined,
+      5,
+    );
+    other.change('again');
+    await expect(other.flush()).rejects.toThrow('server down');
+    expect(other.status).toBe('failed');
+  });
 });

@@ -80,4 +80,15 @@ describe('Pager', () => {
     await p.ensure(0, 10);
     expect(p.row(3)).toEqual({ n: 1003 });
   });
+
+  it('takes its real length when counted after its first page was read, keeping the page', async () => {
+    let reads = 0;
+    const p = new Pager(10, async (page, size) => (reads++, rowsOf(page, size, 4)), 50); // 50: an upper bound
+    await p.ensure(0, 10);
+    p.resize(4);
+    expect(p.total).toBe(4);
+    expect(p.row(3)).toEqual({ n: 3 });
+    await p.ensure(0, 10);
+    expect(reads).toBe(1);
+  });
 });

@@ -86,7 +86,9 @@ export function MessageList({ folder, filter, threads, selected, picks, picking,
   // A filtered list and a list of conversations count their own rows; the folder's count is its messages'.
   const countsItself = Boolean(filter) || threads;
   const pager = useMemo(
-    () => new Pager<Message>(PAGE, (page, size) => readPage(path, threads, page, size), countsItself ? 0 : folder.totalCount),
+    // A list that counts itself starts at the folder's count (it has no more rows than that), so its
+    // first page is read while it counts: one round trip to the first rows, not two.
+    () => new Pager<Message>(PAGE, (page, size) => readPage(path, threads, page, size), folder.totalCount),
     // A new folder or filter is a new list; the folder's counts move within one (reset by the caller).
     [path],
   );
@@ -98,7 +100,11 @@ export function MessageList({ folder, filter, threads, selected, picks, picking,
       nextEpoch();
     };
     const reload = (total: number) => (countsItself ? countOf(path).then(reset, setError) : reset(total));
-    if (countsItself) void reload(0);
+    if (countsItself)
+      countOf(path).then((n) => {
+        pager.resize(n);
+        redraw();
+      }, setError);
     const reveal = (i: number) => {
       const el = box.current;
       if (!el) return;

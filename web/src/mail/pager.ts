@@ -81,6 +81,11 @@ export class Pager<T> {
     return false;
   }
 
+  /** The list turned out to be `total` rows long (it was counted while its first pages were read): the pages stay. */
+  resize(total: number): void {
+    this.total = total;
+  }
+
   /**
    * Forgets every page (the list changed): the next ensure reads again; answers still on their way
    * are dropped. Until a page is read again its old rows still show (not ensured: ensure reads it).

@@ -1,13 +1,13 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api } from '../shared/api.js';
-import { daysOf, onDay, rangeOf, sameDay, step, titleOf, type CalendarView, type Occurrence } from './calendar-model.js';
+import { daysOf, onDay, rangeOf, sameDay, step, titleOf, timeOf, type CalendarView, type Occurrence } from './calendar-model.js';
 import { EventEditor, type CalendarEvent } from './EventEditor.js';
 import { Invitations } from './Invitations.js';
+import { HourGrid, type GridProps } from './HourGrid.js';
+import { ImportExport } from './ImportExport.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
 
-const time = (iso: string) => new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
-
-/** The mailbox calendar: a month, week or day of occurrences; an event opens in the editor; invitations to answer beside it. */
+/** The mailbox calendar: a month of occurrences, or a week or day on an hour grid; an event opens in the editor; invitations to answer beside it. */
 export function Calendar({ mailboxUid, own }: { mailboxUid: string; own: string[] }) {
   const [view, setView] = useState<CalendarView>('month');
   const [at, setAt] = useState(() => new Date());
@@ -29,8 +29,6 @@ export function Calendar({ mailboxUid, own }: { mailboxUid: string; own: string[
     load().catch(setError);
   }, [load]);
   const days = daysOf(view, at);
-  const today = new Date();
-  const atNine = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate(), 9);
   return (
     <section className="calendar" aria-label="Calendar">
       <div className="toolbar" role="toolbar" aria-label="Calendar view">
@@ -54,10 +52,18 @@ export function Calendar({ mailboxUid, own }: { mailboxUid: string; own: string[
         </button>
       </div>
       <ErrorBox error={error} />
+      <ImportExport
+        what="calendar"
+        exportPath={`/api/mail/calendar-events/export?mailboxUid=${encodeURIComponent(mailboxUid)}`}
+        importPath={`/api/mail/calendar-events/import?mailboxUid=${encodeURIComponent(mailboxUid)}`}
+        type="text/calendar"
+        accept=".ics,text/calendar"
+        imported={() => void load().catch(setError)}
+      />
       <Invitations events={events} own={own} changed={() => void load().catch(setError)} />
       {editing && (
         <EventEditor
-          key={editing.uid ?? editing.start.toISOString()}
+          key={`${editing.uid ?? 'new'} ${editing.start.toISOString()}`}
           uid={editing.uid}
           start={editing.start}
           mailboxUid={mailboxUid}
@@ -67,36 +73,56 @@ export function Calendar({ mailboxUid, own }: { mailboxUid: string; own: string[
           }}
         />
       )}
-      <ol className={`days days-${view}`} aria-label={titleOf(view, at)}>
-        {days.map((d) => (
-          <li
-            key={d.toISOString()}
-            className={`${sameDay(d, today) ? 'today' : ''} ${view === 'month' && d.getMonth() !== at.getMonth() ? 'other-month' : ''}`}
-          >
-            <button
-              type="button"
-              className="link day-name"
-              aria-label={`New event on ${d.toLocaleDateString()}`}
-              onClick={() => setEditing({ uid: null, start: atNine(d) })}
-            >
-              {d.toLocaleDateString(
-                undefined,
-                view === 'month' ? { day: 'numeric' } : { weekday: 'short', day: 'numeric', month: 'short' },
-              )}
-            </button>
-            <ul className="plain">
-              {onDay(occurrences, d).map((o) => (
-                <li key={`${o.eventUid}-${o.start}`}>
-                  <button type="button" className="event-chip" onClick={() => setEditing({ uid: o.eventUid, start: new Date(o.start) })}>
-                    {o.allDay ? '' : `${time(o.start)} `}
-                    {o.summary || '(no title)'}
-                  </button>
-                </li>
-              ))}
-            </ul>
-          </li>
-        ))}
-      </ol>
+      {view === 'month' ? (
+        <MonthGrid
+          days={days}
+          at={at}
+          occurrences={occurrences}
+          onNew={(start) => setEditing({ uid: null, start })}
+          onOpen={(o) => setEditing({ uid: o.eventUid, start: new Date(o.start) })}
+        />
+      ) : (
+        <HourGrid
+          days={days}
+          occurrences={occurrences}
+          onNew={(start) => setEditing({ uid: null, start })}
+          onOpen={(o) => setEditing({ uid: o.eventUid, start: new Date(o.start) })}
+        />
+      )}
     </section>
+  );
+}
+
+const atNine = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate(), 9);
+
+/** The month view: a square per day with its occurrences; the day's number starts an event at 9:00. */
+function MonthGrid({ days, at, occurrences, onNew, onOpen }: GridProps & { at: Date }) {
+  const today = new Date();
+  return (
+    <ol className="days days-month" aria-label={titleOf('month', at)}>
+      {days.map((d) => (
+        <li key={d.toISOString()} className={`${sameDay(d, today) ? 'today' : ''} ${d.getMonth() !== at.getMonth() ? 'other-month' : ''}`}>
+          <button
+            type="button"
+            className="link day-name"
+
+            onClick={() => onNew(atNine(d))}
+          >
+            {d.toLocaleDateString(undefined, { day: 'numeric' })}
+            <span className="visually-hidden">{` ${d.toLocaleDateString(undefined, { month: 'long', year: 'numeric' })}: new event`}</span>
+          </button>
+          <ul className="plain">
+            {onDay(occurrences, d).map((o) => (
+              <li key={`${o.eventUid}-${o.start}`}>
+                <button type="button" className="event-chip" onClick={() => onOpen(o)}>
+                  {o.allDay ? '' : `${timeOf(o.start)} `}
+                  {o.summary || '(no title)'}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </li>
+      ))}
+    </ol>
   );
 }

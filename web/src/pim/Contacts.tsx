@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { Section } from '../shared/Section.js';
 import { create, remove, update, useRecords, type Rec } from '../shared/records.js';
 import { DeleteLink } from '../shared/DeleteLink.js';
+import { ImportExport } from './ImportExport.js';
 
 interface Contact extends Rec {
   fn: string;
@@ -113,6 +114,14 @@ export function Contacts({ mailboxUid }: { mailboxUid: string }) {
   return (
     <div className="pim-columns">
       <Section id="contacts" title="Contacts" error={contacts.error}>
+        <ImportExport
+          what="contacts"
+          exportPath={`/api/mail/contacts/export?mailboxUid=${box}`}
+          importPath={`/api/mail/contacts/import?mailboxUid=${box}`}
+          type="text/vcard"
+          accept=".vcf,text/vcard"
+          imported={() => void contacts.reload()}
+        />
         <input
           type="search"
           aria-label="Find a contact"

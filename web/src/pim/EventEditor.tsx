@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, describeError } from '../shared/api.js';
 import { ListInput } from '../shared/ListInput.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
+import { asOccurrence, contentOf, deleteOccurrence, saveOccurrence, type Scope } from './occurrence.js';
 
 export interface CalendarEvent {
   uid?: string;
@@ -16,6 +17,10 @@ export interface CalendarEvent {
   attendees: Array<{ email: string; name?: string; partstat?: string }>;
   organizer: { email: string; name?: string } | null;
   rrule: string | null;
+  icalUid?: string;
+  exdates: string[];
+  /** An exception of a repeating event: the start of the occurrence it replaces. */
+  recurrenceId?: string | null;
 }
 
 /** An ISO time as a datetime-local value where the user is, and back. */
@@ -39,6 +44,7 @@ export function newEvent(start: Date): CalendarEvent {
     attendees: [],
     organizer: null,
     rrule: null,
+    exdates: [],
   };
 }
 
@@ -56,41 +62,63 @@ function InviteField({ attendees, onChange }: { attendees: CalendarEvent['attend
   );
 }
 
-/** The event form: title, place, times, all day, people invited, notes; saved, deleted or closed. */
+/** Which occurrences a change or a deletion of a repeating event is for. */
+function ScopeChoice({ scope, onChange }: { scope: Scope; onChange(s: Scope): void }) {
+  return (
+    <fieldset>
+      <legend>A repeating event: change or delete</legend>
+      <label className="inline">
+        <input type="radio" name="scope" checked={scope === 'one'} onChange={() => onChange('one')} /> This occurrence
+      </label>{' '}
+      <label className="inline">
+        <input type="radio" name="scope" checked={scope === 'all'} onChange={() => onChange('all')} /> Every occurrence
+      </label>
+    </fieldset>
+  );
+}
+
+/**
+ * The event form: title, place, times, all day, people invited, notes; saved, deleted or closed.
+ * An occurrence of a repeating event (opened at `start`) is changed or deleted alone or with its series.
+ */
 export function EventEditor({ uid, start, mailboxUid, onDone }: { uid: string | null; start: Date; mailboxUid: string; onDone(): void }) {
   const [ev, setEv] = useState<CalendarEvent | null>(uid ? null : newEvent(start));
+  const [series, setSeries] = useState<CalendarEvent | null>(null);
+  const [scope, setScope] = useState<Scope>('one');
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
-    if (uid) void api<CalendarEvent>(`/api/mail/calendar-events/${encodeURIComponent(uid)}`).then(setEv, setError);
-  }, [uid]);
+    if (!uid) return;
+    void api<CalendarEvent>(`/api/mail/calendar-events/${encodeURIComponent(uid)}`).then((rec) => {
+      const repeating = Boolean(rec.rrule && !rec.recurrenceId);
+      setSeries(repeating ? rec : null);
+      setEv(repeating ? asOccurrence(rec, start) : rec);
+    }, setError);
+  }, [uid, start]);
   if (!ev) return <div className="dialog-body">{error !== null ? describeError(error) : 'Opening…'}</div>;
   const set = (patch: Partial<CalendarEvent>) => setEv({ ...ev, ...patch });
   const save = async () => {
     setError(null);
-    const body = {
-      summary: ev.summary,
-      location: ev.location,
-      description: ev.description,
-      start: ev.start,
-      end: ev.end,
-      allDay: ev.allDay,
-      attendees: ev.attendees,
-    };
     try {
-      if (ev.uid)
-        await api(`/api/mail/calendar-events/${encodeURIComponent(ev.uid)}`, { method: 'PUT', body: { ...body, version: ev.version } });
-      else await api('/api/mail/calendar-events', { method: 'POST', body: { ...body, mailboxUid, timeZone: ev.timeZone } });
+      if (series) await saveOccurrence(series, ev, start, scope, mailboxUid);
+      else if (ev.uid)
+        await api(`/api/mail/calendar-events/${encodeURIComponent(ev.uid)}`, {
+          method: 'PUT',
+          body: { ...contentOf(ev), version: ev.version },
+        });
+      else await api('/api/mail/calendar-events', { method: 'POST', body: { ...contentOf(ev), mailboxUid, timeZone: ev.timeZone } });
       onDone();
     } catch (e) {
       setError(e);
     }
   };
   const remove = async () => {
-    if (!ev.uid || !confirm(`Delete "${ev.summary || 'this event'}"?`)) return;
-    await api(`/api/mail/calendar-events/${encodeURIComponent(ev.uid)}`, { method: 'DELETE', body: { version: ev.version } }).then(
-      onDone,
-      setError,
-    );
+    const what = series && scope === 'one' ? 'this occurrence of ' : series ? 'every occurrence of ' : '';
+    if (!ev.uid || !confirm(`Delete ${what}"${ev.summary || 'this event'}"?`)) return;
+    const gone =
+      series || ev.recurrenceId
+        ? deleteOccurrence(series ?? ev, start, scope, mailboxUid)
+        : api(`/api/mail/calendar-events/${encodeURIComponent(ev.uid)}`, { method: 'DELETE', body: { version: ev.version } });
+    await gone.then(onDone, setError);
   };
   return (
     <form
@@ -102,7 +130,7 @@ export function EventEditor({ uid, start, mailboxUid, onDone }: { uid: string | 
       }}
     >
       <ErrorBox error={error} />
-      {ev.rrule && <p className="notice">A repeating event: a change applies to every occurrence.</p>}
+      {series && <ScopeChoice scope={scope} onChange={setScope} />}
       <label>
         Title <input type="text" required value={ev.summary} onChange={(e) => set({ summary: e.target.value })} />
       </label>

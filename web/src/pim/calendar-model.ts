@@ -57,5 +57,58 @@ export function titleOf(view: CalendarView, at: Date): string {
   return at.toLocaleDateString(undefined, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' });
 }
 
+/** An occurrence's time of day as the reader's locale writes it. */
+export const timeOf = (iso: string): string => new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+
 export const sameDay = (a: Date, b: Date): boolean => midnight(a).getTime() === midnight(b).getTime();
 export const DAY_MS = DAY;
+
+/** A timed occurrence on a day's 24-hour column: top and height as fractions of the day, its lane among those it overlaps. */
+export interface Placed {
+  o: Occurrence;
+  top: number;
+  height: number;
+  lane: number;
+  lanes: number;
+}
+
+/** At least a quarter of an hour tall, so a short event stays readable and clickable. */
+const MIN_SPAN = 15 * 60_000;
+
+/**
+ * The day's timed occurrences placed on its hour column (all-day ones go above it): clipped to the
+ * day, overlapping ones side by side — each in the first lane free at its start, every occurrence of
+ * a group of overlapping ones as wide as the group's lanes allow.
+ */
+export function placeOnDay(all: Occurrence[], day: Date): Placed[] {
+  const from = midnight(day).getTime();
+  const to = addDays(day, 1).getTime();
+  const spans = onDay(all, day)
+    .filter((o) => !o.allDay)
+    .map((o) => {
+      const start = Math.max(from, Date.parse(o.start));
+      return { o, start, end: Math.min(to, Math.max(Date.parse(o.end), start + MIN_SPAN)) };
+    })
+    .sort((a, b) => a.start - b.start || b.end - a.end);
+  const placed: Placed[] = [];
+  let group: Placed[] = [];
+  let laneEnds: number[] = [];
+  let groupEnd = -Infinity;
+  const close = () => group.forEach((p) => (p.lanes = laneEnds.length));
+  for (const s of spans) {
+    if (s.start >= groupEnd) {
+      close();
+      group = [];
+      laneEnds = [];
+    }
+    let lane = laneEnds.findIndex((end) => end <= s.start);
+    if (lane < 0) lane = laneEnds.push(s.end) - 1;
+    else laneEnds[lane] = s.end;
+    groupEnd = Math.max(groupEnd, s.end);
+    const p = { o: s.o, top: (s.start - from) / DAY, height: (s.end - s.start) / DAY, lane, lanes: 1 };
+    group.push(p);
+    placed.push(p);
+  }
+  close();
+  return placed;
+}

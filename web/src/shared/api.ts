@@ -47,19 +47,23 @@ export function redirectTo(kind: 'signin' | 'elevate'): Promise<never> {
 
 export interface CallOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Sent as JSON. */
   body?: unknown;
+  /** Sent as it is, of this type (iCalendar, vCard), instead of a JSON body. */
+  raw?: { body: Blob | string; type: string };
   signal?: AbortSignal;
 }
 
-export async function api<T = unknown>(path: string, { method = 'GET', body, signal }: CallOptions = {}): Promise<T> {
+export async function api<T = unknown>(path: string, { method = 'GET', body, raw, signal }: CallOptions = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (raw) headers['content-type'] = raw.type;
+  else if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET') Object.assign(headers, csrfHeader());
   const res = await fetch(path, {
     method,
     headers,
     credentials: 'same-origin',
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: raw ? raw.body : body === undefined ? undefined : JSON.stringify(body),
     signal,
   });
   const data = res.status === 204 ? null : await res.json().catch(() => null);

@@ -33,7 +33,7 @@ export function useRecords<T extends Rec>(path: string) {
       return false;
     }
   };
-  return { rows, error, setError, run };
+  return { rows, error, setError, run, reload: load };
 }
 
 export const create = (collection: string, body: unknown) => api(`/api/mail/${collection}`, { method: 'POST', body });

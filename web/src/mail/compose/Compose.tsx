@@ -20,7 +20,13 @@ const TITLES: Record<ComposeStart['kind'], string> = {
   forwardAttachment: 'Forward as attachment',
   draft: 'Draft',
 };
-const SAVE_STATES: Record<SaveState, string> = { unsaved: 'Not saved yet', saving: 'Saving…', saved: 'Draft saved', failed: 'Not saved' };
+const SAVE_STATES: Record<SaveState, string> = {
+  unsaved: 'Not saved yet',
+  saving: 'Saving…',
+  saved: 'Draft saved',
+  failed: 'Not saved',
+  copied: 'Saved as a new draft: this draft was changed in another window meanwhile, and both are in Drafts',
+};
 
 /** Why the last send was refused: what happened, the server's words, each recipient's reason. */
 function FailureNotice({ failure }: { failure: SendFailure }) {

@@ -7,13 +7,16 @@ export interface Saved {
   version: number;
 }
 
-export type SaveState = 'unsaved' | 'saving' | 'saved' | 'failed';
+/** `copied`: the draft was changed or sent from another window meanwhile; what this one holds was saved as a new draft. */
+export type SaveState = 'unsaved' | 'saving' | 'saved' | 'failed' | 'copied';
 
 export interface SaverIo<B, S extends Saved> {
   /** The first save: a new draft. */
   create(body: B): Promise<S>;
   /** Later saves: the draft replaced (a new uid), guarded by the version it had. */
   update(current: S, body: B): Promise<S>;
+  /** An update refused because the draft changed or went elsewhere (another window saved or sent it). */
+  isConflict?(e: unknown): boolean;
 }
 
 export class DraftSaver<B, S extends Saved> {
@@ -76,16 +79,28 @@ export class DraftSaver<B, S extends Saved> {
     if (body === null) return this.saved;
     this.pending = null;
     this.set('saving');
+    let copied = false;
     try {
       this.saved = this.saved ? await this.io.update(this.saved, body) : await this.io.create(body);
     } catch (e) {
-      this.pending ??= body; // tried again by the next change or flush
-      this.lastError = e;
-      this.set('failed');
-      throw e;
+      if (!(this.saved && this.io.isConflict?.(e))) return this.fail(body, e);
+      // Nothing typed here is lost, nothing saved there is overwritten: both drafts stay.
+      try {
+        this.saved = await this.io.create(body);
+        copied = true;
+      } catch (again) {
+        return this.fail(body, again);
+      }
     }
-    this.set(this.pending === null ? 'saved' : 'unsaved');
+    this.set(this.pending === null ? (copied ? 'copied' : 'saved') : 'unsaved');
     return this.saved;
+  }
+
+  private fail(body: B, e: unknown): never {
+    this.pending ??= body; // tried again by the next change or flush
+    this.lastError = e;
+    this.set('failed');
+    throw e;
   }
 
   private cancelTimer(): void {

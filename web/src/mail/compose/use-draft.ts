@@ -1,7 +1,7 @@
 // The compose view's state: the form, the saved draft and how it is saved, attachments added and
 // removed, and the checks before a send. Compose.tsx draws it.
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, Problem } from '../../shared/api.js';
+import { api, ApiFailure, Problem } from '../../shared/api.js';
 import type { Attachment, Mailbox, Message } from '../types.js';
 import { parseRecipients } from './addresses.js';
 import type { Upload } from './Attachments.js';
@@ -37,7 +37,12 @@ const sendAtOf = (d: Message | null) => (d?.sendAt ? new Date(d.sendAt) : null);
 const putDraft = (d: Message, body: DraftBody) =>
   api<Message>(`/api/mail/compose/${encodeURIComponent(d.uid)}`, { method: 'PUT', body: { ...body, version: d.version } });
 
-const SAVE_IO = { create: (body: DraftBody) => api<Message>('/api/mail/compose', { method: 'POST', body }), update: putDraft };
+const SAVE_IO = {
+  create: (body: DraftBody) => api<Message>('/api/mail/compose', { method: 'POST', body }),
+  update: putDraft,
+  // Saved (a new version) or sent (gone) from another window meanwhile.
+  isConflict: (e: unknown) => e instanceof ApiFailure && (e.code === 'api-108' || e.code === 'api-107'),
+};
 
 /** Deletes a draft like DELETE on any message. */
 const deleteDraft = (d: Message) =>
