@@ -8,7 +8,7 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 export const PAGE_ENTRIES = {
   mail: 'src/mail/main.tsx',
   settings: 'src/settings/main.tsx',
-  admin: 'src/admin/main.ts',
+  admin: 'src/admin/main.tsx',
   escrow: 'src/escrow/main.ts',
 } as const;
 

@@ -78,7 +78,16 @@ function newEntry(
   uid: string,
   fields: Pick<
     IngestEntry,
-    'transactionId' | 'mailboxUid' | 'recipient' | 'envelopeFrom' | 'rawRef' | 'size' | 'transportQuarantine' | 'tag' | 'viaList'
+    | 'transactionId'
+    | 'mailboxUid'
+    | 'recipient'
+    | 'envelopeFrom'
+    | 'rawRef'
+    | 'size'
+    | 'transportQuarantine'
+    | 'quarantineRule'
+    | 'tag'
+    | 'viaList'
   > &
     Partial<Pick<IngestEntry, 'clientAddress' | 'clientHelo' | 'clientHostname'>>,
 ): IngestEntry & { uid: string } {
@@ -255,6 +264,7 @@ async function queueMailboxes(deps: IngestDeps, msg: Incoming, resolved: Resolve
         rawRef: stored.ref,
         size: stored.size,
         transportQuarantine: rules.quarantine !== null,
+        quarantineRule: rules.quarantine,
         tag: how.tag,
         viaList: how.viaList,
       }),
@@ -306,6 +316,7 @@ async function queueNonDeliveryReport(deps: IngestDeps, msg: Incoming, resolved:
       rawRef: stored.ref,
       size: stored.size,
       transportQuarantine: false,
+      quarantineRule: null,
       tag: null,
       viaList: null,
     }),

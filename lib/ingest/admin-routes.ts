@@ -4,6 +4,25 @@ import { defineRoute, type OpenApiRegistry } from '../http/index.js';
 import type { IngestDeps } from './accept.js';
 import { quarantineHeaders, releaseQuarantined, retryEntry } from './admin-actions.js';
 import { INGEST_STATES } from './models.js';
+import { readHeaders } from './headers.js';
+import { explainTransportRules } from './transport-rules.js';
+
+const testBody = z.strictObject({
+  message: z
+    .string()
+    .min(1)
+    .max(256 * 1024)
+    .describe('the message, or its header block (a body after the first empty line is not read)'),
+  envelopeFrom: z.string().max(320).default('').describe('MAIL FROM (empty: a bounce)'),
+  recipients: z.array(z.string().trim().toLowerCase().max(320)).min(1).max(100).describe('RCPT TO'),
+});
+
+const decision = z.object({
+  reject: z.object({ rule: z.string(), notice: z.string().nullable() }).nullable(),
+  addHeaders: z.array(z.tuple([z.string(), z.string()])),
+  addRecipients: z.array(z.string()),
+  quarantine: z.string().nullable().describe('the rule that holds the message'),
+});
 
 /** Administrative actions beyond the generic routes: retry, headers, release (trusted role, fresh elevation, audited). */
 export function ingestAdminRouter(deps: IngestDeps, openapi: OpenApiRegistry): Router {
@@ -48,6 +67,38 @@ export function ingestAdminRouter(deps: IngestDeps, openapi: OpenApiRegistry): R
     response: z.object({ uid: z.string(), messageUid: z.string(), folderRole: z.literal('inbox') }),
     errors: { 404: 'api-107: no such held message' },
     handler: (ctx, { params }) => releaseQuarantined(ctx, deps.port, params.id),
+  });
+
+  defineRoute(router, deps, openapi, {
+    method: 'post',
+    path: '/api/mail/transport-rules/test',
+    operationId: 'mail_transport_rules_test',
+    summary:
+      'What the enabled transport rules would do to a message: the decision and each rule in order, matched or not (nothing is delivered)',
+    description:
+      'Rules run by priority, lowest first, as on delivery; the first reject ends the run (the rules after it are `skipped`). Only the header block of `message` is read.',
+    tags: ['mail/transport-rules'],
+    auth,
+    body: testBody,
+    response: z.object({
+      decision,
+      rules: z.array(
+        z.object({
+          uid: z.string(),
+          name: z.string(),
+          priority: z.number().int(),
+          action: z.string(),
+          matched: z.boolean(),
+          skipped: z.boolean(),
+        }),
+      ),
+    }),
+    handler: (ctx, { body }) =>
+      explainTransportRules(ctx, {
+        headers: readHeaders(Buffer.from(body.message, 'latin1')),
+        envelopeFrom: body.envelopeFrom,
+        recipients: body.recipients,
+      }),
   });
   return router;
 }

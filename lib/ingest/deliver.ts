@@ -273,7 +273,7 @@ export async function deliverEntry(
 ): Promise<Patch<IngestEntry>> {
   const prep = await prepare(deps, entry, cache);
   const { headers, verdict } = prep;
-  if (entry.transportQuarantine) return quarantine(deps, entry, prep, 'transport-rule', null);
+  if (entry.transportQuarantine) return quarantine(deps, entry, prep, 'transport-rule', entry.quarantineRule ?? null);
   if (verdict.quarantine) return quarantine(deps, entry, prep, verdict.virus ? 'virus' : 'virus-scan-failed', verdict.virus);
 
   const box = reads ? reads.mailbox(entry.mailboxUid) : await deps.store.repo<Mailbox>(MailboxModel).get(entry.mailboxUid);

@@ -30,6 +30,8 @@ export const ingestEntryFields = {
   lastError: z.string().nullable().default(null),
   /** A transport rule asked for quarantine (overrides the scan result). */
   transportQuarantine: z.boolean().default(false),
+  /** The name of that rule: the held message's detail, so the administrator sees why. */
+  quarantineRule: z.string().nullable().default(null),
   /** Plus-address tag (user+tag@) when the recipient carried one. */
   tag: z.string().nullable().default(null),
   /** The distribution list the copy came through, if any. */

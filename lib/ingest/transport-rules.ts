@@ -41,7 +41,29 @@ function matches(rule: TransportRule, input: TransportInput): boolean {
  * reject ends evaluation. Throws when evaluation fails; the caller then delivers without them.
  */
 export async function evaluateTransportRules(deps: Pick<Deps, 'store'>, input: TransportInput): Promise<TransportDecision> {
-  const rules = await deps.store.repo<TransportRule>(TransportRuleModel).list({
+  return (await explainTransportRules(deps, input)).decision;
+}
+
+/** How each enabled rule, in the order delivery runs them, treats a message; `matched` false also after a reject ended the run. */
+export interface RuleTrace {
+  uid: string;
+  name: string;
+  priority: number;
+  action: TransportRule['action'];
+  matched: boolean;
+  /** Not reached: an earlier rule rejected the message. */
+  skipped: boolean;
+}
+
+/**
+ * What the rules do to a message, and why: the decision delivery would take and each rule's part in
+ * it (the admin console's preview, POST /api/mail/transport-rules/test; nothing is delivered).
+ */
+export async function explainTransportRules(
+  deps: Pick<Deps, 'store'>,
+  input: TransportInput,
+): Promise<{ decision: TransportDecision; rules: RuleTrace[] }> {
+  const rules = await deps.store.repo<TransportRule & { uid: string }>(TransportRuleModel).list({
     filter: { enabled: true },
     sort: [
       { field: 'priority', dir: 'asc' },
@@ -50,8 +72,18 @@ export async function evaluateTransportRules(deps: Pick<Deps, 'store'>, input: T
     limit: 1000,
   });
   const out: TransportDecision = { reject: null, addHeaders: [], addRecipients: [], quarantine: null };
-  for (const rule of rules) {
+  const trace: RuleTrace[] = rules.map((r) => ({
+    uid: r.uid,
+    name: r.name,
+    priority: r.priority,
+    action: r.action,
+    matched: false,
+    skipped: true,
+  }));
+  for (const [i, rule] of rules.entries()) {
+    trace[i].skipped = false;
     if (!matches(rule, input)) continue;
+    trace[i].matched = true;
     if (rule.action === 'reject') {
       out.reject = { rule: rule.name, notice: rule.rejectNotice };
       break;
@@ -61,5 +93,5 @@ export async function evaluateTransportRules(deps: Pick<Deps, 'store'>, input: T
       out.addRecipients.push(rule.recipient);
     if (rule.action === 'quarantine') out.quarantine ??= rule.name;
   }
-  return out;
+  return { decision: out, rules: trace };
 }

@@ -49,6 +49,8 @@ const EXPORT_ADMIN_VIEW = [
   'initiatedBy',
   'requestedBy',
   'reason',
+  // How far the worker is (messages written of all): the console's progress bar; no content.
+  'progress',
   'createdAt',
   'finishedAt',
   'expiresAt',
@@ -108,6 +110,7 @@ export const mailboxImportRequestsResource = defineResource({
       'format',
       'requestedBy',
       'uploadBytes',
+      'bytesRead',
       'imported',
       'skipped',
       'failed',

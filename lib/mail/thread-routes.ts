@@ -34,7 +34,7 @@ async function conversations(ctx: Ctx, service: ResourceService, query: z.infer<
       filter: { folderUid: folder.uid },
       sort: [
         { field: 'latestDate', dir: 'desc' },
-        { field: 'uid', dir: 'desc' },
+        { field: 'latestUid', dir: 'desc' },
       ],
       limit: query.limit,
       offset: query.page * query.limit,

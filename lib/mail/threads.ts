@@ -28,7 +28,8 @@ export const ThreadModel = defineModel({
   name: 'thread',
   table: 'threads',
   fields: threadFields,
-  indexes: [{ fields: ['folderUid', 'latestDate'] }],
+  // The conversation list's order: newest first, then the one filed last (Date headers count whole seconds).
+  indexes: [{ fields: ['folderUid', 'latestDate', 'latestUid'] }],
 });
 
 export type Thread = z.infer<z.ZodObject<typeof threadFields>>;

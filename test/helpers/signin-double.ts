@@ -22,6 +22,12 @@ import { AUDIENCE, ISSUER, TEST_SECRET } from './api.js';
  * - POST /api/auth/logout: clears the `jwt`, `refresh` and `csrf` cookies (Max-Age=0) and answers 204.
  *   Both answer CORS for the calling origin with credentials, as the real service must for the web app.
  *
+ * - GET /auth/elevate?return_to=<url> (a console sending the user to confirm who they are): the
+ *   `refresh` cookie names the user; the real service asks for the password and second factor
+ *   first, the double does not. Sets a `jwt` cookie with an elevation of now and redirects (302) to
+ *   return_to, which must be an http URL on this host (any port: the mail service's) — never elsewhere.
+ *   `elevations` counts them.
+ *
  * Any other path answers 404 (the doctor only needs an answer below 500 and a Date header).
  */
 export interface SigninUser {
@@ -105,8 +111,24 @@ export async function startSigninDouble(opts: SigninDoubleOptions): Promise<Sign
     return [204, null, uid, { 'set-cookie': [`jwt=${token}; Path=/; HttpOnly; SameSite=Strict`] }];
   }
 
+  async function elevate(req: IncomingMessage): Promise<Answer> {
+    const uid = cookieOf(req, 'refresh');
+    if (!uid || !userOf(uid)) return [401, { message: 'not signed in' }, null];
+    const back = new URL(req.url ?? '/', 'http://double').searchParams.get('return_to') ?? '';
+    let target: URL;
+    try {
+      target = new URL(back);
+    } catch {
+      return [400, { message: 'return_to must be a URL' }, uid];
+    }
+    if (target.protocol !== 'http:' || target.hostname !== '127.0.0.1') return [400, { message: 'return_to must be on this host' }, uid];
+    const token = await session(uid, true);
+    return [302, null, uid, { location: target.href, 'set-cookie': [`jwt=${token}; Path=/; HttpOnly; SameSite=Strict`] }];
+  }
+
   async function handle(req: IncomingMessage, path: string): Promise<Answer> {
     if (path === '/api/auth/refresh' || path === '/api/auth/logout') return webSession(req, path);
+    if (path === '/auth/elevate') return elevate(req);
     if (path === '/api/auth/password') {
       if (req.method !== 'GET') return [405, { message: 'GET only' }, null];
       const cred = basicCredentials(req.headers.authorization);
@@ -149,7 +171,7 @@ export async function startSigninDouble(opts: SigninDoubleOptions): Promise<Sign
       .then(([status, body, username, headers = {}]) => {
         calls.push({ method: req.method ?? '', path, username, status });
         res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...cors, ...headers });
-        res.end(status === 204 ? undefined : JSON.stringify(body));
+        res.end(status === 204 || status === 302 ? undefined : JSON.stringify(body));
       });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -52,9 +52,24 @@ export interface CallOptions {
   /** Sent as it is, of this type (iCalendar, vCard), instead of a JSON body. */
   raw?: { body: Blob | string; type: string };
   signal?: AbortSignal;
+  /** What the change does, in the user's words: offered again after elevation ("Save the encryption policy"). */
+  label?: string;
 }
 
-export async function api<T = unknown>(path: string, { method = 'GET', body, raw, signal }: CallOptions = {}): Promise<T> {
+/** sessionStorage key of a change refused for want of elevation, offered again when the page is back (shared/Elevation.tsx). */
+export const PENDING_KEY = 'svcmail.pending';
+
+export interface PendingChange {
+  label: string;
+  method: NonNullable<CallOptions['method']>;
+  path: string;
+  body?: unknown;
+  /** The page and view it was made on (path and #fragment), and when (ms). */
+  page: string;
+  at: number;
+}
+
+export async function api<T = unknown>(path: string, { method = 'GET', body, raw, signal, label }: CallOptions = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (raw) headers['content-type'] = raw.type;
   else if (body !== undefined) headers['content-type'] = 'application/json';
@@ -68,6 +83,18 @@ export async function api<T = unknown>(path: string, { method = 'GET', body, raw
   });
   const data = res.status === 204 ? null : await res.json().catch(() => null);
   if (res.ok) return data as T;
+  // A change the server wants a fresh elevation for: kept, to be offered again once the user is back.
+  if ((data as { code?: string } | null)?.code === 'api-104' && method !== 'GET' && !raw) {
+    const pending: PendingChange = {
+      label: label ?? `${method} ${path}`,
+      method,
+      path,
+      body,
+      page: location.pathname + location.hash,
+      at: Date.now(),
+    };
+    sessionStorage.setItem(PENDING_KEY, JSON.stringify(pending));
+  }
   throw await failureOf(res.status, data);
 }
 

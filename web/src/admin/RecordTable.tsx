@@ -1,0 +1,118 @@
+import { useCallback, useEffect, useState, type ReactNode } from 'react';
+import { api } from '../shared/api.js';
+import { Outcome, useRun, type Run } from './outcome.js';
+
+export interface Column<T> {
+  label: string;
+  cell(row: T): ReactNode;
+}
+
+interface Props<T> {
+  /** The table's name for screen readers ("Mailboxes"). */
+  label: string;
+  /** The list URL with its query (filters, sort, scope=admin); limit and page are added. */
+  path: string;
+  columns: Array<Column<T>>;
+  actions?: (row: T, run: Run) => ReactNode;
+  /** Changed by the caller to read the list again (a record made elsewhere on the view). */
+  version?: number;
+  empty?: string;
+  pageSize?: number;
+}
+
+const withParams = (path: string, params: string) => `${path}${path.includes('?') ? '&' : '?'}${params}`;
+
+/** How many records a list URL has (HEAD answers X-Total-Count). */
+async function countOf(path: string): Promise<number> {
+  const res = await fetch(path, { method: 'HEAD', credentials: 'same-origin' });
+  return Number(res.headers.get('x-total-count') ?? 0);
+}
+
+/**
+ * A page of a resource's records as a table, with the count and the way to the next and previous
+ * pages; each row's actions run through `run`, which tells what became of them and reads the page
+ * again.
+ */
+export function RecordTable<T extends { uid: string }>({ label, path, columns, actions, version = 0, empty, pageSize = 50 }: Props<T>) {
+  const [page, setPage] = useState(0);
+  const [rows, setRows] = useState<T[] | null>(null);
+  const [total, setTotal] = useState(0);
+  const load = useCallback(async () => {
+    const [r, n] = await Promise.all([api<T[]>(withParams(path, `limit=${pageSize}&page=${page}`)), countOf(path)]);
+    setRows(r);
+    setTotal(n);
+  }, [path, page, pageSize]);
+  const { error, setError, told, run } = useRun(load);
+  useEffect(() => {
+    load().catch(setError);
+  }, [load, version, setError]);
+  useEffect(() => setPage(0), [path]);
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  return (
+    <div className="record-table">
+      <Outcome error={error} told={told} />
+      {rows === null ? (
+        <p className="muted">Loading…</p>
+      ) : rows.length === 0 ? (
+        <p className="muted">{empty ?? 'None.'}</p>
+      ) : (
+        <div className="table-scroll">
+          <table aria-label={label}>
+            <thead>
+              <tr>
+                {columns.map((c) => (
+                  <th key={c.label} scope="col">
+                    {c.label}
+                  </th>
+                ))}
+                {actions && (
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((r) => (
+                <tr key={r.uid}>
+                  {columns.map((c) => (
+                    <td key={c.label}>{c.cell(r)}</td>
+                  ))}
+                  {actions && <td className="actions">{actions(r, run)}</td>}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {total > pageSize && (
+        <nav className="toolbar" aria-label={`${label}: pages`}>
+          <button type="button" className="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>
+            Previous
+          </button>
+          <span>
+            Page {page + 1} of {pages} ({total})
+          </span>
+          <button type="button" className="secondary" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)}>
+            Next
+          </button>
+        </nav>
+      )}
+    </div>
+  );
+}
+
+/** A date and time as the reader's locale writes it. */
+export const at = (iso: unknown): string => (typeof iso === 'string' && iso ? new Date(iso).toLocaleString() : '—');
+
+/** Bytes as KB, MB, GB. */
+export function bytes(n: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i ? v.toFixed(1) : v} ${units[i]}`;
+}
