@@ -102,6 +102,20 @@ export const ApprovalModel = defineModel({
   indexes: [{ fields: ['requestUid', 'holder'], unique: true }],
 });
 
+/** A holder's refusal of an access request, with why (lib/escrow/decisions.ts). */
+export const declineFields = {
+  requestUid: z.string(),
+  holder: z.string(),
+  reason: z.string().default(''),
+  declinedAt: z.date(),
+};
+export const DeclineModel = defineModel({
+  name: 'escrow_decline',
+  table: 'escrow_declines',
+  fields: declineFields,
+  indexes: [{ fields: ['requestUid', 'holder'], unique: true }],
+});
+
 export const matterExportFields = {
   accessRequestUid: uid,
   matterUid: z.string(),
@@ -153,6 +167,7 @@ export type Matter = z.infer<z.ZodObject<typeof matterFields>>;
 export type AccessRequest = z.infer<z.ZodObject<typeof accessRequestFields>>;
 export type ScopeChange = z.infer<z.ZodObject<typeof scopeChangeFields>>;
 export type Approval = z.infer<z.ZodObject<typeof approvalFields>>;
+export type Decline = z.infer<z.ZodObject<typeof declineFields>>;
 export type MatterExport = z.infer<z.ZodObject<typeof matterExportFields>>;
 export type EscrowAuditEntry = z.infer<z.ZodObject<typeof escrowAuditFields>>;
 
@@ -162,6 +177,7 @@ export const ESCROW_MODELS = [
   AccessRequestModel,
   ScopeChangeModel,
   ApprovalModel,
+  DeclineModel,
   MatterExportModel,
   EscrowAuditModel,
 ];

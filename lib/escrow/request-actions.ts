@@ -9,6 +9,7 @@ import type { Ctx } from '../context/index.js';
 import type { Row } from '../storage/index.js';
 import { approvalsOf, approve, checkRelease, escrowAudit, matterForHolder, requestForHolder, validApprovals } from './access.js';
 import { removeExportFiles } from './export-archive.js';
+import { liftDecline } from './decisions.js';
 import {
   AccessRequestModel,
   MatterExportModel,
@@ -29,6 +30,7 @@ export async function approveRequest(ctx: Ctx, requestUid: string): Promise<{ ui
   if (!live(request)) throw new ApiError('api-120', `the request is ${request.state}`);
   const state = await ctx.store.transaction(async (tx) => {
     await approve(tx, request.uid, ctx.principal.uid); // approving again renews an approval that aged
+    await liftDecline(tx, request.uid, ctx.principal.uid);
     const valid = validApprovals(await approvalsOf(tx, request.uid), scope, ctx.config.get('mail:escrow:approval_ttl_hours'));
     const next = valid.length >= scope.approvalsRequired ? 'approved' : 'pending';
     if (next !== request.state) await tx.repo<AccessRequest>(AccessRequestModel).update(request.uid, { state: next });

@@ -8,6 +8,25 @@ import { escrowErrors } from './http.js';
 import { STATES } from './models.js';
 import { approveRequest, closeMatter, matterSearchQuery, releaseMaterial, searchMatter, withdrawRequest } from './request-actions.js';
 import { mattersResource } from './resources.js';
+import { declineBody, declineRequest, decisionsOf } from './decisions.js';
+
+const decisions = z.object({
+  uid: z.string(),
+  state: z.enum(['pending', 'approved', 'withdrawn', 'closed']),
+  holders: z.array(z.string()),
+  approvalsRequired: z.number().int(),
+  approvalTtlHours: z.number(),
+  valid: z.number().int().describe('approvals that count now'),
+  approvals: z.array(
+    z.object({
+      holder: z.string(),
+      approvedAt: isoDate,
+      expiresAt: isoDate.describe('approvedAt + mail:escrow:approval_ttl_hours: approve again to renew'),
+      counts: z.enum(['valid', 'expired', 'not-a-holder']),
+    }),
+  ),
+  declines: z.array(z.object({ holder: z.string(), reason: z.string(), declinedAt: isoDate })),
+});
 
 const HOLDERS = "Holders of the matter's scope only (anyone else: 404, and the attempt is audited as access.denied).";
 
@@ -56,6 +75,36 @@ export function requestRoutes(router: Router, deps: Deps, openapi: OpenApiRegist
     response: z.object({ uid: z.string(), state: z.enum(['pending', 'approved']) }),
     errors: escrowErrors({ 409: 'api-120: the matter is closed or the request withdrawn or closed' }),
     handler: (ctx, { params }) => approveRequest(ctx, params.id),
+  });
+
+  defineRoute(router, deps, openapi, {
+    method: 'post',
+    path: '/api/escrow/access-requests/:id/decline',
+    operationId: 'escrow_accessrequests_id_decline_post',
+    summary:
+      "Decline an access request as a holder of the matter's scope: the caller's approval is withdrawn and the decline recorded with its reason (audited)",
+    description: `${HOLDERS} A decline is no veto: M approvals by other holders still release the material. Approving again lifts it.`,
+    tags,
+    auth: 'trusted-fresh',
+    body: declineBody,
+    bodyOptional: true,
+    response: z.object({ uid: z.string(), state: z.enum(['pending', 'approved']) }),
+    errors: escrowErrors({ 409: 'api-120: the matter is closed or the request withdrawn or closed' }),
+    handler: (ctx, { params, body }) => declineRequest(ctx, params.id, body?.reason ?? ''),
+  });
+
+  defineRoute(router, deps, openapi, {
+    method: 'get',
+    path: '/api/escrow/access-requests/:id/decisions',
+    operationId: 'escrow_accessrequests_id_decisions_get',
+    summary:
+      'Where each holder stands: approvals (counting, expired after mail:escrow:approval_ttl_hours, or by a former holder) and declines, against M',
+    description: HOLDERS,
+    tags,
+    auth: 'trusted-fresh',
+    response: decisions,
+    errors: escrowErrors(),
+    handler: (ctx, { params }) => decisionsOf(ctx, params.id),
   });
 
   defineRoute(router, deps, openapi, {
