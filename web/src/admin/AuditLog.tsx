@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
 import { api } from '../shared/api.js';
-import { saveFile } from './files.js';
+import { saveFile } from '../shared/files.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { at, RecordTable } from './RecordTable.js';
+import { at, RecordTable } from '../shared/RecordTable.js';
 
 /** An audit entry (lib/audit/index.ts). */
 interface AuditEntry {

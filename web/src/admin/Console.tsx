@@ -1,9 +1,9 @@
-import { lazy, Suspense, useEffect, useState, type ComponentType } from 'react';
-import { ElevationBar, PendingOffer } from '../shared/Elevation.js';
+import { lazy } from 'react';
+import { ConsoleShell, type ConsoleView } from '../shared/ConsoleShell.js';
 import { Dashboard } from './Dashboard.js';
 
-/** The console's views: #fragment, title, and the view (each loaded when first shown). */
-const VIEWS: Array<[string, string, ComponentType]> = [
+/** The administration console's views (each but the dashboard loaded when first shown). */
+const VIEWS: ConsoleView[] = [
   ['dashboard', 'Dashboard', Dashboard],
   ['domains', 'Domains and DNS', lazy(() => import('./Domains.js'))],
   ['mailboxes', 'Mailboxes', lazy(() => import('./Mailboxes.js'))],
@@ -21,39 +21,7 @@ const VIEWS: Array<[string, string, ComponentType]> = [
   ['audit', 'Audit log', lazy(() => import('./AuditLog.js'))],
 ];
 
-const viewOf = (hash: string) => VIEWS.find(([id]) => `#${id}` === hash) ?? VIEWS[0];
-
-/** The console: the views' links, the elevation's freshness, a change waiting since the elevation, the view. */
+/** The administration console: administration only — the API never gives an administrator anyone's mail. */
 export function Console() {
-  const [hash, setHash] = useState(location.hash);
-  const [version, setVersion] = useState(0);
-  useEffect(() => {
-    const follow = () => setHash(location.hash);
-    addEventListener('hashchange', follow);
-    return () => removeEventListener('hashchange', follow);
-  }, []);
-  const [id, title, View] = viewOf(hash);
-  return (
-    <div className="settings console">
-      <nav aria-label="Console views" className="settings-nav">
-        <ul className="plain">
-          {VIEWS.map(([v, label]) => (
-            <li key={v}>
-              <a href={`#${v}`} aria-current={v === id ? 'page' : undefined}>
-                {label}
-              </a>
-            </li>
-          ))}
-        </ul>
-      </nav>
-      <div className="settings-body">
-        <ElevationBar />
-        <PendingOffer onDone={() => setVersion((v) => v + 1)} />
-        <h2 id="view-title">{title}</h2>
-        <Suspense fallback={<p className="muted">Loading…</p>}>
-          <View key={`${id}-${version}`} />
-        </Suspense>
-      </div>
-    </div>
-  );
+  return <ConsoleShell label="Console views" views={VIEWS} />;
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { at } from './RecordTable.js';
+import { at } from '../shared/RecordTable.js';
 import { Bars } from './charts.js';
 import { countersOf, type Counters } from './metrics.js';
 

@@ -1,8 +1,8 @@
 import { useState, type ReactNode } from 'react';
 import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { at, bytes, RecordTable } from './RecordTable.js';
-import { MailboxReasonForm, useMailboxes, type AdminMailbox } from './mailbox-pick.js';
+import { at, bytes, RecordTable } from '../shared/RecordTable.js';
+import { MailboxReasonForm, useMailboxes, type AdminMailbox } from '../shared/mailbox-pick.js';
 
 /** Work done of all as a bar; the text beside it says the numbers and names the bar. */
 function Progress({ done, total, text }: { done: number; total: number; text: string }) {

@@ -1,9 +1,9 @@
 import { useState } from 'react';
 import { api } from '../shared/api.js';
-import { Outcome, useAnswer } from './outcome.js';
+import { Outcome, useAnswer } from '../shared/outcome.js';
 import type { Plugin } from './Plugins.js';
-import { at } from './RecordTable.js';
-import type { Run } from './outcome.js';
+import { at } from '../shared/RecordTable.js';
+import type { Run } from '../shared/outcome.js';
 
 /** A mobile-sync device as GET /api/mail/devices answers it (lib/plugins/devices.ts, deviceView). */
 interface Device {

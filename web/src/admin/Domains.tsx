@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { RecordTable } from './RecordTable.js';
+import { RecordTable } from '../shared/RecordTable.js';
 
 interface Domain {
   uid: string;

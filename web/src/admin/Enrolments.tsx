@@ -1,10 +1,10 @@
 import { useEffect, useState } from 'react';
 import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { saveFile } from './files.js';
-import { Outcome, useAnswer } from './outcome.js';
-import { at } from './RecordTable.js';
-import type { Run } from './outcome.js';
+import { saveFile } from '../shared/files.js';
+import { Outcome, useAnswer } from '../shared/outcome.js';
+import { at } from '../shared/RecordTable.js';
+import type { Run } from '../shared/outcome.js';
 
 type State =
   'requested' | 'challenge-pending' | 'challenge-answered' | 'validating' | 'issued' | 'installed' | 'superseded' | 'rejected' | 'failed';

@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { MailboxReasonForm, useMailboxes, type AdminMailbox } from './mailbox-pick.js';
-import { at, RecordTable } from './RecordTable.js';
+import { MailboxReasonForm, useMailboxes, type AdminMailbox } from '../shared/mailbox-pick.js';
+import { at, RecordTable } from '../shared/RecordTable.js';
 
 /** An impersonation session (lib/lifecycle/models.ts). */
 interface Session {

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api } from '../shared/api.js';
-import { at, bytes, RecordTable } from './RecordTable.js';
+import { at, bytes, RecordTable } from '../shared/RecordTable.js';
 
 interface Entry {
   uid: string;

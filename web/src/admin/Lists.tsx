@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
 import { ListInput } from '../shared/ListInput.js';
-import { RecordTable } from './RecordTable.js';
+import { RecordTable } from '../shared/RecordTable.js';
 
 interface DistributionList {
   uid: string;

@@ -2,8 +2,8 @@ import { useState } from 'react';
 import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
 import { ListInput } from '../shared/ListInput.js';
-import { bytes, RecordTable } from './RecordTable.js';
-import type { AdminMailbox } from './mailbox-pick.js';
+import { bytes, RecordTable } from '../shared/RecordTable.js';
+import type { AdminMailbox } from '../shared/mailbox-pick.js';
 
 const MB = 1024 * 1024;
 

@@ -1,6 +1,6 @@
 import { api } from '../shared/api.js';
-import { at } from './RecordTable.js';
-import { Outcome, useAnswer } from './outcome.js';
+import { at } from '../shared/RecordTable.js';
+import { Outcome, useAnswer } from '../shared/outcome.js';
 
 /** One installed plugin as GET /api/system/plugins answers it (lib/plugins/admin.ts, pluginView). */
 export interface Plugin {

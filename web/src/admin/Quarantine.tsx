@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { at, bytes, RecordTable } from './RecordTable.js';
-import { saveFile } from './files.js';
+import { at, bytes, RecordTable } from '../shared/RecordTable.js';
+import { saveFile } from '../shared/files.js';
 
 interface Held {
   uid: string;

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { RecordTable } from './RecordTable.js';
+import { RecordTable } from '../shared/RecordTable.js';
 import { RuleTest } from './RuleTest.js';
 
 type Action = 'reject' | 'addHeader' | 'addRecipient' | 'quarantine';

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'react';
-import { api } from '../shared/api.js';
-import { ErrorBox } from '../shared/ErrorBox.js';
+import { api } from './api.js';
+import { ErrorBox } from './ErrorBox.js';
 
 /** A mailbox as administration sees it (?scope=admin): addresses, owners and quota only. */
 export interface AdminMailbox {

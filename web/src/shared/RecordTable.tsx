@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
-import { api } from '../shared/api.js';
+import { api } from './api.js';
 import { Outcome, useRun, type Run } from './outcome.js';
 
 export interface Column<T> {

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api } from '../shared/api.js';
-import { ErrorBox } from '../shared/ErrorBox.js';
+import { api } from './api.js';
+import { ErrorBox } from './ErrorBox.js';
 
 /** Runs a change (with its words for the status line), then reads again what it changed. */
 export type Run = (step: () => Promise<unknown>, done: string) => Promise<boolean>;
