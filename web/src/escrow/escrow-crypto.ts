@@ -12,6 +12,9 @@ import {
   type VaultView,
 } from '../../../lib/keys/client/index.js';
 
+/** A WebCrypto key, as both the browser's and Node's typings name it (this module is unit-tested in Node). */
+type CryptoKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
+
 export interface MaterialItem {
   mailboxUid: string;
   masterKeyGeneration: number | null;
