@@ -15,7 +15,7 @@ import { IngestEntryModel } from '../../../lib/ingest/index.js';
 import { axeFindings, launchChromium, watchProblems } from '../../helpers/browser.js';
 import { sqlBackends } from '../../helpers/databases.js';
 import { requirePrograms } from '../../helpers/peers.js';
-import { freePort } from '../../helpers/scanners.js';
+import { EICAR, freePort, startClamd } from '../../helpers/scanners.js';
 import { startSigninDouble, type SigninDouble } from '../../helpers/signin-double.js';
 import { deliverRaw } from '../../helpers/messages.js';
 import { ingestFixture, message, type IngestFixture } from '../ingest/setup.js';
@@ -135,6 +135,36 @@ describe.runIf(haveBrowser)('the administration console in Chromium', { timeout:
     expect(problems).toEqual([]);
     await context.close();
   });
+
+  it.runIf(requirePrograms('clamd'))(
+    'a message carrying EICAR, held by real clamd: the quarantine names the virus, and it is deleted there',
+    async () => {
+      const clamd = await startClamd();
+      try {
+        const scanning = f.worker({
+          values: { 'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, 'mail:scan:clamd:address': clamd.address },
+        });
+        expect(
+          (await f.deliver({ to: ['bob@example.test'], raw: message({ subject: 'a file for you (virus)', body: EICAR }) })).status,
+        ).toBe(202);
+        await drainQueue(scanning, 'console-clamd-worker');
+      } finally {
+        await clamd.stop();
+      }
+      const context = await adminContext(true);
+      const { tab, problems } = await open(context, 'quarantine');
+      const held = tab.getByRole('table', { name: 'Held messages' });
+      const row = held.getByRole('row', { name: /a file for you \(virus\)/ });
+      await expect.poll(() => row.textContent()).toContain('Virus found: Eicar-Test-Signature-Local');
+      tab.once('dialog', (d) => void d.accept());
+      await row.getByRole('button', { name: 'Delete' }).click();
+      await tab.getByText('Deleted.').waitFor();
+      // Gone from the list (an empty quarantine shows no table at all).
+      expect(await tab.locator('.record-table').textContent()).not.toContain('a file for you (virus)');
+      expect(problems).toEqual([]);
+      await context.close();
+    },
+  );
 
   it('retries a failed delivery; changes the encryption policy, which the audit log records', async () => {
     const r = await f.deliver({ to: ['bob@example.test'], raw: message({ subject: 'will fail' }) });
