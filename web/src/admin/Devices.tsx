@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api } from '../shared/api.js';
 import { Outcome, useAnswer } from '../shared/outcome.js';
 import type { Plugin } from './Plugins.js';
-import { at } from '../shared/RecordTable.js';
+import { at, Table } from '../shared/RecordTable.js';
 import type { Run } from '../shared/outcome.js';
 
 /** A mobile-sync device as GET /api/mail/devices answers it (lib/plugins/devices.ts, deviceView). */
@@ -140,49 +140,29 @@ export default function Devices() {
         </p>
       )}
       <Outcome error={error} told={told} />
-      {data === null ? (
-        <p className="muted">Loading…</p>
-      ) : data.length === 0 ? (
-        <p className="muted">{page ? 'No more devices.' : 'No device has synced yet.'}</p>
-      ) : (
-        <div className="table-scroll">
-          <table aria-label="Mobile devices">
-            <thead>
-              <tr>
-                <th scope="col">Device</th>
-                <th scope="col">User</th>
-                <th scope="col">Protocol</th>
-                <th scope="col">State</th>
-                <th scope="col">Last sync</th>
-                <th scope="col">Folders</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.map((d) => (
-                <tr key={d.uid} className={d.blocked || d.wipe !== 'none' ? 'problem' : undefined}>
-                  <td>
-                    {d.deviceType} <code>{d.deviceId}</code>
-                    <div className="muted">{d.deviceInfo.FriendlyName || d.deviceInfo.Model || d.userAgent}</div>
-                  </td>
-                  <td>{d.userUid}</td>
-                  <td>{d.protocolVersion}</td>
-                  <td>{stateOf(d)}</td>
-                  <td>{at(d.lastSyncAt)}</td>
-                  <td>
-                    <Folders d={d} />
-                  </td>
-                  <td className="actions">
-                    <Actions d={d} run={run} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Table<Device>
+        label="Mobile devices"
+        rows={data}
+        empty={page ? 'No more devices.' : 'No device has synced yet.'}
+        problem={(d) => d.blocked || d.wipe !== 'none'}
+        columns={[
+          {
+            label: 'Device',
+            cell: (d) => (
+              <>
+                {d.deviceType} <code>{d.deviceId}</code>
+                <div className="muted">{d.deviceInfo.FriendlyName || d.deviceInfo.Model || d.userAgent}</div>
+              </>
+            ),
+          },
+          { label: 'User', cell: (d) => d.userUid },
+          { label: 'Protocol', cell: (d) => d.protocolVersion },
+          { label: 'State', cell: stateOf },
+          { label: 'Last sync', cell: (d) => at(d.lastSyncAt) },
+          { label: 'Folders', cell: (d) => <Folders d={d} /> },
+        ]}
+        actions={(d) => <Actions d={d} run={run} />}
+      />
       {(page > 0 || data?.length === PAGE) && (
         <nav className="toolbar" aria-label="Mobile devices: pages">
           <button type="button" className="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>

@@ -3,7 +3,7 @@ import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
 import { saveFile } from '../shared/files.js';
 import { Outcome, useAnswer } from '../shared/outcome.js';
-import { at } from '../shared/RecordTable.js';
+import { at, Table } from '../shared/RecordTable.js';
 import type { Run } from '../shared/outcome.js';
 
 type State =
@@ -194,47 +194,31 @@ export default function Enrolments() {
         </label>
       </p>
       <Outcome error={error} told={told} />
-      {data === null ? (
-        <p className="muted">Loading…</p>
-      ) : rows.length === 0 ? (
-        <p className="muted">{all ? 'No signing-certificate request yet.' : 'No request is waiting.'}</p>
-      ) : (
-        <div className="table-scroll">
-          <table aria-label="Signing-certificate requests">
-            <thead>
-              <tr>
-                <th scope="col">Mailbox</th>
-                <th scope="col">Backend</th>
-                <th scope="col">State</th>
-                <th scope="col">Asked</th>
-                <th scope="col">Last change</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={r.uid}>
-                  <td>{r.address}</td>
-                  <td>{r.backend === 'manual' ? 'By hand' : 'ACME'}</td>
-                  <td>
-                    {STATES[r.state]}
-                    {r.reason && <div className="muted">{r.reason}</div>}
-                  </td>
-                  <td>{at(r.createdAt)}</td>
-                  <td>{at(r.updatedAt)}</td>
-                  <td className="actions">
-                    <button type="button" className="secondary" onClick={() => setOpen(r.uid)}>
-                      {COMPLETABLE.includes(r.state) ? 'Complete or reject' : 'Show'}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Table<Enrolment>
+        label="Signing-certificate requests"
+        rows={data && rows}
+        empty={all ? 'No signing-certificate request yet.' : 'No request is waiting.'}
+        columns={[
+          { label: 'Mailbox', cell: (r) => r.address },
+          { label: 'Backend', cell: (r) => (r.backend === 'manual' ? 'By hand' : 'ACME') },
+          {
+            label: 'State',
+            cell: (r) => (
+              <>
+                {STATES[r.state]}
+                {r.reason && <div className="muted">{r.reason}</div>}
+              </>
+            ),
+          },
+          { label: 'Asked', cell: (r) => at(r.createdAt) },
+          { label: 'Last change', cell: (r) => at(r.updatedAt) },
+        ]}
+        actions={(r) => (
+          <button type="button" className="secondary" onClick={() => setOpen(r.uid)}>
+            {COMPLETABLE.includes(r.state) ? 'Complete or reject' : 'Show'}
+          </button>
+        )}
+      />
       {chosen && <RequestCard key={chosen.uid} rec={chosen} run={run} close={() => setOpen(null)} />}
     </>
   );

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api } from '../shared/api.js';
-import { ErrorBox } from '../shared/ErrorBox.js';
+import { CardForm } from '../shared/CardForm.js';
 import { ListInput } from '../shared/ListInput.js';
 import { RecordTable } from '../shared/RecordTable.js';
 
@@ -20,35 +20,20 @@ const BLANK: Form = { address: '', name: '', members: [], membersOnly: false, al
 /** A list made or changed: its address, name, members (a member may be another list: lists nest) and who may write to it. */
 function ListForm({ editing, onDone }: { editing: DistributionList | null; onDone(): void }) {
   const [form, setForm] = useState<Form>(editing ?? BLANK);
-  const [error, setError] = useState<unknown>(null);
   const save = async () => {
-    setError(null);
     const { address, ...rest } = form;
-    try {
-      if (editing)
-        await api(`/api/mail/distribution-lists/${editing.uid}`, {
-          method: 'PUT',
-          body: { ...rest, version: editing.version },
-          label: `Change the list ${editing.address}`,
-        });
-      else await api('/api/mail/distribution-lists', { method: 'POST', body: form, label: `Create the list ${address}` });
-      setForm(BLANK);
-      onDone();
-    } catch (e) {
-      setError(e);
-    }
+    if (editing)
+      await api(`/api/mail/distribution-lists/${editing.uid}`, {
+        method: 'PUT',
+        body: { ...rest, version: editing.version },
+        label: `Change the list ${editing.address}`,
+      });
+    else await api('/api/mail/distribution-lists', { method: 'POST', body: form, label: `Create the list ${address}` });
+    setForm(BLANK);
+    onDone();
   };
   return (
-    <form
-      className="stack card"
-      aria-label={editing ? `Change ${editing.address}` : 'New distribution list'}
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save();
-      }}
-    >
-      <h3>{editing ? `Change ${editing.address}` : 'New distribution list'}</h3>
-      <ErrorBox error={error} />
+    <CardForm title={editing ? `Change ${editing.address}` : 'New distribution list'} submit={save}>
       {!editing && (
         <label>
           Address <input type="email" required value={form.address} onChange={(e) => setForm({ ...form, address: e.target.value })} />
@@ -85,7 +70,7 @@ function ListForm({ editing, onDone }: { editing: DistributionList | null; onDon
           </button>
         )}
       </span>
-    </form>
+    </CardForm>
   );
 }
 

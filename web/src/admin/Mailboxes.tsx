@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api } from '../shared/api.js';
-import { ErrorBox } from '../shared/ErrorBox.js';
+import { CardForm } from '../shared/CardForm.js';
 import { ListInput } from '../shared/ListInput.js';
 import { bytes, RecordTable } from '../shared/RecordTable.js';
 import type { AdminMailbox } from '../shared/mailbox-pick.js';
@@ -22,9 +22,7 @@ function Usage({ m }: { m: AdminMailbox }) {
 /** Creates a mailbox: address, name, owners (sign-in uids), quota and aliases (none: the mailbox policy's defaults). */
 function NewMailbox({ created }: { created(): void }) {
   const [form, setForm] = useState({ address: '', name: '', owners: [] as string[], quotaMb: '', aliases: [] as string[] });
-  const [error, setError] = useState<unknown>(null);
   const save = async () => {
-    setError(null);
     const body = {
       address: form.address,
       name: form.name,
@@ -32,25 +30,12 @@ function NewMailbox({ created }: { created(): void }) {
       aliases: form.aliases,
       ...(form.quotaMb ? { quotaBytes: Math.round(Number(form.quotaMb) * MB) } : {}),
     };
-    try {
-      await api('/api/mail/mailboxes', { method: 'POST', body, label: `Create the mailbox ${form.address}` });
-      setForm({ address: '', name: '', owners: [], quotaMb: '', aliases: [] });
-      created();
-    } catch (e) {
-      setError(e);
-    }
+    await api('/api/mail/mailboxes', { method: 'POST', body, label: `Create the mailbox ${form.address}` });
+    setForm({ address: '', name: '', owners: [], quotaMb: '', aliases: [] });
+    created();
   };
   return (
-    <form
-      className="stack card"
-      aria-label="New mailbox"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save();
-      }}
-    >
-      <h3>New mailbox</h3>
-      <ErrorBox error={error} />
+    <CardForm title="New mailbox" submit={save}>
       <label>
         Address <input type="email" required value={form.address} onChange={(e) => setForm({ ...form, address: e.target.value })} />
       </label>
@@ -76,7 +61,7 @@ function NewMailbox({ created }: { created(): void }) {
       <span>
         <button type="submit">Create mailbox</button>
       </span>
-    </form>
+    </CardForm>
   );
 }
 
@@ -84,30 +69,16 @@ function NewMailbox({ created }: { created(): void }) {
 function EditMailbox({ m, onDone }: { m: AdminMailbox; onDone(): void }) {
   const [aliases, setAliases] = useState(m.aliases);
   const [quotaMb, setQuotaMb] = useState(String(m.quotaBytes / MB));
-  const [error, setError] = useState<unknown>(null);
   const save = async () => {
-    try {
-      await api(`/api/mail/mailboxes/${m.uid}`, {
-        method: 'PUT',
-        body: { aliases, quotaBytes: Math.round(Number(quotaMb) * MB), version: m.version },
-        label: `Change the aliases and quota of ${m.address}`,
-      });
-      onDone();
-    } catch (e) {
-      setError(e);
-    }
+    await api(`/api/mail/mailboxes/${m.uid}`, {
+      method: 'PUT',
+      body: { aliases, quotaBytes: Math.round(Number(quotaMb) * MB), version: m.version },
+      label: `Change the aliases and quota of ${m.address}`,
+    });
+    onDone();
   };
   return (
-    <form
-      className="stack card"
-      aria-label={`Change ${m.address}`}
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save();
-      }}
-    >
-      <h3>Change {m.address}</h3>
-      <ErrorBox error={error} />
+    <CardForm title={`Change ${m.address}`} submit={save}>
       <label>
         Aliases (comma-separated)
         <ListInput label="Aliases (comma-separated)" values={aliases} onChange={setAliases} />
@@ -122,7 +93,7 @@ function EditMailbox({ m, onDone }: { m: AdminMailbox; onDone(): void }) {
           Close
         </button>
       </span>
-    </form>
+    </CardForm>
   );
 }
 

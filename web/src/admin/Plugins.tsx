@@ -1,5 +1,5 @@
 import { api } from '../shared/api.js';
-import { at } from '../shared/RecordTable.js';
+import { at, Table } from '../shared/RecordTable.js';
 import { Outcome, useAnswer } from '../shared/outcome.js';
 
 /** One installed plugin as GET /api/system/plugins answers it (lib/plugins/admin.ts, pluginView). */
@@ -91,53 +91,33 @@ export default function Plugins() {
         audited; nothing the plugin stored is deleted.
       </p>
       <Outcome error={error} told={told} />
-      {data === null ? (
-        <p className="muted">Loading…</p>
-      ) : data.length === 0 ? (
-        <p className="muted">No plugin is installed.</p>
-      ) : (
-        <div className="table-scroll">
-          <table aria-label="Plugins">
-            <thead>
-              <tr>
-                <th scope="col">Plugin</th>
-                <th scope="col">Version</th>
-                <th scope="col">State</th>
-                <th scope="col">Protocols</th>
-                <th scope="col">Routes</th>
-                <th scope="col">Settings</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.map((p) => (
-                <tr key={p.name}>
-                  <td>
-                    {p.name}
-                    <div className="muted">{p.summary}</div>
-                  </td>
-                  <td>{p.version}</td>
-                  <td>{stateOf(p)}</td>
-                  <td>{p.protocols.join(', ') || '—'}</td>
-                  <td>
-                    <Routes p={p} />
-                  </td>
-                  <td>
-                    <Settings p={p} />
-                  </td>
-                  <td className="actions">
-                    <button type="button" className="secondary" onClick={() => toggle(p)}>
-                      {p.enabled ? 'Disable' : 'Enable'}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Table<Plugin>
+        label="Plugins"
+        rows={data}
+        keyOf={(p) => p.name}
+        empty="No plugin is installed."
+        columns={[
+          {
+            label: 'Plugin',
+            cell: (p) => (
+              <>
+                {p.name}
+                <div className="muted">{p.summary}</div>
+              </>
+            ),
+          },
+          { label: 'Version', cell: (p) => p.version },
+          { label: 'State', cell: stateOf },
+          { label: 'Protocols', cell: (p) => p.protocols.join(', ') || '—' },
+          { label: 'Routes', cell: (p) => <Routes p={p} /> },
+          { label: 'Settings', cell: (p) => <Settings p={p} /> },
+        ]}
+        actions={(p) => (
+          <button type="button" className="secondary" onClick={() => toggle(p)}>
+            {p.enabled ? 'Disable' : 'Enable'}
+          </button>
+        )}
+      />
     </>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api } from '../shared/api.js';
-import { ErrorBox } from '../shared/ErrorBox.js';
+import { CardForm } from '../shared/CardForm.js';
 import { RecordTable } from '../shared/RecordTable.js';
 import { RuleTest } from './RuleTest.js';
 
@@ -53,28 +53,13 @@ function bodyOf(f: Form) {
 /** A new rule: its conditions (all must match), what it does, and its place in the order. */
 function RuleForm({ created }: { created(): void }) {
   const [form, setForm] = useState<Form>(BLANK);
-  const [error, setError] = useState<unknown>(null);
   const save = async () => {
-    setError(null);
-    try {
-      await api('/api/mail/transport-rules', { method: 'POST', body: bodyOf(form), label: `Create the transport rule ${form.name}` });
-      setForm(BLANK);
-      created();
-    } catch (e) {
-      setError(e);
-    }
+    await api('/api/mail/transport-rules', { method: 'POST', body: bodyOf(form), label: `Create the transport rule ${form.name}` });
+    setForm(BLANK);
+    created();
   };
   return (
-    <form
-      className="stack card"
-      aria-label="New transport rule"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save();
-      }}
-    >
-      <h3>New transport rule</h3>
-      <ErrorBox error={error} />
+    <CardForm title="New transport rule" submit={save}>
       <label>
         Name <input type="text" required value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
       </label>
@@ -124,7 +109,7 @@ function RuleForm({ created }: { created(): void }) {
       <span>
         <button type="submit">Create rule</button>
       </span>
-    </form>
+    </CardForm>
   );
 }
 

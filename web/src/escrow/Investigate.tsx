@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, ApiFailure, Problem } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { at } from '../shared/RecordTable.js';
+import { at, Table } from '../shared/RecordTable.js';
 import { custodianKeys, importScopeKey, openMessage, type ManifestEntry, type MaterialItem, type Opened } from './escrow-crypto.js';
 import type { AccessRequest, MatterExport, Scope } from './types.js';
 
@@ -145,6 +145,10 @@ export default function Investigate() {
   );
 }
 
+/** What became of a message: decrypted, not encrypted, or why not; whether it matches the manifest; who signed it. */
+const stateOf = (o: Opened) =>
+  `${o.error ? `Not opened: ${o.error}` : o.encrypted ? 'Decrypted here' : 'Not encrypted'}${o.intact ? '' : '; does not match the manifest'}${o.signer ? `; signed by ${o.signer}` : ''}`;
+
 function Results({
   result,
   open,
@@ -166,36 +170,26 @@ function Results({
           </ul>
         </div>
       )}
-      <div className="table-scroll">
-        <table aria-label="The matter's messages">
-          <thead>
-            <tr>
-              <th scope="col">Date</th>
-              <th scope="col">From</th>
-              <th scope="col">Subject</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
-          <tbody>
-            {result.opened.map((o) => (
-              <tr key={o.entry.uid}>
-                <td>{at(o.entry.date)}</td>
-                <td>{o.entry.fromAddress}</td>
-                <td>
-                  <button type="button" className="link" onClick={() => onOpen(o)}>
-                    {o.entry.subject || '(no subject)'}
-                  </button>
-                </td>
-                <td>
-                  {o.error ? `Not opened: ${o.error}` : o.encrypted ? 'Decrypted here' : 'Not encrypted'}
-                  {o.intact ? '' : '; does not match the manifest'}
-                  {o.signer ? `; signed by ${o.signer}` : ''}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table<Opened>
+        label="The matter's messages"
+        rows={result.opened}
+        keyOf={(o) => o.entry.uid}
+        empty="The matter holds no message in its period."
+        problem={(o) => Boolean(o.error) || !o.intact}
+        columns={[
+          { label: 'Date', cell: (o) => at(o.entry.date) },
+          { label: 'From', cell: (o) => o.entry.fromAddress },
+          {
+            label: 'Subject',
+            cell: (o) => (
+              <button type="button" className="link" onClick={() => onOpen(o)}>
+                {o.entry.subject || '(no subject)'}
+              </button>
+            ),
+          },
+          { label: 'State', cell: stateOf },
+        ]}
+      />
       {open && (
         <section aria-labelledby="opened-title" className="card">
           <h3 id="opened-title">{open.entry.subject || '(no subject)'}</h3>

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { api } from '../shared/api.js';
+import { CardForm } from '../shared/CardForm.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
 import { at, RecordTable } from '../shared/RecordTable.js';
 import { useMailboxes } from '../shared/mailbox-pick.js';
@@ -20,28 +21,15 @@ function NewMatter({ scopes, created }: { scopes: Scope[]; created(): void }) {
     if (form.scopeUid) api<Assigned[]>(`/api/escrow/scopes/${form.scopeUid}/mailboxes`).then(setAssigned, setError);
   }, [form.scopeUid]);
   const save = async () => {
-    setError(null);
     const body = { ...form, from: new Date(form.from).toISOString(), to: new Date(form.to).toISOString() };
-    try {
-      await api('/api/escrow/matters', { method: 'POST', body, label: `Open the matter ${form.name}` });
-      setForm({ ...form, name: '', description: '', custodians: [] });
-      created();
-    } catch (e) {
-      setError(e);
-    }
+    await api('/api/escrow/matters', { method: 'POST', body, label: `Open the matter ${form.name}` });
+    setForm({ ...form, name: '', description: '', custodians: [] });
+    created();
   };
   const toggle = (uid: string, on: boolean) =>
     setForm({ ...form, custodians: on ? [...form.custodians, uid] : form.custodians.filter((c) => c !== uid) });
   return (
-    <form
-      className="stack card"
-      aria-label="New matter"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save();
-      }}
-    >
-      <h3>New matter</h3>
+    <CardForm title="New matter" submit={save}>
       <ErrorBox error={error} />
       <label>
         Name <input type="text" required value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
@@ -86,7 +74,7 @@ function NewMatter({ scopes, created }: { scopes: Scope[]; created(): void }) {
       <span>
         <button type="submit">Open matter</button>
       </span>
-    </form>
+    </CardForm>
   );
 }
 

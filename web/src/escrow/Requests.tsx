@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { api } from '../shared/api.js';
+import { CardForm } from '../shared/CardForm.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
 import { at, RecordTable } from '../shared/RecordTable.js';
 import type { Run } from '../shared/outcome.js';
@@ -105,28 +106,13 @@ function Actions({ r, run, me }: { r: AccessRequest; run: Run; me: string }) {
 function NewRequest({ matters, created }: { matters: Matter[]; created(): void }) {
   const [matterUid, setMatterUid] = useState('');
   const [reason, setReason] = useState('');
-  const [error, setError] = useState<unknown>(null);
   const send = async () => {
-    setError(null);
-    try {
-      await api('/api/escrow/access-requests', { method: 'POST', body: { matterUid, reason }, label: 'Ask for access to a matter' });
-      setReason('');
-      created();
-    } catch (e) {
-      setError(e);
-    }
+    await api('/api/escrow/access-requests', { method: 'POST', body: { matterUid, reason }, label: 'Ask for access to a matter' });
+    setReason('');
+    created();
   };
   return (
-    <form
-      className="stack card"
-      aria-label="New access request"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void send();
-      }}
-    >
-      <h3>New access request</h3>
-      <ErrorBox error={error} />
+    <CardForm title="New access request" submit={send}>
       <label>
         Matter{' '}
         <select required value={matterUid} onChange={(e) => setMatterUid(e.target.value)}>
@@ -146,7 +132,7 @@ function NewRequest({ matters, created }: { matters: Matter[]; created(): void }
       <span>
         <button type="submit">Ask for access</button>
       </span>
-    </form>
+    </CardForm>
   );
 }
 

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api } from '../shared/api.js';
+import { CardForm } from '../shared/CardForm.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
 import { ListInput } from '../shared/ListInput.js';
 import { useMailboxes } from '../shared/mailbox-pick.js';
@@ -9,28 +10,13 @@ import type { Scope } from './types.js';
 /** A new scope: its certificate (the holders keep the private key), the holders (the caller among them) and M. */
 function NewScope({ created }: { created(): void }) {
   const [form, setForm] = useState({ name: '', certificatePem: '', holders: [] as string[], approvalsRequired: 2 });
-  const [error, setError] = useState<unknown>(null);
   const save = async () => {
-    setError(null);
-    try {
-      await api('/api/escrow/scopes', { method: 'POST', body: form, label: `Create the escrow scope ${form.name}` });
-      setForm({ name: '', certificatePem: '', holders: [], approvalsRequired: 2 });
-      created();
-    } catch (e) {
-      setError(e);
-    }
+    await api('/api/escrow/scopes', { method: 'POST', body: form, label: `Create the escrow scope ${form.name}` });
+    setForm({ name: '', certificatePem: '', holders: [], approvalsRequired: 2 });
+    created();
   };
   return (
-    <form
-      className="stack card"
-      aria-label="New scope"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save();
-      }}
-    >
-      <h3>New scope</h3>
-      <ErrorBox error={error} />
+    <CardForm title="New scope" submit={save}>
       <label>
         Name <input type="text" required value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
       </label>
@@ -59,7 +45,7 @@ function NewScope({ created }: { created(): void }) {
       <span>
         <button type="submit">Create scope</button>
       </span>
-    </form>
+    </CardForm>
   );
 }
 

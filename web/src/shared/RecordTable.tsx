@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
-import { api } from './api.js';
+import { api, when } from './api.js';
 import { Outcome, useRun, type Run } from './outcome.js';
 
 export interface Column<T> {
@@ -51,40 +51,7 @@ export function RecordTable<T extends { uid: string }>({ label, path, columns, a
   return (
     <div className="record-table">
       <Outcome error={error} told={told} />
-      {rows === null ? (
-        <p className="muted">Loading…</p>
-      ) : rows.length === 0 ? (
-        <p className="muted">{empty ?? 'None.'}</p>
-      ) : (
-        <div className="table-scroll">
-          <table aria-label={label}>
-            <thead>
-              <tr>
-                {columns.map((c) => (
-                  <th key={c.label} scope="col">
-                    {c.label}
-                  </th>
-                ))}
-                {actions && (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={r.uid}>
-                  {columns.map((c) => (
-                    <td key={c.label}>{c.cell(r)}</td>
-                  ))}
-                  {actions && <td className="actions">{actions(r, run)}</td>}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Table<T> label={label} rows={rows} columns={columns} empty={empty} actions={actions && ((r: T) => actions(r, run))} />
       {total > pageSize && (
         <nav className="toolbar" aria-label={`${label}: pages`}>
           <button type="button" className="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>
@@ -102,8 +69,59 @@ export function RecordTable<T extends { uid: string }>({ label, path, columns, a
   );
 }
 
+interface TableProps<T> {
+  label: string;
+  /** null while they are read. */
+  rows: T[] | null;
+  columns: Array<Column<T>>;
+  actions?: (row: T) => ReactNode;
+  /** What an empty list says. */
+  empty?: string;
+  /** Marks a row that needs attention (class "problem"). */
+  problem?: (row: T) => boolean;
+  /** The row's key (default: its uid). */
+  keyOf?: (row: T) => string;
+}
+
+/** Records as a table that scrolls sideways on a narrow screen; "Loading…" until they are here, `empty` when there are none. */
+export function Table<T>({ label, rows, columns, actions, empty, problem, keyOf }: TableProps<T>) {
+  if (rows === null) return <p className="muted">Loading…</p>;
+  if (rows.length === 0) return <p className="muted">{empty ?? 'None.'}</p>;
+  const key = keyOf ?? ((r: T) => (r as { uid: string }).uid);
+  return (
+    <div className="table-scroll">
+      <table aria-label={label}>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th key={c.label} scope="col">
+                {c.label}
+              </th>
+            ))}
+            {actions && (
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={key(r)} className={problem?.(r) ? 'problem' : undefined}>
+              {columns.map((c) => (
+                <td key={c.label}>{c.cell(r)}</td>
+              ))}
+              {actions && <td className="actions">{actions(r)}</td>}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 /** A date and time as the reader's locale writes it. */
-export const at = (iso: unknown): string => (typeof iso === 'string' && iso ? new Date(iso).toLocaleString() : '—');
+export const at = (iso: unknown): string => (typeof iso === 'string' && iso ? when(iso) : '—');
 
 /** Bytes as KB, MB, GB. */
 export function bytes(n: number): string {
