@@ -1,7 +1,7 @@
 import { useState, type ReactNode } from 'react';
 import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { at, bytes, RecordTable } from '../shared/RecordTable.js';
+import { at, bytes, RecordTable, RemoveButton } from '../shared/RecordTable.js';
 import { MailboxReasonForm, useMailboxes, type AdminMailbox } from '../shared/mailbox-pick.js';
 
 /** Work done of all as a bar; the text beside it says the numbers and names the bar. */
@@ -250,23 +250,14 @@ function Erasures({ boxes }: { boxes: AdminMailbox[] | null }) {
         ]}
         actions={(r, run) =>
           r.state === 'pending' ? (
-            <button
-              type="button"
-              className="secondary"
-              onClick={() =>
-                void run(
-                  () =>
-                    api(`/api/mail/erasure-requests/${encodeURIComponent(r.uid)}`, {
-                      method: 'DELETE',
-                      body: { version: r.version },
-                      label: `Withdraw the erasure of ${r.address}`,
-                    }),
-                  `The erasure of ${r.address} was withdrawn.`,
-                )
-              }
-            >
-              Withdraw
-            </button>
+            <RemoveButton
+              path={`/api/mail/erasure-requests/${encodeURIComponent(r.uid)}`}
+              version={r.version}
+              text="Withdraw"
+              label={`Withdraw the erasure of ${r.address}`}
+              done={`The erasure of ${r.address} was withdrawn.`}
+              run={run}
+            />
           ) : r.state === 'completed' ? (
             <button
               type="button"

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { RecordTable } from '../shared/RecordTable.js';
+import { RecordTable, RemoveButton } from '../shared/RecordTable.js';
 
 interface Domain {
   uid: string;
@@ -97,19 +97,15 @@ export default function Domains() {
             >
               {d.enabled ? 'Disable' : 'Enable'}
             </button>{' '}
-            <button
-              type="button"
-              className="secondary"
-              onClick={() =>
-                confirm(`Remove ${d.name}? Mail to it is refused from then on.`) &&
-                void run(
-                  () => api(`/api/mail/domains/${d.uid}`, { method: 'DELETE', body: { version: d.version }, label: `Remove ${d.name}` }),
-                  `${d.name} removed.`,
-                )
-              }
-            >
-              Remove
-            </button>
+            <RemoveButton
+              path={`/api/mail/domains/${d.uid}`}
+              version={d.version}
+              text="Remove"
+              question={`Remove ${d.name}? Mail to it is refused from then on.`}
+              label={`Remove ${d.name}`}
+              done={`${d.name} removed.`}
+              run={run}
+            />
           </>
         )}
       />

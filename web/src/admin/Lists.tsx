@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api } from '../shared/api.js';
 import { CardForm } from '../shared/CardForm.js';
 import { ListInput } from '../shared/ListInput.js';
-import { RecordTable } from '../shared/RecordTable.js';
+import { RecordTable, RemoveButton } from '../shared/RecordTable.js';
 
 interface DistributionList {
   uid: string;
@@ -101,24 +101,15 @@ export default function Lists() {
             <button type="button" className="secondary" onClick={() => setEditing(l)}>
               Change
             </button>{' '}
-            <button
-              type="button"
-              className="secondary"
-              onClick={() =>
-                confirm(`Delete the list ${l.address}?`) &&
-                void run(
-                  () =>
-                    api(`/api/mail/distribution-lists/${l.uid}`, {
-                      method: 'DELETE',
-                      body: { version: l.version },
-                      label: `Delete the list ${l.address}`,
-                    }),
-                  `${l.address} deleted.`,
-                )
-              }
-            >
-              Delete
-            </button>
+            <RemoveButton
+              path={`/api/mail/distribution-lists/${l.uid}`}
+              version={l.version}
+              text="Delete"
+              question={`Delete the list ${l.address}?`}
+              label={`Delete the list ${l.address}`}
+              done={`${l.address} deleted.`}
+              run={run}
+            />
           </>
         )}
       />

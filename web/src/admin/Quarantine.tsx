@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api } from '../shared/api.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { at, bytes, RecordTable } from '../shared/RecordTable.js';
+import { at, bytes, RecordTable, RemoveButton } from '../shared/RecordTable.js';
 import { saveFile } from '../shared/files.js';
 
 interface Held {
@@ -74,24 +74,15 @@ export default function Quarantine() {
             >
               Release
             </button>{' '}
-            <button
-              type="button"
-              className="secondary"
-              onClick={() =>
-                confirm('Delete the held message for good?') &&
-                void run(
-                  () =>
-                    api(`/api/mail/quarantine/${q.uid}`, {
-                      method: 'DELETE',
-                      body: { version: q.version },
-                      label: 'Delete a held message',
-                    }),
-                  'Deleted.',
-                )
-              }
-            >
-              Delete
-            </button>
+            <RemoveButton
+              path={`/api/mail/quarantine/${q.uid}`}
+              version={q.version}
+              text="Delete"
+              question="Delete the held message for good?"
+              label="Delete a held message"
+              done="Deleted."
+              run={run}
+            />
           </>
         )}
       />

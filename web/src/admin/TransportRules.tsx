@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api } from '../shared/api.js';
 import { CardForm } from '../shared/CardForm.js';
-import { RecordTable } from '../shared/RecordTable.js';
+import { RecordTable, RemoveButton } from '../shared/RecordTable.js';
 import { RuleTest } from './RuleTest.js';
 
 type Action = 'reject' | 'addHeader' | 'addRecipient' | 'quarantine';
@@ -156,24 +156,15 @@ export default function TransportRules() {
             >
               {r.enabled ? 'Turn off' : 'Turn on'}
             </button>{' '}
-            <button
-              type="button"
-              className="secondary"
-              onClick={() =>
-                confirm(`Delete the rule ${r.name}?`) &&
-                void run(
-                  () =>
-                    api(`/api/mail/transport-rules/${r.uid}`, {
-                      method: 'DELETE',
-                      body: { version: r.version },
-                      label: `Delete the rule ${r.name}`,
-                    }),
-                  `${r.name} deleted.`,
-                )
-              }
-            >
-              Delete
-            </button>
+            <RemoveButton
+              path={`/api/mail/transport-rules/${r.uid}`}
+              version={r.version}
+              text="Delete"
+              question={`Delete the rule ${r.name}?`}
+              label={`Delete the rule ${r.name}`}
+              done={`${r.name} deleted.`}
+              run={run}
+            />
           </>
         )}
       />

@@ -134,3 +134,29 @@ export function bytes(n: number): string {
   }
   return `${i ? v.toFixed(1) : v} ${units[i]}`;
 }
+
+interface RemoveProps {
+  /** The record's URL and version (DELETE with {version}: a record changed meanwhile is not removed). */
+  path: string;
+  version: number;
+  /** What the button says, the question asked first (none: no question), and the change in words (offered again after elevation). */
+  text: string;
+  question?: string;
+  label: string;
+  /** What the status line says afterwards. */
+  done: string;
+  run: Run;
+}
+
+/** A row's delete (or withdraw) button: asks first, then DELETE with the version read. */
+export function RemoveButton({ path, version, text, question, label, done, run }: RemoveProps) {
+  return (
+    <button
+      type="button"
+      className="secondary"
+      onClick={() => (!question || confirm(question)) && void run(() => api(path, { method: 'DELETE', body: { version }, label }), done)}
+    >
+      {text}
+    </button>
+  );
+}
