@@ -385,6 +385,8 @@ export class World {
       case 'mailboxUid':
       case 'uid':
         return { value: this.ids.mailbox, owner: true };
+      case 'folderUid':
+        return { value: this.ids.inbox, owner: true };
       case 'resource':
         return { value: 'mailboxes', owner: false };
       case 'matterUid':
