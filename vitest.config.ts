@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -10,6 +11,8 @@ export default defineConfig({
     // vitest's default (available cores − 1) is a single worker on the 2-core machines this runs on;
     // most files wait on sockets, child processes and timers, so two forks keep both cores busy.
     maxWorkers: 2,
+    // The longest files first, so the two forks end together (test/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
     // Nothing leaves this machine: every process a test starts (CLI, daemons) asks DNS questions of a
     // loopback port where nothing answers unless the test names its own server; never the system's
     // resolver. In-process servers get the same from test/helpers/api.ts.

@@ -184,6 +184,28 @@ describe.runIf(ready)('the key escrow console in Chromium', { timeout: 300_000 }
     await one.context.close();
   });
 
+  it('a change of M proposed on the scope waits for approvals and is withdrawn by its requester', async () => {
+    const one = await holder('h1', { bypassCSP: true });
+    await one.tab.goto(`${api.url}/escrow#scopes`);
+    await one.tab.getByRole('table', { name: 'Scopes' }).getByRole('button', { name: 'Holders and M' }).click();
+    const propose = one.tab.getByRole('form', { name: 'Change the holders or M of Legal' });
+    await propose.getByLabel('Approvals required (M)').fill('3');
+    await propose.getByLabel(/Reason/).fill('a third approval for every access');
+    await propose.getByRole('button', { name: 'Propose' }).click();
+    const changes = one.tab.getByRole('table', { name: 'Changes of Legal' });
+    await expect.poll(() => changes.textContent()).toContain('M 2 → 3');
+    expect(await changes.textContent()).toContain('Waiting for approvals');
+    expect(await axeFindings(one.tab)).toEqual([]);
+    await changes.getByRole('button', { name: 'Withdraw' }).click();
+    await expect.poll(() => changes.textContent()).toContain('Withdrawn');
+    const scope = (
+      await api.call('GET', `/api/escrow/scopes/${scopeUid}`, { token: await api.token({ uid: 'h1', roles: ['admin'], elevated: true }) })
+    ).body;
+    expect(scope.approvalsRequired).toBe(2);
+    expect(one.problems).toEqual([]);
+    await one.context.close();
+  });
+
   it('axe-core finds nothing serious on any view; each fits 360 and 1280 px (screenshots)', async () => {
     const { context, tab } = await holder('h1', { bypassCSP: true });
     const shots = process.env.SVCMAIL_SCREENSHOTS ?? join(tmpdir(), 'svcmail-screenshots');

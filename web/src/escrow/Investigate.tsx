@@ -119,7 +119,8 @@ export default function Investigate() {
     <>
       <p className="muted">
         The scope’s private key stays in this browser: the server sends the escrow material and the matter’s messages as ciphertext, and
-        they are opened here.
+        they are opened here. The key is read from its PEM file (PKCS#8, P-256): browsers cannot yet do the key agreement S/MIME needs with
+        a key kept on a security key or in a passkey.
       </p>
       <label>
         Approved request{' '}

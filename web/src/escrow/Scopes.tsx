@@ -5,6 +5,7 @@ import { ErrorBox } from '../shared/ErrorBox.js';
 import { ListInput } from '../shared/ListInput.js';
 import { useMailboxes } from '../shared/mailbox-pick.js';
 import { RecordTable } from '../shared/RecordTable.js';
+import { ScopeChanges } from './ScopeChanges.js';
 import type { Scope } from './types.js';
 
 /** A new scope: its certificate (the holders keep the private key), the holders (the caller among them) and M. */
@@ -106,6 +107,7 @@ function Assigned({ scope }: { scope: Scope }) {
 /** The scopes the caller holds: certificate, holders, M, and the mailboxes assigned. */
 export default function Scopes() {
   const [version, setVersion] = useState(0);
+  const [changing, setChanging] = useState<Scope | null>(null);
   return (
     <>
       <NewScope created={() => setVersion((v) => v + 1)} />
@@ -120,7 +122,13 @@ export default function Scopes() {
           { label: 'Approvals required', cell: (s) => `${s.approvalsRequired} of ${s.holders.length}` },
           { label: 'Mailboxes', cell: (s) => <Assigned scope={s} /> },
         ]}
+        actions={(s) => (
+          <button type="button" className="secondary" onClick={() => setChanging(s)}>
+            Holders and M
+          </button>
+        )}
       />
+      {changing && <ScopeChanges key={changing.uid} scope={changing} />}
     </>
   );
 }
