@@ -22,7 +22,7 @@ import {
 import { Metrics, adminRouter, statusRouter } from '../../lib/admin/index.js';
 import { pimRouter } from '../../lib/pim/index.js';
 import { escrowRouter } from '../../lib/escrow/index.js';
-import { composeRouter, directoryRouter, messageRouter, searchRouter, threadRouter } from '../../lib/mail/index.js';
+import { composeRouter, directoryRouter, mailboxOwnersRouter, messageRouter, searchRouter, threadRouter } from '../../lib/mail/index.js';
 import { OUTBOUND_STATES, OutboundJobModel, sendRouter } from '../../lib/send/index.js';
 import { PRODUCT } from '../../lib/version.js';
 import { createRateLimits, trustProxySetting, type RateLimits } from '../../lib/http/index.js';
@@ -158,6 +158,7 @@ export function buildApiApp(deps: Deps, registry: ResourceRegistry = productRegi
     }),
     searchRouter(service, deps, openapi),
     threadRouter(service, deps, openapi),
+    mailboxOwnersRouter(deps, openapi), // before the generic routes: /mailboxes/:id/owners is not a property
     autoReplyRouter(service, deps, openapi), // before the generic routes: /mailboxes/:id/out-of-office is not a property
     composeRouter(service, deps, openapi),
     directoryRouter(deps, openapi),

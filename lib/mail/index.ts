@@ -55,6 +55,7 @@ export { ReadReceiptModel, RECEIPT_STATES, noteReceiptOwed, receiptUid, type Rea
 export { searchFor, searchMessages, searchDocument, searchQuery, type SearchQuery } from './search.js';
 export { searchRouter } from './search-routes.js';
 export { threadRouter } from './thread-routes.js';
+export { mailboxOwnersRouter, setOwners } from './mailbox-owners.js';
 export { ThreadModel, type Thread } from './threads.js';
 export type { OutboundHook, OutboundKind, OutboundMessage } from './outbound-port.js';
 export { directory, directoryRouter, type DirectoryEntry } from './directory.js';

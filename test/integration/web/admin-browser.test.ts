@@ -92,6 +92,18 @@ describe.runIf(haveBrowser)('the administration console in Chromium', { timeout:
     const boxes = tab.getByRole('table', { name: 'Mailboxes' });
     await expect.poll(() => boxes.textContent()).toContain('carol@example.org');
     expect(await boxes.textContent()).toContain('of 50.0 MB');
+    // Its owners changed: carol and dave.
+    await boxes
+      .getByRole('row', { name: /carol@example\.org/ })
+      .getByRole('button', { name: 'Change' })
+      .click();
+    const edit = tab.getByRole('form', { name: 'Change carol@example.org' });
+    await edit.getByRole('textbox', { name: /Owners/ }).fill('carol, dave');
+    await edit.getByRole('button', { name: 'Save mailbox' }).click();
+    await expect.poll(() => boxes.getByRole('row', { name: /carol@example\.org/ }).textContent()).toContain('carol, dave');
+    expect(
+      (await get('/api/mail/mailboxes?scope=admin')).find((b: { address: string }) => b.address === 'carol@example.org').owners.sort(),
+    ).toEqual(['carol', 'dave']);
 
     await tab.goto(`${f.api.url}/admin#lists`);
     const list = tab.getByRole('form', { name: 'New distribution list' });

@@ -441,6 +441,8 @@ export class World {
         return this.ids.mailbox;
       case 'subject':
         return 'user:erin'; // not dave: the acls fixture is dave's entry
+      case 'owners':
+        return ['alice']; // a mailbox's owners set as they are: the owner keeps the mailbox for the operations after
     }
     return undefined;
   }

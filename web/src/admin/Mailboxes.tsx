@@ -65,12 +65,16 @@ function NewMailbox({ created }: { created(): void }) {
   );
 }
 
-/** Changes a mailbox's aliases and quota (what administration may change; the rest is its owners'). */
+/** Changes a mailbox's owners, aliases and quota (what administration may change; the rest is its owners'). */
 function EditMailbox({ m, onDone }: { m: AdminMailbox; onDone(): void }) {
+  const [owners, setOwners] = useState(m.owners);
   const [aliases, setAliases] = useState(m.aliases);
   const [quotaMb, setQuotaMb] = useState(String(m.quotaBytes / MB));
   const save = async () => {
-    await api(`/api/mail/mailboxes/${m.uid}`, {
+    if (owners.join() !== m.owners.join())
+      await api(`/api/mail/mailboxes/${m.uid}/owners`, { method: 'PUT', body: { owners }, label: `Change the owners of ${m.address}` });
+    // ?scope=admin: administration changes its fields of the record (aliases, quota), nothing of the owner's.
+    await api(`/api/mail/mailboxes/${m.uid}?scope=admin`, {
       method: 'PUT',
       body: { aliases, quotaBytes: Math.round(Number(quotaMb) * MB), version: m.version },
       label: `Change the aliases and quota of ${m.address}`,
@@ -79,6 +83,10 @@ function EditMailbox({ m, onDone }: { m: AdminMailbox; onDone(): void }) {
   };
   return (
     <CardForm title={`Change ${m.address}`} submit={save}>
+      <label>
+        Owners (sign-in user names, comma-separated)
+        <ListInput label="Owners (sign-in user names, comma-separated)" values={owners} onChange={setOwners} />
+      </label>
       <label>
         Aliases (comma-separated)
         <ListInput label="Aliases (comma-separated)" values={aliases} onChange={setAliases} />
@@ -105,8 +113,8 @@ export default function Mailboxes() {
   return (
     <>
       <p className="muted">
-        Administration sees addresses, owners and quota only. Blocked and safe senders and receipt settings are the owners' (in their
-        Settings); the defaults for new mailboxes are in <a href="#policies">Policies</a>.
+        Administration sees and changes addresses, owners and quota only. Blocked and safe senders and receipt settings are the owners' (in
+        their Settings); the defaults for new mailboxes are in <a href="#policies">Policies</a>.
       </p>
       {editing ? (
         <EditMailbox
