@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { api } from '../shared/api.js';
 import { CardForm } from '../shared/CardForm.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
+import { readSession } from '../shared/session.js';
 import { at, RecordTable } from '../shared/RecordTable.js';
 import type { Run } from '../shared/outcome.js';
 import type { AccessRequest, Decisions, Matter } from './types.js';
@@ -143,7 +144,7 @@ export function Requests() {
   const [version, setVersion] = useState(0);
   useEffect(() => {
     void api<Matter[]>('/api/escrow/matters?limit=1000&sort=-createdAt').then(setMatters, () => undefined);
-    void api<{ uid: string }>('/api/session').then(
+    void readSession().then(
       (s) => setMe(s.uid),
       () => undefined,
     );

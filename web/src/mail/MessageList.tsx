@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState, type MouseEvent } from 'react';
-import { api, when } from '../shared/api.js';
+import { api, countOf, when } from '../shared/api.js';
 import { Pager } from './pager.js';
 import type { Picks } from './selection.js';
 import { isCompact } from '../shared/appearance.js';
@@ -65,12 +65,6 @@ const readPage = (path: string, threads: boolean, page: number, size: number): P
 /** A row changed by an action keeps its conversation's counts, its unread count following its own read state. */
 const kept = (row: Message, m: Message): Message =>
   row.thread ? { ...m, thread: { ...row.thread, unread: row.thread.unread + (row.seen === m.seen ? 0 : m.seen ? -1 : 1) } } : m;
-
-/** How many messages a filtered list has (HEAD answers X-Total-Count). */
-async function countOf(path: string): Promise<number> {
-  const res = await fetch(path, { method: 'HEAD', credentials: 'same-origin' });
-  return Number(res.headers.get('x-total-count') ?? 0);
-}
 
 /**
  * The messages of a folder, newest first, as a virtual list: only the rows in view are in the

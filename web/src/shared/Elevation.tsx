@@ -3,12 +3,7 @@
 // sign-in service sent the user back — that change offered again on the view it was made on.
 import { useEffect, useState } from 'react';
 import { api, describeError, PENDING_KEY, type PendingChange } from './api.js';
-
-interface Session {
-  uid: string;
-  roles: string[];
-  elevatedUntil: string | null;
-}
+import { readSession, type SessionInfo } from './session.js';
 
 /** A change kept from before the elevation: only on its own page and for a quarter of an hour. */
 function pendingFor(page: string): PendingChange | null {
@@ -35,10 +30,10 @@ function left(until: string | null, now: number): string | null {
 
 /** The elevation's freshness, counted down, with a link to elevate (again). */
 export function ElevationBar() {
-  const [session, setSession] = useState<Session | null>(null);
+  const [session, setSession] = useState<SessionInfo | null>(null);
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
-    void api<Session>('/api/session').then(setSession, () => undefined);
+    void readSession().then(setSession, () => undefined);
     const tick = setInterval(() => setNow(Date.now()), 15_000);
     return () => clearInterval(tick);
   }, []);

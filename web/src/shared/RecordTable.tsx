@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
-import { api, when } from './api.js';
+import { api, countOf, when } from './api.js';
 import { Outcome, useRun, type Run } from './outcome.js';
 
 export interface Column<T> {
@@ -21,12 +21,6 @@ interface Props<T> {
 }
 
 const withParams = (path: string, params: string) => `${path}${path.includes('?') ? '&' : '?'}${params}`;
-
-/** How many records a list URL has (HEAD answers X-Total-Count). */
-async function countOf(path: string): Promise<number> {
-  const res = await fetch(path, { method: 'HEAD', credentials: 'same-origin' });
-  return Number(res.headers.get('x-total-count') ?? 0);
-}
 
 /**
  * A page of a resource's records as a table, with the count and the way to the next and previous

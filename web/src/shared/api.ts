@@ -112,3 +112,9 @@ export const describeError = (e: unknown): string =>
 export const when = (d: string | number | Date | null | undefined): string => (d ? new Date(d).toLocaleString() : '');
 export const bytes = (n: number): string =>
   n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
+
+/** How many records a list URL answers (HEAD: X-Total-Count), for lists read page by page. */
+export async function countOf(path: string): Promise<number> {
+  const res = await fetch(path, { method: 'HEAD', credentials: 'same-origin' });
+  return Number(res.headers.get('x-total-count') ?? 0);
+}

@@ -4,9 +4,22 @@
 // POST /api/auth/logout clears the cookies. Then the browser goes to the sign-in page.
 import { api } from './api.js';
 
-interface Session {
+/** GET /api/session: who the token names, its elevation, and when it ends and should be renewed. */
+export interface SessionInfo {
+  uid: string;
+  roles: string[];
+  elevatedUntil: string | null;
   expiresAt: string;
   renewAt: string;
+}
+
+let current: Promise<SessionInfo> | null = null;
+
+/** The page's session, read once per token (renewal, elevation and sign-in give a new page or a new read). */
+export function readSession(): Promise<SessionInfo> {
+  current ??= api<SessionInfo>('/api/session');
+  current.catch(() => (current = null));
+  return current;
 }
 
 const authUrl = () => document.body.dataset.authUrl || '';
@@ -19,12 +32,13 @@ let renewed = 0;
 
 /** Renews the token at its renewal time, then again for the next token; a failed renewal leaves the 401 path to sign in again. */
 async function keepRenewed(): Promise<void> {
-  const s = await api<Session>('/api/session');
+  const s = await readSession();
   // At least a minute apart: a clock that is off, or a renewal that did not move the time, never spins.
   const wait = Math.max(60_000 * Number(renewed > 0), Date.parse(s.renewAt) - Date.now());
   setTimeout(async () => {
     const res = await fetch(`${authUrl()}/api/auth/refresh`, { method: 'POST', credentials: 'include' }).catch(() => null);
     renewed++;
+    current = null; // a new token: its times are read again
     if (res?.ok) void keepRenewed().catch(() => undefined);
   }, wait);
 }
