@@ -103,6 +103,7 @@ function sample(w: World, s: Schema | undefined, name?: string): unknown {
   if (name === 'messageUid') return w.ids.message;
   if (name === 'subject') return 'user:carol';
   if (name === 'uid') return randomUUID();
+  if (name === 'owners') return ['alice']; // alice keeps her mailbox when a late owners change lands
   if ('const' in s) return s.const;
   if (s.enum?.length) return s.enum[0];
   if (s.oneOf?.length || s.anyOf?.length) return sample(w, (s.oneOf ?? s.anyOf)![0], name);

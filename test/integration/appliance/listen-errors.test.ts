@@ -28,7 +28,7 @@ describe('a daemon whose port is taken', () => {
         });
         let err = '';
         child.stderr.on('data', (d) => (err += d));
-        child.on('exit', (c) => resolve({ code: c, stderr: err }));
+        child.on('close', (c) => resolve({ code: c, stderr: err }));
       });
       expect(code).toBe(78);
       const line = stderr

@@ -36,7 +36,7 @@ describe('audit log order', { timeout: 120_000 }, () => {
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));
       child.stderr.on('data', (d) => (stderr += d));
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
 
   beforeAll(async () => {

@@ -37,7 +37,7 @@ function svcmail(args: string[], env: Record<string, string> = {}): Promise<Run>
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
-    child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 }
 

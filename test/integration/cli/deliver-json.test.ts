@@ -25,7 +25,7 @@ function deliver(args: string[], stdin: string, env: Record<string, string> = {}
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.on('error', () => undefined); // a usage error exits before reading stdin
     child.stdin.end(stdin);
   });

@@ -15,7 +15,7 @@ function help(args: string[]): Promise<{ code: number | null; stdout: string }> 
     });
     let stdout = '';
     child.stdout.on('data', (d) => (stdout += d));
-    child.on('exit', (code) => resolve({ code, stdout }));
+    child.on('close', (code) => resolve({ code, stdout })); // 'close': after stdout is drained
   });
 }
 

@@ -19,7 +19,7 @@ function deliverCmd(args: string[], stdin: string, env: Record<string, string> =
     });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
-    child.on('exit', (code) => resolve({ code, stderr }));
+    child.on('close', (code) => resolve({ code, stderr }));
     child.stdin.end(stdin);
   });
 }

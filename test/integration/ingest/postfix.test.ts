@@ -94,7 +94,7 @@ function tool(cmd: string, args: string[]): Promise<{ status: number | null; std
     const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (status) => resolve({ status, stderr }));
+    child.on('close', (status) => resolve({ status, stderr }));
   });
 }
 

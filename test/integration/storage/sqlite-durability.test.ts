@@ -44,7 +44,7 @@ function sqliteProcess(file: string, src: string, marker: string) {
     }),
   );
   const done = new Promise<string>((resolve, reject) =>
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`child exited ${code}`)))),
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`child exited ${code}`)))),
   );
   return { ready, done };
 }
