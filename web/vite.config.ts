@@ -22,6 +22,8 @@ export default defineConfig({
   base: '/assets/',
   publicDir: false,
   logLevel: 'warn',
+  // The Argon2id worker (src/crypto/argon2.worker.ts) is a module worker, named like the other files.
+  worker: { format: 'es', rollupOptions: { output: { entryFileNames: '[name]-[hash].js', chunkFileNames: '[name]-[hash].js' } } },
   build: {
     outDir: 'build',
     emptyOutDir: true,

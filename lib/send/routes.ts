@@ -4,12 +4,13 @@ import { z } from 'zod';
 import { ApiError } from '../errors/index.js';
 import { defineRoute, type OpenApiRegistry } from '../http/index.js';
 import { mailPort, recordingOutbound } from '../ingest/index.js';
-import { RECEIPT_STATES } from '../mail/index.js';
+import { emailAddress, RECEIPT_STATES } from '../mail/index.js';
 import { type ResourceService } from '../resources/index.js';
 import { type Deps } from '../context/index.js';
 import { realScanners } from '../scan/index.js';
 import { outboundTransport } from './dev-transport.js';
 import type { SendDeps } from './dispatch.js';
+import { encryptionPlan, encryptionPlanAnswer } from './encryption-plan.js';
 import { OUTBOUND_STATES } from './models.js';
 import { recallMessage } from './recall.js';
 import { answerReceipt } from './receipts.js';
@@ -105,6 +106,8 @@ export function sendRouter(
     },
   });
 
+  encryptionPlanRoute(router, deps, openapi);
+
   defineRoute(router, deps, openapi, {
     method: 'post',
     path: '/api/mail/messages/:id/recall',
@@ -140,4 +143,28 @@ export function sendRouter(
     handler: (ctx, { params, body }) => answerReceipt(ctx, decls(), params.id, body.send),
   });
   return router;
+}
+
+/** What a send to some recipients needs for encryption, asked by the compose view (lib/send/encryption-plan.ts). */
+function encryptionPlanRoute(router: Router, deps: Deps, openapi: OpenApiRegistry): void {
+  defineRoute(router, deps, openapi, {
+    method: 'get',
+    path: '/api/mail/mailboxes/:id/keys/recipients',
+    operationId: 'keys_recipients_plan',
+    summary: "What a send to these recipients needs for encryption: each one's class, the policy's rule and the key to encrypt to",
+    description:
+      "For the compose view, before it builds the message: the classes (sameOrg, federated, external), rules and keys the send path checks (federated keys are looked up and pinned on first use, as GET keys/lookup does). encryptable: every recipient has a key and no rule prohibits encryption; plaintextAllowed: the send would take the message unencrypted (no rule says automatic for a recipient whose key is known, no recipient's key is pinned).",
+    tags: ['keys'],
+    auth: 'signed-in',
+    query: z.object({
+      addr: z
+        .string()
+        .transform((s) => s.split(',').filter((a) => a.trim()))
+        .pipe(z.array(emailAddress).min(1).max(100))
+        .describe('the recipients, comma-separated (at most 100)'),
+    }),
+    response: encryptionPlanAnswer,
+    errors: { 404: 'api-107: no such mailbox, or one the caller cannot see (trusted roles do not count)' },
+    handler: (ctx, { params, query }) => encryptionPlan(ctx, params.id, query.addr),
+  });
 }

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { ApiError, invalid } from '../errors/index.js';
-import { resolveRecipient, servedDomains, wakeWorkers, type Resolution } from '../ingest/index.js';
-import { checkSendPolicy, classifyRecipients, readPolicy, refuseDowngrade } from '../keys/index.js';
+import { wakeWorkers } from '../ingest/index.js';
 import { loadRaw, type Message, MessageModel, type MessageRecord, parseMessage, publishMessage, storeRaw } from '../mail/index.js';
 import type { ResourceDecl } from '../resources/index.js';
 import type { Repo } from '../storage/index.js';
 import type { Ctx } from '../context/index.js';
 import { dkimSign } from './dkim.js';
+import { applyEncryptionPolicy, resolveRecipients, type ResolvedRcpt } from './encryption-plan.js';
 import { countEvent } from '../settings/index.js';
 import { advance, placeMessage, scanOutbound, type Job, type SendDeps } from './dispatch.js';
 import { OutboundJobModel, type OutboundJob, type Refused } from './models.js';
@@ -69,13 +69,6 @@ interface DraftSource {
   rcpts: string[];
 }
 
-/** A recipient, whether its domain is served here, and what it resolves to when so. */
-interface ResolvedRcpt {
-  address: string;
-  sameOrg: boolean;
-  res: Resolution | null;
-}
-
 /** The recipients by route: delivered here, handed to the transport, refused at once. */
 interface Routes {
   localRcpts: string[];
@@ -118,32 +111,6 @@ async function readDraft(ctx: Ctx, mailboxes: ResourceDecl, msg: MessageRecord):
   const rcpts = [...new Set([...parsed.fields.to, ...parsed.fields.cc, ...parsed.fields.bcc].map((a) => a.address.toLowerCase()))];
   if (!rcpts.length) throw invalid('the draft has no recipients', [{ path: 'to', message: 'empty' }]);
   return { raw, parsed, from, sender, rcpts };
-}
-
-/** Resolves the recipients in served domains (mailbox, list or unknown); others are left unresolved. */
-async function resolveRecipients(ctx: Ctx, rcpts: string[]): Promise<ResolvedRcpt[]> {
-  const domains = await servedDomains(ctx);
-  return Promise.all(
-    rcpts.map(async (address) => ({
-      address,
-      sameOrg: domains.has(domainOf(address)),
-      res: domains.has(domainOf(address)) ? await resolveRecipient(ctx, address, domains) : null,
-    })),
-  );
-}
-
-/** Applies the encryption policy and downgrade protection to the recipients; a refusal throws api-121. */
-async function applyEncryptionPolicy(ctx: Ctx, msg: MessageRecord, resolved: ResolvedRcpt[], rcpts: string[]): Promise<void> {
-  // Encryption policy (sameOrg / federated via _svc TXT / external; local key records or pinned keys)
-  // and downgrade protection (lib/keys): refused with api-121 before anything is queued.
-  const encrypted = msg.smime === 'encrypted';
-  const classes = await classifyRecipients(
-    ctx,
-    msg.mailboxUid,
-    resolved.map((r) => ({ address: r.address, sameOrg: r.sameOrg, localMailboxUid: r.res?.kind === 'mailbox' ? r.res.mailboxUid : null })),
-  );
-  checkSendPolicy(await readPolicy(ctx), classes, encrypted);
-  await refuseDowngrade(ctx, msg.mailboxUid, rcpts, encrypted);
 }
 
 /** Splits the recipients: other domains go to the transport, unknown local ones are refused, the rest are delivered here. */

@@ -53,6 +53,9 @@ ${opts.assets.preload.map((f) => `<link rel="modulepreload" href="/assets/${esca
 `;
 }
 
+/** Content-Security-Policy of a script of the build when it runs as a Web Worker. */
+const WORKER_POLICY = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'";
+
 /** Content-Security-Policy of the pages, built once: own scripts and styles only, the branding style by the answer's nonce. */
 function policyFor(authUrl: string): (nonce: string) => string {
   let signin = '';
@@ -127,8 +130,13 @@ export function pagesRouter(deps: Deps, openapi: OpenApiRegistry, limiter: Reque
       fallthrough: true,
       etag: true,
       lastModified: true,
-      // Every file of the build is named by its content: a change is a new name.
-      setHeaders: (res) => res.setHeader('Cache-Control', 'public, max-age=31536000, immutable'),
+      // Every file of the build is named by its content: a change is a new name. A script run as a
+      // Web Worker gets the policy of its own answer: the Argon2id worker compiles WebAssembly
+      // ('wasm-unsafe-eval', never eval) and loads nothing else. Pages ignore a script's policy.
+      setHeaders: (res, file) => {
+        res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+        if (/\.js(\.br|\.gz)?$/.test(file)) res.setHeader('Content-Security-Policy', WORKER_POLICY);
+      },
     }),
   );
   return router;

@@ -199,17 +199,24 @@ export function emailsOfCert(cert: pkijs.Certificate): string[] {
   return names.filter((n) => n.type === 1).map((n) => String(n.value).toLowerCase());
 }
 
-/** Verifies a SignedData (attached, or detached with `content`); throws when the signature is bad. */
-export async function verify(der: Uint8Array, opts: { content?: Uint8Array; trusted?: string[] } = {}): Promise<Verified> {
+/** The content a SignedData carries (null when detached) and its certificates, read without verifying anything. */
+export function signedParts(der: Uint8Array): { sd: pkijs.SignedData; content: Uint8Array | null; certificates: pkijs.Certificate[] } {
   const sd = new pkijs.SignedData({ schema: contentInfo(der, OID_SIGNED).content });
   const attached = sd.encapContentInfo.eContent;
-  const content =
-    opts.content ??
-    (attached
-      ? attached.idBlock.isConstructed
-        ? concat(...(attached.valueBlock.value as asn1js.OctetString[]).map((c) => new Uint8Array(c.valueBlock.valueHexView)))
-        : new Uint8Array(attached.valueBlock.valueHexView)
-      : null);
+  const content = attached
+    ? attached.idBlock.isConstructed
+      ? concat(...(attached.valueBlock.value as asn1js.OctetString[]).map((c) => new Uint8Array(c.valueBlock.valueHexView)))
+      : new Uint8Array(attached.valueBlock.valueHexView)
+    : null;
+  const certificates = (sd.certificates ?? []).filter((c): c is pkijs.Certificate => c instanceof pkijs.Certificate);
+  return { sd, content, certificates };
+}
+
+/** Verifies a SignedData (attached, or detached with `content`); throws when the signature is bad. */
+export async function verify(der: Uint8Array, opts: { content?: Uint8Array; trusted?: string[] } = {}): Promise<Verified> {
+  const parts = signedParts(der);
+  const sd = parts.sd;
+  const content = opts.content ?? parts.content;
   if (!content) throw new Error('detached signature without the signed content');
   const result = await sd.verify({ signer: 0, data: ab(content), extendedMode: true, checkChain: false });
   if (!result.signatureVerified || !result.signerCertificate) throw new Error('the signature does not verify');
@@ -218,7 +225,7 @@ export async function verify(der: Uint8Array, opts: { content?: Uint8Array; trus
     const anchors = opts.trusted.map((t) => parseCertificate(t));
     const engine = new pkijs.CertificateChainValidationEngine({
       trustedCerts: anchors,
-      certs: [...(sd.certificates ?? []).filter((c): c is pkijs.Certificate => c instanceof pkijs.Certificate)],
+      certs: parts.certificates,
       checkDate: new Date(),
     });
     trusted = (await engine.verify()).result === true;

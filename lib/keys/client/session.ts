@@ -1,5 +1,14 @@
-import { newKeys, passwordWrap, recoveryCodesWrap, sealKeys, DEFAULT_ARGON2, type NewKeys } from './vault.js';
-import type { Sealed, VaultView, WrapInput } from './format.js';
+import {
+  argon2Key,
+  newArgon2Params,
+  newKeys,
+  passwordWrapWithKey,
+  recoveryCodesWrap,
+  sealKeys,
+  DEFAULT_ARGON2,
+  type NewKeys,
+} from './vault.js';
+import type { Argon2Params, Sealed, VaultView, WrapInput } from './format.js';
 
 // Building the request bodies of the key vault routes, and a thin HTTP client for them.
 
@@ -27,13 +36,19 @@ export async function createVault(
   mailboxUid: string,
   address: string,
   password: string,
-  opts: { current?: number; argon2?: typeof DEFAULT_ARGON2 } = {},
+  opts: {
+    current?: number;
+    argon2?: typeof DEFAULT_ARGON2;
+    /** Derives the password key (a browser runs Argon2id in a Web Worker); argon2Key here by default. */
+    derive?: (password: string, kdf: Argon2Params) => Promise<Uint8Array>;
+  } = {},
 ): Promise<CreatedVault> {
   const current = opts.current ?? 0;
   const generation = current + 1;
   const keys = await newKeys(address);
   const sealed = await sealKeys(mailboxUid, generation, keys.masterKey, keys.signingPkcs8, keys.encryptionPkcs8);
-  const pw = await passwordWrap(mailboxUid, generation, keys.masterKey, password, opts.argon2);
+  const kdf = newArgon2Params(opts.argon2);
+  const pw = await passwordWrapWithKey(mailboxUid, generation, keys.masterKey, kdf, await (opts.derive ?? argon2Key)(password, kdf));
   const rc = await recoveryCodesWrap(mailboxUid, generation, keys.masterKey);
   return {
     body: {

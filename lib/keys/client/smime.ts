@@ -1,6 +1,7 @@
 import type { webcrypto } from 'node:crypto';
 import { b64Lines, fromB64, fromUtf8, utf8 } from './bytes.js';
-import { envelope, openEnvelope, sign, verify, type Verified } from './cms.js';
+import type * as pkijs from 'pkijs';
+import { emailsOfCert, envelope, openEnvelope, sign, signedParts, verify } from './cms.js';
 
 // S/MIME (RFC 8551) entities around the CMS structures: sign, then encrypt; decrypt, then verify.
 
@@ -53,11 +54,53 @@ export async function encryptEntity(entity: string, recipients: string[]): Promi
   return P7M('enveloped-data') + b64Lines(await envelope(utf8(canonical(entity)), recipients)) + '\r\n';
 }
 
+/** What a signature says: who signed, whether it verifies, whether the signer chains to a trusted certificate. */
+export interface SignatureInfo {
+  /** The signer's certificate (for a signature that does not verify: the first certificate the message carries, if any). */
+  signerCertificate: pkijs.Certificate | null;
+  /** rfc822Name entries of the signer certificate. */
+  signerEmails: string[];
+  trusted: boolean;
+  /** False: the content was changed after signing, or the signature is broken (only with keepBadSignature). */
+  valid: boolean;
+  problem: string | null;
+}
+
 export interface Opened {
   /** The innermost MIME entity. */
   entity: string;
   encrypted: boolean;
-  signature: Omit<Verified, 'content'> | null;
+  signature: SignatureInfo | null;
+}
+
+/** Verifies one signature; with `keep`, a signature that does not verify is reported instead of thrown (the content is still shown, flagged). */
+async function checkSignature(
+  der: Uint8Array,
+  detached: Uint8Array | undefined,
+  trusted: string[],
+  keep: boolean,
+): Promise<{ content: Uint8Array; signature: SignatureInfo }> {
+  try {
+    const v = await verify(der, { content: detached, trusted });
+    return {
+      content: v.content,
+      signature: { signerCertificate: v.signerCertificate, signerEmails: v.signerEmails, trusted: v.trusted, valid: true, problem: null },
+    };
+  } catch (e) {
+    if (!keep) throw e;
+    const parts = signedParts(der);
+    const content = detached ?? parts.content;
+    if (!content) throw e;
+    const cert = parts.certificates[0] ?? null;
+    const signature = {
+      signerCertificate: cert,
+      signerEmails: cert ? emailsOfCert(cert) : [],
+      trusted: false,
+      valid: false,
+      problem: (e as Error).message,
+    };
+    return { content, signature };
+  }
 }
 
 /** Decrypts (when enveloped) and verifies (opaque or multipart/signed) an S/MIME message. */
@@ -65,7 +108,9 @@ export async function decryptAndVerify(
   message: string,
   recipient: { certPem: string; key: CryptoKey } | null,
   trusted: string[] = [],
+  opts: { keepBadSignature?: boolean } = {},
 ): Promise<Opened> {
+  const keep = opts.keepBadSignature ?? false;
   let text = canonical(message);
   let encrypted = false;
   let signature: Opened['signature'] = null;
@@ -80,8 +125,8 @@ export async function decryptAndVerify(
       continue;
     }
     if (/^application\/(x-)?pkcs7-mime/i.test(ct)) {
-      const v = await verify(fromB64(e.body), { trusted });
-      signature = { signerCertificate: v.signerCertificate, signerEmails: v.signerEmails, trusted: v.trusted };
+      const v = await checkSignature(fromB64(e.body), undefined, trusted, keep);
+      signature = v.signature;
       text = canonical(fromUtf8(v.content));
       continue;
     }
@@ -92,8 +137,7 @@ export async function decryptAndVerify(
       if (parts.length < 3) throw new Error('multipart/signed needs two parts');
       const signedPart = parts[1]!.replace(/^\r\n/, '').replace(/\r\n$/, '');
       const sigEntity = parseEntity(parts[2]!.replace(/^\r\n/, ''));
-      const v = await verify(fromB64(sigEntity.body), { content: utf8(signedPart), trusted });
-      signature = { signerCertificate: v.signerCertificate, signerEmails: v.signerEmails, trusted: v.trusted };
+      signature = (await checkSignature(fromB64(sigEntity.body), utf8(signedPart), trusted, keep)).signature;
       text = signedPart;
       continue;
     }

@@ -1,8 +1,10 @@
 import type { webcrypto } from 'node:crypto';
-import { argon2id } from 'hash-wasm';
 import * as x509 from '@peculiar/x509';
 import { ab, concat, equalBytes, fromB64, random, toB64, toB64url, utf8 } from './bytes.js';
+import { argon2Key } from './argon2.js';
 import { envelope, openEnvelope } from './cms.js';
+
+export { argon2Key };
 import {
   MASTER_KEY_BYTES,
   RECOVERY_CODE_BYTES,
@@ -71,18 +73,6 @@ async function hkdf(ikm: Uint8Array, salt: Uint8Array, info: string): Promise<Ui
   return new Uint8Array(await subtle().deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: ab(salt), info: ab(utf8(info)) }, k, 256));
 }
 
-export async function argon2Key(password: string, p: Argon2Params): Promise<Uint8Array> {
-  return argon2id({
-    password: password.normalize('NFC'),
-    salt: fromB64(p.salt),
-    memorySize: p.memoryKiB,
-    iterations: p.iterations,
-    parallelism: p.parallelism,
-    hashLength: 32,
-    outputType: 'binary',
-  });
-}
-
 // ----- recovery codes: 160 random bits, shown as 8 groups of 4 base32 letters -----
 const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -127,8 +117,22 @@ export async function passwordWrap(
   password: string,
   params = DEFAULT_ARGON2,
 ): Promise<PasswordWrap> {
-  const kdf: Argon2Params = { name: 'argon2id', salt: toB64(random(16)), ...params };
-  const sealed = await sealBytes(await argon2Key(password, kdf), masterKey, wrapAad(mailboxUid, 'password', generation));
+  const kdf = newArgon2Params(params);
+  return passwordWrapWithKey(mailboxUid, generation, masterKey, kdf, await argon2Key(password, kdf));
+}
+
+/** Fresh Argon2id parameters (a new salt) for a password wrap. */
+export const newArgon2Params = (params = DEFAULT_ARGON2): Argon2Params => ({ name: 'argon2id', salt: toB64(random(16)), ...params });
+
+/** A password wrap from a key already derived with `kdf` (a browser derives it in a Web Worker: argon2Key). */
+export async function passwordWrapWithKey(
+  mailboxUid: string,
+  generation: number,
+  masterKey: Uint8Array,
+  kdf: Argon2Params,
+  passwordKey: Uint8Array,
+): Promise<PasswordWrap> {
+  const sealed = await sealBytes(passwordKey, masterKey, wrapAad(mailboxUid, 'password', generation));
   return { method: 'password', mailboxUid, kdf, ...sealed };
 }
 
@@ -182,8 +186,16 @@ function wrapOf<M extends StoredWrap['method']>(
 }
 
 export async function masterKeyFromPassword(vault: VaultView, password: string): Promise<Uint8Array> {
+  return masterKeyFromPasswordKey(vault, await argon2Key(password, passwordKdf(vault)));
+}
+
+/** The Argon2id parameters of the vault's password wrap (what a worker derives the key with). */
+export const passwordKdf = (vault: VaultView): Argon2Params => wrapOf(vault, 'password').kdf;
+
+/** The master key from a password key already derived with passwordKdf(vault). */
+export async function masterKeyFromPasswordKey(vault: VaultView, passwordKey: Uint8Array): Promise<Uint8Array> {
   const w = wrapOf(vault, 'password');
-  return openBytes(await argon2Key(password, w.kdf), w, wrapAad(vault.mailboxUid, 'password', vault.masterKeyGeneration));
+  return openBytes(passwordKey, w, wrapAad(vault.mailboxUid, 'password', vault.masterKeyGeneration));
 }
 
 export async function masterKeyFromRecoveryCode(vault: VaultView, code: string): Promise<Uint8Array> {

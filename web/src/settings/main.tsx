@@ -8,12 +8,14 @@ import { api } from '../shared/api.js';
 import { applyAppearance, readAppearance } from '../shared/appearance.js';
 import { Appearance } from './Appearance.js';
 import { Devices } from './Devices.js';
+import { Encryption } from './encryption/Encryption.js';
 import { Exports } from './Exports.js';
 import { FilterRules } from './FilterRules.js';
 import { OutOfOffice } from './OutOfOffice.js';
 import { FocusedOverrides, Senders, type MailboxRec } from './Senders.js';
 import { Signatures } from './Signatures.js';
 import { startSession } from '../shared/session.js';
+import { startKeyring } from '../crypto/keyring.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
 
 const SECTIONS = [
@@ -21,6 +23,7 @@ const SECTIONS = [
   ['rules', 'Filter rules'],
   ['out-of-office', 'Out of office'],
   ['senders', 'Senders and receipts'],
+  ['encryption', 'Encryption'],
   ['focused', 'Focused Inbox'],
   ['appearance', 'Appearance'],
   ['devices', 'Devices'],
@@ -37,6 +40,7 @@ function MailboxSettings({ box, onSaved }: { box: MailboxRec; onSaved(b: Mailbox
       <FilterRules mailboxUid={box.uid} />
       <OutOfOffice mailboxUid={box.uid} />
       <Senders box={box} onSaved={onSaved} />
+      <Encryption box={box} />
       <FocusedOverrides mailboxUid={box.uid} />
       <Appearance mailboxUid={box.uid} />
       <Devices mailboxUid={box.uid} />
@@ -95,3 +99,4 @@ function Settings() {
 createRoot(document.getElementById('app')!).render(<Settings />);
 
 startSession();
+startKeyring();
