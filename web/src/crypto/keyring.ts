@@ -28,6 +28,7 @@ export interface UnlockedVault {
 const unlocked = new Map<string, UnlockedVault>();
 const listeners = new Set<() => void>();
 const lockHooks = new Set<(mailboxUid: string | null) => void>();
+const unlockHooks = new Set<(v: UnlockedVault) => void>();
 let snapshot = 0;
 
 function changed(): void {
@@ -42,6 +43,13 @@ export function setUnlocked(v: UnlockedVault): void {
   unlocked.set(v.mailboxUid, v);
   touch();
   changed();
+  for (const fn of unlockHooks) fn(v);
+}
+
+/** Runs each time a vault is unlocked (the local search index catches up with new mail). */
+export function onUnlock(fn: (v: UnlockedVault) => void): () => void {
+  unlockHooks.add(fn);
+  return () => void unlockHooks.delete(fn);
 }
 
 /** Locks one mailbox's vault, or every one; what was decrypted with them is dropped too (onLock). */
