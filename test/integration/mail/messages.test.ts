@@ -132,6 +132,29 @@ describe.each(backends)('messages on $name', (backend) => {
     expect(m).toMatchObject({ smime: 'encrypted', preview: '', attachments: [], hasAttachments: false, subject: 'secret' });
   });
 
+  it('lists a mailbox’s encrypted messages across its folders (smime filter: what the web app’s local index catches up with)', async () => {
+    const enc = await deliverRaw(api, p.aliceBox.uid, SMIME.replace('<smime@', '<smime-filter@'));
+    const plain = await deliverRaw(api, p.aliceBox.uid, simpleMail(4242));
+    await api.call('POST', `/api/mail/messages/${enc.uid}/move`, { token: p.alice, body: { folderUid: archive.uid } });
+    const list = async (query: string, token = p.alice) =>
+      api.call('GET', `/api/mail/messages?mailboxUid=${p.aliceBox.uid}&${query}`, { token });
+    const encrypted = (await list('smime=encrypted&sort=-date')).body as Array<{ uid: string; smime: string; folderUid: string }>;
+    expect(encrypted.length).toBeGreaterThan(1);
+    expect(encrypted.every((m) => m.smime === 'encrypted')).toBe(true);
+    expect(encrypted.find((m) => m.uid === enc.uid)?.folderUid).toBe(archive.uid);
+    expect(encrypted.map((m) => m.uid)).not.toContain(plain.uid);
+    const unencrypted = (await list('smime=null')).body as Array<{ uid: string }>;
+    expect(unencrypted.map((m) => m.uid)).toContain(plain.uid);
+    expect(unencrypted.map((m) => m.uid)).not.toContain(enc.uid);
+    const head = await fetch(`${api.url}/api/mail/messages?mailboxUid=${p.aliceBox.uid}&smime=encrypted`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${p.alice}` },
+    });
+    expect(Number(head.headers.get('x-total-count'))).toBe(encrypted.length);
+    expect((await list('smime=sealed')).body).toEqual([]);
+    expect((await list('smime=encrypted', p.bob)).status).toBe(404);
+  });
+
   it('keeps counts exact under 200 concurrent flag, move, bulk PUT and bulk DELETE operations', async () => {
     const msgs: Array<{ uid: string; size: number }> = [];
     for (let i = 0; i < 60; i++) msgs.push(await deliverRaw(api, p.aliceBox.uid, simpleMail(1000 + i)));

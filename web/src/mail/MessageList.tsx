@@ -5,6 +5,7 @@ import type { Picks } from './selection.js';
 import { isCompact } from '../shared/appearance.js';
 import type { Folder, Message } from './types.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
+import { localSubject, useLocalIndex } from '../crypto/local-index.js';
 
 /** Height of a row in pixels (the density setting's): the list places rows by index, so it reads only the pages in view. */
 const rowHeight = (): number => (isCompact() ? 66 : 78);
@@ -237,8 +238,14 @@ function Row({
   );
 }
 
-/** What a row shows of a message: sender (and a flag), subject, date. */
+/**
+ * What a row shows of a message: sender (and a flag), subject, date. An encrypted message is marked
+ * so, with its real subject once the local index knows it (the stored one is RFC 9788's "[...]").
+ */
 export function RowContent({ m }: { m: Message }) {
+  useLocalIndex();
+  const encrypted = (m as Message & { smime?: string | null }).smime === 'encrypted';
+  const decrypted = encrypted ? localSubject(m.mailboxUid, m.uid) : null;
   return (
     <>
       <div className="row-from">
@@ -256,7 +263,14 @@ export function RowContent({ m }: { m: Message }) {
           </span>
         )}
       </div>
-      <div className="row-subject">{m.subject || '(no subject)'}</div>
+      <div className="row-subject">
+        {encrypted && (
+          <span role="img" aria-label="Encrypted">
+            🔒{' '}
+          </span>
+        )}
+        {decrypted === null ? m.subject || '(no subject)' : decrypted || '(no subject)'}
+      </div>
       <div className="muted row-date">{when(m.date)}</div>
     </>
   );

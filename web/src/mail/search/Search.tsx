@@ -1,16 +1,40 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { api } from '../../shared/api.js';
+import { startLocalIndex, useIndexStatuses, type IndexStatus } from '../../crypto/local-index.js';
 import { RowContent } from '../MessageList.js';
 import type { Folder, Message } from '../types.js';
 import { EMPTY_SEARCH, asksSomething, searchQuery, type SearchForm } from './query.js';
+import { localNote, merged, UnlockToSearch, useLocalResults } from './local.js';
 import { ErrorBox } from '../../shared/ErrorBox.js';
 
 const PAGE = 50;
 export const SEARCH_INPUT_ID = 'mail-search';
 
-/** The search box with its filters (from, to, subject, attachments, dates, folder). */
+function statusText(s: IndexStatus, named: boolean): string {
+  const of = named ? ` of ${s.address}` : '';
+  if (s.phase === 'loading') return `Reading the search index of encrypted mail${of}…`;
+  if (s.phase === 'catching-up')
+    return s.todo ? `Indexing encrypted mail${of}: ${s.done} of ${s.todo}…` : `Looking for new encrypted mail${of}…`;
+  if (s.phase === 'failed' || s.problem) return s.problem ?? '';
+  return '';
+}
+
+/** What the local index of encrypted mail is doing (reading, catching up, a failure); empty when it has nothing to say. */
+function IndexStatusLine() {
+  const statuses = useIndexStatuses();
+  const lines = statuses.map(([, s]) => statusText(s, statuses.length > 1)).filter(Boolean);
+  return (
+    <span role="status" className="muted status-line">
+      {lines.join(' ')}
+    </span>
+  );
+}
+
+/** The search box with its filters (from, to, subject, attachments, dates, folder), and the state of the encrypted mail's index. */
 export function SearchBar({ folders, onSearch, onClear }: { folders: Folder[]; onSearch(f: SearchForm): void; onClear(): void }) {
   const [form, setForm] = useState<SearchForm>(EMPTY_SEARCH);
+  // The page searches encrypted mail: its index opens and catches up at each unlock.
+  useEffect(() => startLocalIndex(), []);
   const set = (patch: Partial<SearchForm>) => setForm((f) => ({ ...f, ...patch }));
   const text = (key: 'from' | 'to' | 'subject', label: string) => (
     <label>
@@ -45,7 +69,8 @@ export function SearchBar({ folders, onSearch, onClear }: { folders: Folder[]; o
         }}
       >
         Clear
-      </button>
+      </button>{' '}
+      <IndexStatusLine />
       <details className="search-filters">
         <summary>Filters</summary>
         {text('from', 'From')}
@@ -77,7 +102,10 @@ export function SearchBar({ folders, onSearch, onClear }: { folders: Folder[]; o
   );
 }
 
-/** The results of a search, newest first, a page at a time; a result opens in the reading pane. */
+/**
+ * The results of a search, newest first, a page at a time; a result opens in the reading pane. With
+ * the mailbox's keys unlocked, encrypted mail matching the words (from the local index) is among them.
+ */
 export function SearchResults({
   mailboxUid,
   form,
@@ -93,6 +121,8 @@ export function SearchResults({
   const [more, setMore] = useState(false);
   const [page, setPage] = useState(0);
   const [error, setError] = useState<unknown>(null);
+  const local = useLocalResults(mailboxUid, form);
+  const shown = useMemo(() => (rows ? merged(rows, local.rows ?? []) : null), [rows, local.rows]);
   useEffect(() => {
     let live = true;
     api<Message[]>(`/api/mail/search?${searchQuery(mailboxUid, form, page, PAGE)}`).then((found) => {
@@ -105,7 +135,7 @@ export function SearchResults({
     };
   }, [mailboxUid, form, page]);
   if (error !== null) return <ErrorBox error={error} />;
-  if (!rows)
+  if (!shown)
     return (
       <p className="muted" aria-busy="true">
         Searching…
@@ -114,10 +144,12 @@ export function SearchResults({
   return (
     <div className="results">
       <p role="status" className="muted">
-        {rows.length ? `${rows.length}${more ? '+' : ''} found` : 'No messages match.'}
+        {shown.length ? `${shown.length}${more ? '+' : ''} found.` : 'No messages match.'}
+        {localNote(form, local)}
       </p>
+      {local.notSearched > 0 && <UnlockToSearch mailboxUid={mailboxUid} />}
       <ul role="listbox" aria-label="Search results" className="list">
-        {rows.map((m) => (
+        {shown.map((m) => (
           <li
             key={m.uid}
             role="option"

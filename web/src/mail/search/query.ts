@@ -46,3 +46,42 @@ export function searchQuery(mailboxUid: string, f: SearchForm, page: number, lim
   p.set('page', String(page));
   return p.toString();
 }
+
+/** What the local index of encrypted mail is asked: the search words, else the subject's words. */
+export const localWords = (f: SearchForm): string => f.q.trim() || f.subject.trim();
+
+const wordsOf = (s: string) =>
+  s
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+
+/** An encrypted message's record, as the local index's hits are fetched. */
+export interface LocalRecord {
+  folderUid: string;
+  date: string;
+  fromAddress: string;
+  to: Array<{ address: string }>;
+  cc: Array<{ address: string }>;
+}
+
+/** Within the form's dates (whole days where the user is, the "until" day included). */
+function withinDates(f: SearchForm, date: string): boolean {
+  const t = Date.parse(date);
+  return (!f.after || t >= startOfDay(f.after).getTime()) && (!f.before || t < startOfDay(f.before, 1).getTime());
+}
+
+/**
+ * A hit of the local index passes the form's filters as the server applies them to other mail:
+ * folder, exact sender and recipient (To or Cc) addresses, dates; the subject's words (each a word
+ * or the start of one) and attachments are the decrypted message's (`local`), which the server cannot see.
+ */
+export function matchesLocal(f: SearchForm, m: LocalRecord, local: { subject: string; files: boolean } | null): boolean {
+  if (!local || (f.folderUid && m.folderUid !== f.folderUid) || (f.hasAttachments && !local.files)) return false;
+  const from = f.from.trim().toLowerCase();
+  if (from && m.fromAddress.toLowerCase() !== from) return false;
+  const to = f.to.trim().toLowerCase();
+  if (to && ![...m.to, ...m.cc].some((a) => a.address.toLowerCase() === to)) return false;
+  const subject = wordsOf(local.subject);
+  return withinDates(f, m.date) && wordsOf(f.subject).every((w) => subject.some((s) => s.startsWith(w)));
+}
