@@ -12,8 +12,25 @@ export interface MessageView {
   policy: string;
 }
 
-const style =
+/** The document's own style (shared with the frame the browser fills for a message it decrypted). */
+export const MESSAGE_STYLE =
   'body{margin:0;padding:0.8rem;font:15px/1.45 system-ui,sans-serif;overflow-wrap:anywhere}pre{white-space:pre-wrap;font:inherit;margin:0}img{max-width:100%;height:auto}';
+
+/** The directives of a message document's policy that a meta element can carry too; `remote`: remote images and fonts allowed. */
+export function messageDirectives(remote: boolean): string[] {
+  const far = remote ? ' https: http:' : '';
+  return [
+    "default-src 'none'",
+    `img-src data:${far}`,
+    "style-src 'unsafe-inline'",
+    `font-src data:${far}`,
+    "form-action 'none'",
+    "base-uri 'none'",
+  ];
+}
+
+const documentOf = (content: string) =>
+  `<!doctype html><html><head><meta charset="utf-8"><base target="_blank"><style>${MESSAGE_STYLE}</style></head><body>${content}</body></html>`;
 
 /** The document and its Content-Security-Policy; `remote`: the reader allowed remote images and fonts. */
 export function messageView(body: { encrypted: boolean; text: string | null; html: string | null }, remote: boolean): MessageView {
@@ -21,17 +38,6 @@ export function messageView(body: { encrypted: boolean; text: string | null; htm
   if (body.encrypted) content = '<p>This message is encrypted end to end. Open it in a client that holds your key.</p>';
   else if (body.html !== null) content = body.html;
   else content = `<pre>${escapeHtml(body.text ?? '')}</pre>`;
-  const html = `<!doctype html><html><head><meta charset="utf-8"><base target="_blank"><style>${style}</style></head><body>${content}</body></html>`;
-  const far = remote ? ' https: http:' : '';
-  const policy = [
-    "default-src 'none'",
-    `img-src data:${far}`,
-    "style-src 'unsafe-inline'",
-    `font-src data:${far}`,
-    "form-action 'none'",
-    "base-uri 'none'",
-    "frame-ancestors 'self'",
-    'sandbox allow-popups allow-popups-to-escape-sandbox',
-  ].join('; ');
-  return { html, policy };
+  const policy = [...messageDirectives(remote), "frame-ancestors 'self'", 'sandbox allow-popups allow-popups-to-escape-sandbox'].join('; ');
+  return { html: documentOf(content), policy };
 }

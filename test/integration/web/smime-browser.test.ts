@@ -3,7 +3,13 @@
 // openssl cms, unlock with a recovery code and a passkey (virtual authenticator with PRF), the
 // encryption policy and pinned keys in compose, the local search index, and the requests the pages
 // made never carrying plaintext or key material.
-import type { Browser, Page } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Locator, Page, Request } from 'playwright-core';
+import { masterKeyFromPassword, pem, toB64, unlockWithMasterKey, type VaultView } from '../../../lib/keys/client/index.js';
+import { CA_CERT_FILE, CA_KEY_FILE } from '../../../lib/pki/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureLocalCa, localCaDir } from '../../../lib/pki/index.js';
 import { launchChromium, signedInContext, watchProblems } from '../../helpers/browser.js';
@@ -12,13 +18,23 @@ import { startRunningAppliance, type RunningAppliance } from '../../helpers/runn
 
 const ready = requirePrograms('chromium', 'openssl');
 const ALICE_PW = 'alice encryption password 1';
+const BOB_PW = 'bob encryption password 22';
+/** Words that exist only in the plaintext of the encrypted message. */
+const SECRET_SUBJECT = 'Quarterly zanzibar figures';
+const SECRET_BODY = 'The vault code is periwinkle-4471 and the meeting moves to Thursday.';
 
 describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
   let app: RunningAppliance;
   let browser: Browser;
   let admin = '';
   let alice = '';
+  let bob = '';
   let aliceBox = '';
+  let bobBox = '';
+  let work = '';
+  /** Every request the pages made: URL and body, checked for plaintext and key material at the end. */
+  const sent: string[] = [];
+  const record = (r: Request) => void sent.push(`${r.method()} ${r.url()}\n${r.postDataBuffer()?.toString('latin1') ?? ''}`);
 
   beforeAll(async () => {
     [app, browser] = await Promise.all([
@@ -30,33 +46,184 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     expect((await app.call(admin, 'POST', '/api/mail/domains', { name: 'example.test', verified: true })).status).toBe(201);
     const box = await app.call(admin, 'POST', '/api/mail/mailboxes', { address: 'alice@example.test', owners: ['alice'], name: 'Alice' });
     aliceBox = box.body.uid;
-    alice = await app.token('alice');
+    const bobRec = await app.call(admin, 'POST', '/api/mail/mailboxes', { address: 'bob@example.test', owners: ['bob'], name: 'Bob' });
+    bobBox = bobRec.body.uid;
+    [alice, bob] = await Promise.all([app.token('alice'), app.token('bob')]);
+    work = mkdtempSync(join(tmpdir(), 'svcmail-smime-'));
   }, 200_000);
   afterAll(async () => {
     await browser?.close();
     app?.stop();
+    rmSync(work, { recursive: true, force: true });
   });
 
-  const tabOf = async (token: string): Promise<Page> => (await signedInContext(browser, app.api, token)).newPage();
-
-  it('alice sets up her keys in Settings and is shown her recovery codes once', async () => {
-    const tab = await tabOf(alice);
-    const problems = watchProblems(tab);
+  const tabOf = async (token: string): Promise<Page> => {
+    const tab = await (await signedInContext(browser, app.api, token)).newPage();
+    tab.on('request', record);
+    return tab;
+  };
+  /** Sets up the keys of the signed-in user on /settings; answers the recovery codes shown. */
+  const setUp = async (tab: Page, password: string): Promise<string[]> => {
     await tab.goto(`${app.api}/settings#encryption`);
     const form = tab.getByRole('form', { name: 'Set up encryption' });
-    await form.getByLabel('Encryption password', { exact: true }).fill(ALICE_PW);
-    await form.getByLabel('The same password again').fill(ALICE_PW);
+    await form.getByLabel('Encryption password', { exact: true }).fill(password);
+    await form.getByLabel('The same password again').fill(password);
     await form.getByRole('button', { name: 'Create my keys' }).click();
     const codes = tab.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem');
-    await codes
-      .first()
-      .waitFor({ timeout: 60_000 })
-      .catch(async (e) => {
-        throw new Error(`${e}\n${problems.join('\n')}\n${await tab.locator('#encryption').innerText()}`);
-      });
-    expect(await codes.count()).toBe(8);
-    const vault = await app.call(alice, 'GET', `/api/mail/mailboxes/${aliceBox}/keyvault`);
-    expect(vault.body.enrolled).toBe(true);
+    await codes.first().waitFor({ timeout: 60_000 });
+    return codes.allInnerTexts();
+  };
+  /** The user's private keys as the vault holds them, opened here with the password (what the browser does). */
+  const privateKeys = async (token: string, box: string, password: string) => {
+    const vault = (await app.call(token, 'GET', `/api/mail/mailboxes/${box}/keyvault`)).body as VaultView;
+    const keys = await unlockWithMasterKey(vault, await masterKeyFromPassword(vault, password));
+    return { vault, encryption: pem('PRIVATE KEY', keys.encryptionPkcs8), signing: pem('PRIVATE KEY', keys.signingPkcs8), raw: keys };
+  };
+  const openssl = (args: string[], input?: string) => execFileSync('openssl', args, { input, cwd: work }).toString('latin1');
+  /** A certificate from the service's CA for a CSR (what an administrator completes a manual enrolment with). */
+  const issueFromCa = (csr: string, address: string): string => {
+    writeFileSync(join(work, 'req.pem'), csr);
+    writeFileSync(
+      join(work, 'ext.cnf'),
+      `subjectAltName=email:${address}\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=emailProtection\n`,
+    );
+    const ca = localCaDir(app.config);
+    return openssl([
+      'x509',
+      '-req',
+      '-in',
+      'req.pem',
+      '-CA',
+      join(ca, CA_CERT_FILE),
+      '-CAkey',
+      join(ca, CA_KEY_FILE),
+      '-days',
+      '30',
+      '-extfile',
+      'ext.cnf',
+    ]);
+  };
+  /** The newest message of a folder role of a mailbox (as its owner). */
+  const newest = async (token: string, box: string, role: string) => {
+    const folders = (await app.call(token, 'GET', `/api/mail/folders?mailboxUid=${box}`)).body as Array<{ uid: string; role: string }>;
+    const list = await app.call(token, 'GET', `/api/mail/messages?folderUid=${folders.find((f) => f.role === role)!.uid}&limit=5`);
+    return list.body[0] as { uid: string; subject: string; smime: string | null } | undefined;
+  };
+  const rawOf = async (token: string, uid: string) =>
+    (await fetch(`${app.api}/api/mail/messages/${uid}/raw`, { headers: { authorization: `Bearer ${token}` } })).text();
+  /** Fills an unlock form on the page with a password. */
+  const unlockWith = async (tab: Page | Locator, address: string, password: string) => {
+    const form = tab.getByRole('form', { name: `Unlock the encryption keys of ${address}` });
+    await form.getByLabel('Encryption password').fill(password);
+    await form.getByRole('button', { name: 'Unlock' }).click();
+  };
+
+  it('alice and bob set up their keys in Settings and are shown their recovery codes once', async () => {
+    const [aTab, bTab] = await Promise.all([tabOf(alice), tabOf(bob)]);
+    const problems = [...watchProblems(aTab), ...watchProblems(bTab)];
+    const [aCodes, bCodes] = await Promise.all([setUp(aTab, ALICE_PW), setUp(bTab, BOB_PW)]);
+    expect(aCodes).toHaveLength(8);
+    expect(new Set([...aCodes, ...bCodes]).size).toBe(16);
+    for (const c of aCodes) expect(c).toMatch(/^[A-Z2-7]{4}(-[A-Z2-7]{4}){7}$/);
+    // The codes stay until the user says they are kept.
+    await aTab.getByRole('button', { name: 'Done' }).isDisabled();
+    await aTab.getByLabel('I have stored these codes somewhere safe').check();
+    await aTab.getByRole('button', { name: 'Done' }).click();
+    await aTab.getByRole('list', { name: 'Recovery codes' }).waitFor({ state: 'detached' });
+    for (const [token, box] of [
+      [alice, aliceBox],
+      [bob, bobBox],
+    ]) {
+      const vault = (await app.call(token, 'GET', `/api/mail/mailboxes/${box}/keyvault`)).body as VaultView;
+      expect(vault.enrolled).toBe(true);
+      expect(vault.wraps.map((w) => w.method).sort()).toEqual(['password', 'recovery codes']);
+    }
     expect(problems).toEqual([]);
+  });
+
+  it("alice's signing request is completed by an administrator with a certificate of the service's CA", async () => {
+    const list = await app.call(admin, 'GET', '/api/admin/signing-enrollments?state=requested');
+    const req = list.body.find((r: { mailboxUid: string }) => r.mailboxUid === aliceBox);
+    expect(req).toBeTruthy();
+    const done = await app.call(admin, 'POST', `/api/admin/signing-enrollments/${req.uid}/complete`, {
+      certificate: issueFromCa(req.csr, 'alice@example.test'),
+    });
+    expect(done.status).toBe(200);
+    expect((await app.call(alice, 'GET', `/api/mail/mailboxes/${aliceBox}/keyvault`)).body.signingCertificate).toMatch(/BEGIN CERTIFICATE/);
+  });
+
+  it('alice sends bob an encrypted, signed message; the server holds CMS enveloped data that openssl opens with his key', async () => {
+    const tab = await tabOf(alice);
+    const problems = watchProblems(tab);
+    await tab.goto(`${app.api}/`);
+    await tab.getByRole('button', { name: 'New message' }).click();
+    const compose = tab.getByRole('form', { name: 'New message' });
+    await unlockWith(compose, 'alice@example.test', ALICE_PW);
+    await compose
+      .getByRole('form', { name: /^Unlock the encryption keys/ })
+      .waitFor({ state: 'detached' })
+      .catch(async (e) => {
+        throw new Error(`${e}\n${problems.join('\n')}\n${await tab.locator('main').innerText()}`);
+      });
+    await compose.getByRole('combobox', { name: 'To' }).fill('bob@example.test');
+    await compose.getByLabel('Subject').fill(SECRET_SUBJECT);
+    await compose.getByRole('textbox', { name: 'Message' }).fill(SECRET_BODY);
+    await compose.getByText('This message will be encrypted and signed.').waitFor();
+    expect(await compose.getByRole('list', { name: 'Encryption per recipient' }).innerText()).toContain(
+      'bob@example.test: encrypted (key from this server)',
+    );
+    await compose.getByRole('button', { name: 'Send', exact: true }).click();
+    await tab.getByRole('status').filter({ hasText: /^Sent/ }).waitFor({ timeout: 30_000 });
+    const got = await app.until('bob receives it', async () => newest(bob, bobBox, 'inbox'));
+    expect(got.smime).toBe('encrypted');
+    expect(got.subject).toBe('[...]');
+    const raw = await rawOf(bob, got.uid);
+    for (const word of ['zanzibar', 'periwinkle', 'Thursday']) expect(raw).not.toContain(word);
+    expect(raw).toMatch(/Content-Type: application\/pkcs7-mime; smime-type=enveloped-data/);
+    // Interop: openssl cms opens it with bob's key (exported from his vault here) and verifies alice's signature.
+    const keys = await privateKeys(bob, bobBox, BOB_PW);
+    writeFileSync(join(work, 'bob.key'), keys.encryption);
+    writeFileSync(join(work, 'bob.crt'), keys.vault.encryptionCertificate!);
+    writeFileSync(join(work, 'msg.eml'), raw);
+    const inner = openssl(['cms', '-decrypt', '-in', 'msg.eml', '-inkey', 'bob.key', '-recip', 'bob.crt']);
+    writeFileSync(join(work, 'ca.crt'), keys.vault.caCertificates!.join('\n'));
+    writeFileSync(join(work, 'inner.eml'), inner);
+    const verified = openssl(['cms', '-verify', '-in', 'inner.eml', '-CAfile', 'ca.crt', '-purpose', 'any']);
+    expect(verified).toContain(`Subject: ${SECRET_SUBJECT}`);
+    expect(
+      Buffer.from(/\r?\n\r?\n([A-Za-z0-9+/=\r\n]+)/.exec(verified.slice(verified.indexOf('text/plain')))![1]!, 'base64').toString(),
+    ).toContain('periwinkle-4471');
+    // Alice's Sent copy is encrypted to her too.
+    expect((await newest(alice, aliceBox, 'sent'))?.smime).toBe('encrypted');
+    expect(problems).toEqual([]);
+  });
+
+  it('bob decrypts it in his browser and sees a valid signature from alice', async () => {
+    const tab = await tabOf(bob);
+    const problems = watchProblems(tab);
+    await tab.goto(`${app.api}/`);
+    await tab.getByRole('listbox', { name: 'Messages' }).getByRole('option').first().click();
+    await unlockWith(tab, 'bob@example.test', BOB_PW);
+    const reader = tab.getByRole('article', { name: 'Message' });
+    await reader.getByRole('heading', { name: SECRET_SUBJECT }).waitFor();
+    const signed = await reader.getByRole('status').filter({ hasText: 'Signed by' }).innerText();
+    expect(signed).toContain('alice@example.test');
+    expect(signed).toContain('the signature is valid');
+    await tab.frameLocator('iframe[title="Message"]').getByText('periwinkle-4471').waitFor();
+    expect(problems).toEqual([]);
+  });
+
+  it('the requests the pages made never carried the plaintext, a password, a recovery code or a private key', async () => {
+    const alicePriv = await privateKeys(alice, aliceBox, ALICE_PW);
+    const bobPriv = await privateKeys(bob, bobBox, BOB_PW);
+    const forbidden = [
+      'zanzibar',
+      'periwinkle',
+      ALICE_PW,
+      BOB_PW,
+      ...[alicePriv, bobPriv].flatMap((k) => [toB64(k.raw.encryptionPkcs8), toB64(k.raw.signingPkcs8), toB64(k.raw.masterKey)]),
+    ];
+    expect(sent.length).toBeGreaterThan(20);
+    for (const f of forbidden) expect(sent.filter((r) => r.includes(f) || r.includes(encodeURIComponent(f)))).toEqual([]);
   });
 });

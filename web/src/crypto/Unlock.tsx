@@ -27,19 +27,25 @@ export function DeriveProgress({ elapsed }: { elapsed: number | null }) {
 
 const hasPasskey = (v: VaultView) => v.wraps.some((w) => w.method === 'passkey');
 
-/** The unlock form of one mailbox; `why` says what the keys are needed for. */
-export function Unlock({ mailboxUid, address, why }: { mailboxUid: string; address: string; why: string }) {
-  const { vault, error: loadError } = useVault(mailboxUid);
-  const [method, setMethod] = useState<Method>('password');
-  const [secret, setSecret] = useState('');
-  const [elapsed, setElapsed] = useState<number | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const id = useId();
-  if (loadError)
+interface Props {
+  mailboxUid: string;
+  address: string;
+  /** What the keys are needed for, said first. */
+  why: string;
+  /** A prompt where keys would help but are not needed: nothing while the keys are read or when there are none. */
+  quiet?: boolean;
+  /** Inside another form (compose): a group that submits on its button and on Enter, since forms cannot nest. */
+  nested?: boolean;
+}
+
+/** The unlock form of one mailbox. */
+export function Unlock({ mailboxUid, address, why, quiet = false, nested = false }: Props) {
+  const { vault, error } = useVault(mailboxUid);
+  if (quiet && (error || !vault?.enrolled)) return null;
+  if (error)
     return (
       <p className="error" role="alert">
-        {describeError(loadError)}
+        {describeError(error)}
       </p>
     );
   if (!vault) return <p className="muted">Reading your encryption keys…</p>;
@@ -49,18 +55,27 @@ export function Unlock({ mailboxUid, address, why }: { mailboxUid: string; addre
         {why} You have no encryption keys yet: <a href="/settings#encryption">set them up in Settings</a>.
       </p>
     );
+  return <UnlockForm vault={vault} address={address} why={why} nested={nested} />;
+}
+
+function UnlockForm({ vault, address, why, nested }: { vault: VaultView; address: string; why: string; nested: boolean }) {
+  const [method, setMethod] = useState<Method>('password');
+  const [secret, setSecret] = useState('');
+  const [elapsed, setElapsed] = useState<number | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const id = useId();
   const submit = async () => {
     setBusy(true);
     setError(null);
     try {
-      const ops = await loadVaultOps();
       const s: Secret =
         method === 'password'
           ? { kind: 'password', password: secret }
           : method === 'recovery'
             ? { kind: 'recovery', code: secret }
             : { kind: 'passkey' };
-      await ops.unlock(vault, address, s, method === 'password' ? setElapsed : undefined);
+      await (await loadVaultOps()).unlock(vault, address, s, method === 'password' ? setElapsed : undefined);
       setSecret('');
     } catch (e) {
       setError(e);
@@ -69,40 +84,35 @@ export function Unlock({ mailboxUid, address, why }: { mailboxUid: string; addre
       setElapsed(null);
     }
   };
-  return (
-    <form
-      className="unlock stack"
-      aria-label={`Unlock the encryption keys of ${address}`}
-      onSubmit={(e) => {
-        e.preventDefault();
-        void submit();
-      }}
-    >
+  const label = `Unlock the encryption keys of ${address}`;
+  const content = (
+    <>
       <p>{why}</p>
       <fieldset className="inline-choices">
         <legend>Unlock with</legend>
         {(['password', 'recovery', ...(hasPasskey(vault) ? ['passkey'] : [])] as Method[]).map((m) => (
           <label key={m} className="inline">
             <input type="radio" name={`${id}-method`} checked={method === m} onChange={() => (setMethod(m), setSecret(''))} />{' '}
-            {m === 'password' ? 'Encryption password' : m === 'recovery' ? 'A recovery code' : 'A passkey'}
+            {m === 'password' ? 'Password' : m === 'recovery' ? 'Recovery code' : 'Passkey'}
           </label>
         ))}
       </fieldset>
       {method !== 'passkey' && (
         <label>
-          {method === 'password' ? 'Encryption password' : 'Recovery code'}{' '}
+          {method === 'password' ? 'Encryption password' : 'The recovery code'}{' '}
           <input
             type={method === 'password' ? 'password' : 'text'}
             autoComplete={method === 'password' ? 'current-password' : 'off'}
             spellCheck={false}
-            required
+            required={!nested}
             value={secret}
             onChange={(e) => setSecret(e.target.value)}
+            onKeyDown={(e) => nested && e.key === 'Enter' && (e.preventDefault(), void submit())}
           />
         </label>
       )}
       <span>
-        <button type="submit" disabled={busy}>
+        <button type={nested ? 'button' : 'submit'} disabled={busy} onClick={nested ? () => void submit() : undefined}>
           {method === 'passkey' ? 'Unlock with a passkey' : 'Unlock'}
         </button>
       </span>
@@ -112,6 +122,24 @@ export function Unlock({ mailboxUid, address, why }: { mailboxUid: string; addre
           {describeError(error)}
         </p>
       )}
+    </>
+  );
+  if (nested)
+    return (
+      <div role="form" className="unlock stack" aria-label={label}>
+        {content}
+      </div>
+    );
+  return (
+    <form
+      className="unlock stack"
+      aria-label={label}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit();
+      }}
+    >
+      {content}
     </form>
   );
 }

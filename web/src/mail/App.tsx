@@ -179,7 +179,7 @@ function MailboxView({ box, active, conversations: byDefault }: { box: Mailbox; 
               }}
             />
           ) : (
-            <Reader message={open} folders={folders} actions={actions} compose={startCompose} onOpen={openMessage} />
+            <Reader message={open} address={box.address} folders={folders} actions={actions} compose={startCompose} onOpen={openMessage} />
           )}
         </section>
       </div>

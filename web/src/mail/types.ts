@@ -50,6 +50,8 @@ export interface Message {
   sendAt: string | null;
   labels: string[];
   threadId: string;
+  /** S/MIME: the stored message is ciphertext (encrypted) or carries a signature (signed). */
+  smime?: 'encrypted' | 'signed' | null;
   preview?: string;
   /** A row of a conversation list: the conversation's messages in the folder and how many are unread. */
   thread?: { count: number; unread: number };

@@ -11,6 +11,8 @@ import type { SaveState } from './saver.js';
 import type { SendFailure, SendMode } from './send.js';
 import { suggester } from './suggest.js';
 import { useDraft, type DraftState } from './use-draft.js';
+import { EncryptionPanel } from './EncryptionPanel.js';
+import { Unlock } from '../../crypto/Unlock.js';
 
 const TITLES: Record<ComposeStart['kind'], string> = {
   new: 'New message',
@@ -109,6 +111,8 @@ export function Compose({
     </div>
   );
   const { fields, draft } = d;
+  if (d.secure.needsUnlock)
+    return <Unlock mailboxUid={box.uid} address={box.address} why="This draft is encrypted: unlock your keys to go on writing it." />;
   if (!fields) return <div aria-busy="true">{errorBox || <p className="muted">Opening…</p>}</div>;
   const address = (label: string, key: 'to' | 'cc' | 'bcc') => (
     <AddressField
@@ -153,6 +157,7 @@ export function Compose({
       {address('To', 'to')}
       {address('Cc', 'cc')}
       {address('Bcc', 'bcc')}
+      <EncryptionPanel d={d} box={box} />
       <div className="field">
         <label htmlFor="compose-subject">Subject</label>
         <input id="compose-subject" type="text" value={fields.subject} onChange={(e) => d.update({ subject: e.target.value })} />
@@ -161,12 +166,7 @@ export function Compose({
         <input type="checkbox" checked={fields.html !== null} onChange={(e) => d.setRich(e.target.checked)} /> Rich text
       </label>
       <Editor text={fields.text} html={fields.html} seed={d.seed} onChange={d.onBody} />
-      <Attachments
-        files={(draft?.attachments ?? []).filter((a) => !a.inline)}
-        uploads={d.uploads}
-        onAdd={(f) => void d.attach(f)}
-        onRemove={d.remove}
-      />
+      <Attachments files={d.attachments} uploads={d.uploads} onAdd={(f) => void d.attach(f)} onRemove={d.remove} />
       <SendBar d={d} />
     </form>
   );

@@ -13,11 +13,11 @@ export interface SendAnswer {
   sendAt?: string;
 }
 
-/** Sends the draft; a scheduled send's time is already on the draft (saved with it). */
+/** Sends the draft; a scheduled send names its time (a plain draft has it already; an encrypted one cannot carry it). */
 export const sendDraft = (uid: string, mode: SendMode): Promise<SendAnswer> =>
   api<SendAnswer>(`/api/mail/messages/${encodeURIComponent(uid)}/send`, {
     method: 'POST',
-    body: { background: mode.kind === 'background' },
+    body: { background: mode.kind === 'background', ...(mode.kind === 'scheduled' ? { sendAt: mode.at.toISOString() } : {}) },
   });
 
 /** One line on what became of a send the server took. */
