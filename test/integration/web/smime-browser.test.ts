@@ -19,6 +19,7 @@ import { startRunningAppliance, type RunningAppliance } from '../../helpers/runn
 const ready = requirePrograms('chromium', 'openssl');
 const ALICE_PW = 'alice encryption password 1';
 const BOB_PW = 'bob encryption password 22';
+const NEW_ALICE_PW = 'alice new encryption password 333';
 /** Words that exist only in the plaintext of the encrypted message. */
 const SECRET_SUBJECT = 'Quarterly zanzibar figures';
 const SECRET_BODY = 'The vault code is periwinkle-4471 and the meeting moves to Thursday.';
@@ -32,6 +33,12 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
   let aliceBox = '';
   let bobBox = '';
   let work = '';
+  /** The recovery codes each user was shown. */
+  const codes: Record<string, string[]> = {};
+  /** Key material (base64 of private keys and master keys) no request may carry. */
+  const keyMaterial: string[] = [];
+  const remember = (k: { raw: { encryptionPkcs8: Uint8Array; signingPkcs8: Uint8Array; masterKey: Uint8Array } }) =>
+    keyMaterial.push(toB64(k.raw.encryptionPkcs8), toB64(k.raw.signingPkcs8), toB64(k.raw.masterKey));
   /** Every request the pages made: URL and body, checked for plaintext and key material at the end. */
   const sent: string[] = [];
   const record = (r: Request) => void sent.push(`${r.method()} ${r.url()}\n${r.postDataBuffer()?.toString('latin1') ?? ''}`);
@@ -111,6 +118,21 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
   };
   const rawOf = async (token: string, uid: string) =>
     (await fetch(`${app.api}/api/mail/messages/${uid}/raw`, { headers: { authorization: `Bearer ${token}` } })).text();
+  /** Opens the newest message of the list until `shown` appears (a click while the list is still being read can miss). */
+  const openFirst = async (tab: Page, shown: Locator) => {
+    const row = tab.getByRole('listbox', { name: 'Messages' }).getByRole('option').first();
+    for (let i = 0; i < 3; i++) {
+      await row.click();
+      if (
+        await shown.waitFor({ timeout: 5000 }).then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
+    }
+    await shown.waitFor();
+  };
   /** Fills an unlock form on the page with a password. */
   const unlockWith = async (tab: Page | Locator, address: string, password: string) => {
     const form = tab.getByRole('form', { name: `Unlock the encryption keys of ${address}` });
@@ -122,6 +144,7 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     const [aTab, bTab] = await Promise.all([tabOf(alice), tabOf(bob)]);
     const problems = [...watchProblems(aTab), ...watchProblems(bTab)];
     const [aCodes, bCodes] = await Promise.all([setUp(aTab, ALICE_PW), setUp(bTab, BOB_PW)]);
+    [codes.alice, codes.bob] = [aCodes, bCodes];
     expect(aCodes).toHaveLength(8);
     expect(new Set([...aCodes, ...bCodes]).size).toBe(16);
     for (const c of aCodes) expect(c).toMatch(/^[A-Z2-7]{4}(-[A-Z2-7]{4}){7}$/);
@@ -182,6 +205,8 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     expect(raw).toMatch(/Content-Type: application\/pkcs7-mime; smime-type=enveloped-data/);
     // Interop: openssl cms opens it with bob's key (exported from his vault here) and verifies alice's signature.
     const keys = await privateKeys(bob, bobBox, BOB_PW);
+    remember(keys);
+    remember(await privateKeys(alice, aliceBox, ALICE_PW));
     writeFileSync(join(work, 'bob.key'), keys.encryption);
     writeFileSync(join(work, 'bob.crt'), keys.vault.encryptionCertificate!);
     writeFileSync(join(work, 'msg.eml'), raw);
@@ -213,16 +238,176 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     expect(problems).toEqual([]);
   });
 
+  it('bob unlocks with one of his recovery codes (a wrong one is refused); a reloaded page is locked again', async () => {
+    const tab = await tabOf(bob);
+    const problems = watchProblems(tab);
+    await tab.goto(`${app.api}/`);
+    const form = tab.getByRole('form', { name: 'Unlock the encryption keys of bob@example.test' });
+    await openFirst(tab, form);
+    await form
+      .getByRole('radio', { name: 'Recovery code' })
+      .check()
+      .catch(async (e) => {
+        throw new Error(`${e}\n${problems.join('\n')}\n${await tab.locator('main').innerText()}`);
+      });
+    await form.getByLabel('The recovery code').fill('AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GGGG-HHHH');
+    await form.getByRole('button', { name: 'Unlock' }).click();
+    await form
+      .getByRole('alert')
+      .filter({ hasText: 'That recovery code does not match.' })
+      .waitFor()
+      .catch(async (e) => {
+        throw new Error(`${e}\n${problems.join('\n')}\n${await tab.getByRole('article').innerText()}`);
+      });
+    await form.getByLabel('The recovery code').fill(codes.bob![5]!.toLowerCase().replace(/-/g, ' '));
+    await form.getByRole('button', { name: 'Unlock' }).click();
+    await tab.getByRole('heading', { name: SECRET_SUBJECT }).waitFor();
+    await tab.reload();
+    await openFirst(tab, form);
+    expect(await tab.getByRole('heading', { name: SECRET_SUBJECT }).count()).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
+  it('a message signed by openssl cms with a certificate of the local CA verifies; a tampered one is flagged', async () => {
+    const ca = localCaDir(app.config);
+    openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'dan.key']);
+    openssl(['req', '-new', '-key', 'dan.key', '-subj', '/CN=Dan Signer', '-out', 'dan.csr']);
+    writeFileSync(
+      join(work, 'dan.ext'),
+      'subjectAltName=email:dan@example.net\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=emailProtection\n',
+    );
+    openssl([
+      'x509',
+      '-req',
+      '-in',
+      'dan.csr',
+      '-CA',
+      join(ca, CA_CERT_FILE),
+      '-CAkey',
+      join(ca, CA_KEY_FILE),
+      '-days',
+      '30',
+      '-extfile',
+      'dan.ext',
+      '-out',
+      'dan.crt',
+    ]);
+    writeFileSync(join(work, 'dan.txt'), 'Signed words from Dan: marmalade harbour.\n');
+    const signed = (subject: string) =>
+      openssl([
+        'cms',
+        '-sign',
+        '-in',
+        'dan.txt',
+        '-text',
+        '-signer',
+        'dan.crt',
+        '-inkey',
+        'dan.key',
+        '-from',
+        'Dan <dan@example.net>',
+        '-to',
+        'bob@example.test',
+        '-subject',
+        subject,
+      ]);
+    await app.handOff('bob@example.test', signed('Signed by openssl'), 'dan@example.net');
+    await app.handOff(
+      'bob@example.test',
+      signed('Tampered by someone').replace('marmalade harbour', 'marmalade harbor!'),
+      'dan@example.net',
+    );
+    const tab = await tabOf(bob);
+    const problems = watchProblems(tab);
+    await tab.goto(`${app.api}/`);
+    const list = tab.getByRole('listbox', { name: 'Messages' });
+    await list.getByRole('option', { name: /Signed by openssl/ }).click();
+    const reader = tab.getByRole('article', { name: 'Message' });
+    const good = await reader
+      .getByRole('status')
+      .filter({ hasText: 'Signed by' })
+      .innerText()
+      .catch(async (e) => {
+        throw new Error(`${e}\n${problems.join('\n')}\n${await tab.getByRole('article').innerText()}`);
+      });
+    expect(good).toContain('Dan Signer <dan@example.net>: the signature is valid');
+    await tab.frameLocator('iframe[title="Message"]').getByText('marmalade harbour').waitFor();
+    await list.getByRole('option', { name: /Tampered by someone/ }).click();
+    const bad = await reader.getByRole('alert').filter({ hasText: 'Signature problem' }).innerText();
+    expect(bad).toContain('the message was changed after it was signed');
+    expect(await reader.getByRole('status').filter({ hasText: 'the signature is valid' }).count()).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
+  it('a passkey with the PRF extension (a virtual authenticator) is added in Settings and unlocks the keys', async () => {
+    // WebAuthn needs a domain name as relying party: the page is opened as localhost.
+    const base = app.api.replace('127.0.0.1', 'localhost');
+    const context = await signedInContext(browser, base, alice);
+    const tab = await context.newPage();
+    tab.on('request', record);
+    const problems = watchProblems(tab);
+    const cdp = await context.newCDPSession(tab);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        hasPrf: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    await tab.goto(`${base}/settings#encryption`);
+    await tab.locator('summary', { hasText: 'Add a passkey' }).click();
+    const add = tab.getByRole('form', { name: 'Add a passkey' });
+    await add.getByLabel('Name of the passkey').fill('Test key');
+    await add.getByLabel('Current encryption password').fill(ALICE_PW);
+    await add.getByRole('button', { name: 'Add a passkey' }).click();
+    await add.getByRole('status').filter({ hasText: 'The passkey was added' }).waitFor({ timeout: 30_000 });
+    const vault = (await app.call(alice, 'GET', `/api/mail/mailboxes/${aliceBox}/keyvault`)).body as VaultView;
+    expect(vault.wraps.filter((w) => w.method === 'passkey').map((w) => (w as { label?: string }).label)).toEqual(['Test key']);
+    await tab.reload();
+    const form = tab.getByRole('form', { name: 'Unlock the encryption keys of alice@example.test' });
+    await form.getByRole('radio', { name: 'Passkey' }).check();
+    await form.getByRole('button', { name: 'Unlock with a passkey' }).click();
+    await tab.getByRole('status').filter({ hasText: 'Unlocked in this page.' }).waitFor();
+    expect(problems).toEqual([]);
+  });
+
+  it('a change made from a second tab after the keys were replaced in the first is refused and explained; reloading recovers', async () => {
+    const [first, second] = await Promise.all([tabOf(alice), tabOf(alice)]);
+    const problems = [...watchProblems(first), ...watchProblems(second, { allowStatus: (s) => s === 409 })];
+    await Promise.all([first.goto(`${app.api}/settings#encryption`), second.goto(`${app.api}/settings#encryption`)]);
+    await second.getByText('Your keys are set up (generation 1)').waitFor();
+    await first.locator('summary', { hasText: 'Replace the keys' }).click();
+    const rekey = first.getByRole('form', { name: 'Replace the keys' });
+    await rekey.getByLabel('Encryption password for the new keys').fill(NEW_ALICE_PW);
+    await rekey.getByLabel('The same password again').fill(NEW_ALICE_PW);
+    await rekey.getByLabel('Type REPLACE to replace your keys').fill('REPLACE');
+    await rekey.getByRole('button', { name: 'Replace the keys' }).click();
+    await first.getByRole('list', { name: 'Recovery codes' }).waitFor({ timeout: 60_000 });
+    // The second tab still shows generation 1: its change is refused (409) and explained.
+    await second.locator('summary', { hasText: 'Make new recovery codes' }).click();
+    const renew = second.getByRole('form', { name: 'Make new recovery codes' });
+    await renew.getByLabel('Current encryption password').fill(ALICE_PW);
+    await renew.getByRole('button', { name: 'Make new recovery codes' }).click();
+    await renew.getByRole('alert').filter({ hasText: 'changed in another tab or on another device' }).waitFor({ timeout: 30_000 });
+    await renew.getByRole('button', { name: 'Reload the keys' }).click();
+    await second.getByText('Your keys are set up (generation 2)').waitFor();
+    if (!(await renew.isVisible())) await second.locator('summary', { hasText: 'Make new recovery codes' }).click();
+    await renew.getByLabel('Current encryption password').fill(NEW_ALICE_PW);
+    await renew.getByRole('button', { name: 'Make new recovery codes' }).click();
+    await second.getByRole('list', { name: 'Recovery codes' }).waitFor({ timeout: 60_000 });
+    expect((await app.call(alice, 'GET', `/api/mail/mailboxes/${aliceBox}/keyvault`)).body.masterKeyGeneration).toBe(2);
+    expect(problems).toEqual([]);
+  });
+
   it('the requests the pages made never carried the plaintext, a password, a recovery code or a private key', async () => {
-    const alicePriv = await privateKeys(alice, aliceBox, ALICE_PW);
-    const bobPriv = await privateKeys(bob, bobBox, BOB_PW);
-    const forbidden = [
-      'zanzibar',
-      'periwinkle',
-      ALICE_PW,
-      BOB_PW,
-      ...[alicePriv, bobPriv].flatMap((k) => [toB64(k.raw.encryptionPkcs8), toB64(k.raw.signingPkcs8), toB64(k.raw.masterKey)]),
-    ];
+    remember(await privateKeys(alice, aliceBox, NEW_ALICE_PW)); // the keys that replaced hers
+    const forbidden = ['zanzibar', 'periwinkle', ALICE_PW, BOB_PW, NEW_ALICE_PW, ...codes.alice!, ...codes.bob!, ...keyMaterial];
+    expect(keyMaterial).toHaveLength(9);
     expect(sent.length).toBeGreaterThan(20);
     for (const f of forbidden) expect(sent.filter((r) => r.includes(f) || r.includes(encodeURIComponent(f)))).toEqual([]);
   });

@@ -3,6 +3,7 @@
 // secret leaves the browser.
 import { useId, useState } from 'react';
 import { describeError } from '../shared/api.js';
+import { explainCrypto } from './explain.js';
 import { expectedMs } from './derive.js';
 import type { Secret } from './vault-ops.js';
 import { loadVaultOps, useVault, type VaultView } from './use-vault.js';
@@ -119,7 +120,7 @@ function UnlockForm({ vault, address, why, nested }: { vault: VaultView; address
       <DeriveProgress elapsed={elapsed} />
       {error !== null && (
         <p className="error" role="alert">
-          {describeError(error)}
+          {explainCrypto(error)}
         </p>
       )}
     </>

@@ -2,6 +2,7 @@
 // tells how long it has been running (Argon2id reports no progress of its own: the view shows the
 // time against what the last derivation on this device took).
 import type { Argon2Params } from '../../../lib/keys/client/format.js';
+import { Problem } from '../shared/api.js';
 
 const LAST_KEY = 'svcmail:argon2-ms';
 
@@ -21,9 +22,9 @@ export function derivePasswordKey(password: string, kdf: Argon2Params, tick?: (e
       if (e.data.key) {
         localStorage.setItem(LAST_KEY, String(Math.round(performance.now() - started)));
         resolve(e.data.key);
-      } else reject(new Error(`The key could not be derived from the password: ${e.data.error}`));
+      } else reject(new Problem(`The key could not be derived from the password: ${e.data.error}`));
     };
-    worker.onerror = (e) => reject(new Error(`The key could not be derived from the password: ${e.message || 'the worker failed'}`));
+    worker.onerror = (e) => reject(new Problem(`The key could not be derived from the password: ${e.message || 'the worker failed'}`));
     worker.postMessage({ password, kdf });
   }).finally(() => {
     if (timer) clearInterval(timer);

@@ -86,17 +86,25 @@ function mailOf(email: Email): Omit<OpenedMail, 'encrypted' | 'signature'> {
 /**
  * Opens an S/MIME message (its raw source): decrypted with the mailbox's key when enveloped, its
  * signature checked against the service's CAs (a signature that does not verify is reported, not
- * thrown: the view flags it). `outerFrom`: the stored message's From, which the signer must match.
+ * thrown: the view flags it). `outerOf`: the stored message's From (which the signer must match) and Subject, or its From alone.
  */
-export async function openMail(raw: string, keys: UnlockedVault | null, outerFrom: string): Promise<OpenedMail> {
+export async function openMail(
+  raw: string,
+  keys: UnlockedVault | null,
+  outerOf: string | { from: string; subject: string },
+  trusted: string[] = keys?.caCertificates ?? [],
+): Promise<OpenedMail> {
+  const outer = typeof outerOf === 'string' ? { from: outerOf, subject: '' } : outerOf;
   const opened = await decryptAndVerify(
     raw,
     keys ? { certPem: keys.encryptionCertificate, key: keys.encryptionKey as never } : null,
-    keys?.caCertificates ?? [],
+    trusted,
     { keepBadSignature: true },
   );
   const mail = mailOf(await PostalMime.parse(opened.entity));
-  const fromAddress = mail.from?.address ?? outerFrom;
+  // A signed (not encrypted) message signs its body only: its Subject and From are the outer ones.
+  mail.subject ||= outer.subject;
+  const fromAddress = mail.from?.address ?? outer.from;
   return { ...mail, encrypted: opened.encrypted, signature: opened.signature && signatureView(opened.signature, fromAddress) };
 }
 

@@ -4,6 +4,7 @@
 // server: the passkey unlocks the vault here, it does not sign in.
 import { fromB64, random, toB64url } from '../../../lib/keys/client/bytes.js';
 import type { PasskeyWrap, StoredWrap, VaultView } from '../../../lib/keys/client/format.js';
+import { Problem } from '../shared/api.js';
 
 /** The PRF extension's input and output, as the WebAuthn Level 3 dictionaries spell them. */
 interface PrfResults {
@@ -36,9 +37,9 @@ async function prfOf(
       extensions: { prf: { evalByCredential } } as AuthenticationExtensionsClientInputs,
     },
   })) as PublicKeyCredential | null;
-  if (!cred) throw new Error('No passkey was chosen.');
+  if (!cred) throw new Problem('No passkey was chosen.');
   const first = (cred.getClientExtensionResults() as PrfResults).prf?.results?.first;
-  if (!first) throw new Error('This passkey cannot unlock the vault: its authenticator does not support the PRF extension.');
+  if (!first) throw new Problem('This passkey cannot unlock the vault: its authenticator does not support the PRF extension.');
   return { credentialId: new Uint8Array(cred.rawId), secret: new Uint8Array(first) };
 }
 
@@ -58,10 +59,10 @@ export async function createPasskey(address: string): Promise<{ credentialId: Ui
       extensions: { prf: { eval: { first: buf(prfSalt) } } } as AuthenticationExtensionsClientInputs,
     },
   })) as PublicKeyCredential | null;
-  if (!cred) throw new Error('No passkey was made.');
+  if (!cred) throw new Problem('No passkey was made.');
   const credentialId = new Uint8Array(cred.rawId);
   const results = cred.getClientExtensionResults() as PrfResults;
-  if (results.prf?.enabled === false) throw new Error('This authenticator does not support the PRF extension, which unlocking needs.');
+  if (results.prf?.enabled === false) throw new Problem('This authenticator does not support the PRF extension, which unlocking needs.');
   const first = results.prf?.results?.first;
   if (first) return { credentialId, prfSalt, secret: new Uint8Array(first) };
   const again = await prfOf([credentialId], new Map([[toB64url(credentialId), prfSalt]]));
@@ -71,7 +72,7 @@ export async function createPasskey(address: string): Promise<{ credentialId: Ui
 /** Asks for one of the vault's passkeys: the credential used and its PRF secret for that wrap's salt. */
 export function passkeySecret(vault: VaultView): Promise<{ credentialId: Uint8Array; secret: Uint8Array }> {
   const wraps = vault.wraps.filter((w): w is StoredWrap & PasskeyWrap => w.method === 'passkey');
-  if (!wraps.length) throw new Error('This vault has no passkey.');
+  if (!wraps.length) throw new Problem('This vault has no passkey.');
   return prfOf(
     wraps.map((w) => fromB64(w.credentialId)),
     new Map(wraps.map((w) => [w.credentialId, fromB64(w.prfSalt)])),

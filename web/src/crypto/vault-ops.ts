@@ -21,7 +21,7 @@ import {
 } from '../../../lib/keys/client/index.js';
 import * as x509 from '@peculiar/x509';
 import { fromB64 } from '../../../lib/keys/client/bytes.js';
-import { api } from '../shared/api.js';
+import { api, Problem } from '../shared/api.js';
 import { derivePasswordKey } from './derive.js';
 import { setUnlocked, type Key, type UnlockedVault } from './keyring.js';
 import { createPasskey, passkeySecret } from './passkey.js';
@@ -44,11 +44,11 @@ interface EscrowInfo {
 async function masterKeyOf(vault: VaultView, secret: Secret, tick?: Tick): Promise<Uint8Array> {
   if (secret.kind === 'password')
     return masterKeyFromPasswordKey(vault, await derivePasswordKey(secret.password, passwordKdf(vault), tick)).catch(() => {
-      throw new Error('The encryption password is not right.');
+      throw new Problem('The encryption password is not right.');
     });
   if (secret.kind === 'recovery')
     return masterKeyFromRecoveryCode(vault, secret.code).catch((e: Error) => {
-      throw new Error(
+      throw new Problem(
         /32 letters/.test(e.message)
           ? 'A recovery code has 32 letters and digits (dashes optional).'
           : 'That recovery code does not match.',
@@ -210,7 +210,7 @@ const askSigning = (vault: VaultView, csr: string) =>
 
 /** Asks (again) for a signing certificate: a PKCS#10 request signed with the unlocked signing key. */
 export async function requestSigning(vault: VaultView, keys: UnlockedVault): Promise<unknown> {
-  if (!vault.signingPublicKey) throw new Error('The vault has no signing key.');
+  if (!vault.signingPublicKey) throw new Problem('The vault has no signing key.');
   const spki = fromB64(vault.signingPublicKey);
   const publicKey = await crypto.subtle.importKey('spki', spki as Uint8Array<ArrayBuffer>, { name: 'ECDSA', namedCurve: 'P-256' }, true, [
     'verify',

@@ -3,26 +3,35 @@
 // the certificate's validity, whether the signer is the From address, a signature that does not
 // verify or an unknown signer flagged — and its body and attachments shown from what was decrypted.
 import { useEffect, useRef, useState } from 'react';
-import { bytes, describeError, when } from '../shared/api.js';
+import { api, bytes, Problem, when } from '../shared/api.js';
 import { keysOf, onLock, useUnlocked } from '../crypto/keyring.js';
 import type { OpenedMail, SignatureView } from '../crypto/mail-crypto.js';
 import type { FrameContent } from '../crypto/secure-view.js';
 import { Unlock } from '../crypto/Unlock.js';
-import { loadMailCrypto } from '../crypto/use-vault.js';
+import { explainCrypto } from '../crypto/explain.js';
+import { loadMailCrypto, vaultPath } from '../crypto/use-vault.js';
 import type { Message } from './types.js';
 
 /** What was opened, by message uid: dropped when the keys lock. */
 const opened = new Map<string, OpenedMail>();
 onLock(() => opened.clear());
 
+/** The service's CA certificates (signatures chaining to them are trusted), read from the vault when no key is unlocked. */
+const trustedOf = (mailboxUid: string): Promise<string[]> =>
+  api<{ caCertificates?: string[] }>(vaultPath(mailboxUid)).then(
+    (v) => v.caCertificates ?? [],
+    () => [],
+  );
+
 async function openOnce(message: Message): Promise<OpenedMail> {
   const hit = opened.get(message.uid);
   if (hit) return hit;
   const res = await fetch(`/api/mail/messages/${encodeURIComponent(message.uid)}/raw`, { credentials: 'same-origin' });
-  if (!res.ok) throw new Error(`The message could not be read (HTTP ${res.status}).`);
+  if (!res.ok) throw new Problem(`The message could not be read (HTTP ${res.status}).`);
   const raw = await res.text();
   const keys = keysOf(message.mailboxUid);
-  const mail = await (await loadMailCrypto()).openMail(raw, keys, message.fromAddress);
+  const trusted = keys?.caCertificates ?? (await trustedOf(message.mailboxUid));
+  const mail = await (await loadMailCrypto()).openMail(raw, keys, { from: message.fromAddress, subject: message.subject }, trusted);
   opened.set(message.uid, mail);
   return mail;
 }
@@ -151,7 +160,7 @@ export function SecureMessage({ message, address }: { message: Message; address:
       )}
       {error !== null && (
         <p className="error" role="alert">
-          This message could not be opened: {describeError(error)}
+          This message could not be opened: {explainCrypto(error)}
         </p>
       )}
       {mail?.signature && <SignatureBanner s={mail.signature} />}

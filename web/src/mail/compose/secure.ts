@@ -2,7 +2,7 @@
 // service does, 5): the message is made here as MIME, a draft is encrypted to the sender alone, a
 // message that goes out encrypted is signed and encrypted to every recipient's certificate as well,
 // and only that ciphertext is stored (POST/PUT compose/encrypted). Attachments stay in the page.
-import { api } from '../../shared/api.js';
+import { api, Problem } from '../../shared/api.js';
 import type { UnlockedVault } from '../../crypto/keyring.js';
 import type { Composed, LocalFile } from '../../crypto/mime.js';
 import { loadMailCrypto } from '../../crypto/use-vault.js';
@@ -78,8 +78,8 @@ export function threadOf(
 /** A sealed draft read back into the form: decrypted with the sender's key; its files kept in the page. */
 export async function openSealedDraft(d: Message, keys: UnlockedVault): Promise<{ fields: Fields; files: LocalFile[] }> {
   const res = await fetch(`/api/mail/messages/${encodeURIComponent(d.uid)}/raw`, { credentials: 'same-origin' });
-  if (!res.ok) throw new Error(`The draft could not be read (HTTP ${res.status}).`);
-  const mail = await (await loadMailCrypto()).openMail(await res.text(), keys, d.fromAddress);
+  if (!res.ok) throw new Problem(`The draft could not be read (HTTP ${res.status}).`);
+  const mail = await (await loadMailCrypto()).openMail(await res.text(), keys, { from: d.fromAddress, subject: d.subject });
   const list = (ps: Array<{ name?: string; address: string }>) =>
     ps.map((p) => (p.name ? `${p.name} <${p.address}>` : p.address)).join(', ');
   return {

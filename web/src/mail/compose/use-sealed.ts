@@ -2,7 +2,7 @@
 // is already encrypted) every save is sealed here and the attachments stay in the page; if the keys
 // lock meanwhile, saving waits for an unlock rather than store the text in the clear.
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { api } from '../../shared/api.js';
+import { api, Problem } from '../../shared/api.js';
 import { useUnlocked, type UnlockedVault } from '../../crypto/keyring.js';
 import type { LocalFile } from '../../crypto/mime.js';
 import { vaultPath, type VaultView } from '../../crypto/use-vault.js';
@@ -15,7 +15,7 @@ async function serverFile(d: Message, a: Message['attachments'][number]): Promis
   const res = await fetch(`/api/mail/messages/${encodeURIComponent(d.uid)}/attachments/${encodeURIComponent(a.id)}`, {
     credentials: 'same-origin',
   });
-  if (!res.ok) throw new Error(`${a.safeFilename} could not be read (HTTP ${res.status}).`);
+  if (!res.ok) throw new Problem(`${a.safeFilename} could not be read (HTTP ${res.status}).`);
   return { name: a.safeFilename, type: a.contentType, bytes: new Uint8Array(await res.arrayBuffer()) };
 }
 

@@ -1,7 +1,7 @@
 // One change of the vault at a time: busy while it runs, the password derivation's progress, and a
 // stale generation (409 api-108: changed in another tab or device) explained with a way out.
 import { useState } from 'react';
-import { ErrorBox } from '../../shared/ErrorBox.js';
+import { explainCrypto } from '../../crypto/explain.js';
 import { DeriveProgress } from '../../crypto/Unlock.js';
 import { isStale } from '../../crypto/use-vault.js';
 import type { Tick } from '../../crypto/vault-ops.js';
@@ -35,7 +35,11 @@ export function useVaultChange(reload: () => Promise<unknown>) {
           and try again.
         </div>
       ) : (
-        <ErrorBox error={error} />
+        error !== null && (
+          <p className="error" role="alert">
+            {explainCrypto(error)}
+          </p>
+        )
       )}
     </>
   );
