@@ -4,7 +4,9 @@
 // on the mail page. Search then finds a word that exists only inside an encrypted message, merged
 // with the server's results once each; the list shows the decrypted subject; IndexedDB holds the
 // index sealed (no word of the mail in it); the next page reads it back instead of decrypting again
-// and forgets a deleted message; sign-out leaves no database, and the next session must unlock again.
+// and forgets a deleted message; sign-out leaves no database, and the next session must unlock again;
+// new encrypted mail gets its subject in the list while the keys stay unlocked, and locking them (here:
+// the idle lock) takes the index out of memory.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVault, encryptEntity } from '../../../lib/keys/client/index.js';
@@ -99,6 +101,7 @@ describe.runIf(ready)('the local search index of encrypted mail in the browser',
   let aliceBox = '';
   let alice = '';
   let doomedUid = '';
+  let cert = '';
 
   beforeAll(async () => {
     signin = await startSigninDouble({ users: { alice: { passwords: [] } } });
@@ -116,7 +119,7 @@ describe.runIf(ready)('the local search index of encrypted mail in the browser',
     const vault = await createVault(aliceBox, 'alice@example.test', PASSWORD, { argon2: TEST_ARGON2 });
     const enrolled = await app.call(alice, 'POST', `/api/mail/mailboxes/${aliceBox}/keyvault/enroll`, vault.body);
     expect(enrolled.status, JSON.stringify(enrolled.body)).toBe(201);
-    const cert = (await app.call(alice, 'GET', `/api/mail/mailboxes/${aliceBox}/keyvault`)).body.encryptionCertificate as string;
+    cert = (await app.call(alice, 'GET', `/api/mail/mailboxes/${aliceBox}/keyvault`)).body.encryptionCertificate as string;
     await app.handOff(
       'alice@example.test',
       await encryptedMail(cert, SECRET_SUBJECT, `The ${SECRET_WORD} ledger, ask the ${SHARED_WORD}.`, 1),
@@ -262,6 +265,33 @@ describe.runIf(ready)('the local search index of encrypted mail in the browser',
     expect(await tab.getByRole('listbox', { name: 'Messages' }).textContent()).not.toContain(SECRET_SUBJECT);
     await search(SECRET_WORD);
     await expect.poll(() => resultsNote().textContent()).toContain('1 encrypted message not searched: unlock your keys to include them.');
+    expect(await results().count()).toBe(0);
+  });
+
+  it('indexes new encrypted mail while the keys stay unlocked, and drops the index from memory when they lock (idle)', async () => {
+    const list = tab.getByRole('listbox', { name: 'Messages' });
+    // lock after 30 s without a key press or click (the setting is in minutes)
+    await tab.evaluate(() =>
+      (globalThis as unknown as { localStorage: { setItem(k: string, v: string): void } }).localStorage.setItem(
+        'svcmail:lock-after-minutes',
+        '0.5',
+      ),
+    );
+    await openMailPage();
+    await search(SECRET_WORD);
+    await unlockFromSearch();
+    await expect.poll(() => results().allTextContents(), { timeout: 60_000 }).toEqual([expect.stringContaining(SECRET_SUBJECT)]);
+    await tab.getByRole('button', { name: 'Clear' }).click();
+    await app.handOff('alice@example.test', await encryptedMail(cert, 'Fresh narwhal report', 'Arrived while unlocked.', 3));
+    // the live list shows it, and the index learns its subject by itself
+    await expect.poll(() => list.getByRole('option', { name: /Encrypted.*Fresh narwhal report/ }).count(), { timeout: 30_000 }).toBe(1);
+    expect(await list.getByRole('option', { name: new RegExp(`Encrypted.*${SECRET_SUBJECT}`) }).count()).toBe(1);
+    // no activity: the keys lock, the decrypted subjects leave the page
+    await expect.poll(() => list.textContent(), { timeout: 45_000 }).not.toContain(SECRET_SUBJECT);
+    expect(await list.textContent()).not.toContain('Fresh narwhal report');
+    expect(await list.getByRole('option', { name: /Encrypted.*\[\.\.\.\]/ }).count()).toBe(2);
+    await search(SECRET_WORD);
+    await expect.poll(() => resultsNote().textContent()).toContain('2 encrypted messages not searched: unlock your keys to include them.');
     expect(await results().count()).toBe(0);
   });
 });

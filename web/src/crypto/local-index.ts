@@ -83,6 +83,26 @@ export function localSubject(mailboxUid: string, uid: string): string | null {
   return engine?.indexOf(mailboxUid)?.docs.get(uid)?.subject ?? null;
 }
 
+/** A catch-up for a message the list shows but the index does not know: no sooner than this after the last one (ms). */
+const NEW_MAIL_AFTER_MS = 10_000;
+const soon = new Map<string, ReturnType<typeof setTimeout>>();
+
+/**
+ * The list shows an encrypted message the index does not know (new mail, most likely): while the
+ * keys are unlocked, a catch-up runs soon to index it, no sooner than ten seconds after the last one.
+ */
+export function noticeUnknown(mailboxUid: string, uid: string): void {
+  const index = engine?.indexOf(mailboxUid);
+  if (!index || index.has(uid) || soon.has(mailboxUid)) return;
+  const wait = Math.max(0, index.caughtUpAt + NEW_MAIL_AFTER_MS - Date.now());
+  const timer = setTimeout(() => {
+    soon.delete(mailboxUid);
+    const now = engine?.indexOf(mailboxUid);
+    if (now) void engine!.runCatchUp(now);
+  }, wait);
+  soon.set(mailboxUid, timer);
+}
+
 /** What the index keeps of a message (subject, folder, date, whether it has files); null when not known. */
 export function localDoc(mailboxUid: string, uid: string): LocalDoc | null {
   return engine?.indexOf(mailboxUid)?.docs.get(uid) ?? null;

@@ -5,7 +5,7 @@ import type { Picks } from './selection.js';
 import { isCompact } from '../shared/appearance.js';
 import type { Folder, Message } from './types.js';
 import { ErrorBox } from '../shared/ErrorBox.js';
-import { localSubject, useLocalIndex } from '../crypto/local-index.js';
+import { localSubject, noticeUnknown, useLocalIndex } from '../crypto/local-index.js';
 
 /** Height of a row in pixels (the density setting's): the list places rows by index, so it reads only the pages in view. */
 const rowHeight = (): number => (isCompact() ? 66 : 78);
@@ -243,9 +243,13 @@ function Row({
  * so, with its real subject once the local index knows it (the stored one is RFC 9788's "[...]").
  */
 export function RowContent({ m }: { m: Message }) {
-  useLocalIndex();
+  const indexVersion = useLocalIndex();
   const encrypted = (m as Message & { smime?: string | null }).smime === 'encrypted';
   const decrypted = encrypted ? localSubject(m.mailboxUid, m.uid) : null;
+  // New encrypted mail: the index catches up soon (asked again as the index changes, until it knows the message).
+  useEffect(() => {
+    if (encrypted && decrypted === null) noticeUnknown(m.mailboxUid, m.uid);
+  }, [encrypted, decrypted, m.mailboxUid, m.uid, indexVersion]);
   return (
     <>
       <div className="row-from">

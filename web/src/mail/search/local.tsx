@@ -106,7 +106,12 @@ export function UnlockToSearch({ mailboxUid }: { mailboxUid: string }) {
   return (
     <details className="unlock-to-search">
       <summary>Unlock to search encrypted mail</summary>
-      <Unlock mailboxUid={box.uid} address={box.address} why="Encrypted mail is searched on this device once your keys are unlocked." />
+      <Unlock
+        mailboxUid={box.uid}
+        address={box.address}
+        why="Encrypted mail is searched on this device once your keys are unlocked."
+        quiet
+      />
     </details>
   );
 }
