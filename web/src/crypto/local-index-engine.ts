@@ -112,11 +112,14 @@ export class MailboxIndex {
   #timer: ReturnType<typeof setTimeout> | null = null;
   #saving: Promise<void> | null = null;
   #saveCost = 0;
+  #search: MiniSearch<Doc>;
 
   constructor(
     public keys: UnlockedVault,
-    private search_: MiniSearch<Doc>,
-  ) {}
+    search: MiniSearch<Doc>,
+  ) {
+    this.#search = search;
+  }
 
   /** Its keys are still the unlocked ones: it may be searched, grown and saved. */
   get live(): boolean {
@@ -149,7 +152,7 @@ export class MailboxIndex {
   /** Adds an opened message (once: a message already indexed is left as it is). */
   add(message: IndexedMessage, opened: OpenedMail): boolean {
     if (this.#closed || this.docs.has(message.uid)) return false;
-    this.search_.add(docOf(message, opened));
+    this.#search.add(docOf(message, opened));
     this.docs.set(message.uid, {
       subject: opened.subject,
       folderUid: message.folderUid,
@@ -168,7 +171,7 @@ export class MailboxIndex {
 
   /** A message that is gone from the mailbox: out of the index. */
   drop(uid: string): void {
-    if (this.docs.delete(uid)) this.search_.discard(uid);
+    if (this.docs.delete(uid)) this.#search.discard(uid);
     this.unreadable.delete(uid);
     this.#changed();
   }
@@ -187,7 +190,7 @@ export class MailboxIndex {
 
   search(query: string): LocalHit[] {
     if (this.#closed) return [];
-    return this.search_
+    return this.#search
       .search(query)
       .slice(0, MAX_HITS)
       .map((r) => ({ uid: String(r.id), subject: this.docs.get(String(r.id))?.subject ?? '', score: r.score }));
@@ -225,7 +228,7 @@ export class MailboxIndex {
 
   async #write(): Promise<void> {
     const started = performance.now();
-    const saved: Saved = { v: FORMAT, index: this.search_.toJSON(), docs: [...this.docs], unreadable: [...this.unreadable] };
+    const saved: Saved = { v: FORMAT, index: this.#search.toJSON(), docs: [...this.docs], unreadable: [...this.unreadable] };
     try {
       const bytes = await writeIndex(this.keys.mailboxUid, this.keys.indexKey, JSON.stringify(saved), () => this.live);
       if (bytes !== null) performance.measure('svcmail:local-index:save', { start: started, detail: { documents: this.docs.size, bytes } });
@@ -243,7 +246,7 @@ export class MailboxIndex {
     this.#timer = null;
     this.docs.clear();
     this.unreadable.clear();
-    this.search_ = new MiniSearch(OPTIONS);
+    this.#search = new MiniSearch(OPTIONS);
   }
 }
 
@@ -292,7 +295,7 @@ export function closeIndexes(mailboxUid: string | null): void {
     if (mailboxUid !== null && uid !== mailboxUid) continue;
     held.delete(uid);
     h.index?.close();
-    void h.ready.then((index) => index.close());
+    void h.ready.then((index) => index.close()).catch(() => undefined);
     setStatus(uid, null);
   }
 }
