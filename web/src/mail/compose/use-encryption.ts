@@ -49,6 +49,16 @@ export function recipientNote(r: PlanRecipient): string {
   return `encrypted (key from ${from}${r.key.pin ? ', pinned' : ''}${r.rule === 'automatic' ? '; the policy requires it' : ''})`;
 }
 
+/** Why the send path would refuse this message in the clear: a pinned key (no downgrade), or the policy. */
+function plaintextRefusal(plan: Plan): string {
+  const why = plan.recipients.flatMap((r) => {
+    if (!r.key) return [];
+    if (r.key.pin) return [`the key of ${r.address} is pinned`];
+    return r.rule === 'automatic' ? [`the policy requires encryption to ${r.address}`] : [];
+  });
+  return `You chose not to encrypt, but ${why.join(' and ') || 'the encryption policy requires encryption'}: it can only be sent encrypted.`;
+}
+
 /** What the send does with this plan, choice and key state. */
 export function decide(plan: Plan | null, choice: Choice, unlocked: boolean): Decision {
   if (!plan || !plan.recipients.length) return { encrypt: choice === 'on' && unlocked, blocked: null };
@@ -56,7 +66,8 @@ export function decide(plan: Plan | null, choice: Choice, unlocked: boolean): De
   if (conflict) return { encrypt: false, blocked: `The key of ${conflict.address} changed: accept or reject the new key first.` };
   const mustEncrypt = !plan.plaintextAllowed;
   const missing = plan.recipients.filter((r) => !r.key || r.rule === 'prohibited').map((r) => r.address);
-  if (choice === 'off' && !mustEncrypt) return { encrypt: false, blocked: null };
+  // "Do not encrypt" is the user's word: never overruled in silence (sent encrypted after all), refused with why.
+  if (choice === 'off') return { encrypt: false, blocked: mustEncrypt ? plaintextRefusal(plan) : null };
   if (!plan.encryptable) {
     if (mustEncrypt || choice === 'on')
       return {
