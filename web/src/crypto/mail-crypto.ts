@@ -88,7 +88,26 @@ function mailOf(email: Email): Omit<OpenedMail, 'encrypted' | 'signature'> {
  * signature checked against the service's CAs (a signature that does not verify is reported, not
  * thrown: the view flags it). `outerOf`: the stored message's From (which the signer must match) and Subject, or its From alone.
  */
-export async function openMail(
+/** Runs `step` under a User Timing measure (svcmail:<name>), which the benchmarks read from the page. */
+async function timed<T>(name: string, step: () => Promise<T>): Promise<T> {
+  const start = performance.now();
+  try {
+    return await step();
+  } finally {
+    performance.measure(`svcmail:${name}`, { start, end: performance.now() });
+  }
+}
+
+export function openMail(
+  raw: string,
+  keys: UnlockedVault | null,
+  outerOf: string | { from: string; subject: string },
+  trusted: string[] = keys?.caCertificates ?? [],
+): Promise<OpenedMail> {
+  return timed('open', () => openUntimed(raw, keys, outerOf, trusted));
+}
+
+async function openUntimed(
   raw: string,
   keys: UnlockedVault | null,
   outerOf: string | { from: string; subject: string },
@@ -109,16 +128,18 @@ export async function openMail(
 }
 
 /** A draft as stored while it is written: encrypted to the sender alone, not signed. */
-export async function sealDraft(c: Composed, keys: UnlockedVault): Promise<string> {
-  return outerMessage(c, await encryptEntity(innerEntity(c), [keys.encryptionCertificate]));
+export function sealDraft(c: Composed, keys: UnlockedVault): Promise<string> {
+  return timed('seal-draft', async () => outerMessage(c, await encryptEntity(innerEntity(c), [keys.encryptionCertificate])));
 }
 
 /** The message as sent: signed (when a signing certificate is installed) and encrypted to each recipient's certificate and the sender's. */
-export async function sealForSend(c: Composed, keys: UnlockedVault, recipientCerts: string[]): Promise<string> {
+export function sealForSend(c: Composed, keys: UnlockedVault, recipientCerts: string[]): Promise<string> {
   const to = [...recipientCerts, keys.encryptionCertificate];
-  const inner = innerEntity(c);
-  if (!keys.signingCertificate) return outerMessage(c, await encryptEntity(inner, to));
-  return outerMessage(c, await encryptAndSign(inner, { certPem: keys.signingCertificate, key: keys.signingKey as never }, to));
+  return timed('seal-send', async () => {
+    const inner = innerEntity(c);
+    if (!keys.signingCertificate) return outerMessage(c, await encryptEntity(inner, to));
+    return outerMessage(c, await encryptAndSign(inner, { certPem: keys.signingCertificate, key: keys.signingKey as never }, to));
+  });
 }
 
 /** Fingerprint-free description of a certificate for the compose view ("valid until …"). */

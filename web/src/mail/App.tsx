@@ -172,9 +172,9 @@ function MailboxView({ box, active, conversations: byDefault }: { box: Mailbox; 
               folders={folders}
               start={compose.start}
               failure={compose.failure}
-              onClose={() => closeCompose()}
+              onClose={() => closeCompose(compose.n)}
               onSend={(draft, mode) => {
-                closeCompose();
+                closeCompose(compose.n);
                 sending.send(draft, mode);
               }}
             />

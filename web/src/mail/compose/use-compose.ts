@@ -18,6 +18,7 @@ export function useComposeState() {
     [],
   );
   const startCompose = useCallback((start: ComposeStart) => reopen(start, null), [reopen]);
-  const close = useCallback(() => setCompose(null), []);
+  /** Closes the view; with `n`, only if that view is still the open one (a send finishing late must not close a newer one). */
+  const close = useCallback((n?: number) => setCompose((c) => (n === undefined || c?.n === n ? null : c)), []);
   return { compose, reopen, startCompose, close };
 }
