@@ -60,8 +60,13 @@ export async function fetchRemoteKey(
   return { certificate: checked.pem, fingerprint: checked.fingerprint };
 }
 
-/** The key of `address` (a plain address, lowercased: the route's query checks it with emailAddress). */
-export async function lookupKey(ctx: Ctx, mailboxUid: string, address: string): Promise<LookupAnswer> {
+/**
+ * The key of `address` (a plain address, lowercased: the route's query checks it with emailAddress).
+ * `peek`: a federated key not pinned yet is answered without pinning it (compose asks before the
+ * user sends; the key is pinned when it is first used, through GET keys/lookup at the send). A
+ * contact already pinned is observed as always: a different key becomes a conflict to decide.
+ */
+export async function lookupKey(ctx: Ctx, mailboxUid: string, address: string, opts: { peek?: boolean } = {}): Promise<LookupAnswer> {
   await loadMailbox(ctx, mailboxUid, 'read');
   const { domain } = splitAddress(address);
   if (await isLocalDomain(ctx, domain)) {
@@ -79,9 +84,10 @@ export async function lookupKey(ctx: Ctx, mailboxUid: string, address: string): 
     ctx.log.info({ err: (e as Error).message, domain }, 'federated key lookup failed');
     remote = 'unreachable';
   }
+  const pinned = await pinnedKey(ctx, mailboxUid, address);
+  if (found && opts.peek && !pinned) return { address, source: 'federated', remote, ...found, pin: null };
   if (found) return { address, source: 'federated', remote, ...(await observeKey(ctx, mailboxUid, address, 'federated', found)) };
   // Downgrade protection: a pinned key stays in use when the other side stops answering one.
-  const pinned = await pinnedKey(ctx, mailboxUid, address);
   if (pinned)
     return {
       address,

@@ -17,7 +17,8 @@ import type { Ctx } from '../context/index.js';
 // The encryption side of a send (Spec: Encryption policy, Discovered keys): the send path refuses
 // what the policy forbids, and the compose view asks beforehand what a send to its recipients would
 // need — each recipient's class, the policy's rule for it and the key to encrypt to — from the same
-// classes and keys, so the plan it shows is the one the send enforces.
+// classes and keys, so the plan it shows is the one the send enforces. Asking pins nothing: a
+// federated key is pinned when it is first used (the compose view looks it up at the send).
 
 const domainOf = (a: string) => a.slice(a.lastIndexOf('@') + 1).toLowerCase();
 
@@ -68,7 +69,13 @@ const keyShape = z.object({
       firstUse: z.boolean(),
     })
     .nullable()
-    .describe('federated keys: the pin; state conflict means a new key waits for the user to accept or reject it'),
+    .describe(
+      'federated keys: the pin (null until the key is first used: GET keys/lookup at the send pins it); state conflict means a new key waits for the user to accept or reject it',
+    ),
+  remote: z
+    .enum(['found', 'absent', 'unreachable'])
+    .nullable()
+    .describe("federated keys: whether their server answered now ('absent' or 'unreachable': the pinned key is used)"),
 });
 
 export const encryptionPlanAnswer = z.object({
@@ -90,8 +97,11 @@ export type EncryptionPlan = z.infer<typeof encryptionPlanAnswer>;
 /** The key of one recipient, or why there is none. */
 async function keyOf(ctx: Ctx, mailboxUid: string, address: string): Promise<Pick<EncryptionPlan['recipients'][number], 'key' | 'lookup'>> {
   try {
-    const k = await lookupKey(ctx, mailboxUid, address);
-    return { key: { source: k.source, certificate: k.certificate, fingerprint: k.fingerprint, pin: k.pin }, lookup: 'found' };
+    const k = await lookupKey(ctx, mailboxUid, address, { peek: true });
+    return {
+      key: { source: k.source, certificate: k.certificate, fingerprint: k.fingerprint, pin: k.pin, remote: k.remote ?? null },
+      lookup: 'found',
+    };
   } catch (e) {
     if (e instanceof ApiError && e.code === 'api-113') return { key: null, lookup: 'unreachable' };
     if (e instanceof ApiError && e.status === 404) return { key: null, lookup: 'none' };

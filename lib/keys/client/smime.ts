@@ -130,7 +130,8 @@ export async function decryptAndVerify(
       text = canonical(fromUtf8(v.content));
       continue;
     }
-    if (/^multipart\/signed/i.test(ct)) {
+    // multipart/signed with an S/MIME signature only: a PGP/MIME one is not ours to check.
+    if (/^multipart\/signed/i.test(ct) && /pkcs7-signature/i.test(param(ct, 'protocol') ?? '')) {
       const boundary = param(ct, 'boundary');
       if (!boundary) throw new Error('multipart/signed without a boundary');
       const parts = e.body.split(`--${boundary}`);

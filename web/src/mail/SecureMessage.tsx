@@ -33,6 +33,8 @@ async function openOnce(message: Message): Promise<OpenedMail> {
   const trusted = keys?.caCertificates ?? (await trustedOf(message.mailboxUid));
   const mail = await (await loadMailCrypto()).openMail(raw, keys, { from: message.fromAddress, subject: message.subject }, trusted);
   opened.set(message.uid, mail);
+  // The local search index learns what was just decrypted (it ignores mail that was not encrypted).
+  if (keys) void import('../crypto/local-index.js').then((ix) => ix.indexOpened(keys, message, mail)).catch(() => undefined);
   return mail;
 }
 

@@ -5,6 +5,7 @@ import { useState } from 'react';
 import { describeError } from '../../shared/api.js';
 import { Unlock } from '../../crypto/Unlock.js';
 import type { Mailbox } from '../types.js';
+import { parseRecipients } from './addresses.js';
 import { recipientNote, type Choice, type PlanRecipient } from './use-encryption.js';
 import type { DraftState } from './use-draft.js';
 
@@ -59,6 +60,12 @@ export function EncryptionPanel({ d, box }: { d: DraftState; box: Mailbox }) {
             : ''}
         {sealed.sealedMode && !decision.encrypt && ' Its draft is stored encrypted.'}
       </span>
+      {decision.encrypt && parseRecipients(d.fields?.bcc ?? '').recipients.length > 0 && (
+        <p className="muted">
+          Bcc recipients are not named in the message, but the others can see which keys it was also encrypted to. Send them a separate
+          message to keep them fully hidden.
+        </p>
+      )}
       {decision.blocked && (
         <p className="error" role="alert">
           {decision.blocked}

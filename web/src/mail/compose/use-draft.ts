@@ -12,7 +12,7 @@ import type { SendMode } from './send.js';
 import { uploadAttachment } from './upload.js';
 import { keysOf } from '../../crypto/keyring.js';
 import { createSealed, openSealedDraft, updateSealed, type SealedBody } from './secure.js';
-import { decide, fetchPlan, useEncryptionPlan, type Choice } from './use-encryption.js';
+import { certificatesFor, decide, fetchPlan, useEncryptionPlan, type Choice } from './use-encryption.js';
 import { useSealed, type Sealed } from './use-sealed.js';
 
 /** The largest file a draft takes (the compose upload route's limit). */
@@ -91,11 +91,10 @@ async function finalBody(box: Mailbox, sealed: Sealed, f: Fields, sendAt: Date |
   if (decision.blocked) return new Problem(decision.blocked);
   const json = bodyOf(box, f, sendAt);
   if (!decision.encrypt) return { json, sealed: null };
+  const certs = await certificatesFor(box.uid, plan!);
+  if (typeof certs === 'string') return new Problem(certs);
   const keys = await sealed.sendingKeys();
-  const body = sealed.body(
-    f,
-    plan!.recipients.map((r) => r.key!.certificate),
-  );
+  const body = sealed.body(f, certs);
   if (!keys || !body) return new Problem('Unlock your keys to send this message encrypted.');
   return { json, sealed: { ...body, keys } };
 }

@@ -17,6 +17,8 @@ export interface PlanRecipient {
     certificate: string;
     fingerprint: string;
     pin: { uid: string; state: 'pinned' | 'conflict'; fingerprint: string; pendingFingerprint: string | null; firstUse: boolean } | null;
+    /** Federated keys: whether their server answered now (else the pinned key is used). */
+    remote: 'found' | 'absent' | 'unreachable' | null;
   } | null;
   lookup: 'found' | 'none' | 'unreachable';
 }
@@ -45,8 +47,12 @@ export function recipientNote(r: PlanRecipient): string {
   if (r.kind === 'list') return 'not encrypted: a distribution list has no key';
   if (r.lookup === 'unreachable') return 'not encrypted: their server could not be asked for a key';
   if (!r.key) return 'not encrypted: no key was found';
+  const required = r.rule === 'automatic' ? '; the policy requires it' : '';
+  if (r.key.source === 'federated' && r.key.remote !== 'found')
+    return `encrypted to the key pinned for them (their server did not answer for it now${required})`;
   const from = r.key.source === 'local' ? 'this server' : 'their server';
-  return `encrypted (key from ${from}${r.key.pin ? ', pinned' : ''}${r.rule === 'automatic' ? '; the policy requires it' : ''})`;
+  const pin = r.key.source === 'federated' ? (r.key.pin ? ', pinned' : ', pinned when you send') : '';
+  return `encrypted (key from ${from}${pin}${required})`;
 }
 
 /** Why the send path would refuse this message in the clear: a pinned key (no downgrade), or the policy. */
@@ -131,4 +137,26 @@ export function useEncryptionPlan(mailboxUid: string, fields: Fields | null) {
     [mailboxUid],
   );
   return { plan: addrs ? plan : null, error, resolve, pending: Boolean(addrs) && plan === null && error === null };
+}
+
+/**
+ * The certificates to encrypt to, as the send uses them: a federated key not pinned yet is looked up
+ * once more through GET keys/lookup, which pins it (its first use); a key that changed meanwhile is a
+ * conflict the user decides first.
+ */
+export async function certificatesFor(mailboxUid: string, plan: Plan): Promise<string[] | string> {
+  const out: string[] = [];
+  for (const r of plan.recipients) {
+    if (!r.key) return `No key for ${r.address}.`;
+    if (r.key.source !== 'federated' || r.key.pin) {
+      out.push(r.key.certificate);
+      continue;
+    }
+    const k = await api<{ certificate: string; pin: { state: string } | null }>(
+      `/api/mail/mailboxes/${encodeURIComponent(mailboxUid)}/keys/lookup?addr=${encodeURIComponent(r.address)}`,
+    );
+    if (k.pin?.state === 'conflict') return `The key of ${r.address} changed: accept or reject the new key first.`;
+    out.push(k.certificate);
+  }
+  return out;
 }
