@@ -65,6 +65,8 @@ describe('pages and assets', () => {
       // static imports, dynamic ones (a view loaded on first use: import(`./x.js`)) and the files such a load preloads
       const code = readFileSync(join(WEB_BUILD, file), 'utf8');
       for (const m of code.matchAll(/(?:from|import\()\s*["`]\.\/([\w.-]+)["`]/g)) named.add(`/assets/${m[1]}`);
+      // a Web Worker's script: new Worker(new URL(`/assets/x.js`, import.meta.url))
+      for (const m of code.matchAll(/new URL\(\s*["`]\/assets\/([\w.-]+)["`]/g)) named.add(`/assets/${m[1]}`);
       for (const deps of code.matchAll(/m\.f=\[([^\]]*)\]/g))
         for (const m of deps[1].matchAll(/"([\w.-]+)"/g)) named.add(`/assets/${m[1]}`);
     }
@@ -86,6 +88,9 @@ describe('pages and assets', () => {
       expect(r.headers.get('content-type'), a).toMatch(a.endsWith('.css') ? /^text\/css/ : /^(text|application)\/javascript/);
       expect(r.headers.get('cache-control'), a).toBe('public, max-age=31536000, immutable');
       expect(r.text).toBe(readFileSync(join(WEB_BUILD, a.slice('/assets/'.length)), 'utf8'));
+      // A script run as a Web Worker has the policy of its own answer: WebAssembly (Argon2id), nothing else.
+      if (a.endsWith('.js'))
+        expect(r.headers.get('content-security-policy'), a).toBe("default-src 'none'; script-src 'self' 'wasm-unsafe-eval'");
     }
     for (const bad of [
       '/assets/nope.js',
