@@ -4,7 +4,7 @@
 // encryption policy and pinned keys in compose, the local search index, and the requests the pages
 // made never carrying plaintext or key material.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Locator, Page, Request } from 'playwright-core';
@@ -23,6 +23,7 @@ const NEW_ALICE_PW = 'alice new encryption password 333';
 /** Words that exist only in the plaintext of the encrypted message. */
 const SECRET_SUBJECT = 'Quarterly zanzibar figures';
 const SECRET_BODY = 'The vault code is periwinkle-4471 and the meeting moves to Thursday.';
+const SECRET_FILE = 'Attached plan: tangerine lighthouse at dawn.\n';
 
 describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
   let app: RunningAppliance;
@@ -173,6 +174,16 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     });
     expect(done.status).toBe(200);
     expect((await app.call(alice, 'GET', `/api/mail/mailboxes/${aliceBox}/keyvault`)).body.signingCertificate).toMatch(/BEGIN CERTIFICATE/);
+    // Settings say where each stands: alice signs; bob's request waits for an administrator.
+    const [aTab, bTab] = await Promise.all([tabOf(alice), tabOf(bob)]);
+    await Promise.all([aTab.goto(`${app.api}/settings#encryption`), bTab.goto(`${app.api}/settings#encryption`)]);
+    await aTab.getByText('Your messages are signed').waitFor();
+    expect(await aTab.getByRole('status').filter({ hasText: 'Latest request' }).innerText()).toContain('Installed.');
+    await bTab.getByText('No signing certificate yet: your messages are encrypted but not signed.').waitFor();
+    expect(await bTab.getByRole('status').filter({ hasText: 'Latest request' }).innerText()).toContain(
+      'issued by hand): Asked for: an administrator issues the certificate by hand.',
+    );
+    await Promise.all([aTab.context().close(), bTab.context().close()]);
   });
 
   it('alice sends bob an encrypted, signed message; the server holds CMS enveloped data that openssl opens with his key', async () => {
@@ -191,6 +202,8 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     await compose.getByRole('combobox', { name: 'To' }).fill('bob@example.test');
     await compose.getByLabel('Subject').fill(SECRET_SUBJECT);
     await compose.getByRole('textbox', { name: 'Message' }).fill(SECRET_BODY);
+    await compose.locator('input[type=file]').setInputFiles({ name: 'plan.txt', mimeType: 'text/plain', buffer: Buffer.from(SECRET_FILE) });
+    await compose.getByRole('list', { name: 'Attachments' }).getByText('plan.txt').waitFor();
     await compose.getByText('This message will be encrypted and signed.').waitFor();
     expect(await compose.getByRole('list', { name: 'Encryption per recipient' }).innerText()).toContain(
       'bob@example.test: encrypted (key from this server)',
@@ -201,7 +214,7 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     expect(got.smime).toBe('encrypted');
     expect(got.subject).toBe('[...]');
     const raw = await rawOf(bob, got.uid);
-    for (const word of ['zanzibar', 'periwinkle', 'Thursday']) expect(raw).not.toContain(word);
+    for (const word of ['zanzibar', 'periwinkle', 'Thursday', 'tangerine', 'plan.txt']) expect(raw).not.toContain(word);
     expect(raw).toMatch(/Content-Type: application\/pkcs7-mime; smime-type=enveloped-data/);
     // Interop: openssl cms opens it with bob's key (exported from his vault here) and verifies alice's signature.
     const keys = await privateKeys(bob, bobBox, BOB_PW);
@@ -235,6 +248,10 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     expect(signed).toContain('alice@example.test');
     expect(signed).toContain('the signature is valid');
     await tab.frameLocator('iframe[title="Message"]').getByText('periwinkle-4471').waitFor();
+    // The attachment was decrypted with the rest: downloaded from the page's memory, byte for byte.
+    const [download] = await Promise.all([tab.waitForEvent('download'), reader.getByRole('link', { name: 'plan.txt' }).click()]);
+    expect(download.suggestedFilename()).toBe('plan.txt');
+    expect(readFileSync((await download.path())!, 'utf8')).toBe(SECRET_FILE);
     expect(problems).toEqual([]);
   });
 
@@ -406,7 +423,17 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
 
   it('the requests the pages made never carried the plaintext, a password, a recovery code or a private key', async () => {
     remember(await privateKeys(alice, aliceBox, NEW_ALICE_PW)); // the keys that replaced hers
-    const forbidden = ['zanzibar', 'periwinkle', ALICE_PW, BOB_PW, NEW_ALICE_PW, ...codes.alice!, ...codes.bob!, ...keyMaterial];
+    const forbidden = [
+      'zanzibar',
+      'periwinkle',
+      'tangerine',
+      ALICE_PW,
+      BOB_PW,
+      NEW_ALICE_PW,
+      ...codes.alice!,
+      ...codes.bob!,
+      ...keyMaterial,
+    ];
     expect(keyMaterial).toHaveLength(9);
     expect(sent.length).toBeGreaterThan(20);
     for (const f of forbidden) expect(sent.filter((r) => r.includes(f) || r.includes(encodeURIComponent(f)))).toEqual([]);
