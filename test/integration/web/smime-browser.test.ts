@@ -285,7 +285,7 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     expect(problems).toEqual([]);
   });
 
-  it('a message signed by openssl cms with a certificate of the local CA verifies; a tampered one is flagged', async () => {
+  it('a message signed by openssl cms with a certificate of the local CA verifies; a tampered one and one from an unknown signer are flagged', async () => {
     const ca = localCaDir(app.config);
     openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'dan.key']);
     openssl(['req', '-new', '-key', 'dan.key', '-subj', '/CN=Dan Signer', '-out', 'dan.csr']);
@@ -334,6 +334,40 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
       signed('Tampered by someone').replace('marmalade harbour', 'marmalade harbor!'),
       'dan@example.net',
     );
+    // Eve signs with a certificate of her own making: it verifies, but no CA of the service vouches for it.
+    openssl(
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        'eve.key',
+        '-out',
+        'eve.crt',
+      ].concat(['-days', '30', '-subj', '/CN=Eve', '-addext', 'subjectAltName=email:eve@example.net']),
+    );
+    const eve = openssl(
+      ['cms', '-sign', '-in', 'dan.txt', '-text', '-signer', 'eve.crt', '-inkey', 'eve.key'].concat([
+        '-from',
+        'eve@example.net',
+        '-to',
+        'bob@example.test',
+        '-subject',
+        'Signed by a stranger',
+      ]),
+    );
+    await app.handOff('bob@example.test', eve, 'eve@example.net');
+    await app.until('all three are filed', async () => {
+      const inbox = (await app.call(bob, 'GET', `/api/mail/folders?mailboxUid=${bobBox}`)).body.find(
+        (f: { role: string }) => f.role === 'inbox',
+      );
+      const listed = await app.call(bob, 'GET', `/api/mail/messages?folderUid=${inbox.uid}&limit=20`);
+      return listed.body.filter((m: { smime: string | null }) => m.smime === 'signed').length === 3 ? true : undefined;
+    });
     const tab = await tabOf(bob);
     const problems = watchProblems(tab);
     await tab.goto(`${app.api}/`);
@@ -353,6 +387,10 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     const bad = await reader.getByRole('alert').filter({ hasText: 'Signature problem' }).innerText();
     expect(bad).toContain('the message was changed after it was signed');
     expect(await reader.getByRole('status').filter({ hasText: 'the signature is valid' }).count()).toBe(0);
+    await list.getByRole('option', { name: /Signed by a stranger/ }).click();
+    const unknown = await reader.getByRole('alert').filter({ hasText: 'Signed as Eve' }).innerText();
+    expect(unknown).toContain('The signer is unknown');
+    expect(unknown).not.toContain('changed after it was signed');
     expect(problems).toEqual([]);
   });
 

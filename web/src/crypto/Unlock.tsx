@@ -1,14 +1,12 @@
 // Unlocking a mailbox's key vault, once per page (Spec: Key vault): the encryption password, one of
 // the recovery codes, or a passkey. The keys go to the page's keyring (keyring.ts); nothing of the
 // secret leaves the browser.
-import { useId, useState } from 'react';
+import { useState } from 'react';
+import { useSecretFields } from './secret-fields.js';
 import { describeError } from '../shared/api.js';
 import { explainCrypto } from './explain.js';
 import { expectedMs } from './derive.js';
-import type { Secret } from './vault-ops.js';
 import { loadVaultOps, useVault, type VaultView } from './use-vault.js';
-
-type Method = Secret['kind'];
 
 /** A progress bar for the password derivation: against the last run's time on this device, else indeterminate. */
 export function DeriveProgress({ elapsed }: { elapsed: number | null }) {
@@ -25,8 +23,6 @@ export function DeriveProgress({ elapsed }: { elapsed: number | null }) {
     </p>
   );
 }
-
-const hasPasskey = (v: VaultView) => v.wraps.some((w) => w.method === 'passkey');
 
 interface Props {
   mailboxUid: string;
@@ -59,25 +55,22 @@ export function Unlock({ mailboxUid, address, why, quiet = false, nested = false
   return <UnlockForm vault={vault} address={address} why={why} nested={nested} />;
 }
 
+const WORDS = {
+  legend: 'Unlock with',
+  choices: { password: 'Password', recovery: 'Recovery code', passkey: 'Passkey' },
+  field: { password: 'Encryption password', recovery: 'The recovery code' },
+};
+
 function UnlockForm({ vault, address, why, nested }: { vault: VaultView; address: string; why: string; nested: boolean }) {
-  const [method, setMethod] = useState<Method>('password');
-  const [secret, setSecret] = useState('');
   const [elapsed, setElapsed] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const id = useId();
   const submit = async () => {
     setBusy(true);
     setError(null);
     try {
-      const s: Secret =
-        method === 'password'
-          ? { kind: 'password', password: secret }
-          : method === 'recovery'
-            ? { kind: 'recovery', code: secret }
-            : { kind: 'passkey' };
-      await (await loadVaultOps()).unlock(vault, address, s, method === 'password' ? setElapsed : undefined);
-      setSecret('');
+      await (await loadVaultOps()).unlock(vault, address, s.secret(), s.kind === 'password' ? setElapsed : undefined);
+      s.clear();
     } catch (e) {
       setError(e);
     } finally {
@@ -85,36 +78,15 @@ function UnlockForm({ vault, address, why, nested }: { vault: VaultView; address
       setElapsed(null);
     }
   };
+  const s = useSecretFields(vault, WORDS, { required: !nested, onEnter: nested ? () => void submit() : undefined });
   const label = `Unlock the encryption keys of ${address}`;
   const content = (
     <>
       <p>{why}</p>
-      <fieldset className="inline-choices">
-        <legend>Unlock with</legend>
-        {(['password', 'recovery', ...(hasPasskey(vault) ? ['passkey'] : [])] as Method[]).map((m) => (
-          <label key={m} className="inline">
-            <input type="radio" name={`${id}-method`} checked={method === m} onChange={() => (setMethod(m), setSecret(''))} />{' '}
-            {m === 'password' ? 'Password' : m === 'recovery' ? 'Recovery code' : 'Passkey'}
-          </label>
-        ))}
-      </fieldset>
-      {method !== 'passkey' && (
-        <label>
-          {method === 'password' ? 'Encryption password' : 'The recovery code'}{' '}
-          <input
-            type={method === 'password' ? 'password' : 'text'}
-            autoComplete={method === 'password' ? 'current-password' : 'off'}
-            spellCheck={false}
-            required={!nested}
-            value={secret}
-            onChange={(e) => setSecret(e.target.value)}
-            onKeyDown={(e) => nested && e.key === 'Enter' && (e.preventDefault(), void submit())}
-          />
-        </label>
-      )}
+      {s.fields}
       <span>
         <button type={nested ? 'button' : 'submit'} disabled={busy} onClick={nested ? () => void submit() : undefined}>
-          {method === 'passkey' ? 'Unlock with a passkey' : 'Unlock'}
+          {s.kind === 'passkey' ? 'Unlock with a passkey' : 'Unlock'}
         </button>
       </span>
       <DeriveProgress elapsed={elapsed} />

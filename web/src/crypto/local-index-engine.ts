@@ -6,7 +6,7 @@
 // Loaded with the first unlock: MiniSearch is not part of the mail page's first load.
 import MiniSearch, { type AsPlainObject, type Options } from 'minisearch';
 import { keysOf, type UnlockedVault } from './keyring.js';
-import type { OpenedMail } from './mail-crypto.js';
+import type { OpenedMail } from './smime-mail.js';
 import { readIndex, writeIndex } from './local-index-store.js';
 import { setStatus } from './local-index-state.js';
 import { runCatchUp } from './local-index-catch-up.js';

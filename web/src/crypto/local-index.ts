@@ -7,7 +7,7 @@
 // (MiniSearch, IndexedDB, the S/MIME code) loads with the first unlock.
 import { useSyncExternalStore } from 'react';
 import { keysOf, onLock, onUnlock, type UnlockedVault } from './keyring.js';
-import type { OpenedMail } from './mail-crypto.js';
+import type { OpenedMail } from './smime-mail.js';
 import type { IndexedMessage, LocalDoc, LocalHit } from './local-index-engine.js';
 import { allStatuses, setStatus, snapshot, statusOf, subscribe, type IndexStatus } from './local-index-state.js';
 

@@ -23,4 +23,4 @@ export function useVault(mailboxUid: string) {
 
 /** What the crypto code costs to load (pkijs, asn1js): loaded when a key is first used, not with the page. */
 export const loadVaultOps = () => import('./vault-ops.js');
-export const loadMailCrypto = () => import('./mail-crypto.js');
+export const loadMailCrypto = () => import('./smime-mail.js');

@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, bytes, Problem, when } from '../shared/api.js';
 import { keysOf, onLock, useUnlocked } from '../crypto/keyring.js';
-import type { OpenedMail, SignatureView } from '../crypto/mail-crypto.js';
+import type { OpenedMail, SignatureView } from '../crypto/smime-mail.js';
 import type { FrameContent } from '../crypto/secure-view.js';
 import { Unlock } from '../crypto/Unlock.js';
 import { explainCrypto } from '../crypto/explain.js';

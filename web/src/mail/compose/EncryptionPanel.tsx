@@ -4,6 +4,7 @@
 import { useState } from 'react';
 import { describeError } from '../../shared/api.js';
 import { Unlock } from '../../crypto/Unlock.js';
+import { useVault } from '../../crypto/use-vault.js';
 import type { Mailbox } from '../types.js';
 import { parseRecipients } from './addresses.js';
 import { recipientNote, type Choice, type PlanRecipient } from './use-encryption.js';
@@ -38,8 +39,11 @@ function Conflict({ r, onResolve }: { r: PlanRecipient; onResolve(r: PlanRecipie
 
 export function EncryptionPanel({ d, box }: { d: DraftState; box: Mailbox }) {
   const { sealed, encryption, choice, setChoice, decision } = d.secure;
+  const { vault } = useVault(box.uid);
   const plan = encryption.plan;
   const signed = Boolean(sealed.keys?.signingCertificate);
+  // Someone who never set up keys sees nothing here, unless the policy makes encryption matter.
+  if (!vault?.enrolled && !sealed.sealedMode && !decision.blocked) return null;
   return (
     <section className="encryption-panel" aria-label="Encryption">
       <label>

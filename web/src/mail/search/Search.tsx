@@ -24,7 +24,7 @@ function IndexStatusLine() {
   const statuses = useIndexStatuses();
   const lines = statuses.map(([, s]) => statusText(s, statuses.length > 1)).filter(Boolean);
   return (
-    <span role="status" className="muted status-line">
+    <span role="status" className="muted index-status">
       {lines.join(' ')}
     </span>
   );
