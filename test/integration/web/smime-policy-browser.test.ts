@@ -356,7 +356,8 @@ describe.runIf(ready)('compose follows the encryption policy and pinned keys', {
       {
         const { tab, form, problems } = await compose('erin');
         await fill(form, CAROL, 'First wombat letter', 'Wombat letter number 6120.');
-        await expectLine(form, CAROL, 'encrypted (key from their server, pinned)');
+        await expectLine(form, CAROL, 'encrypted (key from their server, pinned when you send)');
+        expect(await erinsPin()).toEqual([]); // looking is not using: pinned on first use, at the send
         await willEncrypt(form);
         await sendAndWait(tab, form);
         const sent = await handedToCarol(0);
@@ -475,7 +476,7 @@ describe.runIf(ready)('compose follows the encryption policy and pinned keys', {
     const before = toCarol().length;
     const { tab, form, problems } = await compose('erin');
     await fill(form, CAROL, 'Fourth wombat letter', 'Wombat letter number 6123.');
-    await expectLine(form, CAROL, 'encrypted (key from their server, pinned)');
+    await expectLine(form, CAROL, 'encrypted to the key pinned for them (their server did not answer for it now)');
     await choiceOf(form).selectOption({ label: 'Do not encrypt' });
     const pinned = `You chose not to encrypt, but the key of ${CAROL} is pinned`;
     await panelOf(form).getByRole('alert').filter({ hasText: pinned }).waitFor();
