@@ -240,10 +240,10 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     const tab = await tabOf(bob);
     const problems = watchProblems(tab);
     await tab.goto(`${app.api}/`);
-    await tab.getByRole('listbox', { name: 'Messages' }).getByRole('option').first().click();
+    await openFirst(tab, tab.getByRole('form', { name: 'Unlock the encryption keys of bob@example.test' }));
     await unlockWith(tab, 'bob@example.test', BOB_PW);
     const reader = tab.getByRole('article', { name: 'Message' });
-    await reader.getByRole('heading', { name: SECRET_SUBJECT }).waitFor();
+    await reader.getByRole('heading', { name: SECRET_SUBJECT }).waitFor({ timeout: 60_000 });
     const signed = await reader.getByRole('status').filter({ hasText: 'Signed by' }).innerText();
     expect(signed).toContain('alice@example.test');
     expect(signed).toContain('the signature is valid');
