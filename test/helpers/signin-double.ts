@@ -57,6 +57,8 @@ export interface SigninCall {
   /** The username of the Basic header (or the uid of the OAuth token), null when there was none or it was malformed. */
   username: string | null;
   status: number;
+  /** When the answer was sent (Date.now()). */
+  at: number;
 }
 
 export interface SigninDouble {
@@ -169,7 +171,7 @@ export async function startSigninDouble(opts: SigninDoubleOptions): Promise<Sign
     handle(req, path)
       .catch((): Answer => [500, { message: 'signing failed' }, null])
       .then(([status, body, username, headers = {}]) => {
-        calls.push({ method: req.method ?? '', path, username, status });
+        calls.push({ method: req.method ?? '', path, username, status, at: Date.now() });
         res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...cors, ...headers });
         res.end(status === 204 || status === 302 ? undefined : JSON.stringify(body));
       });
