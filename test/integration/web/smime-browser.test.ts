@@ -12,7 +12,7 @@ import { masterKeyFromPassword, pem, toB64, unlockWithMasterKey, type VaultView 
 import { CA_CERT_FILE, CA_KEY_FILE } from '../../../lib/pki/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureLocalCa, localCaDir } from '../../../lib/pki/index.js';
-import { launchChromium, signedInContext, watchProblems } from '../../helpers/browser.js';
+import { axeFindings, launchChromium, signedInContext, watchProblems } from '../../helpers/browser.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { startRunningAppliance, type RunningAppliance } from '../../helpers/running-appliance.js';
 
@@ -65,8 +65,8 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  const tabOf = async (token: string): Promise<Page> => {
-    const tab = await (await signedInContext(browser, app.api, token)).newPage();
+  const tabOf = async (token: string, opts: { bypassCSP?: boolean } = {}): Promise<Page> => {
+    const tab = await (await signedInContext(browser, app.api, token, opts)).newPage();
     tab.on('request', record);
     return tab;
   };
@@ -114,7 +114,11 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
   /** The newest message of a folder role of a mailbox (as its owner). */
   const newest = async (token: string, box: string, role: string) => {
     const folders = (await app.call(token, 'GET', `/api/mail/folders?mailboxUid=${box}`)).body as Array<{ uid: string; role: string }>;
-    const list = await app.call(token, 'GET', `/api/mail/messages?folderUid=${folders.find((f) => f.role === role)!.uid}&limit=5`);
+    const list = await app.call(
+      token,
+      'GET',
+      `/api/mail/messages?folderUid=${folders.find((f) => f.role === role)!.uid}&sort=-date&limit=5`,
+    );
     return list.body[0] as { uid: string; subject: string; smime: string | null } | undefined;
   };
   const rawOf = async (token: string, uid: string) =>
@@ -253,6 +257,90 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     expect(download.suggestedFilename()).toBe('plan.txt');
     expect(readFileSync((await download.path())!, 'utf8')).toBe(SECRET_FILE);
     expect(problems).toEqual([]);
+  });
+
+  it('bob replies to and forwards it: the page quotes the decrypted text, both go out sealed, alice reads the quote; axe finds nothing serious', async () => {
+    const tab = await tabOf(bob, { bypassCSP: true });
+    const problems = watchProblems(tab);
+    await tab.goto(`${app.api}/`);
+    await openFirst(tab, tab.getByRole('form', { name: 'Unlock the encryption keys of bob@example.test' }));
+    await unlockWith(tab, 'bob@example.test', BOB_PW);
+    const reader = tab.getByRole('article', { name: 'Message' });
+    await reader.getByRole('heading', { name: SECRET_SUBJECT }).waitFor({ timeout: 60_000 });
+    expect(await axeFindings(tab)).toEqual([]); // the decrypted pane and its signature line
+    const answer = async (label: string) => {
+      await reader.getByRole('toolbar', { name: 'Message actions' }).getByRole('button', { name: label, exact: true }).click();
+      const form = tab.getByRole('form', { name: label });
+      await expect.poll(() => form.getByLabel('Subject').inputValue(), { timeout: 30_000 }).toMatch(/^(Re|Fwd): /);
+      return form;
+    };
+    const reply = await answer('Reply');
+    expect(await reply.getByLabel('Subject').inputValue()).toBe(`Re: ${SECRET_SUBJECT}`);
+    expect(await reply.getByRole('combobox', { name: 'To' }).inputValue()).toContain('alice@example.test');
+    const text = reply.getByRole('textbox', { name: 'Message' });
+    await expect.poll(() => text.textContent()).toContain('periwinkle-4471');
+    expect(await text.textContent()).toContain('alice@example.test> wrote:');
+    await reply.getByText('alice@example.test: encrypted (key from this server)').waitFor();
+    expect(await axeFindings(tab)).toEqual([]); // the compose view's encryption line
+    await text.press('Control+Home');
+    await text.pressSequentially('Thursday suits me: marigold-77.');
+    await reply.getByRole('button', { name: 'Send', exact: true }).click();
+    await tab.getByRole('status').filter({ hasText: /^Sent/ }).waitFor({ timeout: 30_000 });
+    const original = (await app.call(bob, 'GET', `/api/mail/messages/${(await newest(bob, bobBox, 'inbox'))!.uid}`)).body;
+    const got = await app.until('alice receives the reply', async () => {
+      const m = await newest(alice, aliceBox, 'inbox');
+      return m?.smime === 'encrypted' ? m : undefined;
+    });
+    const stored = (await app.call(alice, 'GET', `/api/mail/messages/${got.uid}`)).body;
+    expect(stored).toMatchObject({ subject: '[...]', inReplyTo: original.messageId, threadId: original.threadId });
+    const raw = await rawOf(alice, got.uid);
+    for (const word of ['marigold', 'periwinkle', 'zanzibar']) expect(raw).not.toContain(word);
+
+    // Alice reads bob's reply in her browser: his words and her own quoted text, decrypted there.
+    const aTab = await tabOf(alice);
+    const aProblems = watchProblems(aTab);
+    await aTab.goto(`${app.api}/`);
+    await openFirst(aTab, aTab.getByRole('form', { name: 'Unlock the encryption keys of alice@example.test' }));
+    await unlockWith(aTab, 'alice@example.test', ALICE_PW);
+    const aReader = aTab.getByRole('article', { name: 'Message' });
+    await aReader.getByRole('heading', { name: `Re: ${SECRET_SUBJECT}` }).waitFor({ timeout: 60_000 });
+    const frame = aTab.frameLocator('iframe[title="Message"]');
+    await frame.getByText('marigold-77').waitFor();
+    await frame.getByText('periwinkle-4471').waitFor();
+
+    // Forward: the text and the decrypted file go along, sealed; openssl opens it with alice's key.
+    const forward = await answer('Forward');
+    expect(await forward.getByLabel('Subject').inputValue()).toBe(`Fwd: ${SECRET_SUBJECT}`);
+    await forward.getByRole('list', { name: 'Attachments' }).getByText('plan.txt').waitFor();
+    await forward.getByRole('combobox', { name: 'To' }).fill('alice@example.test');
+    await forward.getByText('alice@example.test: encrypted (key from this server)').waitFor();
+    await forward.getByRole('button', { name: 'Send', exact: true }).click();
+    await forward.waitFor({ state: 'detached', timeout: 30_000 }).catch(async (e) => {
+      throw new Error(`${e}\n${problems.join('\n')}\n${await forward.innerText()}`);
+    });
+    const fwd = await app.until('alice receives the forward', async () => {
+      const m = await newest(alice, aliceBox, 'inbox');
+      return m && m.uid !== got.uid ? m : undefined;
+    });
+    const fwdRaw = await rawOf(alice, fwd.uid);
+    for (const word of ['periwinkle', 'tangerine', 'plan.txt']) expect(fwdRaw).not.toContain(word);
+    const aliceKeys = await privateKeys(alice, aliceBox, ALICE_PW);
+    writeFileSync(join(work, 'alice.key'), aliceKeys.encryption);
+    writeFileSync(join(work, 'alice.crt'), aliceKeys.vault.encryptionCertificate!);
+    writeFileSync(join(work, 'fwd.eml'), fwdRaw);
+    // bob has no signing certificate: his mail is encrypted, not signed.
+    const inner = openssl(['cms', '-decrypt', '-in', 'fwd.eml', '-inkey', 'alice.key', '-recip', 'alice.crt']);
+    expect(inner).toContain(`Subject: Fwd: ${SECRET_SUBJECT}`);
+    expect(inner).toContain('plan.txt');
+    expect(inner).toContain(Buffer.from(SECRET_FILE).toString('base64').slice(0, 40));
+
+    // Forward as attachment: the decrypted message whole, as a file of the new (sealed) message.
+    const whole = await answer('Forward as attachment');
+    await whole.getByRole('list', { name: 'Attachments' }).getByText(`${SECRET_SUBJECT}.eml`).waitFor();
+    await whole.getByRole('button', { name: 'Discard' }).click();
+
+    expect(problems).toEqual([]);
+    expect(aProblems).toEqual([]);
   });
 
   it('bob unlocks with one of his recovery codes (a wrong one is refused); a reloaded page is locked again', async () => {

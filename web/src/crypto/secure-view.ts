@@ -48,6 +48,14 @@ export function prepareFrame(body: { text: string; html: string | null }, remote
   return { srcdoc, inline, sheet };
 }
 
+/** Decrypted HTML to quote in a reply or forward: sanitized here (the server never saw it), without styles or forms. */
+export function quotableHtml(html: string): string {
+  return DOMPurify.sanitize(html, {
+    FORBID_TAGS: ['form', 'input', 'button', 'select', 'textarea', 'meta', 'link', 'base', 'style'],
+    FORBID_ATTR: ['style'],
+  });
+}
+
 /** Applies the message's style inside the loaded frame (CSSOM: allowed where inline style is not). */
 export function applyStyles(frame: HTMLIFrameElement, content: FrameContent): void {
   const doc = frame.contentDocument;

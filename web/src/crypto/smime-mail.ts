@@ -34,6 +34,8 @@ export interface OpenedMail {
   text: string;
   html: string | null;
   files: LocalFile[];
+  /** The innermost MIME entity (decrypted, signature removed): what a forward as attachment carries. */
+  entity: string;
 }
 
 const parties = (list: Address[] | undefined): Party[] =>
@@ -65,7 +67,7 @@ function signatureView(s: SignatureInfo, fromAddress: string): SignatureView {
 const bytesOf = (c: ArrayBuffer | Uint8Array | string): Uint8Array =>
   typeof c === 'string' ? new TextEncoder().encode(c) : c instanceof Uint8Array ? c : new Uint8Array(c);
 
-function mailOf(email: Email): Omit<OpenedMail, 'encrypted' | 'signature'> {
+function mailOf(email: Email): Omit<OpenedMail, 'encrypted' | 'signature' | 'entity'> {
   const from = parties(email.from ? [email.from] : [])[0] ?? null;
   return {
     subject: email.subject ?? '',
@@ -124,7 +126,12 @@ async function openUntimed(
   // A signed (not encrypted) message signs its body only: its Subject and From are the outer ones.
   mail.subject ||= outer.subject;
   const fromAddress = mail.from?.address ?? outer.from;
-  return { ...mail, encrypted: opened.encrypted, signature: opened.signature && signatureView(opened.signature, fromAddress) };
+  return {
+    ...mail,
+    entity: opened.entity,
+    encrypted: opened.encrypted,
+    signature: opened.signature && signatureView(opened.signature, fromAddress),
+  };
 }
 
 /** A draft as stored while it is written: encrypted to the sender alone, not signed. */

@@ -3,40 +3,14 @@
 // the certificate's validity, whether the signer is the From address, a signature that does not
 // verify or an unknown signer flagged — and its body and attachments shown from what was decrypted.
 import { useEffect, useRef, useState } from 'react';
-import { api, bytes, Problem, when } from '../shared/api.js';
-import { keysOf, onLock, useUnlocked } from '../crypto/keyring.js';
+import { bytes, when } from '../shared/api.js';
+import { useUnlocked } from '../crypto/keyring.js';
 import type { OpenedMail, SignatureView } from '../crypto/smime-mail.js';
 import type { FrameContent } from '../crypto/secure-view.js';
 import { Unlock } from '../crypto/Unlock.js';
 import { explainCrypto } from '../crypto/explain.js';
-import { loadMailCrypto, vaultPath } from '../crypto/use-vault.js';
 import type { Message } from './types.js';
-
-/** What was opened, by message uid: dropped when the keys lock. */
-const opened = new Map<string, OpenedMail>();
-onLock(() => opened.clear());
-
-/** The service's CA certificates (signatures chaining to them are trusted), read from the vault when no key is unlocked. */
-const trustedOf = (mailboxUid: string): Promise<string[]> =>
-  api<{ caCertificates?: string[] }>(vaultPath(mailboxUid)).then(
-    (v) => v.caCertificates ?? [],
-    () => [],
-  );
-
-async function openOnce(message: Message): Promise<OpenedMail> {
-  const hit = opened.get(message.uid);
-  if (hit) return hit;
-  const res = await fetch(`/api/mail/messages/${encodeURIComponent(message.uid)}/raw`, { credentials: 'same-origin' });
-  if (!res.ok) throw new Problem(`The message could not be read (HTTP ${res.status}).`);
-  const raw = await res.text();
-  const keys = keysOf(message.mailboxUid);
-  const trusted = keys?.caCertificates ?? (await trustedOf(message.mailboxUid));
-  const mail = await (await loadMailCrypto()).openMail(raw, keys, { from: message.fromAddress, subject: message.subject }, trusted);
-  opened.set(message.uid, mail);
-  // The local search index learns what was just decrypted (it ignores mail that was not encrypted).
-  if (keys) void import('../crypto/local-index.js').then((ix) => ix.indexOpened(keys, message, mail)).catch(() => undefined);
-  return mail;
-}
+import { openOnce } from './secure-open.js';
 
 const day = (d: Date | null) => (d ? d.toLocaleDateString() : '?');
 

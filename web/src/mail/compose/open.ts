@@ -45,7 +45,7 @@ async function fieldsOf(d: Message): Promise<Fields> {
 }
 
 /** A new message's form: empty, with the mailbox's default signature below a blank line. */
-async function newFields(box: Mailbox, rich: boolean): Promise<Fields> {
+export async function newFields(box: Mailbox, rich: boolean): Promise<Fields> {
   const [sig] = await api<Signature[]>(`/api/mail/mail-signatures?mailboxUid=${encodeURIComponent(box.uid)}&isDefault=true&limit=1`);
   const text = sig ? `\n\n-- \n${sig.text}` : '';
   const html = sig ? `<p><br></p><div class="signature">${sig.html || textToHtml(sig.text)}</div>` : '';

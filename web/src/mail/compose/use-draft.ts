@@ -12,6 +12,7 @@ import type { SendMode } from './send.js';
 import { uploadAttachment } from './upload.js';
 import { keysOf } from '../../crypto/keyring.js';
 import { createSealed, openSealedDraft, updateSealed, type SealedBody } from './secure.js';
+import { openSealedAnswer } from './secure-answer.js';
 import { certificatesFor, decide, fetchPlan, useEncryptionPlan, type Choice } from './use-encryption.js';
 import { useSealed, type Sealed } from './use-sealed.js';
 
@@ -69,9 +70,20 @@ function sendProblem(f: Fields, mode: SendMode): Problem | null {
   return null;
 }
 
+const answersEncrypted = (start: ComposeStart): start is Extract<ComposeStart, { of: Message }> =>
+  start.kind !== 'new' && start.kind !== 'draft' && start.of.smime === 'encrypted';
+
 /** The form as read back: a sealed draft is decrypted here (null while the keys are locked: the view asks to unlock). */
 async function openForm(start: ComposeStart, box: Mailbox, sealed: Sealed) {
-  const opened = await openCompose(start, box, localStorage.getItem(FORMAT_KEY) !== 'text');
+  const rich = localStorage.getItem(FORMAT_KEY) !== 'text';
+  if (answersEncrypted(start)) {
+    // Only the page can quote it, and only once the keys are unlocked.
+    if (!keysOf(box.uid)) return null;
+    const answer = await openSealedAnswer(start, box, rich);
+    await sealed.adopt(null, answer.files, answer.thread);
+    return { draft: null, fields: answer.fields };
+  }
+  const opened = await openCompose(start, box, rich);
   const d = opened.draft;
   if (d?.smime !== 'encrypted') {
     await sealed.adopt(d, null);
@@ -171,7 +183,8 @@ export function useDraft(start: ComposeStart, box: Mailbox, done: { onSend(d: Me
   const [saveState, setSaveState] = useState<SaveState>('unsaved');
   const [error, setError] = useState<unknown>(null);
   const [seed, setSeed] = useState(0);
-  const [choice, setChoice] = useState<Choice>('auto');
+  // An answer to encrypted mail goes encrypted unless the user says otherwise: its quote is that mail.
+  const [choice, setChoice] = useState<Choice>(() => (answersEncrypted(start) ? 'on' : 'auto'));
   const [needsUnlock, setNeedsUnlock] = useState(false);
   const saver = useRef<Saver | null>(null);
   const current = useRef<Fields | null>(null);

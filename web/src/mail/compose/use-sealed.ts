@@ -38,10 +38,10 @@ export function useSealed(box: Mailbox) {
     if (keys) setSealedMode(true);
   }, [keys]);
 
-  /** At open: the draft's threading, and an encrypted draft's files (or a plain draft's uploads, once sealed). */
+  /** At open: the draft's threading (or an answer's, made in the page), and an encrypted draft's files (or a plain draft's uploads, once sealed). */
   const adopt = useCallback(
-    async (d: Message | null, opened: LocalFile[] | null) => {
-      thread.current = threadOf(d, box.address);
+    async (d: Message | null, opened: LocalFile[] | null, threading?: SealedBody['thread']) => {
+      thread.current = threading ?? threadOf(d, box.address);
       if (opened) {
         setSealedMode(true);
         setFiles(opened);
