@@ -37,27 +37,30 @@ export async function startRunningAppliance(values: Record<string, unknown> = {}
   const listen = await freeListenSettings();
   const dns = await startDnsServer(); // NXDOMAIN for every name
   const file = join(dir, 'svcmail.conf');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      ...listen,
-      data_dir: join(dir, 'data'),
-      'auth:secret': SECRET,
-      'mail:transport:ingest:secret': INGEST,
-      'mail:dev_auto_login:enabled': false,
-      'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, // no scanner: the test-mode clean fallback
-      'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
-      'mail:jobs:scan:interval_seconds': 1,
-      'mail:dns:nameservers': [dns.address],
-      'log:level': 'warn',
-      ...values,
-    }),
+  const settings: Record<string, unknown> = {
+    ...listen,
+    data_dir: join(dir, 'data'),
+    'auth:secret': SECRET,
+    'mail:transport:ingest:secret': INGEST,
+    'mail:dev_auto_login:enabled': false,
+    'mail:scan:rspamd:url': `http://127.0.0.1:${await freePort()}`, // no scanner: the test-mode clean fallback
+    'mail:scan:clamd:address': `127.0.0.1:${await freePort()}`,
+    'mail:jobs:scan:interval_seconds': 1,
+    'mail:dns:nameservers': [dns.address],
+    'log:level': 'warn',
+    ...values,
+  };
+  writeFileSync(file, JSON.stringify(settings));
+  // The environment outranks svcmail.conf: settings the test runner exports (vitest.config.ts) do
+  // not reach the daemons where this file sets them.
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !(k.startsWith('SVCMAIL__') && k.slice(9).split('__').join(':') in settings)),
   );
   const api = `http://${listen['listen:api']}`;
   let out = '';
   const child: ChildProcess = spawn(process.execPath, [CLI, 'start', '--foreground', '--config', file], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'test', SVCMAIL_CONFIG: '', NOTIFY_SOCKET: '' },
+    env: { ...env, NODE_ENV: 'test', SVCMAIL_CONFIG: '', NOTIFY_SOCKET: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

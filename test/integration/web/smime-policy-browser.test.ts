@@ -42,23 +42,6 @@ async function freePortOn(host: string): Promise<number> {
   return port;
 }
 
-/**
- * The appliance as it runs, its DNS questions going to `nameserver`. vitest.config.ts names a dead
- * port in SVCMAIL__mail__dns__nameservers, and the environment outranks svcmail.conf, so the setting
- * is passed the way that wins, to the daemons only (they take the environment when they start).
- */
-async function applianceAsking(nameserver: string, values: Record<string, unknown>): Promise<RunningAppliance> {
-  const name = 'SVCMAIL__mail__dns__nameservers';
-  const saved = process.env[name];
-  process.env[name] = JSON.stringify([nameserver]);
-  try {
-    return await startRunningAppliance(values);
-  } finally {
-    if (saved === undefined) delete process.env[name];
-    else process.env[name] = saved;
-  }
-}
-
 /** A private key and its certificate, as openssl takes them. */
 interface KeyPair {
   key: string;
@@ -139,7 +122,8 @@ describe.runIf(ready)('compose follows the encryption policy and pinned keys', {
     dns.txt.set('_svc.other.test', 'v=SVCv1; id=serverB01; host=mail.other.test;');
     dns.hosts.set('mail.other.test', ['127.0.0.2']);
     [app, other, browser] = await Promise.all([
-      applianceAsking(dns.server, {
+      startRunningAppliance({
+        'mail:dns:nameservers': [dns.server],
         'mail:dns:timeout_ms': 1000,
         'mail:keys:federation:url_template': `http://{host}:${port}`,
         'mail:security:outbound:allowed_ranges': ['127.0.0.2/32'],

@@ -1,12 +1,13 @@
-// Unlocking a mailbox's key vault, once per page (Spec: Key vault): the encryption password, one of
-// the recovery codes, or a passkey. The keys go to the page's keyring (keyring.ts); nothing of the
-// secret leaves the browser.
+// Unlocking a mailbox's key vault, once per browser session (Spec: Key vault): the encryption
+// password, one of the recovery codes, or a passkey. The keys go to the keyring (keyring.ts), which
+// shares them with the session's other pages; nothing of the secret leaves the browser.
 import { useState } from 'react';
 import { useSecretFields } from './secret-fields.js';
 import { describeError } from '../shared/api.js';
 import { explainCrypto } from './explain.js';
 import { expectedMs } from './derive.js';
 import { loadVaultOps, useVault, type VaultView } from './use-vault.js';
+import { useKeysSettled } from './keyring.js';
 
 /** A progress bar for the password derivation: against the last run's time on this device, else indeterminate. */
 export function DeriveProgress({ elapsed }: { elapsed: number | null }) {
@@ -38,14 +39,16 @@ interface Props {
 /** The unlock form of one mailbox. */
 export function Unlock({ mailboxUid, address, why, quiet = false, nested = false }: Props) {
   const { vault, error } = useVault(mailboxUid);
-  if (quiet && (error || !vault?.enrolled)) return null;
+  // Until the session's keys are known the form would only flash: they may be unlocked already.
+  const settled = useKeysSettled();
+  if (quiet && (error || !vault?.enrolled || !settled)) return null;
   if (error)
     return (
       <p className="error" role="alert">
         {describeError(error)}
       </p>
     );
-  if (!vault) return <p className="muted">Reading your encryption keys…</p>;
+  if (!vault || !settled) return <p className="muted">Reading your encryption keys…</p>;
   if (!vault.enrolled)
     return (
       <p className="notice">

@@ -1,8 +1,12 @@
-// The page's unlocked key vaults (Spec: Key vault; Token lifecycle). Keys live only in this page's
-// memory, as CryptoKeys that cannot be exported; the master key is not kept (changing an unlock method
-// asks for a secret again). Everything is locked again on sign-out, after the idle time the user
-// chose, and when the page goes away (closing the tab ends the page's memory anyway). This module is
-// small and loads with every page; the S/MIME code (pkijs) loads only when a key is used.
+// The unlocked key vaults (Spec: Key vault; Token lifecycle). Keys live only in memory, as CryptoKeys
+// that cannot be exported; the master key is not kept (changing an unlock method asks for a secret
+// again). They are unlocked once per browser session: the pages of the origin share them through a
+// SharedWorker (keyring.worker.ts) that holds them while a page of the mail app is open, so moving
+// between mail and settings or reloading keeps them. Everything is locked again on sign-out (in every
+// page), after the idle time the user chose (activity in any page counts), and a few seconds after
+// the last page goes away. Where the browser has no SharedWorker, or does not keep one alive across a
+// navigation, the keys are the page's own and lock when it goes away. This module is small and loads
+// with every page; the S/MIME code (pkijs) loads only when a key is used.
 import { useSyncExternalStore } from 'react';
 import { beforeSignOut } from '../shared/session.js';
 
@@ -39,9 +43,11 @@ function changed(): void {
 /** The unlocked vault of a mailbox, or null. */
 export const keysOf = (mailboxUid: string): UnlockedVault | null => unlocked.get(mailboxUid) ?? null;
 
-export function setUnlocked(v: UnlockedVault): void {
+/** Holds an unlocked vault (and hands it to the other pages of the session, unless it came from them). */
+export function setUnlocked(v: UnlockedVault, shared = false): void {
   unlocked.set(v.mailboxUid, v);
-  touch();
+  if (!shared) share?.postMessage({ op: 'put', vault: v });
+  touch(true);
   changed();
   for (const fn of unlockHooks) fn(v);
 }
@@ -53,7 +59,8 @@ export function onUnlock(fn: (v: UnlockedVault) => void): () => void {
 }
 
 /** Locks one mailbox's vault, or every one; what was decrypted with them is dropped too (onLock). */
-export function lock(mailboxUid: string | null = null): void {
+export function lock(mailboxUid: string | null = null, shared = false): void {
+  if (!shared) share?.postMessage({ op: 'lock', mailboxUid });
   if (mailboxUid) unlocked.delete(mailboxUid);
   else unlocked.clear();
   for (const fn of lockHooks) fn(mailboxUid);
@@ -90,27 +97,94 @@ export function idleMinutes(): number {
 
 export function setIdleMinutes(minutes: number): void {
   localStorage.setItem(IDLE_KEY, String(minutes));
-  touch();
+  touch(true);
 }
 
 let idleTimer: ReturnType<typeof setTimeout> | null = null;
+let toldAt = 0;
 
-/** Activity: the idle time starts again (only while something is unlocked). */
-function touch(): void {
+/**
+ * Activity: the idle time starts again (only while something is unlocked). With shared keys the
+ * session's worker keeps the time (told at most every 15 s, and at once when `now`), so activity in
+ * any page keeps every page unlocked.
+ */
+function touch(now = false): void {
+  const minutes = idleMinutes();
+  if (share) {
+    if (!now && Date.now() - toldAt < 15_000) return;
+    toldAt = Date.now();
+    share.postMessage({ op: 'touch', minutes });
+    return;
+  }
   if (idleTimer) clearTimeout(idleTimer);
   idleTimer = null;
-  const minutes = idleMinutes();
   if (!unlocked.size || minutes <= 0) return;
   idleTimer = setTimeout(() => lock(), minutes * 60_000);
 }
 
+// ----- sharing between the pages of the session -----
+
+let share: MessagePort | null = null;
+let settled = false;
+const settledListeners = new Set<() => void>();
+
+/** Whether the keys are shared by the pages of this browser session (else each page unlocks for itself). */
+export const sharedKeys = (): boolean => share !== null;
+
+/** False until the keys the session already holds are known (the unlock form waits: no flash of it). */
+export function useKeysSettled(): boolean {
+  return useSyncExternalStore(
+    (fn) => (settledListeners.add(fn), () => void settledListeners.delete(fn)),
+    () => settled,
+  );
+}
+
+function settle(): void {
+  if (settled) return;
+  settled = true;
+  for (const fn of settledListeners) fn();
+}
+
+type FromWorker = { op: 'all'; vaults: UnlockedVault[] } | { op: 'put'; vault: UnlockedVault } | { op: 'lock'; mailboxUid: string | null };
+
+/** Connects to the session's keyring worker; false where the browser cannot keep one across pages. */
+function connectShared(): boolean {
+  if (typeof SharedWorker === 'undefined') return false;
+  try {
+    // extendedLifetime (Chromium): the worker outlives a navigation to the next page of the app.
+    share = new SharedWorker(new URL('./keyring.worker.ts', import.meta.url), {
+      type: 'module',
+      name: 'svcmail-keyring',
+      extendedLifetime: true,
+    } as WorkerOptions).port;
+  } catch {
+    return false;
+  }
+  share.onmessage = (e: MessageEvent<FromWorker>) => {
+    const m = e.data;
+    if (m.op === 'all') for (const v of m.vaults) setUnlocked(v, true);
+    else if (m.op === 'put') setUnlocked(m.vault, true);
+    else lock(m.mailboxUid, true);
+    if (m.op === 'all') settle();
+  };
+  share.start();
+  share.postMessage({ op: 'hello' });
+  // A worker that never answers (blocked by a policy) leaves the page unlocking for itself.
+  setTimeout(settle, 2000);
+  return true;
+}
+
 let started = false;
 
-/** Installs the locks: sign-out, idle, the page going away. Called once by every page that uses keys. */
+/** Installs the locks: sign-out, idle, the page going away; joins the session's keys. Called once by every page that uses keys. */
 export function startKeyring(): void {
   if (started) return;
   started = true;
-  for (const type of ['keydown', 'pointerdown', 'wheel'] as const) addEventListener(type, touch, { passive: true, capture: true });
-  addEventListener('pagehide', () => lock());
+  for (const type of ['keydown', 'pointerdown', 'wheel'] as const) addEventListener(type, () => touch(), { passive: true, capture: true });
+  if (connectShared()) addEventListener('pagehide', () => share?.postMessage({ op: 'bye' }));
+  else {
+    settle();
+    addEventListener('pagehide', () => lock());
+  }
   beforeSignOut(() => lock());
 }

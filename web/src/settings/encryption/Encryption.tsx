@@ -1,9 +1,9 @@
 // Settings → Encryption (Spec: Key vault; Signing-certificate enrolment): set up the keys, unlock
-// them for this page, the unlock methods, the signing certificate, when to lock again, and rekey.
+// them for the browser session, the unlock methods, the signing certificate, when to lock again, and rekey.
 import { useEffect, useState } from 'react';
 import { unpem } from '../../../../lib/keys/client/bytes.js';
 import { Section } from '../../shared/Section.js';
-import { IDLE_DEFAULT_MINUTES, idleMinutes, lock, setIdleMinutes, useUnlocked } from '../../crypto/keyring.js';
+import { IDLE_DEFAULT_MINUTES, idleMinutes, lock, setIdleMinutes, sharedKeys, useUnlocked } from '../../crypto/keyring.js';
 import { Unlock } from '../../crypto/Unlock.js';
 import { useVault, type VaultView } from '../../crypto/use-vault.js';
 import { Methods } from './Methods.js';
@@ -47,7 +47,7 @@ function LockAfter() {
         {LOCK_CHOICES.map((m) => (
           <option key={m} value={m}>
             {m === 0
-              ? 'only when I sign out or close the page'
+              ? 'only when I sign out or close the last page of the app'
               : `${m} minutes without use${m === IDLE_DEFAULT_MINUTES ? ' (default)' : ''}`}
           </option>
         ))}
@@ -67,7 +67,7 @@ function Enrolled({ box, vault, reload, onCodes }: { box: Box; vault: VaultView;
       </p>
       {keys ? (
         <p role="status">
-          Unlocked in this page.{' '}
+          {sharedKeys() ? 'Unlocked in this browser session (every page of the app).' : 'Unlocked in this page.'}{' '}
           <button type="button" className="secondary" onClick={() => lock(box.uid)}>
             Lock now
           </button>
