@@ -100,7 +100,7 @@ describe('svcmail setup and svcmail doctor', () => {
     expect(dkim.value).toBe(`v=DKIM1; k=rsa; p=${pub}`);
   });
 
-  it('changes nothing when run again, and refuses a different sign-in secret without --rotate', async () => {
+  it('changes nothing when run again, and refuses a different sign-in secret without --rotate', { timeout: 90_000 }, async () => {
     const before = hashTree(dir);
     const r = await svcmail([...setupArgs(dir, signin.url), '--json']);
     expect(r.code, r.stderr).toBe(0);
@@ -312,7 +312,7 @@ describe('svcmail setup and svcmail doctor', () => {
 
   it(
     'names the state of each DNS record in the words svcmail dns --check uses, a failed lookup as not checked',
-    { timeout: 60_000 },
+    { timeout: 120_000 }, // six CLI runs, three of them waiting out a silent resolver
     async () => {
       const dns = await startDnsServer({
         'example.test': [{ type: 'MX', data: { preference: 10, exchange: 'mail.example.test' } }],
