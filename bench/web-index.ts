@@ -13,7 +13,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createVault, encryptEntity } from '../lib/keys/client/index.js';
 import { ensureLocalCa, localCaDir } from '../lib/pki/index.js';
-import { launchChromium } from '../test/helpers/browser.js';
+import { launchChromium, lockKeys } from '../test/helpers/browser.js';
 import { startRunningAppliance, type RunningAppliance } from '../test/helpers/running-appliance.js';
 import { buildWeb } from '../web/build.js';
 import { corpus } from './_eas-seed.js';
@@ -131,6 +131,7 @@ async function buildRun(browser: Browser, app: RunningAppliance, token: string) 
 /** The next unlock on a new page of the same context: the sealed index read back (no message decrypted again). */
 async function reloadRun(context: BrowserContext, app: RunningAppliance) {
   const page = await context.newPage();
+  await lockKeys(page, app.api); // the build run's page still holds the session's keys
   await unlockOnMailPage(page, app);
   const load = await measured(page, 'load', (m) => m.detail.documents > 0);
   const catchUp = await measured(page, 'catch-up', () => true);

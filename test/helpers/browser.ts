@@ -61,3 +61,10 @@ export async function axeFindings(tab: Page): Promise<string[]> {
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.join(', ')}`);
 }
+
+/** Locks the browser session's encryption keys (Settings → Lock now): the session's next page has to unlock again. */
+export async function lockKeys(tab: Page, base: string): Promise<void> {
+  await tab.goto(`${base}/settings#encryption`);
+  await tab.getByRole('button', { name: 'Lock now' }).click();
+  await tab.getByRole('form', { name: /^Unlock the encryption keys/ }).waitFor();
+}

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVault, encryptEntity } from '../../../lib/keys/client/index.js';
 import { ensureLocalCa, localCaDir } from '../../../lib/pki/index.js';
 import { innerEntity, outerMessage } from '../../../web/src/crypto/mime.js';
-import { launchChromium, watchProblems } from '../../helpers/browser.js';
+import { launchChromium, watchProblems, lockKeys } from '../../helpers/browser.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { startRunningAppliance, type RunningAppliance } from '../../helpers/running-appliance.js';
 import { startSigninDouble, type SigninDouble } from '../../helpers/signin-double.js';
@@ -238,7 +238,8 @@ describe.runIf(ready)('the local search index of encrypted mail in the browser',
     expect((await app.call(alice, 'DELETE', `/api/mail/messages/${doomedUid}`, { version })).status).toBe(204);
     const raws: string[] = [];
     tab.on('request', (r) => /\/raw$/.test(r.url()) && raws.push(r.url()));
-    await openMailPage(); // a new page: its keys are locked
+    await lockKeys(tab, app.api); // else the keys stay unlocked for the session's next page
+    await openMailPage();
     await search(DOOMED_WORD);
     await expect.poll(() => resultsNote().textContent()).toContain('1 encrypted message not searched');
     await unlockFromSearch();
