@@ -6,7 +6,7 @@ import { simpleParser } from 'mailparser';
 import PostalMime from 'postal-mime';
 import { describe, expect, it } from 'vitest';
 import { decryptAndVerify } from '../../../lib/keys/client/index.js';
-import { HIDDEN_SUBJECT, innerEntity, outerMessage, type Composed } from '../../../web/src/crypto/mime.js';
+import { forwardedMessage, HIDDEN_SUBJECT, innerEntity, outerMessage, type Composed } from '../../../web/src/crypto/mime.js';
 
 const composed = (files: Composed['files']): Composed => ({
   from: { name: 'Zoë Ørsted', address: 'zoe@example.test' },
@@ -86,5 +86,35 @@ describe('web/src/crypto/mime.ts', () => {
     const opened = await decryptAndVerify(pgp, null);
     expect(opened.signature).toBeNull();
     expect(opened.entity).toContain('signed with PGP');
+  });
+});
+
+describe('forwardedMessage: a decrypted message forwarded whole', () => {
+  it('is the inner entity itself when that carries protected headers', () => {
+    const inner = innerEntity(composed([]));
+    expect(forwardedMessage('From: x@example.test\r\nSubject: [...]', inner, 'anything')).toBe(inner);
+  });
+
+  it('otherwise takes the stored headers without Bcc, the hidden subject and the outer Content-*; the subject is one encoded line', async () => {
+    const head = [
+      'From: Alice <alice@example.test>',
+      'To: bob@example.test',
+      'Bcc: hidden@example.test,',
+      ' other@example.test',
+      `Subject: ${HIDDEN_SUBJECT}`,
+      'MIME-Version: 1.0',
+      'Content-Type: application/pkcs7-mime; smime-type=enveloped-data',
+      'Content-Transfer-Encoding: base64',
+      'Message-ID: <m1@example.test>',
+    ].join('\r\n');
+    const entity = 'Content-Type: text/plain; charset=utf-8\r\n\r\nThe body.\r\n';
+    const whole = forwardedMessage(head, entity, 'Grüße\r\nBcc: injected@example.test');
+    expect(whole).not.toMatch(/hidden@|other@|injected@example\.test\r?\n|pkcs7|\[\.\.\.\]/);
+    const parsed = await PostalMime.parse(whole);
+    expect(parsed.subject).toBe('Grüße Bcc: injected@example.test');
+    expect(parsed.from?.address).toBe('alice@example.test');
+    expect(parsed.messageId).toBe('<m1@example.test>');
+    expect(parsed.bcc ?? []).toEqual([]);
+    expect(parsed.text?.trim()).toBe('The body.');
   });
 });

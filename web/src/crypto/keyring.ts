@@ -169,9 +169,21 @@ function connectShared(): boolean {
   };
   share.start();
   share.postMessage({ op: 'hello' });
-  // A worker that never answers (blocked by a policy) leaves the page unlocking for itself.
-  setTimeout(settle, 2000);
+  // A worker that never answers (blocked by a policy) leaves the page keeping its own keys.
+  setTimeout(() => {
+    if (settled) return;
+    share?.close();
+    share = null;
+    ownKeys();
+  }, 2000);
   return true;
+}
+
+/** Without the session's worker: the page's keys are its own, its idle timer counts, and they lock when it goes away. */
+function ownKeys(): void {
+  settle();
+  addEventListener('pagehide', () => lock());
+  touch(true);
 }
 
 let started = false;
@@ -182,9 +194,6 @@ export function startKeyring(): void {
   started = true;
   for (const type of ['keydown', 'pointerdown', 'wheel'] as const) addEventListener(type, () => touch(), { passive: true, capture: true });
   if (connectShared()) addEventListener('pagehide', () => share?.postMessage({ op: 'bye' }));
-  else {
-    settle();
-    addEventListener('pagehide', () => lock());
-  }
+  else ownKeys();
   beforeSignOut(() => lock());
 }

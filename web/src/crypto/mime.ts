@@ -136,3 +136,19 @@ export function outerMessage(c: Composed, smimeEntity: string): string {
 
 /** A new Message-ID on the sender's domain. */
 export const newMessageId = (from: string) => `<${toB64url(random(18))}@${from.slice(from.lastIndexOf('@') + 1) || 'localhost'}>`;
+
+/**
+ * A decrypted message whole, to forward as an attachment: its innermost entity when that carries its
+ * own headers (RFC 9788 protected headers), else the stored header block `head` (without Bcc, the
+ * "[...]" subject and the outer Content-* headers) around it, with the real subject.
+ */
+export function forwardedMessage(head: string, entity: string, subject: string): string {
+  const entityHead = entity.slice(0, Math.max(0, entity.search(/\r?\n\r?\n/)));
+  if (/protected-headers="?v1/i.test(entityHead)) return entity;
+  const kept = head
+    .replace(/\r?\n[ \t]+/g, ' ')
+    .split(/\r?\n/)
+    .filter((l) => l && !/^(bcc|subject|content-[\w-]+|mime-version):/i.test(l));
+  // One header line, whatever the sender encoded into the subject.
+  return [...kept, `Subject: ${encodeWords(subject.replace(/[\r\n]+/g, ' '))}`, 'MIME-Version: 1.0', entity].join('\r\n');
+}

@@ -3,6 +3,7 @@
 // a reply and a forward decrypt it once.
 import { api, Problem } from '../shared/api.js';
 import { keysOf, onLock } from '../crypto/keyring.js';
+import { indexOpened } from '../crypto/local-index.js';
 import type { OpenedMail } from '../crypto/smime-mail.js';
 import { loadMailCrypto, vaultPath } from '../crypto/use-vault.js';
 import type { Message } from './types.js';
@@ -38,7 +39,7 @@ export async function openWithHead(message: Message): Promise<Opened> {
   // Kept only when it was decrypted with these keys (a locked read is checked again after the unlock).
   if (keys || message.smime !== 'encrypted') opened.set(message.uid, entry);
   // The local search index learns what was just decrypted (it ignores mail that was not encrypted).
-  if (keys) void import('../crypto/local-index.js').then((ix) => ix.indexOpened(keys, message, mail)).catch(() => undefined);
+  if (keys) void indexOpened(keys, message, mail).catch(() => undefined);
   return entry;
 }
 

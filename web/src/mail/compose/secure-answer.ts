@@ -3,7 +3,7 @@
 // original is decrypted with the unlocked key, quoted as the server quotes plain mail, its files kept
 // in the page (or the decrypted message attached whole), and the threading taken from the stored
 // message. What comes of it is only ever saved sealed.
-import type { LocalFile, Party } from '../../crypto/mime.js';
+import { forwardedMessage, type LocalFile, type Party } from '../../crypto/mime.js';
 import type { OpenedMail } from '../../crypto/smime-mail.js';
 import { openWithHead } from '../secure-open.js';
 import type { Mailbox, Message } from '../types.js';
@@ -49,21 +49,10 @@ function forwardQuote(of: Message, mail: OpenedMail, clean: Clean): { text: stri
   };
 }
 
-/**
- * The decrypted message as a file to forward whole: the inner entity when it carries its own headers
- * (RFC 9788 protected headers), else the stored headers (without Bcc and the "[...]" subject) around it.
- */
+/** The decrypted message as a file to forward whole (crypto/mime.ts puts its headers together). */
 function messageFile(head: string, mail: OpenedMail): LocalFile {
-  const entity = mail.entity;
   const name = `${(mail.subject.replace(/[\\/:*?"<>|\p{Cc}]+/gu, ' ').trim() || 'message').slice(0, 100)}.eml`;
-  if (/protected-headers="?v1/i.test(entity.slice(0, entity.search(/\r?\n\r?\n/) + 1)))
-    return { name, type: 'message/rfc822', bytes: new TextEncoder().encode(entity) };
-  const kept = head
-    .replace(/\r?\n[ \t]+/g, ' ')
-    .split(/\r?\n/)
-    .filter((l) => !/^(bcc|subject|content-[\w-]+|mime-version):/i.test(l));
-  const whole = [...kept, `Subject: ${mail.subject}`, 'MIME-Version: 1.0', entity].join('\r\n');
-  return { name, type: 'message/rfc822', bytes: new TextEncoder().encode(whole) };
+  return { name, type: 'message/rfc822', bytes: new TextEncoder().encode(forwardedMessage(head, mail.entity, mail.subject)) };
 }
 
 /** To and Cc of an answer: the decrypted sender (reply), everyone else too (reply all), nobody (forward). */
