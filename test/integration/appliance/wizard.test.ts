@@ -34,7 +34,7 @@ describe.runIf(requirePrograms('tmux'))('svcmail setup in a terminal (ink wizard
     const cmd = `CI=false NODE_ENV=production SVCMAIL_CONFIG= ${process.execPath} ${CLI} --config ${conf} setup; echo "EXIT=$?"; sleep 60`;
     expect(tmux('new-session', '-d', '-s', 'wiz', '-x', '160', '-y', '50', cmd).status).toBe(0);
 
-    await waitFor(/Mail domain/);
+    await waitFor(/Mail domain/, 60_000); // the CLI's start-up, on a machine as busy as the full suite makes it
     tmux('send-keys', '-t', 'wiz', '-l', 'not a domain');
     tmux('send-keys', '-t', 'wiz', 'Enter');
     await waitFor(/a domain such as example\.org/); // validation shown, still asking
@@ -102,7 +102,7 @@ describe.runIf(requirePrograms('tmux'))('svcmail setup in a terminal (ink wizard
     const cmd = `CI=false NODE_ENV=production SVCMAIL_CONFIG= ${process.execPath} ${CLI} --config ${conf} setup; echo "EXIT=$?"; sleep 60`;
     expect(tmux('new-session', '-d', '-s', s, '-x', '160', '-y', '50', cmd).status).toBe(0);
 
-    await until(/Mail domain/);
+    await until(/Mail domain/, 60_000);
     type('example.test');
     keys('Enter');
     // Typing into the untouched proposal replaces it, as a placeholder would (one key, then the rest).

@@ -135,6 +135,8 @@ describe.runIf(present)('Redis through Sentinel', () => {
     await failures.add('k', 60_000);
     const master = client(ports.master);
     expect((await master.keys('sentinel-test:*')).length).toBe(1);
+    // Replication is asynchronous: the replica must have the counter before its master dies.
+    expect(await master.call('WAIT', '1', '5000')).toBe(1);
     master.disconnect();
 
     // The master goes away: the Sentinel promotes the replica, and the clients follow it.
