@@ -145,6 +145,18 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
     await form.getByRole('button', { name: 'Unlock' }).click();
   };
 
+  /** Bob's mail page with alice's message open, decrypted after he unlocked his keys with the password. */
+  const bobReading = async (opts: { bypassCSP?: boolean } = {}) => {
+    const tab = await tabOf(bob, opts);
+    const problems = watchProblems(tab);
+    await tab.goto(`${app.api}/`);
+    await openFirst(tab, tab.getByRole('form', { name: 'Unlock the encryption keys of bob@example.test' }));
+    await unlockWith(tab, 'bob@example.test', BOB_PW);
+    const reader = tab.getByRole('article', { name: 'Message' });
+    await reader.getByRole('heading', { name: SECRET_SUBJECT }).waitFor({ timeout: 60_000 });
+    return { tab, problems, reader };
+  };
+
   it('alice and bob set up their keys in Settings and are shown their recovery codes once', async () => {
     const [aTab, bTab] = await Promise.all([tabOf(alice), tabOf(bob)]);
     const problems = [...watchProblems(aTab), ...watchProblems(bTab)];
@@ -241,13 +253,7 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
   });
 
   it('bob decrypts it in his browser and sees a valid signature from alice', async () => {
-    const tab = await tabOf(bob);
-    const problems = watchProblems(tab);
-    await tab.goto(`${app.api}/`);
-    await openFirst(tab, tab.getByRole('form', { name: 'Unlock the encryption keys of bob@example.test' }));
-    await unlockWith(tab, 'bob@example.test', BOB_PW);
-    const reader = tab.getByRole('article', { name: 'Message' });
-    await reader.getByRole('heading', { name: SECRET_SUBJECT }).waitFor({ timeout: 60_000 });
+    const { tab, problems, reader } = await bobReading();
     const signed = await reader.getByRole('status').filter({ hasText: 'Signed by' }).innerText();
     expect(signed).toContain('alice@example.test');
     expect(signed).toContain('the signature is valid');
@@ -260,13 +266,7 @@ describe.runIf(ready)('S/MIME in the web app', { timeout: 300_000 }, () => {
   });
 
   it('bob replies to and forwards it: the page quotes the decrypted text, both go out sealed, alice reads the quote; axe finds nothing serious', async () => {
-    const tab = await tabOf(bob, { bypassCSP: true });
-    const problems = watchProblems(tab);
-    await tab.goto(`${app.api}/`);
-    await openFirst(tab, tab.getByRole('form', { name: 'Unlock the encryption keys of bob@example.test' }));
-    await unlockWith(tab, 'bob@example.test', BOB_PW);
-    const reader = tab.getByRole('article', { name: 'Message' });
-    await reader.getByRole('heading', { name: SECRET_SUBJECT }).waitFor({ timeout: 60_000 });
+    const { tab, problems, reader } = await bobReading({ bypassCSP: true });
     expect(await axeFindings(tab)).toEqual([]); // the decrypted pane and its signature line
     const answer = async (label: string) => {
       await reader.getByRole('toolbar', { name: 'Message actions' }).getByRole('button', { name: label, exact: true }).click();
