@@ -25,7 +25,7 @@ interface Signature {
   html: string;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 /** Plain text as the HTML a rich editor starts from. */
 export const textToHtml = (text: string): string => escapeHtml(text).replace(/\n/g, '<br>');
 

@@ -8,8 +8,8 @@ import type { OpenedMail } from '../../crypto/smime-mail.js';
 import { openWithHead } from '../secure-open.js';
 import type { Mailbox, Message } from '../types.js';
 import { formatRecipients, replyAllRecipients } from './addresses.js';
-import { newFields, textToHtml, type ComposeStart, type Fields } from './open.js';
-import type { SealedBody } from './secure.js';
+import { escapeHtml, newFields, textToHtml, type ComposeStart, type Fields } from './open.js';
+import { threadOf, type SealedBody } from './secure.js';
 
 type Answer = Exclude<ComposeStart, { kind: 'new' } | { kind: 'draft' }>;
 
@@ -19,7 +19,6 @@ type Threaded = Message & { messageId?: string | null; references?: string[] };
 const prefixed = (prefix: string, subject: string) =>
   new RegExp(`^${prefix}:`, 'i').test(subject.trim()) ? subject : `${prefix}: ${subject}`;
 const fmt = (p: Party | null) => (p ? (p.name ? `${p.name} <${p.address}>` : p.address) : '');
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 /** Sanitizes decrypted HTML for the editor (crypto/secure-view.ts, loaded with the rest of the S/MIME code). */
 type Clean = (html: string) => string;
 const bodyHtml = (mail: OpenedMail, clean: Clean) => (mail.html !== null ? clean(mail.html) : textToHtml(mail.text));
@@ -68,8 +67,7 @@ function recipientsOf(start: Answer, of: Message, mail: OpenedMail, box: Mailbox
 /** The threading of an answer: In-Reply-To for a reply, References for both, a new Message-ID. */
 function threadingOf(of: Threaded, answer: boolean, box: Mailbox): SealedBody['thread'] {
   const references = of.messageId ? [...(of.references ?? []), of.messageId].join(' ') : null;
-  const domain = box.address.slice(box.address.lastIndexOf('@') + 1) || 'localhost';
-  return { inReplyTo: answer ? (of.messageId ?? null) : null, references, messageId: `<${crypto.randomUUID()}@${domain}>` };
+  return { ...threadOf(null, box.address), inReplyTo: answer ? (of.messageId ?? null) : null, references };
 }
 
 /** A reply or forward of an encrypted message: the form, the files kept in the page and the threading. */
