@@ -4,6 +4,7 @@ import { ConfigError } from '../config/index.js';
 import type { ModelDef } from './model.js';
 import type { Store } from './port.js';
 import { openSqlStore } from './sql/open.js';
+import { openDocumentStore } from './document/open.js';
 import { blobBackendProblem } from './blob/database.js';
 
 export * from './model.js';
@@ -29,11 +30,13 @@ export function sqlUrl(config: Config): string {
 
 /** Open the configured backend once at start; features only ever see the Store port. */
 export async function openStore(config: Config, models: ModelDef[]): Promise<Store> {
-  if (config.get('datastore') === 'document') {
-    throw new ConfigError('datastore: the document backend (mongoose) is not available in this build; use sql');
-  }
   const blobProblem = blobBackendProblem(config);
   if (blobProblem) throw new ConfigError(blobProblem);
+  if (config.get('datastore') === 'document') {
+    const url = config.get('datastores:document:url');
+    if (!url) throw new ConfigError('datastore: document needs datastores:document:url (mongodb://host/db?replicaSet=…)');
+    return openDocumentStore({ url, models, synchronize: config.get('datastores:document:synchronize') });
+  }
   return openSqlStore({
     url: sqlUrl(config),
     models,
@@ -42,5 +45,24 @@ export async function openStore(config: Config, models: ModelDef[]): Promise<Sto
     preparedStatements: config.get('datastores:sql:prepared_statements'),
   });
 }
+/**
+ * The configured backend opened for a check or a one-off command (svcmail doctor): nothing created or
+ * changed (synchronize off), one connection.
+ */
+export function openStoreToCheck(config: Config, models: ModelDef[]): Promise<Store> {
+  if (config.get('datastore') === 'document')
+    return openDocumentStore({ url: config.get('datastores:document:url'), models, synchronize: false, poolSize: 1, timeoutMs: 5000 });
+  return openSqlStore({ url: sqlUrl(config), models, synchronize: false, poolSize: 1 });
+}
+
+/** The datastore's URL for messages: credentials hidden. */
+export function shownDatastoreUrl(config: Config): string {
+  const url = config.get('datastore') === 'document' ? config.get('datastores:document:url') : sqlUrl(config);
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:****@');
+}
+
 export { queryableColumns } from './model.js';
 export { openSqlStore } from './sql/open.js';
+export { openDocumentStore } from './document/open.js';
+export { DocumentStore } from './document/adapter.js';
+export type { SqlStore } from './sql/adapter.js';

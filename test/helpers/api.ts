@@ -7,9 +7,8 @@ import { LocalEventBus } from '../../lib/events/index.js';
 import { createLogger, type Logger } from '../../lib/log/index.js';
 import type { Deps } from '../../lib/context/index.js';
 import type { Store } from '../../lib/storage/index.js';
-import { openSqlStore } from '../../lib/storage/sql/open.js';
 import { buildApiApp } from '../../daemons/api/app.js';
-import type { Backend, TestDatabase } from './databases.js';
+import { openStoreOf, settingsOf, type Backend, type TestDatabase } from './databases.js';
 
 export const TEST_SECRET = 'test-secret-0123456789abcdef';
 export const AUDIENCE = 'mail.test';
@@ -56,7 +55,7 @@ export async function startTestApi(
       'auth:options:audience': AUDIENCE,
       'auth:options:issuer': ISSUER,
       'mail:dev_auto_login:enabled': false,
-      'datastores:sql:url': db.url,
+      ...settingsOf(backend, db.url),
       'log:level': 'silent',
       // Suites send thousands of requests from 127.0.0.1; the rate-limit tests set their own limits.
       'rateLimit:max': 1_000_000,
@@ -69,7 +68,7 @@ export async function startTestApi(
     },
   });
   const registry = productRegistry();
-  const real = await openSqlStore({ url: db.url, models: productModels(registry), synchronize: true });
+  const real = await openStoreOf(backend, db.url, productModels(registry));
   const store = hooks.wrapStore ? hooks.wrapStore(real) : real;
   const deps: Deps = {
     config,

@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import mongoose from 'mongoose';
 import pg from 'pg';
+import type { Config, SettingName } from '../../lib/config/index.js';
+import type { ModelDef, Store } from '../../lib/storage/index.js';
+import { openDocumentStore } from '../../lib/storage/document/open.js';
+import { openSqlStore } from '../../lib/storage/sql/open.js';
 import { requirePeer } from './peers.js';
 
 const ADMIN_URL = process.env.SVCMAIL_TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -71,11 +76,93 @@ export function freshSqlite(): TestDatabase {
 export interface Backend {
   name: string;
   open(): Promise<TestDatabase>;
+  /** The settings that point svcmail at a database of this backend (default: datastores:sql:url). */
+  settings?(url: string): Partial<Record<SettingName, unknown>>;
+  /** The store on a database of this backend, collections/tables made from the models (default: the SQL store). */
+  openStore?(url: string, models: ModelDef[]): Promise<Store>;
 }
+
+/** The settings that point svcmail at a database of the backend. */
+export const settingsOf = (backend: Backend, url: string): Partial<Record<SettingName, unknown>> =>
+  backend.settings?.(url) ?? { 'datastores:sql:url': url };
+
+/** The backend's store on one of its databases, made from the models. */
+export const openStoreOf = (backend: Backend, url: string, models: ModelDef[]): Promise<Store> =>
+  backend.openStore?.(url, models) ?? openSqlStore({ url, models, synchronize: true });
 
 /** The SQL backends every integration test runs on: SQLite always, PostgreSQL when it answers (see postgresAvailable). */
 export async function sqlBackends(): Promise<Backend[]> {
   const list: Backend[] = [{ name: 'sqlite', open: async () => freshSqlite() }];
   if (await postgresAvailable()) list.push({ name: 'postgres', open: freshPostgres });
   return list;
+}
+
+const MONGO_URL = process.env.SVCMAIL_TEST_MONGO_URL ?? '';
+let mongoSaid = false;
+
+/**
+ * The document backend when SVCMAIL_TEST_MONGO_URL names a MongoDB replica set (none can be installed
+ * on these machines: ../shared/TESTING.md). Unset: none, and one line saying so (the translation
+ * tests, test/unit/storage/document-*.test.ts, run instead). Set but not answering or not a replica
+ * set: in CI a failure, elsewhere a skip with one line (test/helpers/peers.ts).
+ */
+export async function documentBackends(): Promise<Backend[]> {
+  if (!MONGO_URL) {
+    if (!mongoSaid && process.env.SVCMAIL_TEST_QUIET_MONGO !== '1')
+      process.stdout.write(
+        'document backend not run: SVCMAIL_TEST_MONGO_URL names no MongoDB replica set (translation tests run instead)\n',
+      );
+    mongoSaid = true;
+    return [];
+  }
+  try {
+    const probe = await openDocumentStore({ url: MONGO_URL, models: [], synchronize: false, poolSize: 1, timeoutMs: 3000 });
+    await probe.close();
+  } catch (e) {
+    // In CI this throws (the file fails); elsewhere it says why in one line and the file runs without it.
+    requirePeer(
+      'mongodb',
+      false,
+      `not usable at ${MONGO_URL.replace(/\/\/[^@/]*@/, '//')} (${(e as Error).message})`,
+      'start a replica set and set SVCMAIL_TEST_MONGO_URL',
+    );
+    return [];
+  }
+  return [
+    {
+      name: 'document',
+      open: freshMongo,
+      settings: (url) => ({ datastore: 'document', 'datastores:document:url': url }),
+      openStore: (url, models) => openDocumentStore({ url, models, synchronize: true }),
+    },
+  ];
+}
+
+/** A fresh database on the replica set per run (the URL's path replaced), dropped afterwards. */
+async function freshMongo(): Promise<TestDatabase> {
+  const name = `svcmail_t_${randomBytes(6).toString('hex')}`;
+  const url = MONGO_URL.replace(/^(mongodb(\+srv)?:\/\/[^/?]+)(\/[^?]*)?/, `$1/${name}`);
+  return {
+    url,
+    async drop() {
+      const conn = await mongoose.createConnection(url, { serverSelectionTimeoutMS: 3000 }).asPromise();
+      try {
+        await conn.dropDatabase();
+      } finally {
+        await conn.close();
+      }
+    },
+  };
+}
+
+/** Every backend a test that runs per engine runs on: the SQL ones, and the document one when a replica set is named. */
+export async function storeBackends(): Promise<Backend[]> {
+  return [...(await sqlBackends()), ...(await documentBackends())];
+}
+
+/** The settings naming the datastore a running test app uses, for the daemons a test starts beside it. */
+export function datastoreOf(config: Config): Partial<Record<SettingName, unknown>> {
+  return config.get('datastore') === 'document'
+    ? { datastore: 'document', 'datastores:document:url': config.get('datastores:document:url') }
+    : { 'datastores:sql:url': config.get('datastores:sql:url') };
 }

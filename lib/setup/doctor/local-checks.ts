@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { DomainModel } from '../../settings/index.js';
 import { productModels, productRegistry } from '../../catalog.js';
 import { schema, type SettingName } from '../../config/index.js';
-import { blobBackendProblem, BlobStore, openSqlStore } from '../../storage/index.js';
-import { sqlUrl } from '../../storage/index.js';
+import { blobBackendProblem, BlobStore, DocumentStore, openStoreToCheck, shownDatastoreUrl } from '../../storage/index.js';
+import type { SqlStore } from '../../storage/index.js';
 import { caDir, dkimKeyFiles } from '../../config/index.js';
 import { fail, ok, skip, warn, type Check, type CheckResult, type DoctorContext } from './types.js';
 
@@ -42,46 +42,74 @@ export const checkSecrets: Check = async ({ config }) => {
 
 export const checkDatastore: Check = async ({ config }) => {
   const title = 'datastore reachable, schema in sync';
-  if (config.get('datastore') !== 'sql')
-    return skip('datastore', title, `datastore ${config.get('datastore')} is not checked by this build`);
-  const url = sqlUrl(config);
-  const shown = url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:****@');
+  const shown = shownDatastoreUrl(config);
   const models = productModels(productRegistry());
   let store;
   try {
-    store = await openSqlStore({ url, models, synchronize: false, poolSize: 1 });
+    store = await openStoreToCheck(config, models);
     await store.ping();
   } catch (e) {
+    const setting = config.get('datastore') === 'document' ? 'datastores:document:url' : 'datastores:sql:url';
     return fail(
       'datastore',
       title,
       `${shown}: ${(e as Error).message}`,
-      'start the database (or correct datastores:sql:url) and run svcmail doctor again',
+      `start the database (or correct ${setting}) and run svcmail doctor again`,
     );
   }
   try {
-    // Spec: svcmail doctor, "schema in sync": every model's table and every column of it (the
-    // TypeORM entity built from the model, against information_schema / PRAGMA table_info).
-    const gaps = await store.schemaGaps();
-    if (!gaps.length) return ok('datastore', title, `${shown}: answers; ${models.length} models, every table and column present`);
-    const tables = gaps.filter((g) => g.tableMissing).map((g) => g.table);
-    const columns = gaps.filter((g) => !g.tableMissing).flatMap((g) => g.missing.map((c) => `${g.table}.${c}`));
-    // A database never synchronised lacks every table: name a few, not a hundred.
-    const list = (xs: string[]) => (xs.length > 8 ? `${xs.length} (${xs.slice(0, 5).join(', ')}, …)` : xs.join(', '));
-    const what = [tables.length ? `tables missing: ${list(tables)}` : '', columns.length ? `columns missing: ${list(columns)}` : '']
-      .filter(Boolean)
-      .join('; ');
-    const sync = config.get('datastores:sql:synchronize') ? '' : 'svcmail config set datastores:sql:synchronize true, then ';
-    return fail(
-      'datastore',
-      title,
-      `${shown}: ${what}`,
-      `${sync}start a daemon once with synchronize on (svcmail restart api): it creates the missing tables and columns at start`,
-    );
+    return store instanceof DocumentStore
+      ? await documentSchema(store, shown, models.length)
+      : await sqlSchema(config, store as SqlStore, shown, models.length);
   } finally {
     await store.close();
   }
 };
+
+/** Spec: svcmail doctor, "schema in sync": every model's table and every column of it (the TypeORM entity built from the model, against information_schema / PRAGMA table_info). */
+async function sqlSchema(config: DoctorContext['config'], store: SqlStore, shown: string, count: number): Promise<CheckResult> {
+  const title = 'datastore reachable, schema in sync';
+  const gaps = await store.schemaGaps();
+  if (!gaps.length) return ok('datastore', title, `${shown}: answers; ${count} models, every table and column present`);
+  const tables = gaps.filter((g) => g.tableMissing).map((g) => g.table);
+  const columns = gaps.filter((g) => !g.tableMissing).flatMap((g) => g.missing.map((c) => `${g.table}.${c}`));
+  const what = [tables.length ? `tables missing: ${list(tables)}` : '', columns.length ? `columns missing: ${list(columns)}` : '']
+    .filter(Boolean)
+    .join('; ');
+  const sync = config.get('datastores:sql:synchronize') ? '' : 'svcmail config set datastores:sql:synchronize true, then ';
+  return fail(
+    'datastore',
+    title,
+    `${shown}: ${what}`,
+    `${sync}start a daemon once with synchronize on (svcmail restart api): it creates the missing tables and columns at start`,
+  );
+}
+
+/** The document backend: a replica set (checked on opening), every collection and index the models declare. */
+async function documentSchema(store: DocumentStore, shown: string, count: number): Promise<CheckResult> {
+  const title = 'datastore reachable, schema in sync';
+  const problems = await store.schemaProblems();
+  const version = await store.serverVersion();
+  if (!problems.length)
+    return ok('datastore', title, `${shown}: ${version}, a replica set; ${count} models, every collection and index present`);
+  const missing = problems.filter((p) => p.endsWith('missing'));
+  if (!missing.length)
+    return warn(
+      'datastore',
+      title,
+      `${shown}: ${list(problems)}`,
+      'compare the indexes named with the models (docs/STORAGE.md) and change them by hand if they should match',
+    );
+  return fail(
+    'datastore',
+    title,
+    `${shown}: ${list(missing)}`,
+    'start a daemon once with datastores:document:synchronize on (svcmail restart api): it creates the missing collections and indexes at start',
+  );
+}
+
+/** A database never synchronised lacks everything: name a few, not a hundred. */
+const list = (xs: string[]) => (xs.length > 8 ? `${xs.length} (${xs.slice(0, 5).join(', ')}, …)` : xs.join(', '));
 
 export const checkBlobStore: Check = async ({ config }) => {
   const title = 'blob store writable with free space';
@@ -148,7 +176,7 @@ export const checkDkim: Check = async ({ config }) => {
   const title = 'DKIM key per domain';
   let store;
   try {
-    store = await openSqlStore({ url: sqlUrl(config), models: productModels(productRegistry()), synchronize: false, poolSize: 1 });
+    store = await openStoreToCheck(config, productModels(productRegistry()));
   } catch {
     return skip('dkim', title, 'the datastore does not answer (see above)');
   }

@@ -2,9 +2,8 @@ import { decodeJwt } from 'jose';
 import { TokenVerifier } from '../../auth/index.js';
 import { productModels, productRegistry } from '../../catalog.js';
 import { checkItems, dnsChecklist, nameservers, verdicts, type RecordStatus } from '../../dns/index.js';
-import { openSqlStore } from '../../storage/index.js';
+import { openStoreToCheck } from '../../storage/index.js';
 import { DomainModel, isAlive, listHeartbeats, MISSED_BEATS } from '../../settings/index.js';
-import { sqlUrl } from '../../storage/index.js';
 import { maybe } from './local-checks.js';
 import { httpGet, httpGetAt, tcpExchange } from './probes.js';
 import { checkProtocolsDaemon, checkPushDaemon } from './daemon-checks.js';
@@ -199,7 +198,7 @@ export const checkDns: Check = async (ctx) => {
   const title = 'DNS checklist';
   let store;
   try {
-    store = await openSqlStore({ url: sqlUrl(ctx.config), models: productModels(productRegistry()), synchronize: false, poolSize: 1 });
+    store = await openStoreToCheck(ctx.config, productModels(productRegistry()));
   } catch {
     return skip('dns', title, 'the datastore does not answer (see above)');
   }
@@ -309,12 +308,7 @@ export const checkWorker: Check = async (ctx) => {
   const fix = 'svcmail start worker (then svcmail logs worker); inbound mail waits in the queue meanwhile';
   let beats: Awaited<ReturnType<typeof listHeartbeats>>;
   try {
-    const store = await openSqlStore({
-      url: sqlUrl(ctx.config),
-      models: productModels(productRegistry()),
-      synchronize: false,
-      poolSize: 1,
-    });
+    const store = await openStoreToCheck(ctx.config, productModels(productRegistry()));
     try {
       beats = await listHeartbeats(store, { daemon: 'worker' });
     } finally {

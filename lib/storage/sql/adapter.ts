@@ -15,9 +15,10 @@ import type {
   TransactionOptions,
   UpdateOptions,
 } from '../port.js';
-import { byKeys } from './order.js';
+import { byKeys } from '../order.js';
 import { type SqlDialect } from './entities.js';
-import { dropText, matchClause, queryWords, setText, setTexts } from './fulltext.js';
+import { dropText, matchClause, setText, setTexts } from './fulltext.js';
+import { queryWords } from '../terms.js';
 import { schemaGaps, type SchemaGap } from './schema-gaps.js';
 import { groupTransaction } from './group-commit.js';
 import { pgSnapshotChecks, type ReadSession } from './kept.js';

@@ -1,17 +1,13 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ModelDef } from '../model.js';
 import type { SqlDialect } from './entities.js';
+import { documentText } from '../terms.js';
 
 // Full-text documents of a model live beside its table: an FTS5 virtual table on SQLite, a
 // tsvector column with a GIN index on PostgreSQL. Both hold (uid, document); search joins on uid.
 
 export const ftsTable = (model: ModelDef): string => `"${model.table}_fts"`;
 const keysTable = (model: ModelDef): string => `"${model.table}_fts_keys"`;
-
-/** The words of a free-text query (letters and digits only: nothing reaches the query syntax). */
-export function queryWords(text: string): string[] {
-  return [...new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 16))];
-}
 
 /** Creates the full-text table of each full-text model once (idempotent, safe when several processes start). */
 export async function ensureFullText(ds: DataSource, dialect: SqlDialect, models: ModelDef[]): Promise<void> {
@@ -40,9 +36,6 @@ export async function ensureFullText(ds: DataSource, dialect: SqlDialect, models
     }
   }
 }
-
-/** Words exactly as queries split them (an address is its parts on both engines); NUL never reaches the driver. */
-const documentText = (raw: string) => raw.replace(/[^\p{L}\p{N}]+/gu, ' ');
 
 /**
  * Several documents: on PostgreSQL one INSERT … SELECT FROM unnest(…) per 1 000 (one round trip

@@ -3,6 +3,7 @@ import { invalid } from '../../errors/index.js';
 import type { ModelDef, ValueIndexDecl } from '../model.js';
 import type { Condition, Filter } from '../port.js';
 import type { SqlDialect } from './entities.js';
+import { above, cleanValue as clean } from '../terms.js';
 
 // Value indexes (ModelDef.valueIndexes) live in one side table per model, "<table>_terms", with
 // rows (name, value, scope, uid). The primary key (name, value, scope, uid) answers "which records
@@ -11,15 +12,6 @@ import type { SqlDialect } from './entities.js';
 // deletes. Filters become `uid IN (SELECT uid FROM <table>_terms WHERE …)`: exact at any size.
 
 export const termsTable = (model: ModelDef): string => `"${model.table}_terms"`;
-
-/** Longer values are cut (a B-tree entry has a size limit); a query value is cut the same way. */
-const MAX_VALUE = 400;
-
-function clean(v: string): string {
-  let s = v.replace(/\0/g, '');
-  if (s.length > MAX_VALUE) s = s.slice(0, MAX_VALUE).replace(/[\uD800-\uDBFF]$/, '');
-  return s;
-}
 
 export const hasValueIndexes = (model: ModelDef): boolean => Boolean(model.valueIndexes?.length);
 
@@ -30,17 +22,6 @@ export function valueIndexOf(model: ModelDef, name: string): ValueIndexDecl | un
 /** Whether a patch changes a field some value index is derived from (or its scope). */
 export function touchesValues(model: ModelDef, patch: object): boolean {
   return Boolean(model.valueIndexes?.some((vi) => vi.from.some((f) => f in patch) || (vi.scope !== undefined && vi.scope in patch)));
-}
-
-/** The smallest string above every string that starts with p (code point order), or null. */
-function above(p: string): string | null {
-  const cps = Array.from(p);
-  while (cps.length) {
-    let last = cps.pop()!.codePointAt(0)! + 1;
-    if (last >= 0xd800 && last <= 0xdfff) last = 0xe000;
-    if (last <= 0x10ffff) return cps.join('') + String.fromCodePoint(last);
-  }
-  return null;
 }
 
 /** The conditions on the side table's rows for one filter condition on a value index. */

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestEntryModel, type IngestEntry } from '../../../lib/ingest/index.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { parseMessage } from '../../../lib/mail/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { ingestFixture, type IngestFixture } from './setup.js';
 
 const require = createRequire(import.meta.url);
@@ -36,7 +36,7 @@ async function pool<T>(items: T[], width: number, fn: (t: T, i: number) => Promi
   );
 }
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 
 describe.each(backends)('SpamAssassin corpus sample over HTTP ($name)', (backend) => {
   let f: IngestFixture;

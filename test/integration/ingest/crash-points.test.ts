@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { MessageModel, type Message } from '../../../lib/mail/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { freePort } from '../../helpers/scanners.js';
 import {
   daemons,
@@ -23,7 +23,7 @@ import {
 } from './daemons.js';
 import { ingestFixture, INGEST_SECRET, message, type IngestFixture } from './setup.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 const API_POINTS = ['ingest.after-blob', 'ingest.after-queue-row'];
 const WORKER_POINTS = ['ingest.mid-filing', 'ingest.between-copies', 'ingest.before-event'];
 

@@ -8,6 +8,7 @@ import { expect } from 'vitest';
 import { IngestEntryModel, type IngestEntry } from '../../../lib/ingest/index.js';
 import { FolderModel, MailboxModel, MessageModel, type Folder, type Mailbox, type Message } from '../../../lib/mail/index.js';
 import type { Repo } from '../../../lib/storage/index.js';
+import { datastoreOf } from '../../helpers/databases.js';
 import { freePort } from '../../helpers/scanners.js';
 import { INGEST_SECRET, type IngestFixture } from './setup.js';
 
@@ -40,7 +41,7 @@ export function daemons(f: IngestFixture): Daemons {
   return {
     async start(name, env = {}, extra = {}) {
       const sets = {
-        'datastores:sql:url': f.api.config.get('datastores:sql:url'),
+        ...datastoreOf(f.api.config),
         data_dir: f.dataDir,
         'auth:secret': 'test-secret-0123456789abcdef',
         'mail:transport:ingest:secret': INGEST_SECRET,

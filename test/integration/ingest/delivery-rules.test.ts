@@ -7,11 +7,11 @@ import { CorrespondentModel } from '../../../lib/ingest/models.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { FolderModel, MailboxModel, MessageModel, type Folder, type Message } from '../../../lib/mail/index.js';
 import { BlobModel } from '../../../lib/storage/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { freePort } from '../../helpers/scanners.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 
 describe.each(backends)('delivery rules at delivery time ($name)', (backend) => {
   let f: IngestFixture;

@@ -8,12 +8,12 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SettingName } from '../../../lib/config/index.js';
 import { seedUsers, startTestApi, type TestApi } from '../../helpers/api.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { redisAvailable, TEST_REDIS_URL } from '../../helpers/redis.js';
 import { freePort } from '../../helpers/scanners.js';
 import { INGEST_SECRET } from './setup.js';
 
-const [sqlite] = await sqlBackends();
+const [sqlite] = await storeBackends();
 const withRedis = await redisAvailable();
 const MAX = 4;
 

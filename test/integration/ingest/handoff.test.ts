@@ -1,10 +1,10 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestEntryModel, OutboundHandoffModel, type IngestEntry } from '../../../lib/ingest/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { ingestFixture, message, INGEST_SECRET, type IngestFixture } from './setup.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 
 describe.each(backends)('/internal/mta hand-off ($name)', (backend) => {
   let f: IngestFixture;

@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestEntryModel, type IngestEntry, type WorkerDeps } from '../../../lib/ingest/index.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { MessageModel, type Message } from '../../../lib/mail/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 const STUCK =
   'From: mallory@remote.example\r\nTo: alice@example.test\r\nSubject: stuck\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Disposition: inline\r\nContent-Type: message/rfc822\r\n\r\n--b--\r\n';
 

@@ -10,12 +10,12 @@ import {
 } from '../../../lib/ingest/index.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { SCAN_ENGINE_UNAVAILABLE } from '../../../lib/scan/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { EICAR, GTUBE, freePort, requireScanners, startScanners, type Scanners } from '../../helpers/scanners.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
 const withScanners = requireScanners();
-const backends = await sqlBackends();
+const backends = await storeBackends();
 let scanners: Scanners;
 beforeAll(async () => {
   if (!withScanners) return;

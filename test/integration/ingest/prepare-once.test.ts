@@ -6,10 +6,10 @@ import { IngestEntryModel, type IngestEntry, type WorkerDeps } from '../../../li
 import { drainQueue, runScanRound } from '../../../lib/jobs/index.js';
 import { MessageModel, type Message } from '../../../lib/mail/index.js';
 import { groupStats } from '../../../lib/storage/sql/group-commit.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 
 const PDF = Buffer.from([
   0x25, 0x50, 0x44, 0x46, 0x2d, 0x31, 0x2e, 0x34, 0x0a, 0x00, 0xff, 0xfe, 0x80, 0x81, 0x0d, 0x0a, 0x25, 0x25, 0x45, 0x4f, 0x46,

@@ -18,10 +18,10 @@ import { drainQueue } from '../../../lib/jobs/index.js';
 import { blobsOf, MailboxModel } from '../../../lib/mail/index.js';
 import { OutboundJobModel } from '../../../lib/send/index.js';
 import { blobInUse, releaseBlobs, sweepReleasedBlobs } from '../../../lib/storage/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
 describe.each(backends)('raw messages stay while anything needs them ($name)', (backend) => {

@@ -15,11 +15,11 @@ import { readRound } from '../../../lib/ingest/round-reads.js';
 import { runScanRound } from '../../../lib/jobs/index.js';
 import { FilterRuleModel, FocusedOverrideModel, MailboxModel, MessageModel, type Message } from '../../../lib/mail/index.js';
 import type { ModelDef, Store } from '../../../lib/storage/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { boundMember } from '../../helpers/proxy.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 const SETTINGS = new Set([
   MailboxModel.name,
   AutoReplyModel.name,

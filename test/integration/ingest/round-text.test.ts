@@ -5,11 +5,11 @@ import { runScanRound, writeRoundTexts } from '../../../lib/jobs/index.js';
 import { IngestEntryModel } from '../../../lib/ingest/index.js';
 import { FolderModel, MessageModel, type Folder, type Message } from '../../../lib/mail/index.js';
 import type { Store } from '../../../lib/storage/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { boundMember } from '../../helpers/proxy.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 
 describe.each(backends)('full-text documents of a scan round ($name)', (backend) => {
   let f: IngestFixture;

@@ -7,10 +7,10 @@ import { correspondentUid, recordCorrespondents } from '../../../lib/ingest/deli
 import { CorrespondentModel } from '../../../lib/ingest/models.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { MessageModel, type Message } from '../../../lib/mail/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 
 describe.each(backends)('scan rounds side by side ($name)', (backend) => {
   let f: IngestFixture;

@@ -11,11 +11,11 @@ import { drainQueue } from '../../../lib/jobs/index.js';
 import { loadRaw, MessageModel, type Message } from '../../../lib/mail/index.js';
 import { generateDkimKey } from '../../../lib/pki/index.js';
 import { adoptHandoffs, OutboundJobModel, relayJobUid, sendDepsOf, type OutboundJob } from '../../../lib/send/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { freePort } from '../../helpers/scanners.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 const VERIFIED = 'Authentication-Results: mx.example.test; dkim=pass header.d=remote.example; dmarc=pass header.from=remote.example';
 const FORGED = 'mx.evil.example; dkim=pass header.d=remote.example; dmarc=pass header.from=remote.example';
 

@@ -6,7 +6,7 @@ import { createLogger } from '../../../lib/log/index.js';
 import { mailPort, recordingOutbound, type WorkerDeps } from '../../../lib/ingest/index.js';
 import { cleanScanners, realScanners } from '../../../lib/scan/index.js';
 import { seedUsers, startTestApi, TEST_SECRET, AUDIENCE, ISSUER, type TestApi } from '../../helpers/api.js';
-import type { Backend } from '../../helpers/databases.js';
+import { datastoreOf, type Backend } from '../../helpers/databases.js';
 
 export const INGEST_SECRET = 'ingest-secret-0123456789abcdef';
 
@@ -63,7 +63,7 @@ export async function ingestFixture(backend: Backend, values: Partial<Record<Set
           'auth:options:audience': AUDIENCE,
           'auth:options:issuer': ISSUER,
           'log:level': 'silent',
-          'datastores:sql:url': api.config.get('datastores:sql:url'),
+          ...datastoreOf(api.config),
           'mail:dns:nameservers': api.config.get('mail:dns:nameservers'),
           ...base,
           'mail:ingest:retry_backoff_seconds': 0,

@@ -6,13 +6,13 @@ import { IngestEntryModel, type IngestEntry, type WorkerDeps } from '../../../li
 import { runScanRound } from '../../../lib/jobs/index.js';
 import { cleanScanners, realScanners } from '../../../lib/scan/index.js';
 import { startDnsServer, type DnsServer } from '../../helpers/dns-server.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { requirePrograms } from '../../helpers/peers.js';
 import { startRspamd, type Rspamd } from '../../helpers/scanners.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
 const present = requirePrograms('rspamd');
-const [backend] = await sqlBackends();
+const [backend] = await storeBackends();
 
 describe.runIf(present)('a slow scan in a round', () => {
   let resolver: DnsServer;

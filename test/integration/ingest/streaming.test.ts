@@ -9,10 +9,10 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { IngestEntryModel, type IngestEntry } from '../../../lib/ingest/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { ingestFixture, INGEST_SECRET, type IngestFixture } from './setup.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 const MB = 1024 * 1024;
 
 setFlagsFromString('--expose-gc');

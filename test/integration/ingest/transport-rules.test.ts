@@ -12,11 +12,11 @@ import {
 } from '../../../lib/ingest/index.js';
 import { drainQueue } from '../../../lib/jobs/index.js';
 import { loadRaw, MessageModel, type Message } from '../../../lib/mail/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { freePort } from '../../helpers/scanners.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 const dkimPass = (domain: string, authserv = 'mx.example.test') => ({
   'Authentication-Results': `${authserv}; dkim=pass header.d=${domain}`,
 });

@@ -14,13 +14,13 @@ import { createEventBus, type SharedEventBus } from '../../../lib/events/index.j
 import { wakeWorkers } from '../../../lib/ingest/index.js';
 import { MessageModel, type Message } from '../../../lib/mail/index.js';
 import { TEST_SECRET } from '../../helpers/api.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { redisAvailable, TEST_REDIS_URL } from '../../helpers/redis.js';
 import { freePort } from '../../helpers/scanners.js';
 import { daemons, exited, type Daemons } from './daemons.js';
 import { ingestFixture, INGEST_SECRET, message, type IngestFixture } from './setup.js';
 
-const [sqlite] = await sqlBackends();
+const [sqlite] = await storeBackends();
 const withRedis = await redisAvailable();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

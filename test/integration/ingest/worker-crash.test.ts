@@ -3,18 +3,18 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderModel, type Folder } from '../../../lib/mail/index.js';
 import { IngestEntryModel, type IngestEntry } from '../../../lib/ingest/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { datastoreOf, storeBackends } from '../../helpers/databases.js';
 import { freePort } from '../../helpers/scanners.js';
 import { ingestFixture, message, INGEST_SECRET, type IngestFixture } from './setup.js';
 
 const WORKER = fileURLToPath(new URL('../../../bin/svcmail-worker.js', import.meta.url));
-const backends = await sqlBackends();
+const backends = await storeBackends();
 const N = 30;
 
 /** The real worker daemon as a process (NODE_ENV=test: unreachable scanners count as clean). */
 async function startWorker(f: IngestFixture, env: Record<string, string> = {}): Promise<ChildProcess> {
   const sets = {
-    'datastores:sql:url': f.api.config.get('datastores:sql:url'),
+    ...datastoreOf(f.api.config),
     data_dir: f.dataDir,
     'auth:secret': 'test-secret-0123456789abcdef',
     'mail:transport:ingest:secret': INGEST_SECRET,

@@ -3,12 +3,12 @@
 // message proves that the hand-off's wake-up reached the scan job.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MessageModel, type Message } from '../../../lib/mail/index.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { storeBackends } from '../../helpers/databases.js';
 import { freePort } from '../../helpers/scanners.js';
 import { daemons, type Daemons } from './daemons.js';
 import { ingestFixture, message, type IngestFixture } from './setup.js';
 
-const [sqlite] = await sqlBackends();
+const [sqlite] = await storeBackends();
 
 describe('waking the worker daemon', () => {
   let f: IngestFixture;

@@ -1,10 +1,9 @@
 // The Store contract's models and one store per describe: every contract file runs unchanged
-// against every adapter (SQLite, PostgreSQL).
+// against every adapter (SQLite, PostgreSQL, and MongoDB when SVCMAIL_TEST_MONGO_URL names a replica set).
 import { afterAll, beforeAll } from 'vitest';
 import { z } from 'zod';
 import { defineModel, type Repo, type Store } from '../../../lib/storage/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/open.js';
-import type { TestDatabase, sqlBackends } from '../../helpers/databases.js';
+import { openStoreOf, type Backend, type TestDatabase } from '../../helpers/databases.js';
 
 export const Thing = defineModel({
   name: 'contract_thing',
@@ -72,11 +71,11 @@ export interface ContractStore {
 }
 
 /** A fresh database with the contract's models, opened before the describe's tests and dropped after them. */
-export function contractStore(backend: Awaited<ReturnType<typeof sqlBackends>>[number]): ContractStore {
+export function contractStore(backend: Backend): ContractStore {
   const f = {} as ContractStore;
   beforeAll(async () => {
     f.db = await backend.open();
-    f.store = await openSqlStore({ url: f.db.url, models: [Thing, Job, Doc, Value], synchronize: true });
+    f.store = await openStoreOf(backend, f.db.url, [Thing, Job, Doc, Value]);
     f.things = f.store.repo<ThingT>(Thing);
     f.jobs = f.store.repo<JobT>(Job);
     f.docs = f.store.repo<{ owner: string; at: number }>(Doc);

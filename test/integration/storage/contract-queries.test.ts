@@ -2,11 +2,10 @@
 // (SQLite, PostgreSQL).
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../lib/errors/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/open.js';
-import { sqlBackends } from '../../helpers/databases.js';
+import { openStoreOf, storeBackends } from '../../helpers/databases.js';
 import { contractStore, Thing, Job, Doc } from './_contract.js';
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 
 describe.each(backends)('Store contract (queries) on $name', (backend) => {
   const f = contractStore(backend);
@@ -128,7 +127,7 @@ describe.each(backends)('Store contract (queries) on $name', (backend) => {
       }
       return out;
     });
-    const again = await openSqlStore({ url: f.db.url, models: [Thing, Job, Doc], synchronize: true });
+    const again = await openStoreOf(backend, f.db.url, [Thing, Job, Doc]);
     try {
       const docs2 = again.repo<{ owner: string; at: number }>(Doc);
       await docs2.setText(many[10].uid, 'otter');

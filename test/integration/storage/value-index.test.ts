@@ -3,8 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineModel, type Repo, type Store } from '../../../lib/storage/index.js';
-import { openSqlStore } from '../../../lib/storage/sql/open.js';
-import { sqlBackends, type TestDatabase } from '../../helpers/databases.js';
+import { openStoreOf, storeBackends, type TestDatabase } from '../../helpers/databases.js';
 
 const fields = {
   box: z.string(),
@@ -24,7 +23,7 @@ const Item = defineModel({
 });
 type ItemT = z.infer<z.ZodObject<typeof fields>>;
 
-const backends = await sqlBackends();
+const backends = await storeBackends();
 
 describe.each(backends)('value indexes on $name', (backend) => {
   let db: TestDatabase;
@@ -36,12 +35,12 @@ describe.each(backends)('value indexes on $name', (backend) => {
   beforeAll(async () => {
     db = await backend.open();
     // Rows written before the model declared value indexes (an upgrade): the first open with them fills the side table.
-    const before = await openSqlStore({ url: db.url, models: [defineModel(plain)], synchronize: true });
+    const before = await openStoreOf(backend, db.url, [defineModel(plain)]);
     await before
       .repo<ItemT>(defineModel(plain))
       .create({ box: 'b1', name: 'Old Timer', to: [{ address: 'old@x.test' }], tags: ['archive'], at: 0 });
     await before.close();
-    store = await openSqlStore({ url: db.url, models: [Item], synchronize: true });
+    store = await openStoreOf(backend, db.url, [Item]);
     items = store.repo<ItemT>(Item);
   });
   afterAll(async () => {

@@ -1,4 +1,4 @@
-import type { SortKey } from '../port.js';
+import type { SortKey } from './port.js';
 
 /** Compares records as ORDER BY sorts them (the keys, then uid). */
 export function byKeys(sort: SortKey[]): (a: object, b: object) => number {

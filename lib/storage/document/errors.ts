@@ -1,0 +1,31 @@
+import { ApiError } from '../../errors/index.js';
+
+// MongoDB driver failures as catalogue errors; others pass through untouched.
+
+/** Duplicate key: E11000, also as one of a bulk write's write errors. */
+export function isDuplicateKey(e: unknown): boolean {
+  const err = e as { code?: unknown; writeErrors?: Array<{ code?: unknown }> | { code?: unknown }; errorResponse?: { code?: unknown } };
+  if (err?.code === 11000 || err?.errorResponse?.code === 11000) return true;
+  const writeErrors = err?.writeErrors;
+  if (Array.isArray(writeErrors)) return writeErrors.some((w) => w.code === 11000);
+  return writeErrors?.code === 11000;
+}
+
+/** Error classes of the driver that mean the server does not answer (or the client was closed). */
+const CONNECTION_ERRORS = new Set([
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoServerSelectionError',
+  'MongoNotConnectedError',
+  'MongoTopologyClosedError',
+  'MongoPoolClosedError',
+  'PoolClearedError',
+  'PoolClearedOnNetworkError',
+]);
+
+export function mapError(e: unknown): unknown {
+  if (e instanceof ApiError) return e;
+  if (isDuplicateKey(e)) return new ApiError('api-112');
+  if (e instanceof Error && CONNECTION_ERRORS.has(e.name)) return new ApiError('api-113', 'The datastore does not answer');
+  return e;
+}

@@ -1,0 +1,62 @@
+// Opening the document store: the mongoose connection, the checks the backend needs (a server that
+// answers, and a replica set or sharded cluster, since the port's transactions need one), the
+// collections and indexes (datastores:document:synchronize), then the DocumentStore.
+import mongoose from 'mongoose';
+import { ConfigError } from '../../config/index.js';
+import type { ModelDef } from '../model.js';
+import { DocumentStore } from './adapter.js';
+import { synchronize } from './schema.js';
+
+export interface DocumentStoreOptions {
+  /** mongodb://… or mongodb+srv://… naming the database (default "svcmail"). */
+  url: string;
+  models: ModelDef[];
+  synchronize: boolean;
+  /** Connections per process (the driver's maxPoolSize). */
+  poolSize?: number;
+  /** How long start-up waits for the server (ms). */
+  timeoutMs?: number;
+}
+
+/** The URL without its credentials, for messages. */
+export function redactedUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//');
+}
+
+/** What a server's `hello` says about transactions: null when it can run them, else why not. */
+export function transactionProblem(hello: Record<string, unknown>): string | null {
+  if (typeof hello.setName === 'string' || hello.msg === 'isdbgrid') return null;
+  return (
+    'datastores:document:url names a standalone MongoDB server; svcmail needs transactions, which need a replica set: ' +
+    'start mongod with --replSet <name>, run rs.initiate() once (a one-member set is enough), and add ?replicaSet=<name> to the URL'
+  );
+}
+
+/** Opens the store; a server that does not answer or cannot run transactions fails with one line saying what to do. */
+export async function openDocumentStore(opts: DocumentStoreOptions): Promise<DocumentStore> {
+  if (!/^mongodb(\+srv)?:\/\//.test(opts.url))
+    throw new ConfigError('datastores:document:url must be a mongodb:// or mongodb+srv:// URL (datastore: document)');
+  const conn = mongoose.createConnection(opts.url, {
+    serverSelectionTimeoutMS: opts.timeoutMs ?? 10_000,
+    maxPoolSize: opts.poolSize ?? 10,
+    autoIndex: false,
+    autoCreate: false,
+    dbName: new URL(opts.url.replace(/^mongodb\+srv:/, 'mongodb:')).pathname.slice(1) || 'svcmail',
+  });
+  try {
+    await conn.asPromise();
+  } catch (e) {
+    await conn.close().catch(() => undefined);
+    throw new ConfigError(`datastores:document:url: MongoDB at ${redactedUrl(opts.url)} does not answer (${(e as Error).message})`);
+  }
+  try {
+    const problem = transactionProblem(await conn.db!.admin().command({ hello: 1 }));
+    if (problem) throw new ConfigError(problem);
+    const problems = opts.synchronize ? await synchronize(conn, opts.models) : [];
+    const ctx = { client: conn.getClient(), db: conn.db!, models: new Map(opts.models.map((m) => [m.name, m])), session: null };
+    return new DocumentStore(ctx, problems, () => conn.close());
+  } catch (e) {
+    await conn.close().catch(() => undefined);
+    throw e;
+  }
+}

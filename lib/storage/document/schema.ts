@@ -1,0 +1,142 @@
+// Collections and indexes from the models (datastores:document:synchronize). Each model becomes a
+// mongoose Schema (its fields' BSON types, `_id` a string, no `__v`) with the model's indexes, the
+// lease index, one multikey index per value index and one on the full-text words. Synchronizing
+// creates what is missing and reports what differs (an index of the same name with other keys or
+// options, an index the models do not declare) instead of dropping anything: a dropped unique index
+// could let duplicates in, and rebuilding one on a large collection is the administrator's call.
+import mongoose from 'mongoose';
+import type { ColumnKind, ModelDef } from '../model.js';
+import { VALUES_FIELD, WORDS_FIELD } from './shape.js';
+import { docField } from './translate.js';
+
+export interface IndexSpec {
+  name: string;
+  key: Record<string, 1>;
+  unique?: boolean;
+  partialFilterExpression?: Record<string, unknown>;
+}
+
+const BSON_TYPE: Record<ColumnKind, string> = {
+  text: 'string',
+  integer: 'number',
+  number: 'number',
+  boolean: 'bool',
+  date: 'date',
+  json: 'string',
+  bytes: 'binData',
+};
+
+const SCHEMA_TYPE: Record<ColumnKind, unknown> = {
+  text: String,
+  integer: Number,
+  number: Number,
+  boolean: Boolean,
+  date: Date,
+  json: String,
+  bytes: Buffer,
+};
+
+const nameOf = (keys: string[]) => `svc_${keys.map((k) => k.replace(/[^A-Za-z0-9]/g, '_')).join('__')}`;
+
+/** Every index a model's collection has: declared ones, the lease, value indexes, full-text words. */
+export function indexSpecs(model: ModelDef): IndexSpec[] {
+  const out: IndexSpec[] = [];
+  for (const idx of model.indexes ?? []) {
+    const key = Object.fromEntries(idx.fields.map((f) => [docField(f), 1 as const]));
+    const spec: IndexSpec = { name: nameOf(idx.fields), key };
+    if (idx.unique) {
+      spec.unique = true;
+      // SQL's unique indexes let NULLs repeat; MongoDB's would count null as a value: only records
+      // with every field of the key set are in the index.
+      const nullable = idx.fields.filter((f) => model.columns[f]?.nullable);
+      if (nullable.length)
+        spec.partialFilterExpression = Object.fromEntries(nullable.map((f) => [f, { $type: BSON_TYPE[model.columns[f].kind] }]));
+    }
+    out.push(spec);
+  }
+  if (model.lease) out.push({ name: nameOf(['leaseUntil']), key: { leaseUntil: 1 } });
+  for (const vi of model.valueIndexes ?? []) {
+    const keys = [...(vi.scope ? [vi.scope] : []), `${VALUES_FIELD}.${vi.name}`];
+    out.push({ name: nameOf(keys), key: Object.fromEntries(keys.map((k) => [k, 1 as const])) });
+  }
+  if (model.fullText) out.push({ name: nameOf([WORDS_FIELD]), key: { [WORDS_FIELD]: 1 } });
+  return out;
+}
+
+/** The mongoose Schema of a model (collection = model.table; indexes declared, built by synchronize). */
+export function schemaOf(model: ModelDef): mongoose.Schema {
+  const fields: Record<string, unknown> = {
+    _id: String,
+    version: Number,
+    createdAt: Date,
+    updatedAt: Date,
+    [VALUES_FIELD]: mongoose.Schema.Types.Mixed,
+    [WORDS_FIELD]: [String],
+  };
+  for (const [f, c] of Object.entries(model.columns)) fields[f] = SCHEMA_TYPE[c.kind];
+  if (model.lease) Object.assign(fields, { claimedBy: String, leaseUntil: Date });
+  const schema = new mongoose.Schema(fields, {
+    collection: model.table,
+    versionKey: false,
+    autoIndex: false,
+    autoCreate: false,
+    strict: false,
+  });
+  for (const spec of indexSpecs(model)) {
+    const { key, ...options } = spec;
+    schema.index(key, options);
+  }
+  return schema;
+}
+
+/** Server error codes of an index that exists with the same name or keys but other options. */
+const INDEX_CONFLICT = new Set([85, 86]);
+/** Server error code of a collection that exists already (another process made it first). */
+const NAMESPACE_EXISTS = 48;
+
+/**
+ * Creates the collections and indexes the models declare; answers the differences left alone, one
+ * line each (svcmail doctor shows them).
+ */
+export async function synchronize(conn: mongoose.Connection, models: ModelDef[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const m of models) {
+    const model = conn.models[m.name] ?? conn.model(m.name, schemaOf(m), m.table);
+    await model.createCollection().catch((e: { code?: number }) => {
+      if (e.code !== NAMESPACE_EXISTS) throw e;
+    });
+    for (const { key, ...options } of indexSpecs(m)) {
+      try {
+        await model.collection.createIndex(key, options);
+      } catch (e) {
+        if (!INDEX_CONFLICT.has((e as { code?: number }).code ?? 0)) throw e;
+        problems.push(`${m.table}: index ${options.name} differs from the model's (${(e as Error).message}); left as it is`);
+      }
+    }
+  }
+  return [...problems, ...(await inspect(conn.db!, models)).filter((p) => p.includes('not declared'))];
+}
+
+/** What the database lacks or has otherwise than the models declare (nothing is changed): svcmail doctor's "schema in sync". */
+export async function inspect(db: mongoose.mongo.Db, models: readonly ModelDef[]): Promise<string[]> {
+  const problems: string[] = [];
+  const collections = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+  for (const m of models) {
+    if (!collections.has(m.table)) {
+      problems.push(`collection ${m.table} missing`);
+      continue;
+    }
+    const present = new Map((await db.collection(m.table).indexes()).map((i) => [i.name ?? '', i]));
+    const declared = indexSpecs(m);
+    for (const spec of declared) {
+      const idx = present.get(spec.name);
+      if (!idx) problems.push(`${m.table}: index ${spec.name} missing`);
+      else if (JSON.stringify(idx.key) !== JSON.stringify(spec.key) || Boolean(idx.unique) !== Boolean(spec.unique))
+        problems.push(`${m.table}: index ${spec.name} differs from the model's; left as it is`);
+    }
+    const names = new Set(declared.map((d) => d.name));
+    for (const name of present.keys())
+      if (name !== '_id_' && !names.has(name)) problems.push(`${m.table}: index ${name} is not declared by the model; left as it is`);
+  }
+  return problems;
+}
