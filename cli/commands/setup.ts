@@ -17,7 +17,10 @@ export function registerSetup(program: Command): void {
     .option('--auth-audience <aud>', 'token audience (default: the first domain)')
     .option('--auth-issuer <iss>', 'token issuer (default: the sign-in service host)')
     .option('--data-dir <dir>', 'data directory (default /var/lib/svcmail as root, else beside the config file)')
-    .option('--datastore-url <url>', 'postgres://… (default: embedded SQLite in the data directory)')
+    .option(
+      '--datastore-url <url>',
+      'postgres://… or sqlite:/path/file.sqlite (SQL), or mongodb://…?replicaSet=… (MongoDB replica set; sets datastore: document); default: embedded SQLite in the data directory',
+    )
     .option('--redis-url <url>', 'redis://… for events across hosts (optional)')
     .option('--rotate', 'replace the ingest secret, the CA and the DKIM keys (and accept a different --auth-secret)')
     .action(async (flags: SetupFlags, cmd: Command) => {

@@ -107,11 +107,30 @@ function fillSettings(input: SetupInput, values: Values, file: string, domains: 
     input.authIssuer ?? (values.has('auth:options:issuer') ? undefined : hostOfUrl(values.get('mail:auth_server_url') as string)),
   );
   set('data_dir', input.dataDir ? resolve(input.dataDir) : values.has('data_dir') ? undefined : resolve(dirname(file), 'data'));
-  set('datastores:sql:url', input.datastoreUrl);
+  fillDatastore(input.datastoreUrl, values);
   if (input.redisUrl) {
     const name = redisSetting();
     if (!name) throw new SetupError('--redis-url: this build has no Redis setting yet');
     set(name, input.redisUrl);
+  }
+}
+
+/**
+ * --datastore-url: a mongodb:// URL chooses the document backend (datastore: document and its URL),
+ * a postgres:// or sqlite: URL the SQL backend; an unknown scheme is refused before anything is written.
+ */
+function fillDatastore(url: string | undefined, values: Values): void {
+  if (!url) return;
+  if (/^mongodb(\+srv)?:\/\//.test(url)) {
+    values.set('datastore', 'document');
+    values.set('datastores:document:url', url);
+  } else if (/^(postgres(ql)?:\/\/|sqlite:)/.test(url)) {
+    values.set('datastore', 'sql');
+    values.set('datastores:sql:url', url);
+  } else {
+    throw new SetupError(
+      '--datastore-url: give postgres://…, sqlite:/path/file.sqlite or mongodb://…?replicaSet=… (a MongoDB replica set)',
+    );
   }
 }
 

@@ -37,7 +37,8 @@ export async function openDocumentStore(opts: DocumentStoreOptions): Promise<Doc
   if (!/^mongodb(\+srv)?:\/\//.test(opts.url))
     throw new ConfigError('datastores:document:url must be a mongodb:// or mongodb+srv:// URL (datastore: document)');
   const conn = mongoose.createConnection(opts.url, {
-    serverSelectionTimeoutMS: opts.timeoutMs ?? 10_000,
+    // A timeout the URL gives (serverSelectionTimeoutMS=…) wins over the default.
+    ...(/[?&]serverSelectionTimeoutMS=/i.test(opts.url) ? {} : { serverSelectionTimeoutMS: opts.timeoutMs ?? 10_000 }),
     maxPoolSize: opts.poolSize ?? 10,
     autoIndex: false,
     autoCreate: false,
