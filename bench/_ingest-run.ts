@@ -10,7 +10,7 @@ import { signToken } from '../lib/auth/index.js';
 import { productModels, productRegistry } from '../lib/catalog.js';
 import { loadConfig } from '../lib/config/index.js';
 import { IngestEntryModel, filingAvailable, type IngestEntry } from '../lib/ingest/index.js';
-import { openSqlStore } from '../lib/storage/sql/open.js';
+import { datastoreSettings, openStoreToCheck, type Store } from '../lib/storage/index.js';
 import { TEST_REDIS_URL } from '../test/helpers/redis.js';
 import { freePort } from '../test/helpers/scanners.js';
 import { commandCpuMs, cpuMsOf, percentile, round } from './_stats.js';
@@ -121,7 +121,7 @@ export async function run(
     'auth:secret': SECRET,
     'auth:options:audience': 'bench',
     'auth:options:issuer': 'bench',
-    'datastores:sql:url': dbUrl,
+    ...datastoreSettings(dbUrl),
     'mail:transport:ingest:secret': INGEST,
     'log:level': process.env.BENCH_LOG_LEVEL ?? 'error',
     'mail:internal:max_failures': 1000,
@@ -143,11 +143,14 @@ export async function run(
   const urls = each.map((c) => c.url);
   const url = urls[0];
   const workers: ChildProcess[] = [];
-  let store: Awaited<ReturnType<typeof openSqlStore>> | null = null;
+  let store: Store | null = null;
   try {
     for (const u of urls) await waitReady(u);
     // the api daemon creates the schema: open the bench's own view of the store only once it answers
-    store = await openSqlStore({ url: dbUrl, models: productModels(productRegistry()), synchronize: false });
+    store = await openStoreToCheck(
+      loadConfig({ env: { NODE_ENV: 'production' }, values: datastoreSettings(dbUrl) ?? {} }),
+      productModels(productRegistry()),
+    );
     // Development scanner = the spec's development fallback (no scanner answers: clean, with a warning).
     const filing = filingAvailable() && !process.env.BENCH_ACCEPT_ONLY;
     // BENCH_WORKER_AFTER=1: the worker starts once every hand-off was accepted and drains the queue

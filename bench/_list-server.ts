@@ -8,7 +8,7 @@ import { productModels, productRegistry } from '../lib/catalog.js';
 import { loadConfig } from '../lib/config/index.js';
 import { LocalEventBus } from '../lib/events/index.js';
 import { createLogger } from '../lib/log/index.js';
-import { openSqlStore } from '../lib/storage/sql/open.js';
+import { datastoreSettings, openStore } from '../lib/storage/index.js';
 import { buildApiApp } from '../daemons/api/app.js';
 
 const [mode, arg] = process.argv.slice(2);
@@ -24,14 +24,14 @@ if (mode === 'bare') {
       'auth:secret': process.env.BENCH_SECRET!,
       'auth:options:audience': 'bench',
       'auth:options:issuer': 'bench',
-      'datastores:sql:url': arg,
+      ...datastoreSettings(arg),
       'log:level': 'silent',
       'mail:transport:ingest:secret': 'bench-ingest-secret-0123456789',
       'rateLimit:authenticated:max': 100_000_000,
     },
   });
   const registry = productRegistry();
-  const store = await openSqlStore({ url: arg, models: productModels(registry), synchronize: true });
+  const store = await openStore(config, productModels(registry));
   app = buildApiApp({ config, store, events: new LocalEventBus(), log: createLogger({ level: 'silent' }) }, registry).app;
 }
 const server = createServer(app);

@@ -4,14 +4,14 @@
 // development clean scanner and with real rspamd + clamd. Peers in the same run: Dovecot LMTP alone
 // (beside the development scanner) and the peer chain rspamd + clamd + Dovecot LMTP (beside the
 // real scanners, with the same rspamd, clamd and loopback resolver).
-//   npm run bench -- ingest [count] [sqlite|postgres|all] [dev|real|all]
+//   npm run bench -- ingest [count] [sqlite|postgres|document|all] [dev|real|all]
 //   npm run bench -- ingest [count] postgres copies      one copy vs two copies (scale-out, CPU per message)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../lib/config/index.js';
 import { clamdScan, rspamdCheck } from '../lib/scan/index.js';
-import { freshPostgres, overLocalSocket, postgresAvailable } from '../test/helpers/databases.js';
+import { freshMongo, freshPostgres, mongoTestUrl, NO_MONGO, overLocalSocket, postgresAvailable } from '../test/helpers/databases.js';
 import { redisAvailable } from '../test/helpers/redis.js';
 import { freePort, startScanners } from '../test/helpers/scanners.js';
 import { stageBuild, type Staged } from './_build.js';
@@ -180,6 +180,10 @@ async function measure(
       },
     });
   }
+  if (which === 'all' || which === 'document') {
+    if (mongoTestUrl()) backends.push({ name: 'document', url: freshMongo });
+    else out.document = NO_MONGO;
+  }
   for (const b of backends) {
     if (scans.includes('dev')) out[`${b.name}_dev`] = await onFreshDb(b, (url) => run(url, 'dev', count, messages, null));
     // Real rspamd (every stock module, a worker per core) and clamd, asking a resolver on loopback that
@@ -215,7 +219,7 @@ async function measure(
   // measured in the same run: TESTING.md, Load and benchmarks).
   const peer = out.dovecot_lmtp as { filed_messages_per_s?: number } | string;
   if (typeof peer === 'object' && peer.filed_messages_per_s) {
-    for (const b of ['sqlite', 'postgres']) {
+    for (const b of ['sqlite', 'postgres', 'document']) {
       const ours = out[`${b}_dev`] as { filed_messages_per_s?: number } | undefined;
       if (ours?.filed_messages_per_s) out[`${b}_dev_ratio_to_dovecot`] = round(ours.filed_messages_per_s / peer.filed_messages_per_s, 2);
     }

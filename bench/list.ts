@@ -1,5 +1,5 @@
 // The list benchmark: GET a list of 100 records with a valid token at 50 connections, on SQLite and on
-// PostgreSQL, beside a bare Express route returning the same records (same JSON bytes) from memory.
+// PostgreSQL (and MongoDB when SVCMAIL_TEST_MONGO_URL names a replica set), beside a bare Express route returning the same records (same JSON bytes) from memory.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { signToken } from '../lib/auth/index.js';
 import { loadConfig } from '../lib/config/index.js';
-import { freshPostgres, overLocalSocket, postgresAvailable } from '../test/helpers/databases.js';
+import { freshMongo, freshPostgres, mongoTestUrl, NO_MONGO, overLocalSocket, postgresAvailable } from '../test/helpers/databases.js';
 import { stageBuild, type Staged } from './_build.js';
 import { cpuMsOf, median, round } from './_stats.js';
 import { startBenchServer } from './_process.js';
@@ -99,7 +99,7 @@ export default async function list(): Promise<Record<string, unknown>> {
   const backends: Array<{ name: string; url: string; drop?: () => Promise<void> }> = [
     { name: 'sqlite', url: `sqlite:${join(dir, 'bench.sqlite')}` },
   ];
-  // BENCH_BACKENDS=postgres (or sqlite) measures one backend only.
+  // BENCH_BACKENDS=postgres (or sqlite, document) measures those backends only.
   const only = process.env.BENCH_BACKENDS?.split(',');
   if (only) backends.splice(0, backends.length, ...backends.filter((b) => only.includes(b.name)));
   if ((!only || only.includes('postgres')) && (await postgresAvailable())) {
@@ -108,6 +108,11 @@ export default async function list(): Promise<Record<string, unknown>> {
     const url = process.env.BENCH_PG_TCP ? pg.url : overLocalSocket(pg.url);
     out.postgres_connection = url === pg.url ? 'tcp' : 'unix socket';
     backends.push({ name: 'postgres', url, drop: pg.drop });
+  }
+  if (!only || only.includes('document')) {
+    const mongo = mongoTestUrl() ? await freshMongo() : null;
+    if (mongo) backends.push({ name: 'document', url: mongo.url, drop: mongo.drop });
+    else out.document = NO_MONGO;
   }
   const servers: ChildProcess[] = [];
   try {

@@ -6,7 +6,7 @@ import { loadConfig, schema, type Config, type SettingName } from '../config/ind
 import { INGEST_SECRET_DEFAULT } from '../config/index.js';
 import { productModels, productRegistry } from '../catalog.js';
 import { checklistFor, type ChecklistItem } from '../dns/index.js';
-import { openStore, type Store } from '../storage/index.js';
+import { datastoreSettings, openStore, type Store } from '../storage/index.js';
 import { readConfigFile, SERVICE_USER, systemUser, writeConfigFile } from './config-file.js';
 import { ensureCa, ensureDkimKey } from './keys.js';
 import { caDir, dkimDir, dkimKeyFiles } from '../config/index.js';
@@ -121,17 +121,12 @@ function fillSettings(input: SetupInput, values: Values, file: string, domains: 
  */
 function fillDatastore(url: string | undefined, values: Values): void {
   if (!url) return;
-  if (/^mongodb(\+srv)?:\/\//.test(url)) {
-    values.set('datastore', 'document');
-    values.set('datastores:document:url', url);
-  } else if (/^(postgres(ql)?:\/\/|sqlite:)/.test(url)) {
-    values.set('datastore', 'sql');
-    values.set('datastores:sql:url', url);
-  } else {
+  const settings = datastoreSettings(url);
+  if (!settings)
     throw new SetupError(
       '--datastore-url: give postgres://…, sqlite:/path/file.sqlite or mongodb://…?replicaSet=… (a MongoDB replica set)',
     );
-  }
+  for (const [name, value] of Object.entries(settings)) values.set(name as SettingName, value);
 }
 
 /** The sign-in secret comes from the sign-in service; a different one replaces the stored one only with rotate. */

@@ -22,6 +22,16 @@ export {
 export { blobInUse, releaseBlobs, sweepReleasedBlobs } from './blob/release.js';
 export { BlobChunkModel, DatabaseBlobStore, blobBackendProblem, openBlobStore } from './blob/database.js';
 
+/**
+ * The settings that name a database by its URL: mongodb:// or mongodb+srv:// the document backend,
+ * postgres:// or sqlite: the SQL one; null for any other scheme.
+ */
+export function datastoreSettings(url: string): Record<string, string> | null {
+  if (/^mongodb(\+srv)?:\/\//.test(url)) return { datastore: 'document', 'datastores:document:url': url };
+  if (/^(postgres(ql)?:\/\/|sqlite:)/.test(url)) return { datastore: 'sql', 'datastores:sql:url': url };
+  return null;
+}
+
 /** The SQL URL in force: empty means the embedded SQLite file under data_dir. */
 export function sqlUrl(config: Config): string {
   const url = config.get('datastores:sql:url');

@@ -138,8 +138,14 @@ export async function documentBackends(): Promise<Backend[]> {
   ];
 }
 
+/** The replica set the tests and benchmarks may use (SVCMAIL_TEST_MONGO_URL), or null. */
+export const mongoTestUrl = (): string | null => MONGO_URL || null;
+
+/** Why the document backend is not measured or tested: no replica set is named. */
+export const NO_MONGO = 'skipped: SVCMAIL_TEST_MONGO_URL names no MongoDB replica set (none can be installed on this machine)';
+
 /** A fresh database on the replica set per run (the URL's path replaced), dropped afterwards. */
-async function freshMongo(): Promise<TestDatabase> {
+export async function freshMongo(): Promise<TestDatabase> {
   const name = `svcmail_t_${randomBytes(6).toString('hex')}`;
   const url = MONGO_URL.replace(/^(mongodb(\+srv)?:\/\/[^/?]+)(\/[^?]*)?/, `$1/${name}`);
   return {
