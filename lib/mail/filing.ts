@@ -13,9 +13,9 @@ export type StoredRaw = StoredBlob;
 export type { MessageRecord } from './messages.js';
 
 const blobStores = new WeakMap<object, BlobStore>();
-/** The blob store of mail:blobs:backend, one per configuration (files) or per store (database). */
+/** The blob store of mail:blobs:backend, one per configuration (files) or per store (database, gridfs). */
 export function blobsOf(deps: Pick<Deps, 'config' | 'store'>): BlobStore {
-  const key = deps.config.get('mail:blobs:backend') === 'database' ? deps.store : deps.config;
+  const key = deps.config.get('mail:blobs:backend') === 'files' ? deps.config : deps.store;
   let b = blobStores.get(key);
   if (!b) blobStores.set(key, (b = openBlobStore(deps.config, deps.store)));
   return b;

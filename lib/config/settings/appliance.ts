@@ -43,9 +43,9 @@ export const applianceSettings = {
     default: '',
     doc: 'Directory of the blob store (raw messages, content-addressed; released files wait in released/); empty means <data_dir>/blobs. Copies of svcmail on several hosts share it: a file system with atomic rename and fsync that every host sees at once (a local disk, or NFSv4 mounted with sync and no attribute caching of directories), writable by the svcmail user.',
   }),
-  'mail:blobs:backend': setting(z.enum(['files', 'database']), {
+  'mail:blobs:backend': setting(z.enum(['files', 'database', 'gridfs']), {
     default: 'files',
-    doc: 'Where blobs (raw messages) are kept: "files" in mail:blobs:dir, or "database" as chunked rows (table blob_chunks) in the PostgreSQL database of datastores:sql:url, for copies of svcmail on several hosts without a shared file system. "database" needs PostgreSQL; it costs database space and I/O, so large installations share a file system instead.',
+    doc: 'Where blobs (raw messages) are kept: "files" in mail:blobs:dir; "database" as chunked records (table or collection blob_chunks) in the datastore, PostgreSQL or MongoDB; "gridfs" in the MongoDB replica set\'s GridFS bucket "blobs" (datastore: document only). The last two serve copies of svcmail on several hosts without a shared file system; they cost database space and I/O, so large installations on SQL share a file system instead.',
   }),
   'mail:lifecycle:dir': setting(z.string(), {
     default: '',

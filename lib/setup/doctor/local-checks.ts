@@ -114,7 +114,7 @@ const list = (xs: string[]) => (xs.length > 8 ? `${xs.length} (${xs.slice(0, 5).
 export const checkBlobStore: Check = async ({ config }) => {
   const title = 'blob store writable with free space';
   const problem = blobBackendProblem(config);
-  if (problem) return fail('blobs', title, problem, 'set mail:blobs:backend to "files", or use PostgreSQL');
+  if (problem) return fail('blobs', title, problem, 'set mail:blobs:backend to "files", or use the datastore it names');
   // mail:blobs:dir, else <data_dir>/blobs; with blobs in the database only streamed uploads wait here.
   const dir = new BlobStore(config).root;
   try {
@@ -139,9 +139,11 @@ export const checkBlobStore: Check = async ({ config }) => {
     : ok(
         'blobs',
         title,
-        config.get('mail:blobs:backend') === 'database'
-          ? `in the database (blob_chunks); uploads staged in ${dir}: writable, ${gib(free)} free`
-          : `${dir}: writable, ${gib(free)} free`,
+        {
+          files: `${dir}: writable, ${gib(free)} free`,
+          database: `in the database (blob_chunks); uploads staged in ${dir}: writable, ${gib(free)} free`,
+          gridfs: `in GridFS (bucket blobs); uploads staged in ${dir}: writable, ${gib(free)} free`,
+        }[config.get('mail:blobs:backend')],
       );
 };
 

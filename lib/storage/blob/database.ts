@@ -8,6 +8,7 @@ import { ApiError } from '../../errors/index.js';
 import { bytesField, defineModel } from '../model.js';
 import type { Store } from '../port.js';
 import { BlobStore, type ReleasedBlob, type StoredBlob } from './index.js';
+import { GridFsBlobStore } from '../document/gridfs.js';
 
 /**
  * The blob store in the database (`mail:blobs:backend: database`): copies of svcmail on several
@@ -157,16 +158,26 @@ function chunksOf(data: Buffer): Buffer[] {
   return out;
 }
 
-/** The store `mail:blobs:backend` names (the database one needs PostgreSQL: see checkBlobBackend). */
+/** The store `mail:blobs:backend` names (see blobBackendProblem for what each needs). */
 export function openBlobStore(config: Config, store: Store): BlobStore {
-  return config.get('mail:blobs:backend') === 'database' ? new DatabaseBlobStore(config, store) : new BlobStore(config);
+  const backend = config.get('mail:blobs:backend');
+  if (backend === 'database') return new DatabaseBlobStore(config, store);
+  if (backend === 'gridfs') {
+    const db = (store as { mongoDatabase?: () => ConstructorParameters<typeof GridFsBlobStore>[1] }).mongoDatabase?.();
+    if (!db) throw new ApiError('api-113', 'mail:blobs:backend "gridfs" needs the document backend (datastore: document)');
+    return new GridFsBlobStore(config, db);
+  }
+  return new BlobStore(config);
 }
 
 /** Why this configuration cannot use its blob backend, or null. */
 export function blobBackendProblem(config: Config): string | null {
-  if (config.get('mail:blobs:backend') !== 'database') return null;
+  const backend = config.get('mail:blobs:backend');
+  if (backend === 'gridfs' && config.get('datastore') !== 'document')
+    return 'mail:blobs:backend "gridfs" needs the document backend (datastore: document, a MongoDB replica set); keep "files", or "database" on PostgreSQL';
+  if (backend !== 'database') return null;
   const url = config.get('datastores:sql:url');
   if (config.get('datastore') === 'sql' && !/^postgres(ql)?:/.test(url))
-    return 'mail:blobs:backend "database" needs PostgreSQL (datastores:sql:url); on SQLite keep the default "files"';
+    return 'mail:blobs:backend "database" needs PostgreSQL (datastores:sql:url) or MongoDB (datastore: document); on SQLite keep the default "files"';
   return null;
 }

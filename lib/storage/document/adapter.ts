@@ -345,6 +345,11 @@ export class DocumentStore implements Store {
     return runTransaction(this.ctx, (ctx) => fn(new DocumentStore(ctx, this.indexProblems)), opts);
   }
 
+  /** The database (the GridFS blob store keeps blobs in it: document/gridfs.ts). */
+  mongoDatabase(): Ctx['db'] {
+    return this.ctx.db;
+  }
+
   /** Collections and indexes the database lacks or has otherwise than the models declare (svcmail doctor). */
   schemaProblems(): Promise<string[]> {
     return guarded(() => inspect(this.ctx.db, this.models()));

@@ -70,13 +70,17 @@ describe.each(backends)('a binary field ($name)', (backend) => {
   }, 60_000);
 });
 
-describe('the database blob backend needs PostgreSQL', () => {
+describe('the database blob backend needs PostgreSQL or MongoDB, GridFS MongoDB', () => {
   it('start-up on SQLite refuses it with one line naming the settings', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svcmail-blobdb-'));
     try {
       const config = loadConfig({ env: { NODE_ENV: 'test' }, values: { data_dir: dir, 'mail:blobs:backend': 'database' } });
       await expect(openStore(config, [BlobModel, BlobChunkModel])).rejects.toThrow(
-        'mail:blobs:backend "database" needs PostgreSQL (datastores:sql:url); on SQLite keep the default "files"',
+        'mail:blobs:backend "database" needs PostgreSQL (datastores:sql:url) or MongoDB (datastore: document); on SQLite keep the default "files"',
+      );
+      const gridfs = loadConfig({ env: { NODE_ENV: 'test' }, values: { data_dir: dir, 'mail:blobs:backend': 'gridfs' } });
+      await expect(openStore(gridfs, [BlobModel])).rejects.toThrow(
+        /^mail:blobs:backend "gridfs" needs the document backend \(datastore: document/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
