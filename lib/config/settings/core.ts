@@ -81,9 +81,12 @@ export const coreSettings = {
     default: true,
     doc: 'PostgreSQL: run reads as named prepared statements (parsed and planned once per connection). Turn off behind a pooler in transaction mode that cannot keep them (PgBouncer before 1.21).',
   }),
-  'datastores:document:url': setting(z.string(), { default: '', doc: 'MongoDB URL for the document backend.' }),
+  'datastores:document:url': setting(z.string(), {
+    default: '',
+    doc: 'MongoDB URL for the document backend (datastore: document): mongodb://host1,host2/database?replicaSet=name or mongodb+srv://…; the database is the path (default svcmail). It must name a replica set or mongos (transactions need one); a standalone server is refused at start.',
+  }),
   'datastores:document:synchronize': setting(z.boolean(), {
     default: true,
-    doc: 'Create collections and indexes from the models at start.',
+    doc: 'Create collections and indexes from the models at start; an index that differs from the model is reported (svcmail doctor), never dropped.',
   }),
 };
