@@ -69,7 +69,7 @@ class DocumentRepo<T extends object> implements Repo<T> {
     };
   }
 
-  create(data: NewRecord<T>): Promise<Row<T>> {
+  async create(data: NewRecord<T>): Promise<Row<T>> {
     const rec = newRecord(this.model, data as NewRecord<object>, new Date());
     const doc = toDocument(this.model, rec);
     return guarded(async () => {
@@ -79,7 +79,7 @@ class DocumentRepo<T extends object> implements Repo<T> {
     });
   }
 
-  get(uid: string): Promise<Row<T> | null> {
+  async get(uid: string): Promise<Row<T> | null> {
     return guarded(async () => this.#row(await this.#coll.findOne({ _id: uid } as MongoFilter, { projection: HIDDEN, ...this.#o() })));
   }
 
@@ -87,14 +87,14 @@ class DocumentRepo<T extends object> implements Repo<T> {
     return (await this.list({ filter, limit: 1 }))[0] ?? null;
   }
 
-  list(q: ListQuery = {}): Promise<Row<T>[]> {
+  async list(q: ListQuery = {}): Promise<Row<T>[]> {
     return this.#find(filterOf(this.model, q.filter), q);
   }
 
-  #find(filter: MongoFilter, q: ListQuery): Promise<Row<T>[]> {
+  async #find(filter: MongoFilter, q: ListQuery): Promise<Row<T>[]> {
     const sort = sortOf(this.model, q.sort);
     // MongoDB reads limit 0 as "no limit"; SQL's LIMIT 0 answers nothing.
-    if (q.limit !== undefined && Math.trunc(q.limit) <= 0) return Promise.resolve([]);
+    if (q.limit !== undefined && Math.trunc(q.limit) <= 0) return [];
     return guarded(async () => {
       let cursor = this.#coll.find(filter, { projection: HIDDEN, sort, ...this.#o() });
       if (q.offset) cursor = cursor.skip(Math.max(0, Math.trunc(q.offset)));
@@ -103,17 +103,20 @@ class DocumentRepo<T extends object> implements Repo<T> {
     });
   }
 
-  count(filter?: Filter): Promise<number> {
+  async count(filter?: Filter): Promise<number> {
     const f = filterOf(this.model, filter);
     return guarded(() => this.#coll.countDocuments(f, this.#o()));
   }
 
-  update(uid: string, patch: Patch<T>, opts: UpdateOptions = {}): Promise<Row<T>> {
+  async update(uid: string, patch: Patch<T>, opts: UpdateOptions = {}): Promise<Row<T>> {
     const target: MongoFilter = { _id: uid };
     if (opts.expectedVersion !== undefined) target.version = opts.expectedVersion;
     return guarded(async () => {
       if (this.#touchesValues(patch)) {
-        const [row] = await rewrite(this.ctx, this.model, target, patch as Record<string, unknown>, opts.expectedVersion !== undefined);
+        // In a transaction: a concurrent writer of the record makes it run again (withTransaction), never a lost write.
+        const [row] = await this.#atomic((ctx) =>
+          rewrite(ctx, this.model, target, patch as Record<string, unknown>, opts.expectedVersion !== undefined),
+        );
         if (!row) throw await staleOrGone(this.#coll, uid, this.ctx);
         return row as Row<T>;
       }
@@ -128,7 +131,7 @@ class DocumentRepo<T extends object> implements Repo<T> {
     });
   }
 
-  delete(uid: string, opts: UpdateOptions = {}): Promise<boolean> {
+  async delete(uid: string, opts: UpdateOptions = {}): Promise<boolean> {
     const target: MongoFilter = { _id: uid };
     if (opts.expectedVersion !== undefined) target.version = opts.expectedVersion;
     return guarded(async () => {
@@ -140,7 +143,7 @@ class DocumentRepo<T extends object> implements Repo<T> {
     });
   }
 
-  updateMany(filter: Filter, patch: Patch<T>): Promise<number> {
+  async updateMany(filter: Filter, patch: Patch<T>): Promise<number> {
     const f = filterOf(this.model, filter);
     return guarded(async () => {
       if (this.#touchesValues(patch))
@@ -155,7 +158,7 @@ class DocumentRepo<T extends object> implements Repo<T> {
     });
   }
 
-  deleteMany(filter: Filter): Promise<number> {
+  async deleteMany(filter: Filter): Promise<number> {
     const f = filterOf(this.model, filter);
     return guarded(async () => (await this.#coll.deleteMany(f, this.#o())).deletedCount);
   }
@@ -164,16 +167,16 @@ class DocumentRepo<T extends object> implements Repo<T> {
     if (!this.model.fullText) throw new Error(`model ${this.model.name} has no full-text documents`);
   }
 
-  setText(uid: string, text: string): Promise<void> {
+  async setText(uid: string, text: string): Promise<void> {
     this.#fullText();
     return guarded(
       async () => void (await this.#coll.updateOne({ _id: uid } as MongoFilter, { $set: { [WORDS_FIELD]: wordsOf(text) } }, this.#o())),
     );
   }
 
-  setTexts(docs: Map<string, string>): Promise<void> {
+  async setTexts(docs: Map<string, string>): Promise<void> {
     this.#fullText();
-    if (!docs.size) return Promise.resolve();
+    if (!docs.size) return;
     const ops = [...docs].map(([uid, text]) => ({
       updateOne: { filter: { _id: uid } as MongoFilter, update: { $set: { [WORDS_FIELD]: wordsOf(text) } } },
     }));
@@ -182,18 +185,18 @@ class DocumentRepo<T extends object> implements Repo<T> {
     });
   }
 
-  search(text: string, q: ListQuery = {}): Promise<Row<T>[]> {
+  async search(text: string, q: ListQuery = {}): Promise<Row<T>[]> {
     this.#fullText();
     const words = wordsFilter(text);
-    if (!words) return Promise.resolve([]);
+    if (!words) return [];
     return this.#find(and(filterOf(this.model, q.filter), words), q);
   }
 
-  createOrAdd(data: NewRecord<T> & { uid: string }, adding: Array<keyof T & string>): Promise<void> {
+  async createOrAdd(data: NewRecord<T> & { uid: string }, adding: Array<keyof T & string>): Promise<void> {
     return this.createOrAddMany([data], adding);
   }
 
-  createOrAddMany(data: Array<NewRecord<T> & { uid: string }>, adding: Array<keyof T & string>): Promise<void> {
+  async createOrAddMany(data: Array<NewRecord<T> & { uid: string }>, adding: Array<keyof T & string>): Promise<void> {
     if (this.model.valueIndexes?.length || this.model.fullText)
       throw new Error(`model ${this.model.name}: createOrAdd writes no value-index rows or documents`);
     return guarded(() => createOrAddMany(this.#parts(), data as Array<Record<string, unknown> & { uid: string }>, adding));
@@ -210,7 +213,7 @@ class DocumentRepo<T extends object> implements Repo<T> {
     return (await guarded(() => incrementMany(this.#parts(), changes))) as Row<T>[];
   }
 
-  increment(target: string | Filter, deltas: Record<string, number>): Promise<Row<T> | null> {
+  async increment(target: string | Filter, deltas: Record<string, number>): Promise<Row<T> | null> {
     for (const [f, n] of Object.entries(deltas)) if (!Number.isFinite(n)) throw new Error(`increment ${f}: not a number`);
     const filter = typeof target === 'string' ? ({ _id: target } as MongoFilter) : filterOf(this.model, target);
     const { $inc, $set } = bump();
@@ -249,13 +252,13 @@ class DocumentRepo<T extends object> implements Repo<T> {
     return out.sort(byKeys(keys));
   }
 
-  release(uid: string, owner: string, patch: Patch<T> = {}): Promise<boolean> {
+  async release(uid: string, owner: string, patch: Patch<T> = {}): Promise<boolean> {
     return this.releaseMany([{ uid, patch }], owner).then((r) => r.length > 0);
   }
 
-  releaseMany(items: Array<{ uid: string; patch?: Patch<T> }>, owner: string): Promise<string[]> {
+  async releaseMany(items: Array<{ uid: string; patch?: Patch<T> }>, owner: string): Promise<string[]> {
     if (!this.model.lease) throw new Error(`model ${this.model.name} has no leases`);
-    if (!items.length) return Promise.resolve([]);
+    if (!items.length) return [];
     return guarded(() => releaseMany(this.#parts(), items as Array<{ uid: string; patch?: Record<string, unknown> }>, owner));
   }
 }

@@ -79,6 +79,8 @@ export async function clashes(coll: Collection, model: ModelDef, docs: Doc[], se
           .filter((fields) => keyOf(d, fields) !== null)
           .map((fields) => Object.fromEntries(fields.map((f) => [docField(f), d[docField(f)]]))),
       );
+    // MongoDB refuses an empty $or: no key to look for, nothing can clash.
+    if (!or.length) continue;
     const projection = Object.fromEntries(keys.flat().map((f) => [docField(f), 1]));
     for (const found of await coll.find(and({ $or: or }), { projection, session }).toArray())
       for (const fields of keys) {

@@ -158,5 +158,6 @@ export function releaseMany(
     }
     return released;
   };
-  return items.length === 1 ? run(p.ctx) : p.atomic(run);
+  // One release without value-index fields is one write; several (or a rewrite) go together.
+  return items.length === 1 && !touches({ ...(items[0].patch ?? {}) }) ? run(p.ctx) : p.atomic(run);
 }

@@ -5,7 +5,7 @@ import mongoose from 'mongoose';
 import { ConfigError } from '../../config/index.js';
 import type { ModelDef } from '../model.js';
 import { DocumentStore } from './adapter.js';
-import { synchronize } from './schema.js';
+import { backfillValues, synchronize } from './schema.js';
 
 export interface DocumentStoreOptions {
   /** mongodb://… or mongodb+srv://… naming the database (default "svcmail"). */
@@ -54,6 +54,7 @@ export async function openDocumentStore(opts: DocumentStoreOptions): Promise<Doc
     const problem = transactionProblem(await conn.db!.admin().command({ hello: 1 }));
     if (problem) throw new ConfigError(problem);
     const problems = opts.synchronize ? await synchronize(conn, opts.models) : [];
+    await backfillValues(conn.db!, opts.models);
     const ctx = { client: conn.getClient(), db: conn.db!, models: new Map(opts.models.map((m) => [m.name, m])), session: null };
     return new DocumentStore(ctx, problems, () => conn.close());
   } catch (e) {

@@ -6,7 +6,8 @@
 // could let duplicates in, and rebuilding one on a large collection is the administrator's call.
 import mongoose from 'mongoose';
 import type { ColumnKind, ModelDef } from '../model.js';
-import { VALUES_FIELD, WORDS_FIELD } from './shape.js';
+import { cleanValue } from '../terms.js';
+import { fromDocument, VALUES_FIELD, WORDS_FIELD } from './shape.js';
 import { docField } from './translate.js';
 
 export interface IndexSpec {
@@ -139,4 +140,32 @@ export async function inspect(db: mongoose.mongo.Db, models: readonly ModelDef[]
       if (name !== '_id_' && !names.has(name)) problems.push(`${m.table}: index ${name} is not declared by the model; left as it is`);
   }
   return problems;
+}
+
+/**
+ * Records written before their model declared a value index (or before a new one) get its values
+ * (`_v.<name>`), computed from the record as stored: at every open, as the SQL adapter fills its
+ * side table, in batches. Answers how many records were filled.
+ */
+export async function backfillValues(db: Pick<mongoose.mongo.Db, 'collection'>, models: readonly ModelDef[]): Promise<number> {
+  let filled = 0;
+  for (const m of models) {
+    for (const vi of m.valueIndexes ?? []) {
+      const coll = db.collection(m.table);
+      const path = `${VALUES_FIELD}.${vi.name}`;
+      for (;;) {
+        const docs = await coll.find({ [path]: { $exists: false } }, { limit: 500 }).toArray();
+        if (!docs.length) break;
+        const ops = docs.map((d) => ({
+          updateOne: {
+            filter: { _id: d._id, [path]: { $exists: false } },
+            update: { $set: { [path]: [...new Set(vi.values(fromDocument(m, d)).map(cleanValue))] } },
+          },
+        }));
+        await coll.bulkWrite(ops as never, { ordered: false });
+        filled += docs.length;
+      }
+    }
+  }
+  return filled;
 }

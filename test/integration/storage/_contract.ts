@@ -3,7 +3,8 @@
 import { afterAll, beforeAll } from 'vitest';
 import { z } from 'zod';
 import { defineModel, type Repo, type Store } from '../../../lib/storage/index.js';
-import { openStoreOf, type Backend, type TestDatabase } from '../../helpers/databases.js';
+import { openStoreOf, storeBackends, type Backend, type TestDatabase } from '../../helpers/databases.js';
+import { memoryDocumentBackend } from '../../helpers/mongo-memory.js';
 
 export const Thing = defineModel({
   name: 'contract_thing',
@@ -85,4 +86,13 @@ export function contractStore(backend: Backend): ContractStore {
     await f.db?.drop();
   });
   return f;
+}
+
+/**
+ * The backends the contract runs on: SQLite, PostgreSQL, MongoDB when SVCMAIL_TEST_MONGO_URL names a
+ * replica set, and the document adapter over the in-memory stand-in (test/helpers/mongo-memory.ts),
+ * which runs the adapter's own logic on every machine.
+ */
+export async function contractBackends(): Promise<Backend[]> {
+  return [...(await storeBackends()), memoryDocumentBackend()];
 }

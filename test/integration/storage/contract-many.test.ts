@@ -1,10 +1,10 @@
 // The Store contract, several records in one write, and counters exact under concurrency: run
 // unchanged against every adapter (SQLite, PostgreSQL).
 import { describe, expect, it } from 'vitest';
-import { storeBackends } from '../../helpers/databases.js';
 import { contractStore, Thing, Value, VALUE_CASES, type ThingT, type ValueT } from './_contract.js';
+import { contractBackends } from './_contract.js';
 
-const backends = await storeBackends();
+const backends = await contractBackends();
 
 describe.each(backends)('Store contract (many) on $name', (backend) => {
   const f = contractStore(backend);

@@ -2,10 +2,11 @@
 // (SQLite, PostgreSQL).
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../lib/errors/index.js';
-import { openStoreOf, storeBackends } from '../../helpers/databases.js';
+import { openStoreOf } from '../../helpers/databases.js';
 import { contractStore, Thing, Job, Doc } from './_contract.js';
+import { contractBackends } from './_contract.js';
 
-const backends = await storeBackends();
+const backends = await contractBackends();
 
 describe.each(backends)('Store contract (queries) on $name', (backend) => {
   const f = contractStore(backend);

@@ -1,10 +1,10 @@
 // The Store contract, single records: create, read back, update and delete by version, big
 // integers: run unchanged against every adapter (SQLite, PostgreSQL).
 import { describe, expect, it } from 'vitest';
-import { storeBackends } from '../../helpers/databases.js';
 import { contractStore, Value, VALUE_CASES, type ValueT } from './_contract.js';
+import { contractBackends } from './_contract.js';
 
-const backends = await storeBackends();
+const backends = await contractBackends();
 
 describe.each(backends)('Store contract (records) on $name', (backend) => {
   const f = contractStore(backend);

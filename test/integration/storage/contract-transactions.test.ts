@@ -2,10 +2,11 @@
 // PostgreSQL).
 import { describe, expect, it } from 'vitest';
 import { openSqlStore } from '../../../lib/storage/sql/open.js';
-import { sqlBackends, storeBackends } from '../../helpers/databases.js';
+import { sqlBackends } from '../../helpers/databases.js';
 import { contractStore, Thing, Job, type ThingT, type JobT } from './_contract.js';
+import { contractBackends } from './_contract.js';
 
-const backends = await storeBackends();
+const backends = await contractBackends();
 
 describe.each(backends)('Store contract (transactions) on $name', (backend) => {
   const f = contractStore(backend);

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineModel, type Repo, type Store } from '../../../lib/storage/index.js';
-import { openStoreOf, storeBackends, type TestDatabase } from '../../helpers/databases.js';
+import { openStoreOf, type TestDatabase } from '../../helpers/databases.js';
+import { contractBackends } from './_contract.js';
 
 const fields = {
   box: z.string(),
@@ -23,7 +24,7 @@ const Item = defineModel({
 });
 type ItemT = z.infer<z.ZodObject<typeof fields>>;
 
-const backends = await storeBackends();
+const backends = await contractBackends();
 
 describe.each(backends)('value indexes on $name', (backend) => {
   let db: TestDatabase;
@@ -161,7 +162,8 @@ describe.each(backends)('value indexes on $name', (backend) => {
     expect(await names({ box: 'b3', tags: { $has: 'two' } })).toEqual(['Zeta']);
     expect(await items.deleteMany({ box: 'b3', tags: { $has: 'three' } })).toBe(1);
     expect(await items.count({ box: 'b3' })).toBe(0);
-    // Nothing is left behind in the side table for deleted records.
+    // Nothing is left behind in the side table for deleted records (SQL: the document backend keeps values in the record).
+    if (store.kind === 'document') return;
     const left = await (store as unknown as { ctx: { ds: { query(sql: string): Promise<Array<{ n: string | number }>> } } }).ctx.ds.query(
       `SELECT COUNT(*) AS n FROM "vi_items_terms" WHERE uid IN ('${a.uid}', '${b.uid}')`,
     );
