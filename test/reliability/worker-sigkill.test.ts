@@ -79,7 +79,7 @@ describe.each(backends)('worker killed at random under load ($name)', (backend) 
     try {
       for (let k = 0; k < KILLS; k++) {
         const worker: ChildProcess = await d.start('worker');
-        // wait until this copy has filed something (it starts from sources: seconds), then a random moment later
+        // wait until this copy has filed something (it starts in seconds), then a random moment later
         const before = await delivered();
         const until = Date.now() + 60_000;
         while ((await delivered()) === before) {

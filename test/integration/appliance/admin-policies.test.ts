@@ -1,4 +1,4 @@
-// Each svcmail run starts a process from sources: the tests allow for a loaded machine.
+// Each svcmail run starts a process: the tests allow for a loaded machine.
 // svcmail admin policies against the real api daemon: mailbox-policy and retention-policy are shown
 // and changed from the command line (output, exit codes, stored state, audit), and a mailbox
 // created without --quota gets the policy's default quota.

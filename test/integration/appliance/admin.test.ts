@@ -17,7 +17,7 @@ import type { Store } from '../../../lib/storage/index.js';
 import { freePort } from '../../helpers/scanners.js';
 import { PROD_ENV, ROOT, setupArgs, startApiDaemon, svcmail } from './helpers.js';
 
-// Every case runs the CLI from its TypeScript sources several times: a loaded two-core machine needs time.
+// Every case runs the CLI several times: a loaded two-core machine needs time.
 describe('svcmail admin', { timeout: 120_000 }, () => {
   let dir: string;
   let conf: string;

@@ -48,7 +48,7 @@ describe.skipIf(!withPostgres)('a cold start of the whole appliance on a brand-n
     try {
       const token = await signToken(loadConfig({ file, env: { NODE_ENV: 'test' } }), { uid: 'root', roles: ['admin'], elevated: true });
       let alive: Record<string, number> = {};
-      // Four daemons load from their TypeScript sources at once: allow a busy two-core machine its time.
+      // Four daemons load at once: allow a busy two-core machine its time.
       for (let i = 0; i < 600 && child.exitCode === null; i++) {
         try {
           const res = await fetch(`http://${api}/api/admin/diagnostics`, { headers: { authorization: `Bearer ${token}` } });

@@ -186,7 +186,8 @@ describe.runIf(requirePrograms('dpkg-deb'))('npm run package:deb', () => {
     } finally {
       await packaged.stop();
     }
-    const sources = await startDaemon('api', conf, await freePort(), { env });
+    // From the sources, not the compiled build the test run points daemons at (test/global-setup.ts).
+    const sources = await startDaemon('api', conf, await freePort(), { env: { ...env, SVCMAIL_DIST: '' } });
     try {
       const r = await request(sources.url);
       expect(r.status).toBe(200);

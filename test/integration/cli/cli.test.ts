@@ -24,7 +24,7 @@ interface Run {
   stderr: string;
 }
 
-/** Runs `node bin/svcmail.js ...` for real, from the sources, as an operator would. */
+/** Runs `node bin/svcmail.js ...` for real, as an operator would (on the test run's compiled tree: test/global-setup.ts). */
 function svcmail(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
@@ -99,7 +99,7 @@ describe.concurrent('svcmail --help', () => {
   });
 });
 
-// Each case starts the CLI from its TypeScript sources, all at once: a loaded two-core machine needs time.
+// Each case starts the CLI, all at once: a loaded two-core machine needs time.
 describe.concurrent('svcmail config', { timeout: 120_000 }, () => {
   const good = { 'auth:secret': TEST_SECRET, 'log:level': 'info', listen: { api: '127.0.0.1:18080' } };
 
@@ -289,7 +289,7 @@ describe('svcmail start --foreground', () => {
     const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on('exit', (code, signal) => r([code, signal])));
     try {
       let status: { status: number; body: unknown } | null = null;
-      // Four daemons load from their TypeScript sources at once: allow a busy two-core machine its time.
+      // Four daemons load at once: allow a busy two-core machine its time.
       for (let i = 0; i < 600 && !status; i++) {
         try {
           const res = await fetch(`http://127.0.0.1:${port}/api/status`);

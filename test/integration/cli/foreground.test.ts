@@ -80,7 +80,7 @@ afterAll(() => {
   for (const c of started) if (c.exitCode === null && c.signalCode === null) process.kill(-c.pid!, 'SIGKILL');
 });
 
-// Each case starts daemons from their TypeScript sources: a loaded two-core machine needs its time.
+// Each case starts daemons: a loaded two-core machine needs its time.
 describe.concurrent('svcmail start --foreground', { timeout: 180_000 }, () => {
   it('--log-format pretty shows readable lines, where each daemon listens and one ready line', async () => {
     const { file, ports } = await config('pretty');

@@ -65,7 +65,7 @@ describe.each(backends)('ingest crash points ($name)', (backend) => {
     const port = await freePort();
     const child = await d.start('api', env, { 'listen:api': `127.0.0.1:${port}` });
     const url = `http://127.0.0.1:${port}`;
-    // Generous: from sources every start transpiles the daemon (seconds, more on a loaded machine).
+    // Generous: every start loads the whole daemon (seconds, more on a loaded machine).
     for (let i = 0; i < 600 && child.exitCode === null; i++) {
       if (
         await fetch(`${url}/api/status`).then(
@@ -107,7 +107,7 @@ describe.each(backends)('ingest crash points ($name)', (backend) => {
   }
 
   // The api-side points on the first backend; the filing points everywhere (a transaction cut short
-  // is undone differently by SQLite and PostgreSQL). Each daemon start costs seconds (sources via tsx):
+  // is undone differently by SQLite and PostgreSQL). Each daemon start costs seconds:
   // after an api crash the MTA's retry goes to the test's own api on the same store and data_dir,
   // and the queue is worked off in-process (the worker is not what crashed).
   for (const point of backend === backends[0] ? API_POINTS : []) {

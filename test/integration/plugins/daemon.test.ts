@@ -66,7 +66,7 @@ describe('svcmail start --foreground runs the protocols daemon', () => {
     const api = `http://${ports['listen:api']}`;
     const protocols = `http://${ports['listen:protocols']}`;
     try {
-      // Four daemons start from sources at once: on a loaded two-core machine that takes a while.
+      // Four daemons start at once: on a loaded two-core machine that takes a while.
       const until = Date.now() + 150_000;
       const up = async (url: string) => {
         let r: Awaited<ReturnType<typeof request>> | null = null;
