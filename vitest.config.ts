@@ -1,9 +1,11 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { LongestFirst } from './test/sequencer.js';
+
+/** test/unit but its storage folder (extglob). */
+const UNIT = 'test/unit/!(storage)/**/*.test.ts';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
@@ -23,5 +25,19 @@ export default defineConfig({
       SVCMAIL__mail__dns__nameservers: '["127.0.0.1:9"]',
       SVCMAIL__mail__dns__check_nameservers: '["127.0.0.1:9"]',
     },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: [UNIT],
+          // Functions over their inputs, with no module state a file leaves behind (no mocks, fake
+          // timers or stubbed globals): the files share their worker's imports instead of each
+          // loading lib/ afresh. test/unit/storage stays isolated.
+          isolate: false,
+        },
+      },
+      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, UNIT] } },
+    ],
   },
 });
