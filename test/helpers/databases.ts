@@ -161,9 +161,16 @@ export async function freshMongo(): Promise<TestDatabase> {
   };
 }
 
-/** Every backend a test that runs per engine runs on: the SQL ones, and the document one when a replica set is named. */
-export async function storeBackends(): Promise<Backend[]> {
-  return [...(await sqlBackends()), ...(await documentBackends())];
+/**
+ * Every backend a test that runs per engine runs on: the SQL ones, MongoDB when SVCMAIL_TEST_MONGO_URL
+ * names a replica set, and — with `standIn`, or SVCMAIL_TEST_STAND_IN=1 — the document adapter over
+ * the in-memory stand-in (test/helpers/mongo-memory.ts). A file whose daemons run as processes of
+ * their own says `spawns`: they cannot reach an in-memory database, so it never gets the stand-in.
+ */
+export async function storeBackends(opts: { standIn?: boolean; spawns?: boolean } = {}): Promise<Backend[]> {
+  const standIn = !opts.spawns && (opts.standIn || process.env.SVCMAIL_TEST_STAND_IN === '1');
+  const extra = standIn ? [(await import('./mongo-memory.js')).memoryDocumentBackend()] : [];
+  return [...(await sqlBackends()), ...(await documentBackends()), ...extra];
 }
 
 /** The settings naming the datastore a running test app uses, for the daemons a test starts beside it. */

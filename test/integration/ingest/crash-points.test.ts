@@ -23,7 +23,7 @@ import {
 } from './daemons.js';
 import { ingestFixture, INGEST_SECRET, message, type IngestFixture } from './setup.js';
 
-const backends = await storeBackends();
+const backends = await storeBackends({ spawns: true });
 const API_POINTS = ['ingest.after-blob', 'ingest.after-queue-row'];
 const WORKER_POINTS = ['ingest.mid-filing', 'ingest.between-copies', 'ingest.before-event'];
 

@@ -8,7 +8,7 @@ import { freePort } from '../../helpers/scanners.js';
 import { ingestFixture, message, INGEST_SECRET, type IngestFixture } from './setup.js';
 
 const WORKER = fileURLToPath(new URL('../../../bin/svcmail-worker.js', import.meta.url));
-const backends = await storeBackends();
+const backends = await storeBackends({ spawns: true });
 const N = 30;
 
 /** The real worker daemon as a process (NODE_ENV=test: unreachable scanners count as clean). */

@@ -4,7 +4,6 @@ import { afterAll, beforeAll } from 'vitest';
 import { z } from 'zod';
 import { defineModel, type Repo, type Store } from '../../../lib/storage/index.js';
 import { openStoreOf, storeBackends, type Backend, type TestDatabase } from '../../helpers/databases.js';
-import { memoryDocumentBackend } from '../../helpers/mongo-memory.js';
 
 export const Thing = defineModel({
   name: 'contract_thing',
@@ -93,6 +92,4 @@ export function contractStore(backend: Backend): ContractStore {
  * replica set, and the document adapter over the in-memory stand-in (test/helpers/mongo-memory.ts),
  * which runs the adapter's own logic on every machine.
  */
-export async function contractBackends(): Promise<Backend[]> {
-  return [...(await storeBackends()), memoryDocumentBackend()];
-}
+export const contractBackends = (): Promise<Backend[]> => storeBackends({ standIn: true });

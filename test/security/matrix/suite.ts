@@ -1,5 +1,5 @@
 // The shared body of the authorization-matrix test files: each drives one slice of the operations
-// on every backend (SQL, and MongoDB when SVCMAIL_TEST_MONGO_URL names a replica set) and asserts on the tally.
+// on every backend (SQL; MongoDB when SVCMAIL_TEST_MONGO_URL names a replica set; the document adapter over the in-memory stand-in) and asserts on the tally.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeBackends } from '../../helpers/databases.js';
 import { LEAK_ALLOWANCES } from './leaks.js';
@@ -7,7 +7,7 @@ import type { ApiOperation, Target } from './operations.js';
 import { PLACEHOLDER_PARAMS } from './requests.js';
 import { openMatrix, runMatrix, SKIPPED, type Matrix } from './run.js';
 
-const backends = await storeBackends();
+const backends = await storeBackends({ standIn: true });
 
 export function matrixSuite(slice: string, pick: (op: ApiOperation, t: Target) => boolean, floor: { operations: number }): void {
   describe.each(backends)(`authorization matrix: ${slice} ($name)`, (backend) => {
