@@ -14,6 +14,7 @@ import type {
   UpdateOptions,
 } from '../port.js';
 import { byKeys } from '../order.js';
+import { mapError } from './errors.js';
 import { clashes, guarded, newRecord, sessionOf, staleOrGone, type Collection, type Ctx } from './context.js';
 import { createMany, createOrAddMany, incrementMany, releaseMany, type RepoParts } from './many.js';
 import { fromDocument, setOf, toDocument, valuesOf, VALUES_FIELD, WORDS_FIELD, wordsOf, type Doc } from './shape.js';
@@ -309,14 +310,14 @@ export async function rewrite(
 export async function runTransaction<R>(ctx: Ctx, fn: (ctx: Ctx) => Promise<R>, opts: TransactionOptions = {}): Promise<R> {
   const session = ctx.client.startSession();
   try {
-    return await guarded(() =>
-      session.withTransaction(() => fn({ ...ctx, session }), {
-        readConcern: { level: 'snapshot' },
-        // An asynchronous commit: acknowledged by the primary before it reaches the journal; the next
-        // journaled write makes it durable (the journal is one sequence), as the port describes.
-        writeConcern: opts.syncCommit === false ? { w: 1, j: false } : { w: 'majority', j: true },
-      }),
-    );
+    return await session.withTransaction(() => fn({ ...ctx, session }), {
+      readConcern: { level: 'snapshot' },
+      // An asynchronous commit: acknowledged by the primary before it reaches the journal; the next
+      // journaled write makes it durable (the journal is one sequence), as the port describes.
+      writeConcern: opts.syncCommit === false ? { w: 1, j: false } : { w: 'majority', j: true },
+    });
+  } catch (e) {
+    throw mapError(e);
   } finally {
     await session.endSession();
   }

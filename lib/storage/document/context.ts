@@ -24,12 +24,16 @@ export interface Ctx {
 /** Options every driver call takes: the transaction's session inside one. */
 export const sessionOf = (ctx: Ctx): { session?: ClientSession } => (ctx.session ? { session: ctx.session } : {});
 
-/** Runs fn with the driver's errors mapped (api-112, api-113). */
+/**
+ * Runs fn with the driver's errors mapped (api-112, api-113), except one withTransaction acts on
+ * (a write conflict, a lost connection inside a transaction): it goes to withTransaction as it is,
+ * which runs the transaction again, and is mapped only if it still fails (runTransaction).
+ */
 export async function guarded<R>(fn: () => Promise<R>): Promise<R> {
   try {
     return await fn();
   } catch (e) {
-    throw mapError(e);
+    throw mapError(e, false);
   }
 }
 

@@ -23,8 +23,22 @@ const CONNECTION_ERRORS = new Set([
   'PoolClearedOnNetworkError',
 ]);
 
-export function mapError(e: unknown): unknown {
+/** Labels the driver's withTransaction acts on (it runs the callback or the commit again): such an error must reach it as it is. */
+const RETRIED = ['TransientTransactionError', 'UnknownTransactionCommitResult'];
+const retried = (e: unknown): boolean =>
+  RETRIED.some(
+    (l) =>
+      typeof (e as { hasErrorLabel?: unknown })?.hasErrorLabel === 'function' &&
+      (e as { hasErrorLabel(l: string): boolean }).hasErrorLabel(l),
+  );
+
+/**
+ * `final`: the error leaves the adapter (after withTransaction gave up, or outside a transaction).
+ * Otherwise an error withTransaction would retry passes through untouched.
+ */
+export function mapError(e: unknown, final = true): unknown {
   if (e instanceof ApiError) return e;
+  if (!final && retried(e)) return e;
   if (isDuplicateKey(e)) return new ApiError('api-112');
   if (e instanceof Error && CONNECTION_ERRORS.has(e.name)) return new ApiError('api-113', 'The datastore does not answer');
   return e;

@@ -191,6 +191,14 @@ describe('document adapter: indexes, start-up and errors', () => {
     expect(mapError(bulk)).toMatchObject({ code: 'api-112' });
     expect(mapError(new MongoServerSelectionError('no server', {} as never))).toMatchObject({ code: 'api-113' });
     expect(mapError(new MongoNetworkError('reset'))).toMatchObject({ code: 'api-113' });
+    // Inside a transaction an error withTransaction retries (a write conflict, a lost connection) reaches it untouched.
+    const conflict = new MongoServerError({ code: 112, errmsg: 'WriteConflict' });
+    conflict.addErrorLabel('TransientTransactionError');
+    expect(mapError(conflict, false)).toBe(conflict);
+    const lost = new MongoNetworkError('reset');
+    lost.addErrorLabel('TransientTransactionError');
+    expect(mapError(lost, false)).toBe(lost);
+    expect(mapError(lost)).toMatchObject({ code: 'api-113' });
     const other = new MongoServerError({ code: 2, errmsg: 'bad value' });
     expect(mapError(other)).toBe(other);
     expect(mapError(new ApiError('api-108'))).toMatchObject({ code: 'api-108' });
