@@ -160,6 +160,10 @@ class MemorySession {
 }
 
 const decode = (b: Buffer): Doc => BSON.deserialize(b);
+/** The key a document is kept under: its _id as text (an ObjectId's hex, GridFS's ids). */
+const idKey = (id: unknown): string => (typeof id === 'string' ? id : `oid:${String(id)}`);
+const sortSpec = (sort: Opts['sort']): Record<string, 1 | -1> | undefined =>
+  sort === undefined ? undefined : Array.isArray(sort) ? Object.fromEntries(sort) : sort;
 const encode = (d: Doc): Buffer => Buffer.from(BSON.serialize(d));
 
 function keyOf(spec: IndexSpec, doc: Doc): string | null {
@@ -172,14 +176,15 @@ function clash(db: MemoryDb, name: string, rows: Rows, doc: Doc): boolean {
   for (const spec of db.unique.get(name) ?? []) {
     const key = keyOf(spec, doc);
     if (key === null) continue;
-    for (const [id, row] of rows) if (id !== doc._id && keyOf(spec, decode(row)) === key) return true;
+    for (const [id, row] of rows) if (id !== idKey(doc._id) && keyOf(spec, decode(row)) === key) return true;
   }
   return false;
 }
 
 interface Opts {
   session?: MemorySession;
-  sort?: Array<[string, 1 | -1]>;
+  sort?: Array<[string, 1 | -1]> | Record<string, 1 | -1>;
+  skip?: number;
   projection?: Doc;
   limit?: number;
   returnDocument?: 'before' | 'after';
@@ -190,11 +195,14 @@ interface Opts {
 class MemoryCursor {
   #skip = 0;
   #limit = 0;
+  #sort: Record<string, 1 | -1> | undefined;
+  #pending: Doc[] | null = null;
   constructor(
     private readonly docs: () => Doc[],
     private readonly opts: Opts,
   ) {
     this.#limit = opts.limit ?? 0;
+    this.#sort = sortSpec(opts.sort);
   }
   skip(n: number) {
     this.#skip = n;
@@ -204,13 +212,26 @@ class MemoryCursor {
     this.#limit = n;
     return this;
   }
+  sort(spec: Record<string, 1 | -1>) {
+    this.#sort = spec;
+    return this;
+  }
+  withReadPreference() {
+    return this;
+  }
   async toArray(): Promise<Doc[]> {
     let c = new Query({}).find<Doc>(this.docs(), this.opts.projection);
-    if (this.opts.sort) c = c.sort(Object.fromEntries(this.opts.sort));
+    if (this.#sort) c = c.sort(this.#sort);
     if (this.#skip) c = c.skip(this.#skip);
     if (this.#limit) c = c.limit(this.#limit);
     return c.all();
   }
+  /** One document at a time (GridFS reads chunks so), from the results as they were at the first call. */
+  async next(): Promise<Doc | null> {
+    this.#pending ??= await this.toArray();
+    return this.#pending.shift() ?? null;
+  }
+  async close(): Promise<void> {}
 }
 
 class MemoryCollection {
@@ -246,7 +267,8 @@ class MemoryCollection {
   #first(filter: Doc, o: Opts): Doc | undefined {
     return new Query({})
       .find<Doc>(this.#matching(filter, o))
-      .sort(Object.fromEntries(o.sort ?? [['_id', 1]]))
+      .sort(sortSpec(o.sort) ?? { _id: 1 })
+      .skip(o.skip ?? 0)
       .limit(1)
       .all()[0];
   }
@@ -267,7 +289,16 @@ class MemoryCollection {
   }
 
   async findOne(filter: Doc, o: Opts = {}) {
-    return this.#project(this.#matching(filter, o)[0], o);
+    return this.#project(o.sort || o.skip ? this.#first(filter, o) : this.#matching(filter, o)[0], o);
+  }
+
+  /** GridFS asks for them before its first upload; the stand-in keeps no indexes but the unique ones of the models. */
+  listIndexes() {
+    return { toArray: async () => [] };
+  }
+
+  async createIndex(): Promise<string> {
+    return 'ok';
   }
 
   async countDocuments(filter: Doc, o: Opts = {}) {
@@ -275,7 +306,7 @@ class MemoryCollection {
   }
 
   async insertOne(doc: Doc, o: Opts = {}) {
-    this.#put(o, String(doc._id), doc, 0, true);
+    this.#put(o, idKey(doc._id), doc, 0, true);
     return { insertedId: doc._id };
   }
 
@@ -283,7 +314,7 @@ class MemoryCollection {
     const errors: Array<{ index: number; code: number; errmsg: string }> = [];
     for (const [i, d] of docs.entries()) {
       try {
-        this.#put(o, String(d._id), d, i, true);
+        this.#put(o, idKey(d._id), d, i, true);
       } catch (e) {
         errors.push({ index: i, code: 11000, errmsg: (e as Error).message });
         if (o.ordered !== false) break;
@@ -298,37 +329,37 @@ class MemoryCollection {
     if (!doc) return null;
     const before = structuredClone(doc);
     const after = this.#apply(doc, update);
-    this.#put(o, String(doc._id), after);
+    this.#put(o, idKey(doc._id), after);
     return this.#project(o.returnDocument === 'after' ? after : before, o);
   }
 
   async updateOne(filter: Doc, update: Doc, o: Opts = {}) {
     const doc = this.#first(filter, o);
     if (doc) {
-      this.#put(o, String(doc._id), this.#apply(doc, update));
+      this.#put(o, idKey(doc._id), this.#apply(doc, update));
       return { matchedCount: 1, modifiedCount: 1, upsertedCount: 0 };
     }
     if (!o.upsert) return { matchedCount: 0, modifiedCount: 0, upsertedCount: 0 };
     const fresh = this.#apply({ _id: filter._id, ...((update.$setOnInsert as Doc) ?? {}) }, update);
-    this.#put(o, String(fresh._id), fresh, 0, true);
+    this.#put(o, idKey(fresh._id), fresh, 0, true);
     return { matchedCount: 0, modifiedCount: 0, upsertedCount: 1 };
   }
 
   async updateMany(filter: Doc, update: Doc, o: Opts = {}) {
     const docs = this.#matching(filter, o);
-    for (const d of docs) this.#put(o, String(d._id), this.#apply(d, update));
+    for (const d of docs) this.#put(o, idKey(d._id), this.#apply(d, update));
     return { matchedCount: docs.length, modifiedCount: docs.length };
   }
 
   async deleteOne(filter: Doc, o: Opts = {}) {
     const doc = this.#first(filter, o);
-    if (doc) this.#put(o, String(doc._id), null);
+    if (doc) this.#put(o, idKey(doc._id), null);
     return { deletedCount: doc ? 1 : 0 };
   }
 
   async deleteMany(filter: Doc, o: Opts = {}) {
     const docs = this.#matching(filter, o);
-    for (const d of docs) this.#put(o, String(d._id), null);
+    for (const d of docs) this.#put(o, idKey(d._id), null);
     return { deletedCount: docs.length };
   }
 

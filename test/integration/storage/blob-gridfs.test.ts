@@ -1,8 +1,8 @@
 // Blobs in GridFS (mail:blobs:backend: gridfs, with datastore: document): the promises of the file
 // store — content addressed, whole or absent, streamed, released and swept with a grace period, taken
 // back by a writer that needs it again — on the replica set SVCMAIL_TEST_MONGO_URL names. None can be
-// installed on these machines (../shared/TESTING.md): without the variable this file says so and
-// runs nothing; in CI with it set and the server unreachable it fails (test/helpers/databases.ts).
+// installed on these machines (../shared/TESTING.md), so the driver's GridFS code also runs on the
+// in-memory stand-in; in CI with the variable set and the server unreachable it fails.
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,11 +14,13 @@ import { loadConfig } from '../../../lib/config/index.js';
 import { addBlobRefs, BlobModel, openBlobStore, releaseBlobs, sweepReleasedBlobs, type BlobStore } from '../../../lib/storage/index.js';
 import type { DocumentStore } from '../../../lib/storage/document/adapter.js';
 import { documentBackends, openStoreOf, type TestDatabase } from '../../helpers/databases.js';
+import { memoryDocumentBackend } from '../../helpers/mongo-memory.js';
 
-const [mongo] = await documentBackends();
+// The replica set when one is named, and always the in-memory stand-in (test/helpers/mongo-memory.ts), on which the driver's own GridFS code runs.
+const backends = [...(await documentBackends()), memoryDocumentBackend()];
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-describe.runIf(mongo)('blobs in GridFS', () => {
+describe.each(backends)('blobs in GridFS on $name', (mongo) => {
   let db: TestDatabase;
   let store: DocumentStore;
   let blobs: BlobStore;
@@ -30,9 +32,9 @@ describe.runIf(mongo)('blobs in GridFS', () => {
       values: { data_dir: dir, datastore: 'document', 'datastores:document:url': url, 'mail:blobs:backend': 'gridfs' },
     });
   beforeAll(async () => {
-    db = await mongo!.open();
+    db = await mongo.open();
     dir = mkdtempSync(join(tmpdir(), 'svcmail-gridfs-'));
-    store = (await openStoreOf(mongo!, db.url, [BlobModel])) as DocumentStore;
+    store = (await openStoreOf(mongo, db.url, [BlobModel])) as DocumentStore;
     blobs = openBlobStore(configFor(db.url), store);
   }, 60_000);
   afterAll(async () => {
