@@ -14,9 +14,9 @@
 import { randomBytes } from 'node:crypto';
 import { Query, updateOne as mingoUpdateOne } from 'mingo';
 import mongoose from 'mongoose';
-import type { ModelDef, Store } from '../../lib/storage/index.js';
+import type { ModelDef } from '../../lib/storage/index.js';
 import { DocumentStore } from '../../lib/storage/document/adapter.js';
-import { backfillValues, indexSpecs, type IndexSpec } from '../../lib/storage/document/schema.js';
+import { backfillValues, indexSpecs, synchronize, type IndexSpec } from '../../lib/storage/document/schema.js';
 import type { Backend, TestDatabase } from './databases.js';
 
 const { BSON, MongoServerError, MongoBulkWriteError } = mongoose.mongo;
@@ -45,6 +45,8 @@ interface Data {
   rows: Map<string, Rows>;
   revs: Map<string, Map<string, number>>;
   unique: Map<string, IndexSpec[]>;
+  /** Collections made (createCollection) and the indexes created on each, by name. */
+  made: Map<string, Map<string, { name: string; key: Record<string, number>; unique?: boolean }>>;
 }
 
 /** One store's view of a stand-in database (closing it closes only this view, as closing a client does). */
@@ -63,6 +65,15 @@ export class MemoryDb {
   async command(): Promise<Record<string, unknown>> {
     this.check();
     return { ok: 1 };
+  }
+
+  async createCollection(name: string): Promise<void> {
+    if (this.data.made.has(name)) throw new MongoServerError({ code: 48, codeName: 'NamespaceExists', errmsg: `${name} exists` });
+    this.data.made.set(name, new Map([['_id_', { name: '_id_', key: { _id: 1 } }]]));
+  }
+
+  listCollections() {
+    return { toArray: async () => [...this.data.made.keys()].map((name) => ({ name })) };
   }
 
   admin() {
@@ -292,13 +303,34 @@ class MemoryCollection {
     return this.#project(o.sort || o.skip ? this.#first(filter, o) : this.#matching(filter, o)[0], o);
   }
 
-  /** GridFS asks for them before its first upload; the stand-in keeps no indexes but the unique ones of the models. */
+  /**
+   * The indexes created (synchronize, GridFS). As a server does: the same name with other keys is
+   * IndexKeySpecsConflict (86), with other options IndexOptionsConflict (85). Uniqueness is enforced
+   * from the models' declarations (openMemoryDocumentStore), whichever indexes were created.
+   */
   listIndexes() {
-    return { toArray: async () => [] };
+    return { toArray: async () => this.indexes() };
   }
 
-  async createIndex(): Promise<string> {
-    return 'ok';
+  async indexes() {
+    return [...(this.db.data.made.get(this.name)?.values() ?? [])];
+  }
+
+  async createIndex(key: Record<string, number>, options: { name?: string; unique?: boolean } = {}): Promise<string> {
+    let made = this.db.data.made.get(this.name);
+    if (!made) this.db.data.made.set(this.name, (made = new Map([['_id_', { name: '_id_', key: { _id: 1 } }]])));
+    const name =
+      options.name ??
+      Object.entries(key)
+        .map(([k, v]) => `${k}_${v}`)
+        .join('_');
+    const had = made.get(name);
+    if (had && JSON.stringify(had.key) !== JSON.stringify(key))
+      throw new MongoServerError({ code: 86, codeName: 'IndexKeySpecsConflict', errmsg: `index ${name} exists with other keys` });
+    if (had && Boolean(had.unique) !== Boolean(options.unique))
+      throw new MongoServerError({ code: 85, codeName: 'IndexOptionsConflict', errmsg: `index ${name} exists with other options` });
+    made.set(name, { name, key, ...(options.unique ? { unique: true } : {}) });
+    return name;
   }
 
   async countDocuments(filter: Doc, o: Opts = {}) {
@@ -380,10 +412,13 @@ class MemoryCollection {
 
 const databases = new Map<string, Data>();
 
-/** A DocumentStore over the stand-in database of this name (made on first use; the same data when opened again). */
-export async function openMemoryDocumentStore(url: string, models: ModelDef[]): Promise<Store> {
+/**
+ * A DocumentStore over the stand-in database of this name (made on first use; the same data when
+ * opened again), its collections and indexes synchronized from the models as openDocumentStore does.
+ */
+export async function openMemoryDocumentStore(url: string, models: ModelDef[], sync = true): Promise<DocumentStore> {
   let data = databases.get(url);
-  if (!data) databases.set(url, (data = { rows: new Map(), revs: new Map(), unique: new Map() }));
+  if (!data) databases.set(url, (data = { rows: new Map(), revs: new Map(), unique: new Map(), made: new Map() }));
   for (const m of models)
     data.unique.set(
       m.table,
@@ -392,8 +427,9 @@ export async function openMemoryDocumentStore(url: string, models: ModelDef[]): 
   const db = new MemoryDb(data);
   const client = { startSession: () => new MemorySession(db) };
   // As openDocumentStore does at every open.
+  const problems = sync ? await synchronize(db as never, models) : [];
   await backfillValues(db as never, models);
-  return new DocumentStore({ client, db, models: new Map(models.map((m) => [m.name, m])), session: null } as never, [], async () => {
+  return new DocumentStore({ client, db, models: new Map(models.map((m) => [m.name, m])), session: null } as never, problems, async () => {
     db.closed = true;
   });
 }

@@ -5,7 +5,7 @@ import mongoose from 'mongoose';
 import { ConfigError } from '../../config/index.js';
 import type { ModelDef } from '../model.js';
 import { DocumentStore } from './adapter.js';
-import { backfillValues, synchronize } from './schema.js';
+import { backfillValues, schemaOf, synchronize } from './schema.js';
 
 export interface DocumentStoreOptions {
   /** mongodb://… or mongodb+srv://… naming the database (default "svcmail"). */
@@ -53,7 +53,8 @@ export async function openDocumentStore(opts: DocumentStoreOptions): Promise<Doc
   try {
     const problem = transactionProblem(await conn.db!.admin().command({ hello: 1 }));
     if (problem) throw new ConfigError(problem);
-    const problems = opts.synchronize ? await synchronize(conn, opts.models) : [];
+    for (const m of opts.models) if (!conn.models[m.name]) conn.model(m.name, schemaOf(m), m.table);
+    const problems = opts.synchronize ? await synchronize(conn.db!, opts.models) : [];
     await backfillValues(conn.db!, opts.models);
     const ctx = { client: conn.getClient(), db: conn.db!, models: new Map(opts.models.map((m) => [m.name, m])), session: null };
     return new DocumentStore(ctx, problems, () => conn.close());

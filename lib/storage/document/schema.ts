@@ -1,7 +1,7 @@
-// Collections and indexes from the models (datastores:document:synchronize). Each model becomes a
-// mongoose Schema (its fields' BSON types, `_id` a string, no `__v`) with the model's indexes, the
-// lease index, one multikey index per value index and one on the full-text words. Synchronizing
-// creates what is missing and reports what differs (an index of the same name with other keys or
+// Collections and indexes from the models (datastores:document:synchronize): the model's indexes,
+// the lease index, one multikey index per value index and one on the full-text words. Each model is
+// also a mongoose Schema and model on the connection (its fields' BSON types, `_id` a string, no
+// `__v`, the same indexes declared). Synchronizing creates what is missing and reports what differs (an index of the same name with other keys or
 // options, an index the models do not declare) instead of dropping anything: a dropped unique index
 // could let duplicates in, and rebuilding one on a large collection is the administrator's call.
 import mongoose from 'mongoose';
@@ -95,31 +95,33 @@ const INDEX_CONFLICT = new Set([85, 86]);
 /** Server error code of a collection that exists already (another process made it first). */
 const NAMESPACE_EXISTS = 48;
 
+/** The database calls synchronize and inspect make (the driver's Db; the test stand-in has them too). */
+export type SchemaDb = Pick<mongoose.mongo.Db, 'createCollection' | 'collection' | 'listCollections'>;
+
 /**
  * Creates the collections and indexes the models declare; answers the differences left alone, one
  * line each (svcmail doctor shows them).
  */
-export async function synchronize(conn: mongoose.Connection, models: ModelDef[]): Promise<string[]> {
+export async function synchronize(db: SchemaDb, models: ModelDef[]): Promise<string[]> {
   const problems: string[] = [];
   for (const m of models) {
-    const model = conn.models[m.name] ?? conn.model(m.name, schemaOf(m), m.table);
-    await model.createCollection().catch((e: { code?: number }) => {
+    await db.createCollection(m.table).catch((e: { code?: number }) => {
       if (e.code !== NAMESPACE_EXISTS) throw e;
     });
     for (const { key, ...options } of indexSpecs(m)) {
       try {
-        await model.collection.createIndex(key, options);
+        await db.collection(m.table).createIndex(key, options);
       } catch (e) {
         if (!INDEX_CONFLICT.has((e as { code?: number }).code ?? 0)) throw e;
         problems.push(`${m.table}: index ${options.name} differs from the model's (${(e as Error).message}); left as it is`);
       }
     }
   }
-  return [...problems, ...(await inspect(conn.db!, models)).filter((p) => p.includes('not declared'))];
+  return [...problems, ...(await inspect(db, models)).filter((p) => p.includes('not declared'))];
 }
 
 /** What the database lacks or has otherwise than the models declare (nothing is changed): svcmail doctor's "schema in sync". */
-export async function inspect(db: mongoose.mongo.Db, models: readonly ModelDef[]): Promise<string[]> {
+export async function inspect(db: SchemaDb, models: readonly ModelDef[]): Promise<string[]> {
   const problems: string[] = [];
   const collections = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
   for (const m of models) {
