@@ -23,6 +23,13 @@ const { BSON, MongoServerError, MongoBulkWriteError } = mongoose.mongo;
 type Doc = Record<string, unknown>;
 type Rows = Map<string, Buffer>;
 
+/** What a server answers in a transaction a failed write aborted: labelled, so withTransaction runs it again. */
+function noSuchTransaction(): InstanceType<typeof MongoServerError> {
+  const e = new MongoServerError({ code: 251, codeName: 'NoSuchTransaction', errmsg: 'transaction aborted' });
+  e.addErrorLabel('TransientTransactionError');
+  return e;
+}
+
 const dup = (index = 0) => new MongoServerError({ code: 11000, errmsg: `E11000 duplicate key error (write ${index})` });
 
 class Conflict extends MongoServerError {
@@ -108,7 +115,7 @@ class MemorySession {
   /** The rows a call sees: the transaction's snapshot inside one, else the committed rows. */
   rows(name: string): Rows {
     if (!this.tx) return this.db.base(name);
-    if (this.tx.aborted) throw new MongoServerError({ code: 251, codeName: 'NoSuchTransaction', errmsg: 'transaction aborted' });
+    if (this.tx.aborted) throw noSuchTransaction();
     let r = this.tx.rows.get(name);
     if (!r) {
       this.tx.rows.set(name, (r = new Map(this.db.base(name))));
@@ -141,7 +148,7 @@ class MemorySession {
   /** Checks everything first (revisions, then unique keys on the rows as they would be), then applies it all. */
   #commit(): void {
     const tx = this.tx!;
-    if (tx.aborted) throw new MongoServerError({ code: 251, codeName: 'NoSuchTransaction', errmsg: 'transaction aborted' });
+    if (tx.aborted) throw noSuchTransaction();
     for (const [name, ids] of tx.touched)
       for (const id of ids) if (this.db.rev(name).get(id) !== tx.revs.get(name)!.get(id)) throw new Conflict();
     for (const [name, ids] of tx.touched) {

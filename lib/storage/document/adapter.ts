@@ -239,17 +239,27 @@ class DocumentRepo<T extends object> implements Repo<T> {
     const sort = sortOf(this.model, keys);
     const chosen = and(filterOf(this.model, filter), leaseOver(now));
     const out: Row<T>[] = [];
-    await guarded(async () => {
-      while (out.length < Math.max(0, Math.trunc(opts.limit))) {
-        const doc = await this.#coll.findOneAndUpdate(
-          chosen,
-          { $inc: { version: 1 }, $set: { claimedBy: opts.owner, leaseUntil: until, updatedAt: now } },
-          { sort, returnDocument: 'after', projection: HIDDEN, ...this.#o() },
-        );
-        if (!doc) break;
-        out.push(this.#row(doc)!);
-      }
-    });
+    try {
+      await guarded(async () => {
+        while (out.length < Math.max(0, Math.trunc(opts.limit))) {
+          const doc = await this.#coll.findOneAndUpdate(
+            chosen,
+            { $inc: { version: 1 }, $set: { claimedBy: opts.owner, leaseUntil: until, updatedAt: now } },
+            { sort, returnDocument: 'after', projection: HIDDEN, ...this.#o() },
+          );
+          if (!doc) break;
+          out.push(this.#row(doc)!);
+        }
+      });
+    } catch (e) {
+      // The records taken before the failure would wait out their lease unseen: give them back (best effort).
+      if (!this.ctx.session)
+        await this.releaseMany(
+          out.map((r) => ({ uid: r.uid })),
+          opts.owner,
+        ).catch(() => undefined);
+      throw e;
+    }
     return out.sort(byKeys(keys));
   }
 
@@ -306,16 +316,34 @@ export async function rewrite(
   return out;
 }
 
-/** Runs fn in a new transaction: withTransaction runs it again from the start after a transient error (a write conflict). */
+/** The longest wait before a transaction is run again after a write conflict (ms; it doubles from 5 ms, with jitter). */
+const RETRY_WAIT_MAX = 500;
+/** How long a commit may wait for the majority (ms): a replica set without one fails the commit instead of hanging. */
+const COMMIT_TIMEOUT = 30_000;
+
+/**
+ * Runs fn in a new transaction. withTransaction runs it again from the start after a transient error
+ * (a write conflict with another transaction on the same record) — at once, so each run after the
+ * first waits a random while that grows with the attempts: writers of one busy record (a folder's
+ * counters) spread out instead of meeting again.
+ */
 export async function runTransaction<R>(ctx: Ctx, fn: (ctx: Ctx) => Promise<R>, opts: TransactionOptions = {}): Promise<R> {
   const session = ctx.client.startSession();
+  let attempt = 0;
   try {
-    return await session.withTransaction(() => fn({ ...ctx, session }), {
-      readConcern: { level: 'snapshot' },
-      // An asynchronous commit: acknowledged by the primary before it reaches the journal; the next
-      // journaled write makes it durable (the journal is one sequence), as the port describes.
-      writeConcern: opts.syncCommit === false ? { w: 1, j: false } : { w: 'majority', j: true },
-    });
+    return await session.withTransaction(
+      async () => {
+        if (attempt++ > 0) await new Promise((r) => setTimeout(r, Math.random() * Math.min(RETRY_WAIT_MAX, 5 * 2 ** attempt)));
+        return fn({ ...ctx, session });
+      },
+      {
+        readConcern: { level: 'snapshot' },
+        // An asynchronous commit: acknowledged by the primary before it reaches the journal; the next
+        // journaled write makes it durable (the journal is one sequence), as the port describes.
+        writeConcern: opts.syncCommit === false ? { w: 1, j: false } : { w: 'majority', j: true },
+        maxCommitTimeMS: COMMIT_TIMEOUT,
+      },
+    );
   } catch (e) {
     throw mapError(e);
   } finally {

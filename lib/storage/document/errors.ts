@@ -19,9 +19,16 @@ const CONNECTION_ERRORS = new Set([
   'MongoNotConnectedError',
   'MongoTopologyClosedError',
   'MongoPoolClosedError',
-  'PoolClearedError',
-  'PoolClearedOnNetworkError',
+  'MongoPoolClearedError',
 ]);
+
+/** A connection failure, also one a bulk write wraps (its errorResponse is the driver's error). */
+function isConnection(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  if (CONNECTION_ERRORS.has(e.name)) return true;
+  const inner = (e as { errorResponse?: unknown }).errorResponse;
+  return inner instanceof Error && inner !== e && CONNECTION_ERRORS.has(inner.name);
+}
 
 /** Labels the driver's withTransaction acts on (it runs the callback or the commit again): such an error must reach it as it is. */
 const RETRIED = ['TransientTransactionError', 'UnknownTransactionCommitResult'];
@@ -40,6 +47,6 @@ export function mapError(e: unknown, final = true): unknown {
   if (e instanceof ApiError) return e;
   if (!final && retried(e)) return e;
   if (isDuplicateKey(e)) return new ApiError('api-112');
-  if (e instanceof Error && CONNECTION_ERRORS.has(e.name)) return new ApiError('api-113', 'The datastore does not answer');
+  if (isConnection(e)) return new ApiError('api-113', 'The datastore does not answer');
   return e;
 }

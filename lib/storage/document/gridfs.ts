@@ -22,11 +22,13 @@ import { guarded } from './context.js';
 export class GridFsBlobStore extends BlobStore {
   readonly #bucket: mongoose.mongo.GridFSBucket;
   readonly #files: mongoose.mongo.Collection;
+  readonly #chunks: mongoose.mongo.Collection;
 
   constructor(config: Config, db: mongoose.mongo.Db) {
     super(config);
     this.#bucket = new mongoose.mongo.GridFSBucket(db, { bucketName: 'blobs' });
     this.#files = db.collection('blobs.files');
+    this.#chunks = db.collection('blobs.chunks');
   }
 
   /** There with this size; a released one is taken back, since a writer needs it again. */
@@ -100,8 +102,15 @@ export class GridFsBlobStore extends BlobStore {
   }
 
   override async forget(r: ReleasedBlob): Promise<void> {
-    // Only while still released: a writer that took it back in the meantime keeps it.
-    await this.#deleteWhere({ filename: r.id, 'metadata.releasedAt': { $ne: null } });
+    // Only while still released: a writer that took it back in the meantime keeps it. The file
+    // document goes in one conditional write, its chunks only after it went (bucket.delete would
+    // delete a file taken back between a find and the delete).
+    await guarded(async () => {
+      const released = { filename: r.id, 'metadata.releasedAt': { $ne: null } };
+      for (const f of await this.#files.find(released, { projection: { _id: 1 } }).toArray())
+        if ((await this.#files.deleteOne({ _id: f._id, 'metadata.releasedAt': { $ne: null } })).deletedCount === 1)
+          await this.#chunks.deleteMany({ files_id: f._id });
+    });
   }
 
   override async released(): Promise<ReleasedBlob[]> {

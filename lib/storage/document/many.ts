@@ -95,12 +95,19 @@ export async function createOrAddMany(
   }
   if (!merged.size) return;
   const ops = [...merged.keys()].sort().map((uid) => ({ updateOne: upsertOf(p.model, merged.get(uid)!, adding, now) }));
+  // One record outside a transaction: one upsert (the server itself runs again an _id upsert that
+  // met a racing insert); several go together in a transaction.
+  const write =
+    ops.length === 1 && !p.ctx.session
+      ? async () => void (await p.coll.updateOne(ops[0].updateOne.filter, ops[0].updateOne.update, { upsert: true }))
+      : () => p.atomic(async (ctx) => void (await p.coll.bulkWrite(ops, { ordered: true, ...sessionOf(ctx) })));
   for (let attempt = 1; ; attempt++) {
     try {
-      await p.atomic(async (ctx) => void (await p.coll.bulkWrite(ops, { ordered: true, ...sessionOf(ctx) })));
-      return;
+      return await write();
     } catch (e) {
-      if (p.ctx.session || !isDuplicateKey(e) || attempt >= RACE_ATTEMPTS) throw e;
+      // A first insert that lost to another one of the same uid (mapped to api-112 when it left a transaction).
+      const lost = isDuplicateKey(e) || (e instanceof ApiError && e.code === 'api-112');
+      if (p.ctx.session || !lost || attempt >= RACE_ATTEMPTS) throw e;
     }
   }
 }

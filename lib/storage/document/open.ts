@@ -23,6 +23,15 @@ export function redactedUrl(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//');
 }
 
+/**
+ * The database a URL names: its path, percent-decoded, or "svcmail". Not through `new URL`, which
+ * refuses a list of hosts with ports (mongodb://h1:27017,h2:27017/db).
+ */
+export function databaseOf(url: string): string {
+  const path = /^mongodb(?:\+srv)?:\/\/[^/?]*\/([^?]*)/.exec(url)?.[1] ?? '';
+  return decodeURIComponent(path) || 'svcmail';
+}
+
 /** What a server's `hello` says about transactions: null when it can run them, else why not. */
 export function transactionProblem(hello: Record<string, unknown>): string | null {
   if (typeof hello.setName === 'string' || hello.msg === 'isdbgrid') return null;
@@ -42,7 +51,7 @@ export async function openDocumentStore(opts: DocumentStoreOptions): Promise<Doc
     maxPoolSize: opts.poolSize ?? 10,
     autoIndex: false,
     autoCreate: false,
-    dbName: new URL(opts.url.replace(/^mongodb\+srv:/, 'mongodb:')).pathname.slice(1) || 'svcmail',
+    dbName: databaseOf(opts.url),
   });
   try {
     await conn.asPromise();
@@ -51,11 +60,14 @@ export async function openDocumentStore(opts: DocumentStoreOptions): Promise<Doc
     throw new ConfigError(`datastores:document:url: MongoDB at ${redactedUrl(opts.url)} does not answer (${(e as Error).message})`);
   }
   try {
-    const problem = transactionProblem(await conn.db!.admin().command({ hello: 1 }));
+    // `hello` since MongoDB 4.4.2; older servers answer only the legacy isMaster.
+    const admin = conn.db!.admin();
+    const problem = transactionProblem(await admin.command({ hello: 1 }).catch(() => admin.command({ isMaster: 1 })));
     if (problem) throw new ConfigError(problem);
     for (const m of opts.models) if (!conn.models[m.name]) conn.model(m.name, schemaOf(m), m.table);
     const problems = opts.synchronize ? await synchronize(conn.db!, opts.models) : [];
-    await backfillValues(conn.db!, opts.models);
+    // With synchronize off (svcmail doctor's open) nothing is written.
+    if (opts.synchronize) await backfillValues(conn.db!, opts.models);
     const ctx = { client: conn.getClient(), db: conn.db!, models: new Map(opts.models.map((m) => [m.name, m])), session: null };
     return new DocumentStore(ctx, problems, () => conn.close());
   } catch (e) {

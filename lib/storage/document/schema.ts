@@ -134,7 +134,11 @@ export async function inspect(db: SchemaDb, models: readonly ModelDef[]): Promis
     for (const spec of declared) {
       const idx = present.get(spec.name);
       if (!idx) problems.push(`${m.table}: index ${spec.name} missing`);
-      else if (JSON.stringify(idx.key) !== JSON.stringify(spec.key) || Boolean(idx.unique) !== Boolean(spec.unique))
+      else if (
+        JSON.stringify(idx.key) !== JSON.stringify(spec.key) ||
+        Boolean(idx.unique) !== Boolean(spec.unique) ||
+        JSON.stringify(idx.partialFilterExpression ?? null) !== JSON.stringify(spec.partialFilterExpression ?? null)
+      )
         problems.push(`${m.table}: index ${spec.name} differs from the model's; left as it is`);
     }
     const names = new Set(declared.map((d) => d.name));

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../lib/errors/index.js';
 import { mapError } from '../../../lib/storage/document/errors.js';
 import { upsertOf } from '../../../lib/storage/document/many.js';
-import { redactedUrl, transactionProblem } from '../../../lib/storage/document/open.js';
+import { databaseOf, redactedUrl, transactionProblem } from '../../../lib/storage/document/open.js';
 import { indexSpecs } from '../../../lib/storage/document/schema.js';
 import { fromDocument, setOf, toDocument, valuesOf, wordsOf, type Doc } from '../../../lib/storage/document/shape.js';
 import { filterOf } from '../../../lib/storage/document/translate.js';
@@ -179,6 +179,11 @@ describe('document adapter: indexes, start-up and errors', () => {
     expect(transactionProblem({ isWritablePrimary: true, setName: 'rs0' })).toBeNull();
     expect(transactionProblem({ msg: 'isdbgrid' })).toBeNull();
     expect(redactedUrl('mongodb://svc:secret@db1:27017,db2/mail?replicaSet=rs0')).toBe('mongodb://db1:27017,db2/mail?replicaSet=rs0');
+    // The database is the URL's path, also after a list of hosts with ports (which new URL refuses).
+    expect(databaseOf('mongodb://h1:27017,h2:27017,h3:27017/svcmail?replicaSet=rs0')).toBe('svcmail');
+    expect(databaseOf('mongodb://u:p%40ss@h1:27017,h2:27018/mail%2Dprod?replicaSet=rs0')).toBe('mail-prod');
+    expect(databaseOf('mongodb+srv://cluster.example.test/?retryWrites=true')).toBe('svcmail');
+    expect(databaseOf('mongodb://h1')).toBe('svcmail');
   });
 
   it('maps duplicate keys (alone and inside a bulk write) to api-112 and a server that does not answer to api-113', () => {
@@ -191,6 +196,8 @@ describe('document adapter: indexes, start-up and errors', () => {
     expect(mapError(bulk)).toMatchObject({ code: 'api-112' });
     expect(mapError(new MongoServerSelectionError('no server', {} as never))).toMatchObject({ code: 'api-113' });
     expect(mapError(new MongoNetworkError('reset'))).toMatchObject({ code: 'api-113' });
+    // A bulk write wraps the driver's own failure (its errorResponse): still a datastore that does not answer.
+    expect(mapError(new MongoBulkWriteError(new MongoNetworkError('reset') as never, {} as never))).toMatchObject({ code: 'api-113' });
     // Inside a transaction an error withTransaction retries (a write conflict, a lost connection) reaches it untouched.
     const conflict = new MongoServerError({ code: 112, errmsg: 'WriteConflict' });
     conflict.addErrorLabel('TransientTransactionError');
