@@ -1,8 +1,15 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 import { LongestFirst } from './test/sequencer.js';
 
-/** test/unit but its storage folder (extglob). */
-const UNIT = 'test/unit/!(storage)/**/*.test.ts';
+/**
+ * Files that share their worker's imports (isolate: false) rather than each loading lib/ afresh.
+ * What admits a folder: its files leave no module state behind (no mocks, fake timers or stubbed
+ * globals; a vi.spyOn is restored) and lean on none — lib/ keeps its state per Config or store
+ * (WeakMaps), and each integration file starts its own app on a fresh database (test/helpers/api.ts).
+ * Not here: test/unit/storage (another engineer's), the folders that start processes (little to
+ * gain), and test/integration/keys (lib/keys/recipients.ts caches federation answers per process).
+ */
+const SHARED = ['test/unit/!(storage)/**/*.test.ts', 'test/integration/{mail,pim,api,escrow,lifecycle,signin}/**/*.test.ts'];
 
 export default defineConfig({
   test: {
@@ -28,16 +35,9 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: {
-          name: 'unit',
-          include: [UNIT],
-          // Functions over their inputs, with no module state a file leaves behind (no mocks, fake
-          // timers or stubbed globals): the files share their worker's imports instead of each
-          // loading lib/ afresh. test/unit/storage stays isolated.
-          isolate: false,
-        },
+        test: { name: 'shared', include: SHARED, isolate: false },
       },
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, UNIT] } },
+      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...SHARED] } },
     ],
   },
 });
