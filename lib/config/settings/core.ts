@@ -66,7 +66,7 @@ export const coreSettings = {
 
   datastore: setting(z.enum(['sql', 'document']), {
     default: 'sql',
-    doc: 'Storage backend chosen at start: sql (TypeORM) or document (mongoose).',
+    doc: 'Storage backend chosen at start: sql (TypeORM: embedded SQLite or PostgreSQL) or document (mongoose: a MongoDB replica set, datastores:document:url). The document backend is verified without a MongoDB server (query translation against SQLite, the contract suite on an in-memory stand-in) and has not yet been run against a real replica set: see docs/STORAGE.md, The document backend.',
   }),
   'datastores:sql:url': setting(z.string(), {
     default: '',
