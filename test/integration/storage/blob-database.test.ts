@@ -8,16 +8,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { text } from 'node:stream/consumers';
 import { secondCopy, type SecondCopy } from './_copies.js';
+import { blobStoreContract } from './_blob-contract.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '../../../lib/config/index.js';
 import { IngestEntryModel, type IngestEntry } from '../../../lib/ingest/index.js';
 import { blobsOf } from '../../../lib/mail/index.js';
 import {
-  addBlobRefs,
   BlobChunkModel,
   BlobModel,
   bytesField,
@@ -25,8 +23,6 @@ import {
   defineModel,
   openSqlStore,
   openStore,
-  releaseBlobs,
-  sweepReleasedBlobs,
   type Store,
 } from '../../../lib/storage/index.js';
 import { CHUNK } from '../../../lib/storage/blob/database.js';
@@ -93,7 +89,6 @@ describe.skipIf(!withPostgres)('blobs in PostgreSQL', () => {
   let store: Store;
   let blobs: DatabaseBlobStore;
   let dir: string;
-  const chunkRows = (id: string) => store.repo(BlobChunkModel).count({ blobId: id });
   beforeAll(async () => {
     db = await freshPostgres();
     dir = mkdtempSync(join(tmpdir(), 'svcmail-blobdb-'));
@@ -106,79 +101,18 @@ describe.skipIf(!withPostgres)('blobs in PostgreSQL', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('stores content once under its sha256, in chunks, and reads and streams it back', async () => {
-    const data = randomBytes(CHUNK * 2 + 1234);
-    const b = await blobs.put(data);
-    expect(b).toEqual({ blobId: sha(data), sha256: sha(data), size: data.length });
-    expect(await chunkRows(b.blobId)).toBe(3);
-    expect(sha(await blobs.get(b.blobId))).toBe(b.sha256);
-    const streamed: Buffer[] = [];
-    for await (const c of blobs.stream(b.blobId)) streamed.push(c as Buffer);
-    expect(sha(Buffer.concat(streamed))).toBe(b.sha256);
-    await blobs.put(data);
-    expect(await chunkRows(b.blobId)).toBe(3);
-    const empty = await blobs.put(Buffer.alloc(0));
-    expect((await blobs.get(empty.blobId)).length).toBe(0);
-  });
-
-  it('a streamed upload lands in a local temporary file and is copied in on commit', async () => {
-    const parts = Array.from({ length: 40 }, () => randomBytes(64 * 1024));
-    const w = await blobs.writer();
-    for (const p of parts) await w.write(p);
-    const staged = await w.finish();
-    expect(existsSync(w.tmpPath)).toBe(true);
-    expect(await chunkRows(staged.sha256)).toBe(0);
-    await staged.commit();
-    expect(existsSync(w.tmpPath)).toBe(false);
-    expect(await chunkRows(staged.sha256)).toBe(Math.ceil((40 * 64 * 1024) / CHUNK));
-    expect(sha(await blobs.get(staged.blobId))).toBe(sha(Buffer.concat(parts)));
-    const viaStaged: Buffer[] = [];
-    for await (const c of staged.stream()) viaStaged.push(c as Buffer);
-    expect(sha(Buffer.concat(viaStaged))).toBe(staged.sha256);
-    // No blob file anywhere under the data directory: only the (now empty) temporary folder.
-    expect(readdirSync(blobs.tmpDir)).toEqual([]);
-  });
-
-  it('an unknown blob is api-107, read or streamed', async () => {
-    const unknown = 'f'.repeat(64);
-    await expect(blobs.get(unknown)).rejects.toMatchObject({ code: 'api-107' });
-    await expect(text(blobs.stream(unknown))).rejects.toMatchObject({ code: 'api-107' });
-    await expect(blobs.get('../etc/passwd')).rejects.toMatchObject({ code: 'api-107' });
-  });
-
-  it('two writers of the same bytes at once leave one set of chunks', async () => {
-    const data = randomBytes(CHUNK + 10);
-    const other = new DatabaseBlobStore(loadConfigFor(db.url, dir), store);
-    await Promise.all([blobs.put(data), other.put(data), blobs.putStream(Readable.from([data]))]);
-    expect(await chunkRows(sha(data))).toBe(2);
-    expect(sha(await other.get(sha(data)))).toBe(sha(data));
-  });
-
-  it('a released blob stays readable, is taken back by a writer that needs it, and is swept after the grace period', async () => {
-    const data = randomBytes(5000);
-    const id = sha(data);
-    await blobs.put(data);
-    expect(await releaseBlobs(store, blobs, [id])).toBe(1);
-    expect((await blobs.released()).map((r) => r.id)).toContain(id);
-    expect(sha(await blobs.get(id))).toBe(id); // readable meanwhile
-    // A hand-off of the same bytes races the release: the writer takes it back.
-    await blobs.put(data);
-    expect((await blobs.released()).map((r) => r.id)).not.toContain(id);
-
-    // Released again; a record names it before the sweep: the sweep restores it.
-    await releaseBlobs(store, blobs, [id]);
-    await addBlobRefs(store, [{ blobId: id, sha256: id, size: data.length }]);
-    expect(await sweepReleasedBlobs(store, blobs, { graceMs: 0 })).toEqual({ deleted: 0, restored: 1 });
-    expect((await blobs.released()).map((r) => r.id)).not.toContain(id);
-
-    // Nothing needs it any more: released, then deleted by the sweep once the grace period is over.
-    await store.repo(BlobModel).delete(id);
-    await releaseBlobs(store, blobs, [id]);
-    expect(await sweepReleasedBlobs(store, blobs, { graceMs: 60_000 })).toEqual({ deleted: 0, restored: 0 });
-    expect(await sweepReleasedBlobs(store, blobs, { graceMs: 0 })).toEqual({ deleted: 1, restored: 0 });
-    expect(await chunkRows(id)).toBe(0);
-    await expect(blobs.get(id)).rejects.toMatchObject({ code: 'api-107' });
-  });
+  blobStoreContract(
+    () => ({
+      store,
+      blobs,
+      other: () => new DatabaseBlobStore(loadConfigFor(db.url, dir), store),
+      held: (id) => store.repo(BlobChunkModel).count({ blobId: id }),
+      // Chunks of at most CHUNK bytes; an empty blob is one empty chunk.
+      expected: (size) => Math.max(1, Math.ceil(size / CHUNK)),
+      dedupes: true,
+    }),
+    { big: CHUNK * 2 + 1234 },
+  );
 });
 
 function loadConfigFor(url: string, dataDir: string) {
