@@ -436,9 +436,19 @@ export async function openMemoryDocumentStore(url: string, models: ModelDef[], s
   // As openDocumentStore does at every open.
   const problems = sync ? await synchronize(db as never, models) : [];
   await backfillValues(db as never, models);
-  return new DocumentStore({ client, db, models: new Map(models.map((m) => [m.name, m])), session: null } as never, problems, async () => {
-    db.closed = true;
-  });
+  return new DocumentStore(
+    {
+      client,
+      db,
+      models: new Map(models.map((m) => [m.name, m])),
+      session: null,
+      bucket: (bucketName: string) => new mongoose.mongo.GridFSBucket(db as never, { bucketName }),
+    } as never,
+    problems,
+    async () => {
+      db.closed = true;
+    },
+  );
 }
 
 /** The contract suite's backend on the stand-in (named as such in every test title). */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DomainModel } from '../../settings/index.js';
 import { productModels, productRegistry } from '../../catalog.js';
 import { schema, type SettingName } from '../../config/index.js';
-import { blobBackendProblem, BlobStore, DocumentStore, openStoreToCheck, shownDatastoreUrl } from '../../storage/index.js';
+import { blobBackendProblem, BlobStore, openStoreToCheck, shownDatastoreUrl, type DocumentStore } from '../../storage/index.js';
 import type { SqlStore } from '../../storage/index.js';
 import { caDir, dkimKeyFiles } from '../../config/index.js';
 import { fail, ok, skip, warn, type Check, type CheckResult, type DoctorContext } from './types.js';
@@ -58,8 +58,8 @@ export const checkDatastore: Check = async ({ config }) => {
     );
   }
   try {
-    return store instanceof DocumentStore
-      ? await documentSchema(store, shown, models.length)
+    return store.kind === 'document'
+      ? await documentSchema(store as DocumentStore, shown, models.length)
       : await sqlSchema(config, store as SqlStore, shown, models.length);
   } finally {
     await store.close();

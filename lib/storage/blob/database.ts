@@ -163,9 +163,9 @@ export function openBlobStore(config: Config, store: Store): BlobStore {
   const backend = config.get('mail:blobs:backend');
   if (backend === 'database') return new DatabaseBlobStore(config, store);
   if (backend === 'gridfs') {
-    const db = (store as { mongoDatabase?: () => ConstructorParameters<typeof GridFsBlobStore>[1] }).mongoDatabase?.();
-    if (!db) throw new ApiError('api-113', 'mail:blobs:backend "gridfs" needs the document backend (datastore: document)');
-    return new GridFsBlobStore(config, db);
+    if (store.kind !== 'document')
+      throw new ApiError('api-113', 'mail:blobs:backend "gridfs" needs the document backend (datastore: document)');
+    return new GridFsBlobStore(config, store as unknown as ConstructorParameters<typeof GridFsBlobStore>[1]);
   }
   return new BlobStore(config);
 }

@@ -382,6 +382,11 @@ export class DocumentStore implements Store {
     return this.ctx.db;
   }
 
+  /** A GridFS bucket of the database. */
+  gridfsBucket(name: string): ReturnType<Ctx['bucket']> {
+    return this.ctx.bucket(name);
+  }
+
   /** Collections and indexes the database lacks or has otherwise than the models declare (svcmail doctor). */
   schemaProblems(): Promise<string[]> {
     return guarded(() => inspect(this.ctx.db, this.models()));

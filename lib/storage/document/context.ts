@@ -19,6 +19,8 @@ export interface Ctx {
   models: Map<string, ModelDef>;
   /** Set inside Store.transaction: every call passes it. */
   session: ClientSession | null;
+  /** A GridFS bucket of this database (made where mongoose is loaded: open.ts). */
+  bucket(name: string): mongoose.mongo.GridFSBucket;
 }
 
 /** Options every driver call takes: the transaction's session inside one. */

@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createHash } from 'node:crypto';
-import mongoose from 'mongoose';
+import type mongoose from 'mongoose';
 import type { Config } from '../../config/index.js';
 import { ApiError } from '../../errors/index.js';
 import { BlobStore, type ReleasedBlob, type StoredBlob } from '../blob/index.js';
@@ -24,9 +24,10 @@ export class GridFsBlobStore extends BlobStore {
   readonly #files: mongoose.mongo.Collection;
   readonly #chunks: mongoose.mongo.Collection;
 
-  constructor(config: Config, db: mongoose.mongo.Db) {
+  constructor(config: Config, store: { mongoDatabase(): mongoose.mongo.Db; gridfsBucket(name: string): mongoose.mongo.GridFSBucket }) {
     super(config);
-    this.#bucket = new mongoose.mongo.GridFSBucket(db, { bucketName: 'blobs' });
+    const db = store.mongoDatabase();
+    this.#bucket = store.gridfsBucket('blobs');
     this.#files = db.collection('blobs.files');
     this.#chunks = db.collection('blobs.chunks');
   }

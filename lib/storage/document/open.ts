@@ -5,7 +5,8 @@ import mongoose from 'mongoose';
 import { ConfigError } from '../../config/index.js';
 import type { ModelDef } from '../model.js';
 import { DocumentStore } from './adapter.js';
-import { backfillValues, schemaOf, synchronize } from './schema.js';
+import { backfillValues, synchronize } from './schema.js';
+import { schemaOf } from './models.js';
 
 export interface DocumentStoreOptions {
   /** mongodb://… or mongodb+srv://… naming the database (default "svcmail"). */
@@ -68,7 +69,14 @@ export async function openDocumentStore(opts: DocumentStoreOptions): Promise<Doc
     const problems = opts.synchronize ? await synchronize(conn.db!, opts.models) : [];
     // With synchronize off (svcmail doctor's open) nothing is written.
     if (opts.synchronize) await backfillValues(conn.db!, opts.models);
-    const ctx = { client: conn.getClient(), db: conn.db!, models: new Map(opts.models.map((m) => [m.name, m])), session: null };
+    const db = conn.db!;
+    const ctx = {
+      client: conn.getClient(),
+      db,
+      models: new Map(opts.models.map((m) => [m.name, m])),
+      session: null,
+      bucket: (bucketName: string) => new mongoose.mongo.GridFSBucket(db, { bucketName }),
+    };
     return new DocumentStore(ctx, problems, () => conn.close());
   } catch (e) {
     await conn.close().catch(() => undefined);

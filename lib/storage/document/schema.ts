@@ -1,10 +1,9 @@
 // Collections and indexes from the models (datastores:document:synchronize): the model's indexes,
-// the lease index, one multikey index per value index and one on the full-text words. Each model is
-// also a mongoose Schema and model on the connection (its fields' BSON types, `_id` a string, no
-// `__v`, the same indexes declared). Synchronizing creates what is missing and reports what differs (an index of the same name with other keys or
+// the lease index, one multikey index per value index and one on the full-text words (each model is
+// also a mongoose Schema and model on the connection: models.ts). Synchronizing creates what is missing and reports what differs (an index of the same name with other keys or
 // options, an index the models do not declare) instead of dropping anything: a dropped unique index
 // could let duplicates in, and rebuilding one on a large collection is the administrator's call.
-import mongoose from 'mongoose';
+import type mongoose from 'mongoose';
 import type { ColumnKind, ModelDef } from '../model.js';
 import { cleanValue } from '../terms.js';
 import { fromDocument, VALUES_FIELD, WORDS_FIELD } from './shape.js';
@@ -25,16 +24,6 @@ const BSON_TYPE: Record<ColumnKind, string> = {
   date: 'date',
   json: 'string',
   bytes: 'binData',
-};
-
-const SCHEMA_TYPE: Record<ColumnKind, unknown> = {
-  text: String,
-  integer: Number,
-  number: Number,
-  boolean: Boolean,
-  date: Date,
-  json: String,
-  bytes: Buffer,
 };
 
 const nameOf = (keys: string[]) => `svc_${keys.map((k) => k.replace(/[^A-Za-z0-9]/g, '_')).join('__')}`;
@@ -62,32 +51,6 @@ export function indexSpecs(model: ModelDef): IndexSpec[] {
   }
   if (model.fullText) out.push({ name: nameOf([WORDS_FIELD]), key: { [WORDS_FIELD]: 1 } });
   return out;
-}
-
-/** The mongoose Schema of a model (collection = model.table; indexes declared, built by synchronize). */
-export function schemaOf(model: ModelDef): mongoose.Schema {
-  const fields: Record<string, unknown> = {
-    _id: String,
-    version: Number,
-    createdAt: Date,
-    updatedAt: Date,
-    [VALUES_FIELD]: mongoose.Schema.Types.Mixed,
-    [WORDS_FIELD]: [String],
-  };
-  for (const [f, c] of Object.entries(model.columns)) fields[f] = SCHEMA_TYPE[c.kind];
-  if (model.lease) Object.assign(fields, { claimedBy: String, leaseUntil: Date });
-  const schema = new mongoose.Schema(fields, {
-    collection: model.table,
-    versionKey: false,
-    autoIndex: false,
-    autoCreate: false,
-    strict: false,
-  });
-  for (const spec of indexSpecs(model)) {
-    const { key, ...options } = spec;
-    schema.index(key, options);
-  }
-  return schema;
 }
 
 /** Server error codes of an index that exists with the same name or keys but other options. */
