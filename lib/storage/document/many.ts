@@ -5,7 +5,8 @@ import { ApiError } from '../../errors/index.js';
 import type { ModelDef } from '../model.js';
 import { clashes, newRecord, sessionOf, type Collection, type Ctx } from './context.js';
 import { isDuplicateKey } from './errors.js';
-import { fromDocument, setOf, toDocument, VALUES_FIELD, WORDS_FIELD, type Doc } from './shape.js';
+import { fromDocument, setOf, toDocument, type Doc } from './shape.js';
+import { HIDDEN, RACE_ATTEMPTS } from './writes.js';
 import type { MongoFilter } from './translate.js';
 
 /** What these writes need of a repo (DocumentRepo hands over its own). */
@@ -18,9 +19,6 @@ export interface RepoParts {
   /** A patch that changes value-index fields, applied record by record (adapter.ts rewrite). */
   rewrite(ctx: Ctx, filter: MongoFilter, patch: Record<string, unknown>, exact: boolean): Promise<Record<string, unknown>[]>;
 }
-
-const HIDDEN = { [VALUES_FIELD]: 0, [WORDS_FIELD]: 0 };
-const RACE_ATTEMPTS = 5;
 
 /** The inserted records of an unordered insertMany that met duplicate keys (others fail the call). */
 function insertedOf(e: unknown, count: number): Set<number> {
