@@ -168,6 +168,11 @@ export function queryableColumns(model: ModelDef): Record<string, ColumnInfo> {
   return cols;
 }
 
+/** Whether a patch changes a field some value index is derived from (or its scope). */
+export function touchesValues(model: ModelDef, patch: object): boolean {
+  return Boolean(model.valueIndexes?.some((vi) => vi.from.some((f) => f in patch) || (vi.scope !== undefined && vi.scope in patch)));
+}
+
 /** Fills fields the caller left out with the model's defaults (null for optional ones). */
 export function withDefaults(model: ModelDef, data: Record<string, unknown>): Record<string, unknown> {
   const out = { ...data };

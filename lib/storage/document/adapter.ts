@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors/index.js';
-import type { ModelDef } from '../model.js';
+import { touchesValues, type ModelDef } from '../model.js';
 import type {
   ClaimOptions,
   CreateManyOptions,
@@ -42,11 +42,6 @@ class DocumentRepo<T extends object> implements Repo<T> {
   #atomic<R>(fn: (ctx: Ctx) => Promise<R>): Promise<R> {
     if (this.ctx.session) return fn(this.ctx);
     return runTransaction(this.ctx, fn);
-  }
-
-  /** Whether a patch changes a field some value index is derived from: such writes recompute the record's values. */
-  #touchesValues(patch: object): boolean {
-    return Boolean(this.model.valueIndexes?.some((vi) => vi.from.some((f) => f in patch) || (vi.scope !== undefined && vi.scope in patch)));
   }
 
   #parts(): RepoParts {
@@ -102,7 +97,7 @@ class DocumentRepo<T extends object> implements Repo<T> {
     const target: MongoFilter = { _id: uid };
     if (opts.expectedVersion !== undefined) target.version = opts.expectedVersion;
     return guarded(async () => {
-      if (this.#touchesValues(patch)) {
+      if (touchesValues(this.model, patch)) {
         // In a transaction: a concurrent writer of the record makes it run again (withTransaction), never a lost write.
         const [row] = await this.#atomic((ctx) =>
           rewrite(ctx, this.model, target, patch as Record<string, unknown>, opts.expectedVersion !== undefined),
@@ -136,7 +131,7 @@ class DocumentRepo<T extends object> implements Repo<T> {
   async updateMany(filter: Filter, patch: Patch<T>): Promise<number> {
     const f = filterOf(this.model, filter);
     return guarded(async () => {
-      if (this.#touchesValues(patch))
+      if (touchesValues(this.model, patch))
         return this.#atomic(async (ctx) => (await rewrite(ctx, this.model, f, patch as Record<string, unknown>, false, true)).length);
       const { $inc, $set } = bump();
       const r = await this.#coll.updateMany(

@@ -2,7 +2,7 @@
 // incrementMany, releaseMany): bulk writes, inside one transaction where the port promises
 // "together" (MongoDB's bulk writes are not atomic by themselves).
 import { ApiError } from '../../errors/index.js';
-import type { ModelDef } from '../model.js';
+import { touchesValues, type ModelDef } from '../model.js';
 import { clashes, newRecord, sessionOf, type Collection, type Ctx } from './context.js';
 import { isDuplicateKey } from './errors.js';
 import { fromDocument, setOf, toDocument, type Doc } from './shape.js';
@@ -147,14 +147,12 @@ export function releaseMany(
   owner: string,
 ): Promise<string[]> {
   const freed = { claimedBy: null, leaseUntil: null };
-  const touches = (patch: object) =>
-    Boolean(p.model.valueIndexes?.some((vi) => vi.from.some((f) => f in patch) || (vi.scope !== undefined && vi.scope in patch)));
   const run = async (ctx: Ctx) => {
     const released: string[] = [];
     for (const item of items) {
       const filter = { _id: item.uid, claimedBy: owner } as MongoFilter;
       const patch = { ...(item.patch ?? {}), ...freed };
-      if (touches(patch)) {
+      if (touchesValues(p.model, patch)) {
         if ((await p.rewrite(ctx, filter, patch, false)).length) released.push(item.uid);
         continue;
       }
@@ -164,5 +162,5 @@ export function releaseMany(
     return released;
   };
   // One release without value-index fields is one write; several (or a rewrite) go together.
-  return items.length === 1 && !touches({ ...(items[0].patch ?? {}) }) ? run(p.ctx) : p.atomic(run);
+  return items.length === 1 && !touchesValues(p.model, { ...(items[0].patch ?? {}) }) ? run(p.ctx) : p.atomic(run);
 }

@@ -50,8 +50,12 @@ export function valuesOf(model: ModelDef, rec: Record<string, unknown>): Record<
   return out;
 }
 
+/** Each field's kind, made once per model (every record read and written asks). */
+const kindsOf = new WeakMap<ModelDef, Record<string, ColumnKind>>();
 function kinds(model: ModelDef): Record<string, ColumnKind> {
-  return Object.fromEntries(Object.entries(model.columns).map(([k, c]) => [k, c.kind]));
+  let k = kindsOf.get(model);
+  if (!k) kindsOf.set(model, (k = Object.fromEntries(Object.entries(model.columns).map(([f, c]) => [f, c.kind]))));
+  return k;
 }
 
 /** One field's value as stored. */

@@ -5,7 +5,8 @@ import type { SqlDialect } from './entities.js';
 import { inserterOf, rowsInserterOf } from './insert.js';
 import type { SelectRunner } from './select.js';
 import type { Writer } from './update.js';
-import { termsOf, termsTable, touchesValues, writeValues } from './value-index.js';
+import { termsOf, termsTable, writeValues } from './value-index.js';
+import { touchesValues } from '../model.js';
 
 /**
  * Writes of several records at once (Repo createMany, createOrAddMany, incrementMany, releaseMany).

@@ -19,11 +19,6 @@ export function valueIndexOf(model: ModelDef, name: string): ValueIndexDecl | un
   return model.valueIndexes?.find((v) => v.name === name);
 }
 
-/** Whether a patch changes a field some value index is derived from (or its scope). */
-export function touchesValues(model: ModelDef, patch: object): boolean {
-  return Boolean(model.valueIndexes?.some((vi) => vi.from.some((f) => f in patch) || (vi.scope !== undefined && vi.scope in patch)));
-}
-
 /** The conditions on the side table's rows for one filter condition on a value index. */
 export function valueWhere(vi: ValueIndexDecl, cond: Condition, filter: Filter | undefined, ph: (v: unknown) => string): string {
   if (cond === null || typeof cond !== 'object' || cond instanceof Date || !('$has' in cond || '$prefix' in cond)) {
