@@ -1,7 +1,7 @@
 import { DataSource, QueryFailedError, type EntityManager, type ObjectLiteral } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, notFound } from '../../errors/index.js';
-import { withDefaults, type ModelDef } from '../model.js';
+import { touchesValues, withDefaults, type ModelDef } from '../model.js';
 import type {
   ClaimOptions,
   CreateManyOptions,
@@ -24,7 +24,6 @@ import { groupTransaction } from './group-commit.js';
 import { pgSnapshotChecks, type ReadSession } from './kept.js';
 import { SelectRunner } from './select.js';
 import { BATCH as VALUE_BATCH, dropValues, hasValueIndexes, termsOf, termsTable, writeValues } from './value-index.js';
-import { touchesValues } from '../model.js';
 import { inserterOf } from './insert.js';
 import { createMany, createOrAddMany, incrementMany, releaseMany, type RepoParts } from './many.js';
 import { writerOf, type UpdateSpec, type Writer } from './update.js';
