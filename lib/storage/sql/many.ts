@@ -1,12 +1,11 @@
 import type { DataSource, EntityManager, ObjectLiteral } from 'typeorm';
 import { ApiError } from '../../errors/index.js';
-import type { ModelDef } from '../model.js';
+import { touchesValues, type ModelDef } from '../model.js';
 import type { SqlDialect } from './entities.js';
 import { inserterOf, rowsInserterOf } from './insert.js';
 import type { SelectRunner } from './select.js';
 import type { Writer } from './update.js';
 import { termsOf, termsTable, writeValues } from './value-index.js';
-import { touchesValues } from '../model.js';
 
 /**
  * Writes of several records at once (Repo createMany, createOrAddMany, incrementMany, releaseMany).
